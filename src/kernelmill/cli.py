@@ -1,0 +1,29 @@
+"""The `kernelmill` command: thin typer commands over the library.
+
+Each stage keeps its commands in its own `cli.py` and is registered below.
+"""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    name="kernelmill",
+    help="Generate, verify, curate and train on LLM-written GPU kernels.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+# --- command groups, one per stage (keep this list sorted by stage) ---------
+from .tasks.cli import app as _tasks_app  # noqa: E402
+
+app.add_typer(_tasks_app, name="tasks")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

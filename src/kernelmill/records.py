@@ -1,0 +1,247 @@
+"""The records that flow between stages, and their JSONL io.
+
+One plain dataclass per arrow of the pipeline (`Task`, `Sample`, `Verdict`,
+`Pair`). Files are the interface between stages, so the io here is careful:
+
+* appends are one `write()` of one whole line on an `O_APPEND` descriptor, so
+  concurrent writers and a `kill -9` leave at worst a truncated *last* line;
+* readers keep every good line, and report (never silently drop) a malformed
+  line by file and line number; a truncated last line is reported as such.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator, TypeVar
+
+HARNESS_VERSION = "0.1.0"
+
+LANGUAGES = ("cuda", "triton", "tilelang", "cpp", "torch")
+OP_TYPES = ("single", "fusion", "network")
+STATUSES = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "rejected")
+
+
+@dataclass
+class Task:
+    """A PyTorch reference program in KernelBench format."""
+
+    task_id: str
+    code: str
+    name: str = ""
+    level: int | None = None
+    op_type: str | None = None
+    source: str = ""
+    # size profile name -> module globals to override before get_inputs()
+    # (e.g. {"small": {"batch_size": 2}}); "full" is the file as written.
+    sizes: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass
+class Sample:
+    """One generated candidate (and the reasoning that produced it)."""
+
+    sample_id: str
+    task_id: str
+    language: str
+    code: str
+    reasoning: str | None = None
+    reasoning_tokens: int | None = None
+    model: str | None = None
+    turn: int = 0
+    parent_id: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Verdict:
+    """What the harness concluded about one Sample."""
+
+    sample_id: str
+    task_id: str
+    status: str
+    compiled: bool = False
+    correct: bool = False
+    speedup: float | None = None
+    runtime_ms: float | None = None
+    ref_runtime_ms: float | None = None
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    flags: list[str] = field(default_factory=list)
+    message: str = ""
+    device: str = ""
+    harness_version: str = HARNESS_VERSION
+    # seconds spent per phase (build, check, time) and other diagnostics
+    phases: dict[str, float] = field(default_factory=dict)
+    level: int | None = None
+    cached: bool = False
+
+
+@dataclass
+class Pair:
+    """A (source kernel, PTX) pair for decompilation data."""
+
+    pair_id: str
+    kernel_name: str
+    source_language: str  # "cuda" | "triton"
+    source: str
+    ptx: str
+    rolled_ptx: str | None = None
+    target: str = ""
+    options: list[str] = field(default_factory=list)
+    launch: dict[str, Any] | None = None
+    origin: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+R = TypeVar("R")
+
+
+class RecordError(ValueError):
+    """A record that cannot be built from its JSON (names file and line)."""
+
+
+def to_dict(record: Any) -> dict[str, Any]:
+    return dataclasses.asdict(record)
+
+
+def from_dict(cls: type[R], data: dict[str, Any], where: str = "") -> R:
+    """Build `cls` from a dict, ignoring unknown keys, naming missing ones."""
+    names = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    required = [
+        n for n, f in names.items()
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    ]
+    missing = [n for n in required if n not in data]
+    if missing:
+        raise RecordError(f"{where}: {cls.__name__} is missing {', '.join(missing)}")
+    extra = {k: v for k, v in data.items() if k not in names}
+    kwargs = {k: v for k, v in data.items() if k in names}
+    if extra and "meta" in names:
+        kwargs["meta"] = {**extra, **(kwargs.get("meta") or {})}
+    return cls(**kwargs)  # type: ignore[call-arg]
+
+
+def dumps(record: Any) -> str:
+    data = record if isinstance(record, dict) else to_dict(record)
+    return json.dumps(data, ensure_ascii=False, allow_nan=True)
+
+
+def append_jsonl(path: str | os.PathLike, records: Iterable[Any]) -> int:
+    """Append records, one atomic write per line. Returns the count written."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    n = 0
+    try:
+        _heal_truncated_tail(fd, path)
+        for rec in records:
+            data = (dumps(rec) + "\n").encode()
+            written = os.write(fd, data)
+            if written != len(data):  # a full disk shows up here
+                raise OSError(f"{path}: short write ({written} of {len(data)} bytes)")
+            n += 1
+    finally:
+        os.close(fd)
+    return n
+
+
+def _heal_truncated_tail(fd: int, path: Path) -> None:
+    """If the file ends mid-line (a writer was killed), start on a new line so
+    the next record is not glued to the broken one."""
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return
+    with open(path, "rb") as fh:
+        fh.seek(size - 1)
+        if fh.read(1) != b"\n":
+            os.write(fd, b"\n")
+
+
+def write_jsonl(path: str | os.PathLike, records: Iterable[Any]) -> int:
+    """Replace the file atomically (temp file + rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    n = 0
+    with open(tmp, "w", encoding="utf-8") as fh:
+        for rec in records:
+            fh.write(dumps(rec) + "\n")
+            n += 1
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    return n
+
+
+@dataclass
+class ReadProblem:
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+def iter_jsonl(
+    path: str | os.PathLike, problems: list[ReadProblem] | None = None
+) -> Iterator[dict[str, Any]]:
+    """Yield each good JSON object; report bad lines into `problems` (or warn)."""
+    for _, obj in iter_jsonl_numbered(path, problems):
+        yield obj
+
+
+def iter_jsonl_numbered(
+    path: str | os.PathLike, problems: list[ReadProblem] | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Like `iter_jsonl`, with the 1-based line number of each object."""
+    path = Path(path)
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    lines = raw.split(b"\n")
+    last = len(lines)
+    if lines and lines[-1] == b"":
+        lines.pop()
+        last = len(lines) + 1  # file ended with a newline: no partial line
+    for i, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+            if not isinstance(obj, dict):
+                raise ValueError("a line must hold a JSON object")
+        except (ValueError, UnicodeDecodeError) as exc:
+            truncated = i == last and i == len(lines)
+            msg = ("truncated last line (writer interrupted?), ignored"
+                   if truncated else f"malformed JSON line, skipped: {exc}")
+            _report(problems, ReadProblem(str(path), i, msg))
+            continue
+        yield i, obj
+
+
+def read_jsonl(
+    path: str | os.PathLike, cls: type[R], problems: list[ReadProblem] | None = None
+) -> list[R]:
+    """Read records of type `cls`; lines that do not fit are reported and skipped."""
+    out: list[R] = []
+    local: list[ReadProblem] = []
+    for i, obj in iter_jsonl_numbered(path, local):
+        try:
+            out.append(from_dict(cls, obj, where=f"{path}:{i}"))
+        except (RecordError, TypeError) as exc:
+            local.append(ReadProblem(str(path), i, str(exc)))
+    for p in local:
+        _report(problems, p)
+    return out
+
+
+def _report(problems: list[ReadProblem] | None, problem: ReadProblem) -> None:
+    if problems is None:
+        warnings.warn(str(problem), stacklevel=3)
+    else:
+        problems.append(problem)
