@@ -1,0 +1,69 @@
+"""Kernel languages: what each needs around the one build/run mechanism.
+
+Every candidate is a Python module defining ``ModelNew``; the languages differ
+only in the environment its build and run processes get, the device it runs
+on, and whether its timings mean anything there. Adding a language is adding a
+`Backend` here, not a new code path in the harness.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    compiles_extension: bool  # builds a C++/CUDA extension with load_inline
+    needs_gpu: bool = False
+    cpu_only: bool = False  # runs on the CPU whatever the run's device
+    interpreter_on_cpu: bool = False  # TRITON_INTERPRET=1 when no GPU
+    requires_module: str | None = None
+
+    def run_device(self, device: str) -> str:
+        return "cpu" if self.cpu_only else device
+
+    def unsupported(self, device: str) -> str | None:
+        """Why this backend cannot run on `device` here, or None."""
+        if self.needs_gpu and device != "cuda":
+            return f"{self.name} candidates need a CUDA GPU; this run's device is {device}"
+        if self.requires_module and importlib.util.find_spec(self.requires_module) is None:
+            return f"{self.name} candidates need the {self.requires_module!r} package (pip install {self.requires_module})"
+        return None
+
+    def timing_skip_reason(self, device: str) -> str | None:
+        if self.interpreter_on_cpu and device == "cpu":
+            return "correctness only: Triton ran in its CPU interpreter (TRITON_INTERPRET=1), timing skipped"
+        return None
+
+    def env(self, device: str, cache_dir: Path, ext_dir: Path, cuda_arch: str | None,
+            build_jobs: int) -> dict[str, str]:
+        env: dict[str, str] = {}
+        if self.compiles_extension:
+            env["TORCH_EXTENSIONS_DIR"] = str(ext_dir)
+            env["MAX_JOBS"] = str(build_jobs)
+            if cuda_arch:
+                env["TORCH_CUDA_ARCH_LIST"] = cuda_arch  # compile only for the GPU present
+        if self.name in ("triton", "tilelang"):
+            env["TRITON_CACHE_DIR"] = str(cache_dir / "triton")
+            if device == "cpu" and self.interpreter_on_cpu:
+                env["TRITON_INTERPRET"] = "1"
+        return env
+
+
+BACKENDS: dict[str, Backend] = {
+    "torch": Backend("torch", compiles_extension=False),
+    "cuda": Backend("cuda", compiles_extension=True, needs_gpu=True),
+    "cpp": Backend("cpp", compiles_extension=True, cpu_only=True),
+    "triton": Backend("triton", compiles_extension=False, interpreter_on_cpu=True, requires_module="triton"),
+    "tilelang": Backend("tilelang", compiles_extension=False, needs_gpu=True, requires_module="tilelang"),
+}
+
+
+def get_backend(language: str) -> Backend | None:
+    return BACKENDS.get(language)
+
+
+__all__ = ["BACKENDS", "Backend", "get_backend"]

@@ -1,0 +1,140 @@
+"""Comparing a candidate's outputs with the reference's.
+
+Outputs are flattened (a tensor, or nested tuples/lists of tensors and
+numbers) and compared leaf by leaf: count, shape, dtype, then values. Two value
+rules exist:
+
+* ``allclose`` (default): ``|c - r| <= atol + rtol * |r|`` with per-dtype
+  tolerances; NaN matches only NaN at the same place;
+* ``max_norm_abs`` (used for decompilation, PtxDec): ``max|c - r| / max|r|``
+  must not exceed ``norm_tol`` (1e-3).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
+    # dtype name -> (atol, rtol)
+    "float64": (1e-4, 1e-4),
+    "float32": (1e-4, 1e-4),
+    "float16": (1e-2, 1e-2),
+    "bfloat16": (1e-2, 1e-2),
+}
+
+
+@dataclass
+class Comparison:
+    correct: bool
+    max_abs_err: float = 0.0
+    max_rel_err: float = 0.0
+    message: str = ""
+
+
+@dataclass
+class CheckRule:
+    mode: str = "allclose"  # "allclose" | "max_norm_abs"
+    tolerances: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
+    norm_tol: float = 1e-3
+
+
+def flatten_outputs(out: Any, where: str = "output") -> list[tuple[str, Any]]:
+    """Leaves of an output structure, each with a readable path."""
+    if isinstance(out, (tuple, list)):
+        leaves = []
+        for i, item in enumerate(out):
+            leaves.extend(flatten_outputs(item, f"{where}[{i}]"))
+        return leaves
+    return [(where, out)]
+
+
+def _dtype_name(t: torch.Tensor) -> str:
+    return str(t.dtype).removeprefix("torch.")
+
+
+def compare(ref_out: Any, cand_out: Any, rule: CheckRule | None = None) -> Comparison:
+    rule = rule or CheckRule()
+    ref_leaves = flatten_outputs(ref_out)
+    cand_leaves = flatten_outputs(cand_out)
+    if len(ref_leaves) != len(cand_leaves):
+        return Comparison(False, math.inf, math.inf,
+                          f"expected {len(ref_leaves)} outputs, got {len(cand_leaves)}")
+    worst_abs = worst_rel = 0.0
+    for (where, r), (_, c) in zip(ref_leaves, cand_leaves):
+        if not isinstance(r, torch.Tensor):
+            if isinstance(c, torch.Tensor) or r != c:
+                return Comparison(False, math.inf, math.inf, f"{where}: expected {r!r}, got {_short(c)}")
+            continue
+        if not isinstance(c, torch.Tensor):
+            return Comparison(False, math.inf, math.inf, f"{where}: expected a tensor, got {type(c).__name__}")
+        if tuple(c.shape) != tuple(r.shape):
+            return Comparison(False, math.inf, math.inf,
+                              f"{where}: shape {tuple(c.shape)} != expected {tuple(r.shape)}")
+        if c.dtype != r.dtype:
+            return Comparison(False, math.inf, math.inf,
+                              f"{where}: dtype {_dtype_name(c)} != expected {_dtype_name(r)}")
+        res = _compare_values(where, r, c, rule)
+        worst_abs = max(worst_abs, res.max_abs_err)
+        worst_rel = max(worst_rel, res.max_rel_err)
+        if not res.correct:
+            res.max_abs_err, res.max_rel_err = worst_abs, worst_rel
+            return res
+    return Comparison(True, worst_abs, worst_rel, "")
+
+
+def _compare_values(where: str, r: torch.Tensor, c: torch.Tensor, rule: CheckRule) -> Comparison:
+    if r.numel() == 0:
+        return Comparison(True)
+    if r.dtype == torch.bool or not (r.is_floating_point() or r.is_complex()):
+        bad = (r != c)
+        n_bad = int(bad.sum())
+        err = float((r.to(torch.float64) - c.to(torch.float64)).abs().max())
+        return Comparison(n_bad == 0, err, err, "" if n_bad == 0 else f"{where}: {n_bad} of {r.numel()} elements differ")
+    r64 = r.detach().to(torch.float64)
+    c64 = c.detach().to(torch.float64)
+    r_nan, c_nan = torch.isnan(r64), torch.isnan(c64)
+    if not torch.equal(r_nan, c_nan):
+        n = int((r_nan != c_nan).sum())
+        return Comparison(False, math.inf, math.inf, f"{where}: NaN in {n} places where the reference has none (or the reverse)")
+    finite = ~r_nan
+    diff = (c64 - r64).abs()
+    diff = torch.where(finite, diff, torch.zeros_like(diff))
+    # inf == inf gives nan in the subtraction: count equal infinities as exact
+    diff = torch.nan_to_num(torch.where(c64 == r64, torch.zeros_like(diff), diff), nan=math.inf)
+    max_abs = float(diff.max())
+    rel = diff / r64.abs().clamp_min(1e-12)
+    max_rel = float(torch.where(finite, rel, torch.zeros_like(rel)).max())
+    if rule.mode == "max_norm_abs":
+        scale = float(r64.abs().max())
+        err = max_abs / scale if scale > 0 else max_abs
+        ok = err <= rule.norm_tol
+        msg = "" if ok else f"{where}: max normalised abs error {err:.3g} > {rule.norm_tol:g}"
+        return Comparison(ok, max_abs, max_rel, msg)
+    atol, rtol = rule.tolerances.get(_dtype_name(r), DEFAULT_TOLERANCES["float32"])
+    bad = diff > (atol + rtol * r64.abs())
+    n_bad = int(bad.sum())
+    if n_bad == 0:
+        return Comparison(True, max_abs, max_rel)
+    idx = int(torch.argmax(diff.flatten()))
+    pos = tuple(int(i) for i in _unravel(idx, r.shape))
+    msg = (f"{where}: {n_bad} of {r.numel()} elements outside atol={atol:g} rtol={rtol:g}; "
+           f"worst at {pos}: got {float(c64.flatten()[idx]):.6g}, expected {float(r64.flatten()[idx]):.6g} "
+           f"(abs err {max_abs:.3g})")
+    return Comparison(False, max_abs, max_rel, msg)
+
+
+def _unravel(idx: int, shape: torch.Size) -> list[int]:
+    out = []
+    for dim in reversed(shape):
+        out.append(idx % dim)
+        idx //= dim
+    return list(reversed(out))
+
+
+def _short(x: Any) -> str:
+    s = repr(x)
+    return s if len(s) < 60 else s[:57] + "..."

@@ -1,0 +1,312 @@
+"""Verifying many samples: cache lookups, a build pool, run workers, the store.
+
+Candidate failures become `Verdict`s; our own failures (no worker can start,
+the store cannot be written) raise. The pipeline:
+
+    samples --(static checks, store lookup)--> build pool (all CPU cores, GPUs hidden)
+            --> run queue --> one run worker per GPU (or one on CPU) --> store + JSONL
+
+Identical (task, code, settings, device) keys are run once and shared.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import queue
+import secrets
+import shutil
+import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Callable, Iterable
+
+from ..backends import get_backend
+from ..records import LANGUAGES, Sample, Task, Verdict
+from .config import VerifyConfig
+from .devices import cuda_devices, device_name
+from .sandbox import PhaseResult, Sandbox, python_argv, scrubbed_env
+from .store import ResultStore, result_key
+
+
+class HarnessError(RuntimeError):
+    """Our machinery failed (not the candidate): raised, never a verdict."""
+
+
+@dataclass
+class _Job:
+    key: str
+    task: Task
+    sample: Sample
+    workdir: Path | None = None
+    build: dict | None = None
+
+
+def _static_verdict(sample: Sample, task: Task | None, device: str) -> Verdict | None:
+    """Verdicts that need no process: unknown task, language, unparsable code."""
+    def v(status: str, message: str, flags: list[str] | None = None) -> Verdict:
+        return Verdict(sample.sample_id, sample.task_id, status, message=message, flags=flags or [],
+                       level=task.level if task else None)
+
+    if task is None:
+        return v("runtime_error", f"unknown task {sample.task_id!r}: not in the task source", ["unknown_task"])
+    backend = get_backend(sample.language)
+    if backend is None:
+        return v("compile_error", f"unknown language {sample.language!r} (expected one of {', '.join(LANGUAGES)})")
+    if not sample.code or not sample.code.strip():
+        return v("compile_error", "empty candidate code")
+    try:
+        ast.parse(sample.code)
+    except SyntaxError as exc:
+        return v("compile_error", f"not valid Python: line {exc.lineno}, column {exc.offset}: {exc.msg}")
+    reason = backend.unsupported(device)
+    if reason:
+        return v("runtime_error", reason, ["unsupported_device"])
+    return None
+
+
+class Verifier:
+    """One verification run's machinery (device, sandbox, store, workers)."""
+
+    def __init__(self, config: VerifyConfig, store: ResultStore | None):
+        self.config = config
+        self.store = store
+        self.device = config.resolved_device()
+        self.device_name = device_name(self.device)
+        self.profile = config.resolved_profile(self.device)
+        self.answer_key = config.answer_key(self.device)
+        self.cache_dir = Path(config.cache_dir)
+        self.gpus = [d["index"] for d in cuda_devices()] if self.device == "cuda" else []
+        caps = {d["capability"] for d in cuda_devices()} if self.gpus else set()
+        self.cuda_arch = ";".join(sorted(caps)) or None
+        self.build_workers = config.workers or os.cpu_count() or 1
+        self.sandbox = Sandbox(config.memory_limit_gb, config.max_procs, config.output_limit,
+                               limit_address_space=self.device == "cpu")
+        try:
+            (self.cache_dir / "work").mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise HarnessError(f"cannot create the cache directory {self.cache_dir}: {exc}") from None
+
+    # -- one candidate ------------------------------------------------------
+    def _prepare(self, job: _Job) -> None:
+        job.workdir = Path(tempfile.mkdtemp(prefix=job.key[:12] + "-", dir=self.cache_dir / "work"))
+        (job.workdir / "candidate.py").write_text(job.sample.code, encoding="utf-8")
+        (job.workdir / "task.py").write_text(job.task.code, encoding="utf-8")
+
+    def _phase(self, job: _Job, phase: str, run_device: str, gpu: int | None, extra: dict) -> tuple[PhaseResult, dict | None]:
+        backend = get_backend(job.sample.language)
+        phase_dir = job.workdir / phase
+        phase_dir.mkdir(exist_ok=True)
+        ext_dir = self.cache_dir / "ext" / result_key(Task("", ""), job.sample, "", "")[:20]
+        env = backend.env(run_device, self.cache_dir, ext_dir, self.cuda_arch,
+                          build_jobs=max(1, (os.cpu_count() or 1) // max(1, self.build_workers)))
+        env["CUDA_VISIBLE_DEVICES"] = "" if gpu is None else str(gpu)
+        result_path = phase_dir / "result.json"
+        job_file = {
+            "candidate": str(job.workdir / "candidate.py"), "task": str(job.workdir / "task.py"),
+            "result": str(result_path), "rlimits": self.sandbox.rlimits(),
+            "message_limit": self.config.output_limit // 2, **extra,
+        }
+        job_path = phase_dir / "job.json"
+        job_path.write_text(json.dumps(job_file))
+        res = self.sandbox.run(python_argv("kernelmill.verify.worker", phase, str(job_path)),
+                               cwd=phase_dir, env=scrubbed_env(env, home=str(phase_dir)),
+                               timeout=self.config.build_timeout if phase == "build" else self.config.run_timeout)
+        data = None
+        if result_path.exists():
+            try:
+                data = json.loads(result_path.read_text())
+            except ValueError:
+                data = None
+        return res, data
+
+    def _failure(self, job: _Job, phase: str, res: PhaseResult) -> Verdict:
+        """A phase that wrote no result: judge it by how the process ended."""
+        limit = self.config.build_timeout if phase == "build" else self.config.run_timeout
+        status, compiled = "runtime_error", phase == "run"
+        if res.timed_out:
+            status, msg = "timeout", f"{phase} did not finish within {limit:g} s (process group killed)"
+        elif res.killed_reason == "memory":
+            msg = f"exceeded the host memory limit of {self.config.memory_limit_gb:g} GiB during {phase} (killed)"
+        elif res.killed_reason == "procs":
+            msg = f"started more than {self.config.max_procs} processes during {phase} (killed)"
+        elif res.killed_reason == "interrupted":
+            raise KeyboardInterrupt
+        elif res.signal_name:
+            msg = f"{phase} process crashed with {res.signal_name}"
+        else:
+            msg = f"{phase} process exited with code {res.returncode} before reporting a result"
+        tail = (res.stderr or res.stdout).strip()
+        if tail:
+            msg += "\n" + tail[-2000:]
+        return self._verdict(job, {"status": status, "compiled": compiled, "message": msg})
+
+    def _verdict(self, job: _Job, data: dict) -> Verdict:
+        fields = {k: data[k] for k in ("compiled", "correct", "speedup", "runtime_ms", "ref_runtime_ms",
+                                       "max_abs_err", "max_rel_err") if data.get(k) is not None}
+        phases = dict(job.build.get("phases", {})) if job.build else {}
+        phases.update(data.get("phases") or {})
+        return Verdict(sample_id=job.sample.sample_id, task_id=job.sample.task_id, status=data["status"],
+                       message=str(data.get("message") or "")[: self.config.output_limit],
+                       flags=list(data.get("flags") or []), device=self.device_name,
+                       level=job.task.level, phases={k: round(v, 4) for k, v in phases.items()}, **fields)
+
+    def build(self, job: _Job) -> Verdict | None:
+        """Build phase; returns a verdict if the candidate ends here."""
+        self._prepare(job)
+        res, data = self._phase(job, "build", "cpu", None, {})
+        if data is None:
+            return self._failure(job, "build", res)
+        job.build = data
+        if data["status"] != "built":
+            return self._verdict(job, data)
+        return None
+
+    def run(self, job: _Job, gpu: int | None) -> Verdict:
+        backend = get_backend(job.sample.language)
+        run_device = backend.run_device(self.device)
+        extra = {
+            "device": run_device, "sizes": job.task.sizes.get(self.profile, {}) if self.profile != "full" else {},
+            "trials": self.config.trials, "input_seed": secrets.randbelow(2**31),
+            "weight_seed": self.config.weight_seed, "check": self.config.check,
+            "tolerances": {k: list(v) for k, v in self.config.tolerances.items()},
+            "norm_tol": self.config.norm_tol, "time": self.config.time,
+            "timing": asdict(self.config.timing), "skip_timing_reason": backend.timing_skip_reason(run_device),
+        }
+        res, data = self._phase(job, "run", run_device, gpu if run_device == "cuda" else None, extra)
+        if data is None:
+            return self._failure(job, "run", res)
+        return self._verdict(job, data)
+
+    def cleanup(self, job: _Job) -> None:
+        if job.workdir is not None:
+            shutil.rmtree(job.workdir, ignore_errors=True)
+
+
+def _as_task_map(tasks) -> dict[str, Task]:
+    if isinstance(tasks, dict):
+        return tasks
+    return {t.task_id: t for t in tasks}
+
+
+def verify_samples(
+    tasks, samples: Iterable[Sample], config: VerifyConfig | None = None,
+    store: str | Path | ResultStore | None = None, progress: bool = False,
+    on_verdict: Callable[[Verdict], None] | None = None,
+) -> list[Verdict]:
+    """Verify `samples` against `tasks`; one verdict per sample, in input order.
+
+    `store` (a path or ResultStore) makes the run resumable and re-runs free.
+    `on_verdict` is called (in the calling thread) as each verdict is final.
+    """
+    from .progress import StatusProgress
+
+    config = config or VerifyConfig()
+    samples = list(samples)
+    task_map = _as_task_map(tasks)
+    own_store = isinstance(store, (str, Path))
+    db = ResultStore(store) if own_store else store
+    verifier = Verifier(config, db)
+    results: dict[str, Verdict] = {}
+    bar = StatusProgress(len(samples), enabled=progress, device=verifier.device_name)
+
+    def finish(sample: Sample, verdict: Verdict) -> None:
+        verdict = replace(verdict, sample_id=sample.sample_id, task_id=sample.task_id)
+        results[sample.sample_id] = verdict
+        bar.advance(verdict.status, cached=verdict.cached)
+        if on_verdict:
+            on_verdict(verdict)
+
+    # static verdicts and store hits first; group the rest by key
+    pending: dict[str, list[Sample]] = {}
+    jobs: dict[str, _Job] = {}
+    keys = {}
+    for s in samples:
+        task = task_map.get(s.task_id)
+        static = _static_verdict(s, task, verifier.device)
+        if static is not None:
+            static.device = verifier.device_name
+            finish(s, static)
+            continue
+        keys[s.sample_id] = result_key(task, s, verifier.answer_key, verifier.device_name)
+    hits = db.get_many(list(set(keys.values()))) if db else {}
+    for s in samples:
+        key = keys.get(s.sample_id)
+        if key is None:
+            continue
+        if key in hits:
+            finish(s, replace(hits[key], cached=True))
+        else:
+            pending.setdefault(key, []).append(s)
+            jobs.setdefault(key, _Job(key, task_map[s.task_id], s))
+
+    done_q: queue.Queue = queue.Queue()
+    run_q: queue.Queue = queue.Queue()
+    stop = threading.Event()
+
+    def build_one(job: _Job) -> None:
+        if stop.is_set():
+            return
+        try:
+            verdict = verifier.build(job)
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+            done_q.put((job, exc))
+            return
+        if verdict is None:
+            run_q.put(job)
+        else:
+            done_q.put((job, verdict))
+
+    def run_worker(gpu: int | None) -> None:
+        while not stop.is_set():
+            job = run_q.get()
+            if job is None:
+                return
+            try:
+                done_q.put((job, verifier.run(job, gpu)))
+            except BaseException as exc:  # noqa: BLE001
+                done_q.put((job, exc))
+
+    n_runners = max(1, len(verifier.gpus)) if verifier.device == "cuda" else 1
+    runners = [threading.Thread(target=run_worker, args=(verifier.gpus[i] if verifier.gpus else None,),
+                                daemon=True) for i in range(n_runners)]
+    for t in runners:
+        t.start()
+    pool = ThreadPoolExecutor(max_workers=verifier.build_workers, thread_name_prefix="km-build")
+    try:
+        for job in jobs.values():
+            pool.submit(build_one, job)
+        remaining = len(jobs)
+        while remaining:
+            try:
+                job, outcome = done_q.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            remaining -= 1
+            verifier.cleanup(job)
+            if isinstance(outcome, BaseException):
+                if isinstance(outcome, KeyboardInterrupt):
+                    raise outcome
+                raise HarnessError(f"verifying {job.sample.sample_id} failed inside kernelmill: {outcome!r}") from outcome
+            if db is not None:
+                db.put(job.key, outcome)
+            for s in pending[job.key]:
+                finish(s, outcome)
+    except BaseException:
+        stop.set()
+        verifier.sandbox.stop()
+        pool.shutdown(wait=False, cancel_futures=True)
+        for job in jobs.values():
+            verifier.cleanup(job)
+        raise
+    finally:
+        for _ in runners:
+            run_q.put(None)
+        pool.shutdown(wait=False, cancel_futures=True)
+        bar.close()
+        if own_store and db is not None:
+            db.close()
+    return [results[s.sample_id] for s in samples]

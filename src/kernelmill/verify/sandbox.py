@@ -1,0 +1,213 @@
+"""Running one phase of one candidate in a fresh, contained process.
+
+What it protects against:
+* crashes of any kind (segfault, abort, ``os._exit``, CUDA errors): the child
+  is a separate process, its exit status becomes a result, never our crash;
+* hangs: a wall-clock deadline, after which the whole process group is killed;
+* runaway memory: RLIMIT_AS on CPU-only runs (CUDA needs huge virtual
+  reservations, so there) plus a resident-memory watchdog over the process
+  group on every run;
+* fork bombs: RLIMIT_NPROC where it applies (not for root) plus the same
+  watchdog counting the group's processes;
+* leaked secrets: the child gets a scrubbed environment (an allow-list; no
+  tokens, keys or KERNELMILL_* variables), and its own HOME and TMPDIR;
+* leftovers: after the child exits, its process group is killed, so no
+  background process or thread of the candidate outlives the phase.
+
+What it does not do: it is not a security boundary against a determined
+attacker (same user, same filesystem; a process that calls setsid() escapes
+the group kill). Run untrusted code at scale inside a container or VM.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+_ENV_ALLOW = (
+    "PATH", "LANG", "LC_ALL", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES",
+    "CC", "CXX", "NVCC", "TORCH_CUDA_ARCH_LIST", "TORCH_EXTENSIONS_DIR", "TRITON_INTERPRET",
+    "TRITON_CACHE_DIR", "TRITON_PTXAS_PATH", "MAX_JOBS", "PYTHONPATH", "VIRTUAL_ENV",
+    "CUDA_MODULE_LOADING", "NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST",
+    "NVSHMEM_DISABLE_NVLS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYENV_VERSION", "PYENV_ROOT",
+)
+_SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "CREDENTIAL")
+
+
+def scrubbed_env(extra: dict[str, str] | None = None, home: str | None = None) -> dict[str, str]:
+    """The environment a candidate sees: an allow-list, then `extra`."""
+    env = {}
+    for k in _ENV_ALLOW:
+        v = os.environ.get(k)
+        if v is not None and not any(w in k.upper() for w in _SECRET_WORDS):
+            env[k] = v
+    # our package must be importable by the worker even when not installed
+    src = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    if home:
+        env["HOME"] = home
+        env["TMPDIR"] = home
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["PYTHONUNBUFFERED"] = "1"
+    env.update(extra or {})
+    return env
+
+
+@dataclass
+class PhaseResult:
+    returncode: int | None
+    timed_out: bool = False
+    killed_reason: str = ""  # memory | procs | interrupted
+    stdout: str = ""
+    stderr: str = ""
+    wall_s: float = 0.0
+    peak_rss_mb: float = 0.0
+
+    @property
+    def signal_name(self) -> str:
+        if self.returncode is not None and self.returncode < 0:
+            try:
+                return signal.Signals(-self.returncode).name
+            except ValueError:
+                return f"signal {-self.returncode}"
+        return ""
+
+
+def _tail(path: Path, limit: int) -> str:
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            if size <= limit:
+                data = fh.read()
+            else:
+                head = fh.read(limit // 4)
+                fh.seek(size - (limit - limit // 4))
+                data = head + f"\n[... {size - limit} bytes cut ...]\n".encode() + fh.read()
+        return data.decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _group_members(pgid: int) -> list[int]:
+    members = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+            # fields[0] is the state, fields[2] the process group
+            if int(fields[2]) == pgid and fields[0] != b"Z":
+                members.append(int(entry.name))
+        except (OSError, IndexError, ValueError):
+            continue
+    return members
+
+
+def _rss_mb(pids: list[int]) -> float:
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/statm") as fh:
+                total += int(fh.read().split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    return total * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _kill_group(pgid: int) -> None:
+    for _ in range(50):
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            return
+        except PermissionError:
+            return
+        if not _group_members(pgid):
+            return
+        time.sleep(0.02)
+
+
+class Sandbox:
+    """Runs commands with limits; `stop()` from another thread kills what runs."""
+
+    def __init__(self, memory_limit_gb: float, max_procs: int, output_limit: int,
+                 limit_address_space: bool):
+        self.memory_limit_mb = memory_limit_gb * 1024
+        self.max_procs = max_procs
+        self.output_limit = output_limit
+        self.limit_address_space = limit_address_space
+        self._live: set[int] = set()
+        self._stopping = False
+
+    def stop(self) -> None:
+        self._stopping = True
+        for pgid in list(self._live):
+            _kill_group(pgid)
+
+    def rlimits(self) -> dict[str, int]:
+        """Limits the worker applies to itself first thing (a preexec_fn is not
+        safe in our multi-threaded parent)."""
+        limits = {"RLIMIT_CORE": 0, "RLIMIT_NPROC": self.max_procs * 4}
+        if self.limit_address_space:
+            # headroom over the resident limit for the interpreter's own mappings
+            limits["RLIMIT_AS"] = int((self.memory_limit_mb + 4096) * 2**20)
+        return limits
+
+    def run(self, argv: list[str], cwd: Path, env: dict[str, str], timeout: float) -> PhaseResult:
+        out_path, err_path = cwd / "stdout.txt", cwd / "stderr.txt"
+        t0 = time.monotonic()
+        with open(out_path, "wb") as out, open(err_path, "wb") as err:
+            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                    stderr=err, start_new_session=True)
+        pgid = proc.pid
+        self._live.add(pgid)
+        timed_out, reason, peak = False, "", 0.0
+        try:
+            poll = 0.01
+            while proc.poll() is None:
+                if self._stopping:
+                    reason = "interrupted"
+                    break
+                if time.monotonic() - t0 > timeout:
+                    timed_out = True
+                    break
+                members = _group_members(pgid)
+                if len(members) > self.max_procs:
+                    reason = "procs"
+                    break
+                rss = _rss_mb(members)
+                peak = max(peak, rss)
+                if rss > self.memory_limit_mb:
+                    reason = "memory"
+                    break
+                time.sleep(poll)
+                poll = min(poll * 1.5, 0.1)
+        finally:
+            _kill_group(pgid)
+            proc.wait()
+            self._live.discard(pgid)
+        return PhaseResult(
+            returncode=proc.returncode, timed_out=timed_out, killed_reason=reason,
+            stdout=_tail(out_path, self.output_limit), stderr=_tail(err_path, self.output_limit),
+            wall_s=time.monotonic() - t0, peak_rss_mb=peak,
+        )
+
+
+def python_argv(module: str, *args: str) -> list[str]:
+    return [sys.executable, "-m", module, *args]
+
+
+def apply_rlimits(limits: dict[str, int]) -> None:
+    """Called by the worker on itself; limits we may not set are skipped."""
+    for name, value in limits.items():
+        try:
+            resource.setrlimit(getattr(resource, name), (value, value))
+        except (ValueError, OSError, AttributeError):
+            pass

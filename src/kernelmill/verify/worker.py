@@ -1,0 +1,205 @@
+"""The process that builds or runs one candidate (``python -m kernelmill.verify.worker``).
+
+It is started fresh for every phase of every candidate by `runner` through the
+`sandbox`, so a crash, a hang or a broken CUDA context ends with this process.
+
+Phases:
+* ``build``: import the candidate (which compiles its extension with
+  ``load_inline`` into the shared ``TORCH_EXTENSIONS_DIR``), check ``ModelNew``;
+* ``run``: import reference and candidate, build both under one seed, copy the
+  reference's weights into same-named parameters, check ``trials`` fresh input
+  sets, then time both interleaved with `timing`.
+
+The job file is deleted as soon as it is read, so the input seed is not left
+on disk for the candidate to find. The result is written to a JSON file; a
+process that dies before writing it is judged by its exit status in `runner`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+
+def _load_module(path: str, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _error_text(exc: BaseException, limit: int) -> str:
+    """The useful part of an exception: compiler errors, else the last frames."""
+    text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    lines = text.splitlines()
+    errors = [ln for ln in lines if " error" in ln or ln.startswith("error") or "Error" in ln]
+    if len(text) > limit and errors:
+        text = "\n".join(errors)
+    if len(text) > limit:
+        text = text[: limit // 2] + "\n[...]\n" + text[-limit // 2:]
+    tb = traceback.extract_tb(exc.__traceback__)
+    cand = [f for f in tb if f.filename.endswith("candidate.py")]
+    if cand:
+        text += f"\n(at candidate.py line {cand[-1].lineno}: {cand[-1].line})"
+    return text
+
+
+def _to_device(obj: Any, device):
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        return obj.to(device)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_to_device(o, device) for o in obj)
+    return obj
+
+
+def _clone(obj: Any):
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        return obj.clone()
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_clone(o) for o in obj)
+    return obj
+
+
+def _copy_weights(ref, cand) -> int:
+    """Copy reference parameters/buffers into same-named, same-shaped ones."""
+    import torch
+
+    ref_state = ref.state_dict()
+    copied = 0
+    with torch.no_grad():
+        for name, tensor in cand.state_dict().items():
+            src = ref_state.get(name)
+            if src is not None and src.shape == tensor.shape:
+                tensor.copy_(src.to(tensor.dtype))
+                copied += 1
+    return copied
+
+
+def build(job: dict) -> dict:
+    t0 = time.perf_counter()
+    try:
+        module = _load_module(job["candidate"], "candidate")
+    except BaseException as exc:  # noqa: BLE001 - any failure to import is the candidate's
+        return {"status": "compile_error", "message": _error_text(exc, job["message_limit"]),
+                "phases": {"build_s": time.perf_counter() - t0}}
+    if not isinstance(getattr(module, "ModelNew", None), type):
+        return {"status": "compile_error", "message": "the candidate defines no class ModelNew",
+                "phases": {"build_s": time.perf_counter() - t0}}
+    return {"status": "built", "compiled": True, "phases": {"build_s": time.perf_counter() - t0}}
+
+
+def run(job: dict) -> dict:
+    import torch
+
+    from .correctness import CheckRule, compare
+    from .timing import TimingConfig, time_interleaved
+
+    device = torch.device(job["device"])
+    phases: dict[str, float] = {}
+    t0 = time.perf_counter()
+    try:
+        ref_mod = _load_module(job["task"], "reference")
+        for key, value in job["sizes"].items():
+            setattr(ref_mod, key, value)
+        torch.manual_seed(job["weight_seed"])
+        init_inputs = ref_mod.get_init_inputs() if hasattr(ref_mod, "get_init_inputs") else []
+        torch.manual_seed(job["weight_seed"])
+        ref = ref_mod.Model(*init_inputs)
+    except BaseException as exc:  # noqa: BLE001 - the task itself is broken
+        return {"status": "runtime_error", "flags": ["reference_error"],
+                "message": "the reference program failed: " + _error_text(exc, job["message_limit"])}
+    try:
+        cand_mod = _load_module(job["candidate"], "candidate")
+    except BaseException as exc:  # noqa: BLE001
+        return {"status": "runtime_error", "message": "import failed at run time: " + _error_text(exc, job["message_limit"])}
+    phases["load_s"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    stage = "constructing ModelNew"
+    try:
+        torch.manual_seed(job["weight_seed"])
+        cand = cand_mod.ModelNew(*init_inputs)
+        _copy_weights(ref, cand)
+        ref = ref.to(device).eval()
+        cand = cand.to(device).eval()
+        rule = CheckRule(mode=job["check"], tolerances={k: tuple(v) for k, v in job["tolerances"].items()},
+                         norm_tol=job["norm_tol"])
+        worst_abs = worst_rel = 0.0
+        with torch.no_grad():
+            for trial in range(job["trials"]):
+                stage = f"correctness trial {trial + 1}"
+                torch.manual_seed(job["input_seed"] + trial)
+                inputs = _to_device(ref_mod.get_inputs(), device)
+                stage = f"reference forward, trial {trial + 1}"
+                ref_out = ref(*_clone(inputs))
+                stage = f"ModelNew forward, trial {trial + 1}"
+                cand_out = cand(*_clone(inputs))
+                if device.type == "cuda":
+                    torch.cuda.synchronize()
+                cmp = compare(ref_out, cand_out, rule)
+                worst_abs, worst_rel = max(worst_abs, cmp.max_abs_err), max(worst_rel, cmp.max_rel_err)
+                if not cmp.correct:
+                    phases["check_s"] = time.perf_counter() - t0
+                    return {"status": "incorrect", "compiled": True,
+                            "message": f"trial {trial + 1}/{job['trials']}: {cmp.message}",
+                            "max_abs_err": worst_abs, "max_rel_err": worst_rel, "phases": phases}
+            phases["check_s"] = time.perf_counter() - t0
+            result = {"status": "ok", "compiled": True, "correct": True, "max_abs_err": worst_abs,
+                      "max_rel_err": worst_rel, "phases": phases, "flags": []}
+            if job["time"] and not job.get("skip_timing_reason"):
+                stage = "timing"
+                t0 = time.perf_counter()
+                torch.manual_seed(job["input_seed"] + job["trials"])
+                inputs = _to_device(ref_mod.get_inputs(), device)
+                timings = time_interleaved(
+                    {"reference": lambda: ref(*inputs), "candidate": lambda: cand(*inputs)},
+                    device, TimingConfig(**job["timing"]))
+                phases["time_s"] = time.perf_counter() - t0
+                r, c = timings["reference"], timings["candidate"]
+                result.update(ref_runtime_ms=r.median_ms, runtime_ms=c.median_ms,
+                              speedup=r.median_ms / c.median_ms if c.median_ms > 0 else None,
+                              timing={"reference": r.to_dict(), "candidate": c.to_dict()})
+            elif job.get("skip_timing_reason"):
+                result["flags"].append("timing_skipped")
+                result["message"] = job["skip_timing_reason"]
+            return result
+    except BaseException as exc:  # noqa: BLE001 - the candidate failed while running
+        # CUDA errors are sticky and asynchronous: one surfacing in the reference
+        # was most likely caused by the candidate's previous launch
+        return {"status": "runtime_error", "compiled": True,
+                "message": f"{stage}: " + _error_text(exc, job["message_limit"]), "phases": phases}
+
+
+def main() -> None:
+    phase, job_path = sys.argv[1], sys.argv[2]
+    with open(job_path) as fh:
+        job = json.load(fh)
+    os.unlink(job_path)
+    from .sandbox import apply_rlimits
+
+    apply_rlimits(job["rlimits"])
+    result = build(job) if phase == "build" else run(job)
+    tmp = job["result"] + ".tmp"
+    with open(tmp, "w") as fh:
+        json.dump(result, fh, default=float)
+    os.replace(tmp, job["result"])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # skip interpreter teardown: candidate destructors and atexit hooks must not
+    # change an outcome that is already written
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
