@@ -20,6 +20,27 @@ from .tasks.cli import app as _tasks_app  # noqa: E402
 
 app.add_typer(_tasks_app, name="tasks")
 
+from .verify.cli import verify_command  # noqa: E402
+
+app.command("verify")(verify_command)
+
+from .report.cli import metrics_command  # noqa: E402
+
+app.command("metrics")(metrics_command)
+
+from .demo import demo_command  # noqa: E402
+
+app.command("demo")(demo_command)
+
+from .generate.cli import generate_command, refine_command  # noqa: E402
+
+app.command("generate")(generate_command)
+app.command("refine")(refine_command)
+
+from .train.cli import app as _train_app  # noqa: E402
+
+app.add_typer(_train_app, name="train")
+
 
 def main() -> None:
     app()

@@ -151,15 +151,22 @@ def append_jsonl(path: str | os.PathLike, records: Iterable[Any]) -> int:
 
 
 def _heal_truncated_tail(fd: int, path: Path) -> None:
-    """If the file ends mid-line (a writer was killed), start on a new line so
-    the next record is not glued to the broken one."""
+    """A file that ends mid-line lost its last record to a killed writer (each
+    record is one write, so only the last line can be partial): cut that
+    fragment off, with a warning, so new records do not follow garbage."""
     size = os.fstat(fd).st_size
     if size == 0:
         return
     with open(path, "rb") as fh:
-        fh.seek(size - 1)
-        if fh.read(1) != b"\n":
-            os.write(fd, b"\n")
+        fh.seek(max(0, size - (1 << 20)))
+        tail = fh.read()
+    if tail.endswith(b"\n"):
+        return
+    cut = tail.rfind(b"\n")
+    keep = size - len(tail) + cut + 1 if cut >= 0 else (size - len(tail) if size > len(tail) else 0)
+    os.ftruncate(fd, keep)
+    warnings.warn(f"{path}: removed a truncated last line ({size - keep} bytes) left by an interrupted writer",
+                  stacklevel=3)
 
 
 def write_jsonl(path: str | os.PathLike, records: Iterable[Any]) -> int:

@@ -110,15 +110,20 @@ def _group_members(pgid: int) -> list[int]:
     return members
 
 
-def _rss_mb(pids: list[int]) -> float:
-    total = 0
+def _memory_mb(pids: list[int]) -> float:
+    """Proportional set size of the group: forked children share pages
+    copy-on-write, and summing their RSS would count those pages many times."""
+    total_kb = 0
     for pid in pids:
         try:
-            with open(f"/proc/{pid}/statm") as fh:
-                total += int(fh.read().split()[1])
+            with open(f"/proc/{pid}/smaps_rollup") as fh:
+                for line in fh:
+                    if line.startswith("Pss:"):
+                        total_kb += int(line.split()[1])
+                        break
         except (OSError, IndexError, ValueError):
             continue
-    return total * os.sysconf("SC_PAGE_SIZE") / 2**20
+    return total_kb / 1024
 
 
 def _kill_group(pgid: int) -> None:
@@ -182,7 +187,7 @@ class Sandbox:
                 if len(members) > self.max_procs:
                     reason = "procs"
                     break
-                rss = _rss_mb(members)
+                rss = _memory_mb(members)
                 peak = max(peak, rss)
                 if rss > self.memory_limit_mb:
                     reason = "memory"

@@ -1,0 +1,45 @@
+"""`kernelmill demo`: the main job on built-in defaults.
+
+A thin composition of the library: builtin tasks + the builtin example
+candidates that can run on this machine -> verify -> metrics. Later stages
+(sampling, curation, export) plug in here as steps of the same pipeline.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from .backends import get_backend
+from .records import write_jsonl
+from .verify.cli import config_from_options, run_verify
+
+err = Console(stderr=True)
+
+
+def demo_command(
+    out_dir: Path = typer.Option(Path("kernelmill-out"), "-o", "--out-dir", help="Where samples, verdicts and the store go."),
+    device: str = typer.Option("auto", help="cpu, cuda, or auto."),
+    trials: int = typer.Option(5, help="Correctness trials per candidate."),
+    workers: int = typer.Option(0, help="Parallel build processes (0: one per core)."),
+) -> None:
+    """Verify the builtin suite's example candidates on this machine and print the metrics."""
+    from .report.cli import print_metrics
+    from .tasks.builtin import builtin_samples
+
+    config = config_from_options(device, trials, 600.0, 300.0, workers)
+    dev = config.resolved_device()
+    samples = [s for s in builtin_samples()
+               if get_backend(s.language) and get_backend(s.language).unsupported(dev) is None]
+    skipped = sorted({s.language for s in builtin_samples()} - {s.language for s in samples})
+    err.print(f"demo: {len(samples)} builtin example candidates runnable on {dev}"
+              + (f" (skipping {', '.join(skipped)}: not runnable here)" if skipped else ""))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    samples_path = out_dir / "samples.jsonl"
+    write_jsonl(samples_path, samples)
+    verdicts_path = out_dir / "verdicts.jsonl"
+    verdicts = run_verify("builtin", samples, verdicts_path, config, out_dir / "verdicts.sqlite")
+    print_metrics(verdicts, ks=[1])
+    err.print(f"samples:  {samples_path}\nverdicts: {verdicts_path}\nstore:    {out_dir / 'verdicts.sqlite'}")

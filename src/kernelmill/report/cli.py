@@ -1,0 +1,60 @@
+"""`kernelmill metrics`: Exec, fast_p, pass@k per level from a verdicts file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from ..records import ReadProblem, Verdict, read_jsonl
+from .metrics import metrics_by_level
+from .table import metrics_json, metrics_table
+
+console = Console()
+err = Console(stderr=True)
+
+
+def _floats(text: str, name: str) -> list[float]:
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        err.print(f"[red]error:[/red] {name} must be comma-separated numbers, got {text!r}")
+        raise typer.Exit(2)
+
+
+def print_metrics(verdicts: list[Verdict], ks: list[int] = (1,), ps: list[float] = (0, 0.5, 1, 1.5, 2),
+                  as_json: bool = False) -> dict:
+    levels = metrics_by_level(verdicts, ps=ps, ks=ks)
+    if as_json:
+        print(json.dumps(metrics_json(levels), indent=2))
+    else:
+        console.print(metrics_table(levels, title=f"{len(verdicts)} verdicts"))
+    return metrics_json(levels)
+
+
+def metrics_command(
+    verdicts_path: Path = typer.Argument(..., metavar="VERDICTS.jsonl"),
+    k: str = typer.Option("1,10", "--k", help="pass@k values (samples per task must be >= k)."),
+    p: str = typer.Option("0,0.5,1,1.5,2", "--p", help="fast_p thresholds."),
+    tasks: str = typer.Option(None, help="Task source to fill in levels missing from the verdicts."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """Exec, fast_p, pass@k (Exec and fast_1) and geometric-mean speedup, per level."""
+    if not verdicts_path.exists():
+        err.print(f"[red]error:[/red] verdicts file not found: {verdicts_path}")
+        raise typer.Exit(2)
+    problems: list[ReadProblem] = []
+    verdicts = read_jsonl(verdicts_path, Verdict, problems)
+    for prob in problems:
+        err.print(f"[yellow]skipped[/yellow] {prob}")
+    if tasks:
+        from ..tasks import load_tasks
+
+        levels = {t.task_id: t.level for t in load_tasks(tasks)}
+        for v in verdicts:
+            if v.level is None:
+                v.level = levels.get(v.task_id)
+    ks = [int(x) for x in _floats(k, "--k")]
+    print_metrics(verdicts, ks=ks, ps=_floats(p, "--p"), as_json=as_json)

@@ -1,0 +1,105 @@
+"""`kernelmill verify`: verdicts for a samples file, resumable."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from ..records import ReadProblem, Sample, Verdict, append_jsonl, iter_jsonl, read_jsonl
+from ..tasks import TaskSourceError, load_tasks
+from .config import VerifyConfig, default_cache_dir
+from .runner import HarnessError, verify_samples
+from .store import StoreError
+
+err = Console(stderr=True)
+
+
+def load_samples_or_exit(path: Path) -> list[Sample]:
+    if not path.exists():
+        err.print(f"[red]error:[/red] samples file not found: {path}")
+        raise typer.Exit(2)
+    problems: list[ReadProblem] = []
+    samples = read_jsonl(path, Sample, problems)
+    for p in problems:
+        err.print(f"[yellow]skipped[/yellow] {p}")
+    return samples
+
+
+def done_sample_ids(out: Path) -> set[str]:
+    """Sample ids that already have a verdict in OUT (a truncated tail is cut)."""
+    if not out.exists():
+        return set()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        append_jsonl(out, [])  # heals a truncated last line
+    for w in caught:
+        err.print(f"[yellow]note:[/yellow] {w.message}")
+    problems: list[ReadProblem] = []
+    ids = {row["sample_id"] for row in iter_jsonl(out, problems) if "sample_id" in row}
+    for p in problems:
+        err.print(f"[yellow]skipped[/yellow] {p}")
+    return ids
+
+
+def run_verify(source: str, samples: list[Sample], out: Path, config: VerifyConfig,
+               store: Path | None, progress: bool = True) -> list[Verdict]:
+    """Load tasks, skip samples already in OUT, verify the rest appending to OUT.
+    Returns all verdicts of OUT that belong to `samples`."""
+    try:
+        tasks = load_tasks(source)
+    except TaskSourceError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2)
+    for p in tasks.problems:
+        err.print(f"[yellow]skipped task[/yellow] {p}")
+    done = done_sample_ids(out)
+    todo = [s for s in samples if s.sample_id not in done]
+    if done:
+        err.print(f"{len(samples) - len(todo)} of {len(samples)} samples already have verdicts in {out}; "
+                  f"verifying the other {len(todo)}")
+    try:
+        verify_samples(tasks.by_id(), todo, config, store=store, progress=progress,
+                       on_verdict=lambda v: append_jsonl(out, [v]))
+    except KeyboardInterrupt:
+        err.print(f"\n[yellow]interrupted[/yellow]: verdicts so far are in {out}; run the same command again to finish")
+        raise typer.Exit(130)
+    except (HarnessError, StoreError, RuntimeError) as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(1)
+    wanted = {s.sample_id for s in samples}
+    return [v for v in read_jsonl(out, Verdict, []) if v.sample_id in wanted]
+
+
+def config_from_options(device: str, trials: int, build_timeout: float, run_timeout: float,
+                        workers: int, profile: str = "auto") -> VerifyConfig:
+    if device not in ("auto", "cpu", "cuda"):
+        err.print(f"[red]error:[/red] --device must be auto, cpu or cuda, not {device!r}")
+        raise typer.Exit(2)
+    return VerifyConfig(device=device, trials=trials, build_timeout=build_timeout,
+                        run_timeout=run_timeout, workers=workers, profile=profile)
+
+
+def verify_command(
+    source: str = typer.Argument(..., help="Tasks: a KernelBench folder, a .jsonl/.parquet table, or 'builtin'."),
+    samples_path: Path = typer.Argument(..., metavar="SAMPLES.jsonl", help="Samples: sample_id, task_id, language, code."),
+    out: Path = typer.Option(..., "-o", "--out", help="Verdicts JSONL; appended to, so a re-run resumes."),
+    device: str = typer.Option("auto", help="cpu, cuda, or auto (cuda when a GPU is visible)."),
+    trials: int = typer.Option(5, help="Correctness trials, each with fresh random inputs."),
+    build_timeout: float = typer.Option(600.0, help="Seconds allowed to import/compile one candidate."),
+    run_timeout: float = typer.Option(300.0, help="Seconds allowed to check and time one candidate."),
+    workers: int = typer.Option(0, help="Parallel build processes (0: one per CPU core)."),
+    profile: str = typer.Option("auto", help="Task size profile: auto (small on CPU, full on GPU), small, full."),
+    store: Path = typer.Option(None, help="SQLite result store (default: the cache dir's verdicts.sqlite)."),
+    k: str = typer.Option("1", help="pass@k values for the summary table."),
+) -> None:
+    """Build, run, check and time every sample in isolated processes; write verdicts."""
+    from ..report.cli import print_metrics
+
+    config = config_from_options(device, trials, build_timeout, run_timeout, workers, profile)
+    samples = load_samples_or_exit(samples_path)
+    verdicts = run_verify(source, samples, out, config, store or default_cache_dir() / "verdicts.sqlite")
+    print_metrics(verdicts, ks=[int(x) for x in k.split(",") if x.strip()])
+    err.print(f"verdicts: {out}")
