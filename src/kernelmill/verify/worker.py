@@ -181,7 +181,19 @@ def run(job: dict) -> dict:
                 "message": f"{stage}: " + _error_text(exc, job["message_limit"]), "phases": phases}
 
 
+def _die_with_parent() -> None:
+    """If the harness is killed (kill -9), take this worker down too."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def main() -> None:
+    _die_with_parent()
     phase, job_path = sys.argv[1], sys.argv[2]
     with open(job_path) as fh:
         job = json.load(fh)
