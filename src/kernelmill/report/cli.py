@@ -12,7 +12,8 @@ from ..records import ReadProblem, Verdict, read_jsonl
 from .metrics import metrics_by_level
 from .table import metrics_json, metrics_table
 
-console = Console()
+# wide enough for the metrics table when stdout is a file or a pipe
+console = Console() if Console().is_terminal else Console(width=160)
 err = Console(stderr=True)
 
 

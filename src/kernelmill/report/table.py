@@ -30,13 +30,13 @@ def metrics_table(levels: dict[str, MetricSet], title: str = "metrics") -> Table
         table.add_column(f"Exec@{k}", justify="right")
         table.add_column(f"fast_1@{k}", justify="right")
     table.add_column("G_speedup", justify="right")
-    table.add_column("statuses")
     for name, m in levels.items():
         row = [name, str(m.tasks), str(m.samples), _pct(m.exec)]
         row += [_pct(v) for v in m.fast.values()]
         for k in m.pass_exec:
             row += [_pct(m.pass_exec[k]), _pct(m.pass_fast1[k])]
         row.append("-" if m.geomean_speedup is None else f"{m.geomean_speedup:.2f}x")
-        row.append(" ".join(f"{s}={n}" for s, n in m.statuses.items() if n))
         table.add_row(*row, end_section=(name == list(levels)[-2]) if len(levels) > 1 else False)
+    overall = levels["all"].statuses
+    table.caption = "statuses: " + ", ".join(f"{s} {n}" for s, n in overall.items() if n)
     return table
