@@ -24,6 +24,10 @@ from .verify.cli import verify_command  # noqa: E402
 
 app.command("verify")(verify_command)
 
+from .curate.cli import register as _register_curate  # noqa: E402
+
+_register_curate(app)  # curate, subset, dedup, decontaminate, difficulty, analyze, export, task-types
+
 from .report.cli import metrics_command  # noqa: E402
 
 app.command("metrics")(metrics_command)
@@ -40,6 +44,13 @@ app.command("refine")(refine_command)
 from .train.cli import app as _train_app  # noqa: E402
 
 app.add_typer(_train_app, name="train")
+
+
+from .ptx.cli import app as _ptx_app  # noqa: E402
+from .cudasrc.cli import app as _cuda_app  # noqa: E402
+
+app.add_typer(_ptx_app, name="ptx")
+app.add_typer(_cuda_app, name="cuda")
 
 
 def main() -> None:

@@ -35,7 +35,7 @@ CANDIDATES = {
     "abort": candidate("os.abort()", imports="import os"),
     "huge_alloc": candidate("return torch.empty(1 << 40, dtype=torch.uint8)"),
     "memory_growth": candidate(
-        "hog = []\nwhile True:\n    hog.append(torch.ones(1 << 28, dtype=torch.uint8))", imports=""),
+        "hog = []\nwhile True:\n    hog.append(torch.ones(1 << 29, dtype=torch.uint8))", imports=""),
     # bounded so that a broken sandbox cannot take the CI machine down
     "fork_bomb": candidate(
         "for _ in range(300):\n"
@@ -60,11 +60,11 @@ def verdicts(tmp_path_factory):
                    for name, code in CANDIDATES.items()]
         samples.append(sample("unknown_task", CANDIDATES["ok"], task_id="level9/nope"))
         samples.append(sample("unknown_language", CANDIDATES["ok"], language="fortran"))
-        cfg = fast_config(tmp, run_timeout=8, memory_limit_gb=2)
+        cfg = fast_config(tmp, run_timeout=20, memory_limit_gb=2)
         out = verify_samples([RELU_TASK, LINEAR_TASK], samples, cfg)
     finally:
         del os.environ["MY_API_TOKEN"], os.environ["KERNELMILL_INTERNAL"]
-    return {v.sample_id: v for v in out}
+    return {"cache": cfg.cache_dir, **{v.sample_id: v for v in out}}
 
 
 def test_correct_candidate_is_ok_and_timed(verdicts):
@@ -149,8 +149,9 @@ def test_output_is_truncated(verdicts):
     assert len(v.message) < 20000
 
 
-def test_no_candidate_process_survives():
+def test_no_candidate_process_survives(verdicts):
     import subprocess
 
-    out = subprocess.run(["pgrep", "-f", "kernelmill.verify.worker"], capture_output=True, text=True)
+    # workers' command lines hold their job path, which is under this run's cache
+    out = subprocess.run(["pgrep", "-f", verdicts["cache"]], capture_output=True, text=True)
     assert out.stdout.strip() == ""

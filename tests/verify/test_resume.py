@@ -59,5 +59,5 @@ def test_kill_and_resume(tmp_path):
     assert sorted(json.loads(line)["status"] for line in out2.read_text().splitlines()) == \
         sorted(statuses.values())
     # no worker survived the kill
-    left = subprocess.run(["pgrep", "-f", "kernelmill.verify.worker"], capture_output=True, text=True)
+    left = subprocess.run(["pgrep", "-f", str(tmp_path / "cache")], capture_output=True, text=True)
     assert left.stdout.strip() == ""

@@ -157,6 +157,8 @@ class Verifier:
     def build(self, job: _Job) -> Verdict | None:
         """Build phase; returns a verdict if the candidate ends here."""
         self._prepare(job)
+        if not get_backend(job.sample.language).compiles_extension:
+            return None  # nothing to compile ahead: the run process imports it
         res, data = self._phase(job, "build", "cpu", None, {})
         if data is None:
             return self._failure(job, "build", res)
@@ -175,6 +177,7 @@ class Verifier:
             "tolerances": {k: list(v) for k, v in self.config.tolerances.items()},
             "norm_tol": self.config.norm_tol, "time": self.config.time,
             "timing": asdict(self.config.timing), "skip_timing_reason": backend.timing_skip_reason(run_device),
+            "import_is_build": not backend.compiles_extension,
         }
         res, data = self._phase(job, "run", run_device, gpu if run_device == "cuda" else None, extra)
         if data is None:

@@ -119,11 +119,20 @@ def run(job: dict) -> dict:
     except BaseException as exc:  # noqa: BLE001 - the task itself is broken
         return {"status": "runtime_error", "flags": ["reference_error"],
                 "message": "the reference program failed: " + _error_text(exc, job["message_limit"])}
-    try:
-        cand_mod = _load_module(job["candidate"], "candidate")
-    except BaseException as exc:  # noqa: BLE001
-        return {"status": "runtime_error", "message": "import failed at run time: " + _error_text(exc, job["message_limit"])}
-    phases["load_s"] = time.perf_counter() - t0
+    if job.get("import_is_build"):
+        # languages with nothing to compile ahead skip the build process: the
+        # import here is their build, and its failures are compile errors
+        built = build(job)
+        if built["status"] != "built":
+            return built
+        cand_mod = sys.modules["candidate"]
+        phases.update(built["phases"])
+    else:
+        try:
+            cand_mod = _load_module(job["candidate"], "candidate")
+        except BaseException as exc:  # noqa: BLE001
+            return {"status": "runtime_error", "message": "import failed at run time: " + _error_text(exc, job["message_limit"])}
+    phases["load_s"] = time.perf_counter() - t0 - phases.get("build_s", 0.0)
 
     t0 = time.perf_counter()
     stage = "constructing ModelNew"

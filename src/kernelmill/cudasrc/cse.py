@@ -1,0 +1,173 @@
+"""Common-subexpression extraction in array index expressions.
+
+Per scope (each `{...}` block of a function), index expressions are walked top
+down; the largest arithmetic subexpression that occurs at least twice in the
+scope's own index expressions (compared structurally, so `((i*4)+j)` equals
+`(i*4+j)`) becomes `const auto idxN = ...;`, defined just before the statement
+of its first use, and every occurrence is replaced by the name. `X + c` keeps
+its constant offset: only `X` is shared. Nested scopes are handled on their own
+(a variable is redefined at scope boundaries).
+
+Safety: a candidate has no calls, assignments or increments, and every name in
+it is never written in the function and is declared before the definition
+point. `const auto` keeps the exact type of the expression.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from .tsparse import parse_cuda, text
+
+_SIDE_EFFECTS = {"call_expression", "assignment_expression", "update_expression", "comma_expression"}
+_BUILTINS = {"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize"}
+
+
+def _key(n):
+    """Structural key: parentheses do not matter, operators and leaves do."""
+    if n.type == "parenthesized_expression":
+        inner = [c for c in n.children if c.is_named]
+        return _key(inner[0]) if len(inner) == 1 else text(n)
+    if n.type == "binary_expression":
+        return (n.child_by_field_name("operator").type, _key(n.child_by_field_name("left")),
+                _key(n.child_by_field_name("right")))
+    if n.named_child_count == 0:
+        return text(n)
+    return (n.type, *(_key(c) for c in n.children if c.is_named))
+
+
+def _strip_parens(n):
+    while n.type == "parenthesized_expression":
+        inner = [c for c in n.children if c.is_named]
+        if len(inner) != 1:
+            break
+        n = inner[0]
+    return n
+
+
+def _walk(n):
+    yield n
+    for c in n.children:
+        yield from _walk(c)
+
+
+def _identifiers(n) -> set[str]:
+    return {text(x) for x in _walk(n) if x.type == "identifier"}
+
+
+def _has_side_effects(n) -> bool:
+    return any(x.type in _SIDE_EFFECTS for x in _walk(n))
+
+
+def _index_exprs(scope):
+    """Index expressions in `scope`, not descending into nested compound statements."""
+    out = []
+
+    def rec(n, top):
+        if n.type == "compound_statement" and n is not scope:
+            return
+        if n.type == "subscript_expression":
+            for c in n.children:
+                if c.type == "subscript_argument_list":
+                    out.extend((a, top) for a in c.children if a.is_named)
+        for c in n.children:
+            rec(c, top)
+
+    for stmt in scope.children:
+        if stmt.is_named:
+            rec(stmt, stmt)
+    return out
+
+
+def _writes_and_decls(fn):
+    written, declared = set(), {}
+    for x in _walk(fn):
+        if x.type == "assignment_expression":
+            left = x.child_by_field_name("left")
+            if left is not None and left.type == "identifier":
+                written.add(text(left))
+        elif x.type == "update_expression":
+            written |= {text(c) for c in x.children if c.type == "identifier"}
+        elif x.type in ("init_declarator", "parameter_declaration", "declaration"):
+            d = x.child_by_field_name("declarator")
+            while d is not None and d.type not in ("identifier",):
+                d = d.child_by_field_name("declarator")
+            if d is not None:
+                declared.setdefault(text(d), x.start_byte)
+    return written, declared
+
+
+def extract_index_cse(src: str, min_ops: int = 1) -> tuple[str, int]:
+    """Return the refactored source and the number of variables introduced."""
+    tree = parse_cuda(src)
+    data = src.encode()
+    used_names = set(re.findall(r"\b\w+\b", src))
+    edits: list[tuple[int, int, bytes]] = []
+    counter = 0
+    for fn in (x for x in _walk(tree.root_node) if x.type == "function_definition"):
+        written, declared = _writes_and_decls(fn)
+        for scope in (x for x in _walk(fn) if x.type == "compound_statement"):
+            exprs = _index_exprs(scope)
+            if not exprs:
+                continue
+            counts: Counter = Counter()
+            for e, _ in exprs:
+                for x in _walk(e):
+                    if _strip_parens(x).type == "binary_expression" and x.type != "parenthesized_expression":
+                        counts[_key(x)] += 1
+            chosen: dict = {}  # key -> (first node, statement)
+            occurrences: list = []
+
+            def pick(n, stmt):
+                n = _strip_parens(n)
+                if n.type == "binary_expression":
+                    op = n.child_by_field_name("operator").type
+                    right = _strip_parens(n.child_by_field_name("right"))
+                    if op in ("+", "-") and right.type == "number_literal":
+                        pick(n.child_by_field_name("left"), stmt)  # Index + Offset
+                        return
+                    k = _key(n)
+                    ok = (counts[k] >= 2 and not _has_side_effects(n)
+                          and sum(1 for x in _walk(n) if x.type == "binary_expression") >= min_ops)
+                    if ok:
+                        ids = _identifiers(n)
+                        ok = not (ids & written) and all(
+                            i in _BUILTINS or (i in declared and declared[i] < stmt.start_byte)
+                            or (i not in declared and i.isupper()) for i in ids)
+                    if ok:
+                        if k not in chosen:
+                            chosen[k] = (n, stmt)
+                        occurrences.append((n, k))
+                        return
+                for c in n.children:
+                    if c.is_named:
+                        pick(c, stmt)
+
+            for e, stmt in exprs:
+                pick(e, stmt)
+            uses = Counter(k for _, k in occurrences)
+            names = {}
+            for k, (first, stmt) in chosen.items():
+                if uses[k] < 2:
+                    continue
+                while f"idx{counter}" in used_names:
+                    counter += 1
+                name = f"idx{counter}"
+                used_names.add(name)
+                names[k] = name
+                line_start = data.rfind(b"\n", 0, stmt.start_byte) + 1
+                indent = re.match(rb"[ \t]*", data[line_start:stmt.start_byte]).group()
+                decl = f"const auto {name} = {text(first)};\n".encode() + indent
+                edits.append((stmt.start_byte, stmt.start_byte, decl))
+            for n, k in occurrences:
+                if k in names:
+                    edits.append((n.start_byte, n.end_byte, names[k].encode()))
+    out, pos = bytearray(), 0
+    for a, b, rep in sorted(edits, key=lambda e: (e[0], e[1])):
+        if a < pos:  # overlapping edit (should not happen): skip it
+            continue
+        out += data[pos:a] + rep
+        pos = b
+    out += data[pos:]
+    return out.decode(), len({e[2] for e in edits if e[0] == e[1]})

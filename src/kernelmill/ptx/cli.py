@@ -1,0 +1,123 @@
+"""`kernelmill ptx ...`: reroll, expand, pairs, stats."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(help="PTX toolkit: lossless Rolled-PTX, CUDA/Triton -> PTX pairs.",
+                  no_args_is_help=True)
+console = Console()
+err = Console(stderr=True)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError as exc:
+        err.print(f"[red]error:[/red] {path}: {exc.strerror}")
+        raise typer.Exit(2)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+@app.command()
+def reroll(src: Path = typer.Argument(..., help="PTX file."),
+           out: Path = typer.Option(..., "-o", "--out", help="Rolled-PTX output file.")) -> None:
+    """Reroll unrolled loops into Rolled-PTX (checked: expand(out) == input)."""
+    from .lexer import PtxSyntaxError, count_tokens
+    from .reroll import RerollStats, reroll_text
+    text = _read(src)
+    st = RerollStats()
+    try:
+        rolled = reroll_text(text, str(src), stats=st)
+    except PtxSyntaxError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(1)
+    _write_atomic(out, rolled)
+    a, b = count_tokens(text), count_tokens(rolled)
+    console.print(f"{src} -> {out}: {st.loops} loops, {a} -> {b} tokens "
+                  f"({100 * (a - b) / max(a, 1):.1f}% shorter), round trip "
+                  f"{st.checked}/{st.functions} functions checked"
+                  + (f", [red]{st.failed} kept unrolled[/red]" if st.failed else ""))
+
+
+@app.command()
+def expand(src: Path = typer.Argument(..., help="Rolled-PTX file."),
+           out: Path = typer.Option(..., "-o", "--out", help="PTX output file.")) -> None:
+    """Expand Rolled-PTX back to plain PTX."""
+    from .expand import ExpandError, expand_text
+    from .lexer import PtxSyntaxError
+    try:
+        text = expand_text(_read(src), str(src))
+    except (PtxSyntaxError, ExpandError) as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(1)
+    _write_atomic(out, text)
+    console.print(f"{src} -> {out}")
+
+
+@app.command()
+def pairs(sources: list[Path] = typer.Argument(..., help=".cu files, Python candidates with "
+                                               "load_inline, Triton modules with TRITON_PTX_SPECS."),
+          out: Path = typer.Option(..., "-o", "--out", help="Pairs JSONL (appended; re-runs resume)."),
+          arch: list[str] = typer.Option(["sm_90"], "--arch", help="Target(s), repeatable."),
+          opt: list[int] = typer.Option([3], "-O", "--opt", help="Optimisation level(s)."),
+          unroll: str = typer.Option("on", help="on | off | both: loop unrolling."),
+          keep_debug: bool = typer.Option(False, help="Keep .loc/.file and debug labels."),
+          ) -> None:
+    """Compile sources to PTX per kernel and write Pair records with Rolled-PTX."""
+    from .pairs import PairConfig, build_pairs
+    modes = {"on": (True,), "off": (False,), "both": (True, False)}
+    if unroll not in modes:
+        err.print(f"[red]error:[/red] --unroll must be on, off or both, not {unroll!r}")
+        raise typer.Exit(2)
+    missing = [str(p) for p in sources if not p.exists()]
+    if missing:
+        err.print(f"[red]error:[/red] no such file: {', '.join(missing)}")
+        raise typer.Exit(2)
+    cfg = PairConfig(tuple(arch), tuple(opt), modes[unroll], strip_debug=not keep_debug)
+
+    def report(unit_id, ps):
+        for p in ps:
+            if p.meta.get("status") == "failed":
+                err.print(f"[yellow]failed[/yellow] {p.origin} {' '.join(p.options)}: "
+                          f"{p.meta['error'].splitlines()[0]}")
+
+    s = build_pairs(sources, out, cfg, on_unit=report)
+    console.print(f"{s.pairs} pairs written to {out} ({s.units} compile units, "
+                  f"{s.skipped} already done, {s.failed} failed)")
+
+
+@app.command()
+def stats(files: list[Path] = typer.Argument(..., help="PTX files (rerolled in memory).")) -> None:
+    """Length in tokens before/after rerolling, and reroll speed."""
+    from .lexer import PtxSyntaxError, count_tokens
+    from .reroll import RerollStats, reroll_text
+    table = Table(title="Rolled-PTX length")
+    for c in ("file", "tokens", "rolled", "reduction", "loops", "round trip"):
+        table.add_column(c)
+    tot_a = tot_b = 0
+    for f in files:
+        text = _read(f)
+        st = RerollStats()
+        try:
+            rolled = reroll_text(text, str(f), stats=st)
+        except PtxSyntaxError as exc:
+            err.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(1)
+        a, b = count_tokens(text), count_tokens(rolled)
+        tot_a, tot_b = tot_a + a, tot_b + b
+        table.add_row(str(f), str(a), str(b), f"{100 * (a - b) / max(a, 1):.1f}%", str(st.loops),
+                      "ok" if st.failed == 0 else f"{st.failed} failed")
+    if len(files) > 1:
+        table.add_row("total", str(tot_a), str(tot_b), f"{100 * (tot_a - tot_b) / max(tot_a, 1):.1f}%", "", "")
+    console.print(table)

@@ -1,0 +1,109 @@
+"""Expand Rolled-PTX back to plain PTX: the exact inverse of `reroll`.
+
+Every `for` loop is unrolled and every VarExpr / VarReg evaluated. One printing
+rule makes address offsets lossless: a bracketed offset that evaluates to 0 is
+printed as no offset (`[%r8]`), because the rerolling only ever puts a VarExpr
+where the original wrote either no offset or a non-zero one (an explicit `+0`
+is kept as a constant and never becomes a VarExpr).
+"""
+
+from __future__ import annotations
+
+from .parser import parse_module
+from .syntax import (Addr, Block, Function, Imm, Instr, Label, Loop, Module, Neg, Paren,
+                     Pipe, Reg, Stmt, Sym, Vec, VarExpr, VarReg, fmt_module)
+
+
+class ExpandError(ValueError):
+    """Rolled-PTX that cannot be expanded (unbound variable, negative register)."""
+
+
+def _val(e: VarExpr, env: dict[str, int], where: str) -> int:
+    try:
+        return e.eval(env)
+    except KeyError as exc:
+        raise ExpandError(f"{where}: loop variable {exc.args[0]!r} is not bound") from None
+
+
+def _sub(o, env: dict[str, int], where: str):
+    if isinstance(o, VarReg):
+        v = _val(o.expr, env, where)
+        if v < 0:
+            raise ExpandError(f"{where}: register {o.prefix}({o.expr}) evaluates to {v}")
+        return Reg(f"{o.prefix}{v}") if o.prefix.startswith("%") else Sym(f"{o.prefix}{v}")
+    if isinstance(o, VarExpr):
+        return Imm(str(_val(o, env, where)))
+    if isinstance(o, Neg):
+        return Neg(_sub(o.operand, env, where))
+    if isinstance(o, Vec):
+        return Vec(tuple(_sub(x, env, where) for x in o.items))
+    if isinstance(o, Paren):
+        return Paren(tuple(_sub(x, env, where) for x in o.items))
+    if isinstance(o, Pipe):
+        return Pipe(_sub(o.left, env, where), _sub(o.right, env, where))
+    if isinstance(o, Addr):
+        off = o.offset
+        if isinstance(off, VarExpr):
+            v = _val(off, env, where)
+            off = None if (v == 0 and o.bracket) else Imm(str(v))
+        base = _sub(o.base, env, where) if o.base is not None else None
+        return Addr(base, off, o.op, tuple(_sub(x, env, where) for x in o.rest), o.bracket)
+    return o
+
+
+def expand_stmts(stmts, env: dict[str, int] | None = None) -> list[Stmt]:
+    env = env or {}
+    out: list[Stmt] = []
+    for s in stmts:
+        if isinstance(s, Loop):
+            for v in range(s.start, s.limit, s.step):
+                out.extend(expand_stmts(s.body, {**env, s.var: v}))
+        elif isinstance(s, Instr):
+            if env or _has_var(s):
+                where = f"line {s.line}" if s.line else s.opcode
+                g = _sub(s.guard, env, where) if s.guard is not None else None
+                s = Instr(s.opcode, s.mods, tuple(_sub(o, env, where) for o in s.operands), g, s.line)
+            out.append(s)
+        elif isinstance(s, Block):
+            out.append(Block(tuple(expand_stmts(s.body, env))))
+        elif isinstance(s, Label) and s.expr is not None:
+            out.append(Label(f"{s.name}{_val(s.expr, env, s.name)}"))
+        else:
+            out.append(s)
+    return out
+
+
+def _has_var(s: Instr) -> bool:
+    # cheap test: plain PTX never holds VarExpr/VarReg nodes
+    return any(_op_has_var(o) for o in s.operands) or (s.guard is not None and _op_has_var(s.guard))
+
+
+def _op_has_var(o) -> bool:
+    if isinstance(o, (VarExpr, VarReg)):
+        return True
+    if isinstance(o, (Vec, Paren)):
+        return any(_op_has_var(x) for x in o.items)
+    if isinstance(o, Neg):
+        return _op_has_var(o.operand)
+    if isinstance(o, Pipe):
+        return _op_has_var(o.left) or _op_has_var(o.right)
+    if isinstance(o, Addr):
+        return (isinstance(o.offset, VarExpr) or (o.base is not None and _op_has_var(o.base))
+                or any(_op_has_var(x) for x in o.rest))
+    return False
+
+
+def expand_function(f: Function) -> Function:
+    if f.body is None:
+        return f
+    return Function(f.kind, f.name, f.pre, f.ret, f.params, f.post,
+                    tuple(expand_stmts(f.body)), f.line)
+
+
+def expand_module(m: Module) -> Module:
+    return Module(tuple(expand_function(x) if isinstance(x, Function) else x for x in m.items))
+
+
+def expand_text(text: str, source: str = "<rolled-ptx>") -> str:
+    """Rolled-PTX text -> plain PTX text."""
+    return fmt_module(expand_module(parse_module(text, source)))

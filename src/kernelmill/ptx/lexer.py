@@ -1,0 +1,74 @@
+"""Tokens of PTX (and of Rolled-PTX, which adds only `(`, `)`, `*` and words).
+
+The lexer is the one place that decides what a token is; the parser, the
+round-trip check and the length statistics all count with it, so "length in
+tokens" means the same thing everywhere.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+class PtxSyntaxError(ValueError):
+    """Malformed PTX: names the source, line and column."""
+
+    def __init__(self, message: str, line: int, col: int, source: str = "<ptx>"):
+        self.line, self.col, self.source, self.bare = line, col, source, message
+        super().__init__(f"{source}:{line}:{col}: {message}")
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    kind: str   # comment string float hex dec num reg dot ident punct
+    text: str
+    pos: int    # offset in the source text
+    glued: bool  # no whitespace between this token and the previous one
+
+
+_SPEC = [
+    ("comment", r"//[^\n]*|/\*.*?\*/"),
+    ("string", r'"(?:[^"\\\n]|\\.)*"'),
+    ("float", r"0[fF][0-9a-fA-F]{8}(?![\w$])|0[dD][0-9a-fA-F]{16}(?![\w$])"),
+    ("hex", r"0[xX][0-9a-fA-F]+U?"),
+    ("num", r"\d+\.\d*(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+"),
+    ("dec", r"\d+U?"),
+    ("reg", r"%[A-Za-z_$][\w$]*"),
+    ("dot", r"\.[\w$]+(?:::[\w$]+)*"),
+    ("ident", r"[A-Za-z_$][\w$]*"),
+    ("punct", r"[{}\[\](),;:+\-*|!@=<>/&^~?]"),
+    ("ws", r"\s+"),
+]
+_RX = re.compile("|".join(f"(?P<{k}>{p})" for k, p in _SPEC), re.S)
+
+
+def tokenize(text: str, source: str = "<ptx>", keep_comments: bool = True) -> list[Token]:
+    toks: list[Token] = []
+    pos, n = 0, len(text)
+    glued = False
+    while pos < n:
+        m = _RX.match(text, pos)
+        if m is None or m.end() == pos:
+            line, col = line_col(text, pos)
+            raise PtxSyntaxError(f"unexpected character {text[pos]!r}", line, col, source)
+        kind = m.lastgroup
+        if kind == "ws":
+            glued = False
+        else:
+            if kind != "comment" or keep_comments:
+                toks.append(Token(kind, m.group(), pos, glued and bool(toks)))
+            glued = True
+        pos = m.end()
+    return toks
+
+
+def line_col(text: str, pos: int) -> tuple[int, int]:
+    line = text.count("\n", 0, pos) + 1
+    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return line, col
+
+
+def count_tokens(text: str) -> int:
+    """Length of PTX text in lexical tokens (comments excluded)."""
+    return sum(1 for m in _RX.finditer(text) if m.lastgroup not in ("ws", "comment"))

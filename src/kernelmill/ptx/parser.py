@@ -1,0 +1,384 @@
+"""Recursive-descent parser for PTX modules and Rolled-PTX.
+
+Grammar covered: top-level directives (`.version`, `.target`, variables,
+`.section` blocks), `.entry`/`.func` definitions and declarations with return
+and input parameters and performance directives, and function bodies made of
+labels, directives, nested `{}` scopes, comments, and instructions: an optional
+guard (`@%p1`, `@!%p1`), an opcode with its modifiers, and operands (registers,
+vector groups, address expressions, immediates `0f...`/`0d...`/hex/decimal,
+symbols, `a|b` predicate pairs, `(..)` call lists). Rolled-PTX adds the `for`
+header, VarExpr and VarReg. Every error names source, line and column.
+"""
+
+from __future__ import annotations
+
+from .lexer import PtxSyntaxError, Token, line_col, tokenize
+from .syntax import (Addr, Block, Comment, Directive, Function, Imm, Instr, Label, Loop,
+                     Module, Neg, Paren, Pipe, Reg, Stmt, Sym, Vec, VarExpr, VarReg)
+
+# directives that end at the end of their line instead of at a semicolon
+_LINE_DIRECTIVES = {".version", ".target", ".address_size", ".loc", ".file"}
+_FUNC_PREFIX = {".visible", ".extern", ".weak", ".entry", ".func"}
+_NUMERIC = ("dec", "hex", "float", "num")
+
+
+def parse_module(text: str, source: str = "<ptx>") -> Module:
+    return _Parser(text, source).module()
+
+
+def parse_statements(text: str, source: str = "<ptx>") -> list[Stmt]:
+    """Parse a bare statement stream (a function body without braces)."""
+    p = _Parser(text, source)
+    out: list[Stmt] = []
+    while not p.eof():
+        out.extend(p.statement())
+    return out
+
+
+class _Parser:
+    def __init__(self, text: str, source: str):
+        self.text, self.source = text, source
+        self.toks: list[Token] = tokenize(text, source)
+        self.i = 0
+
+    # -- token helpers ---------------------------------------------------------
+    def eof(self) -> bool:
+        return self.i >= len(self.toks)
+
+    def peek(self, k: int = 0) -> Token | None:
+        j = self.i + k
+        return self.toks[j] if j < len(self.toks) else None
+
+    def next(self) -> Token:
+        if self.eof():
+            self.error("unexpected end of input", len(self.text))
+        t = self.toks[self.i]
+        self.i += 1
+        return t
+
+    def at(self, text: str, k: int = 0) -> bool:
+        t = self.peek(k)
+        return t is not None and t.text == text and t.kind in ("punct", "ident", "dot")
+
+    def expect(self, text: str) -> Token:
+        t = self.peek()
+        if t is None or t.text != text:
+            self.error(f"expected {text!r}, found {t.text if t else 'end of input'!r}",
+                       t.pos if t else len(self.text))
+        return self.next()
+
+    def error(self, message: str, pos: int | None = None):
+        if pos is None:
+            t = self.peek()
+            pos = t.pos if t else len(self.text)
+        line, col = line_col(self.text, pos)
+        raise PtxSyntaxError(message, line, col, self.source)
+
+    def line_of(self, t: Token) -> int:
+        return line_col(self.text, t.pos)[0]
+
+    # -- module ----------------------------------------------------------------
+    def module(self) -> Module:
+        items: list = []
+        while not self.eof():
+            t = self.peek()
+            if t.kind == "comment":
+                items.append(Comment(self.next().text))
+            elif t.kind == "dot" and self._starts_function():
+                items.append(self.function())
+            elif t.kind == "dot":
+                d, hoisted = self.directive()
+                items.append(d)
+                items.extend(hoisted)
+            else:
+                self.error(f"expected a directive or function, found {t.text!r}")
+        return Module(tuple(items))
+
+    def _starts_function(self) -> bool:
+        k = 0
+        while (t := self.peek(k)) is not None and t.kind == "dot" and t.text in _FUNC_PREFIX:
+            if t.text in (".entry", ".func"):
+                return True
+            k += 1
+        return False
+
+    def directive(self, in_body: bool = False) -> tuple[Directive, list[Comment]]:
+        first = self.next()
+        toks, hoisted = [(first.text, False)], []
+        line = self.line_of(first)
+        if first.text in _LINE_DIRECTIVES:
+            while (t := self.peek()) is not None and self.line_of(t) == line:
+                if t.kind == "comment":
+                    hoisted.append(Comment(self.next().text))
+                else:
+                    toks.append((self.next().text, t.glued))
+            return Directive(tuple(toks), semicolon=False), hoisted
+        depth = 0
+        while True:
+            t = self.peek()
+            if t is None:
+                self.error(f"directive {first.text} is not terminated", first.pos)
+            if t.kind == "comment":
+                hoisted.append(Comment(self.next().text))
+                continue
+            if t.text == ";" and depth == 0:
+                self.next()
+                return Directive(tuple(toks), semicolon=True), hoisted
+            if t.text == "}" and depth == 0:
+                if in_body:  # a missing ';' before the closing brace
+                    self.error(f"expected ';' after directive {first.text}", t.pos)
+                self.error("unbalanced '}'", t.pos)
+            depth += (t.text == "{") - (t.text == "}")
+            toks.append((self.next().text, t.glued))
+            if depth == 0 and t.text == "}" and first.text == ".section":  # `.section .debug_x {..}`
+                return Directive(tuple(toks), semicolon=False), hoisted
+
+    def _token_list(self, stop: set[str]) -> tuple[tuple[str, bool], ...]:
+        out, depth = [], 0
+        while True:
+            t = self.peek()
+            if t is None:
+                self.error("unexpected end of input in a function header")
+            if depth == 0 and t.text in stop:
+                return tuple(out)
+            depth += (t.text in "([") - (t.text in ")]")
+            if t.kind != "comment":
+                out.append((t.text, t.glued and bool(out)))
+            self.next()
+
+    def _param_list(self) -> tuple:
+        self.expect("(")
+        params = []
+        while not self.at(")"):
+            params.append(self._token_list({",", ")"}))
+            if self.at(","):
+                self.next()
+        self.expect(")")
+        return tuple(p for p in params if p)
+
+    def function(self) -> Function:
+        start = self.peek()
+        pre = []
+        while self.peek().text not in (".entry", ".func"):
+            pre.append((self.next().text, False))
+        kind = self.next().text
+        ret = self._param_list() if self.at("(") else None
+        name = self.next()
+        if name.kind != "ident":
+            self.error(f"expected a function name after {kind}, found {name.text!r}", name.pos)
+        params = self._param_list() if self.at("(") else None
+        post = self._token_list({"{", ";"})
+        if self.at(";"):
+            self.next()
+            body = None
+        else:
+            self.expect("{")
+            body = self.body_until_brace()
+        return Function(kind, name.text, tuple(pre), ret, params, post, body, self.line_of(start))
+
+    def body_until_brace(self) -> tuple[Stmt, ...]:
+        out: list[Stmt] = []
+        while not self.at("}"):
+            if self.eof():
+                self.error("missing '}' at end of function body")
+            out.extend(self.statement())
+        self.next()
+        return tuple(out)
+
+    # -- statements --------------------------------------------------------------
+    def statement(self) -> list[Stmt]:
+        t = self.peek()
+        if t.kind == "comment":
+            return [Comment(self.next().text)]
+        if t.text == "{" and t.kind == "punct":
+            self.next()
+            return [Block(self.body_until_brace())]
+        if t.kind == "dot":
+            d, hoisted = self.directive(in_body=True)
+            return [d, *hoisted]
+        if t.kind == "ident" and self.at(":", 1):
+            self.next(), self.next()
+            return [Label(t.text)]
+        if (t.kind == "ident" and self.at("(", 1) and self.peek(1).glued
+                and t.text != "for"):  # Rolled-PTX label `$L__BB0_(2+i*2):`
+            k = self.i
+            self.next(), self.next()
+            expr = self.number()
+            if self.at(")") and self.at(":", 1):
+                self.next(), self.next()
+                return [Label(t.text, expr if isinstance(expr, VarExpr) else VarExpr(int(expr.text)))]
+            self.i = k
+        if t.text == "@" or t.kind == "ident":
+            return self.instruction()
+        self.error(f"expected a statement, found {t.text!r}")
+
+    def instruction(self) -> list[Stmt]:
+        guard = None
+        if self.at("@"):
+            self.next()
+            guard = self.operand()
+        op = self.next()
+        if op.kind != "ident":
+            self.error(f"expected an opcode, found {op.text!r}", op.pos)
+        mods = []
+        while (t := self.peek()) is not None and t.kind == "dot" and t.glued:
+            mods.append(self.next().text)
+        if op.text == "for":
+            return [self.loop(op, mods)]
+        operands, hoisted = [], []
+        while not self.at(";"):
+            if self.eof() or self.at("}"):
+                self.error(f"expected ';' after {op.text} instruction", op.pos)
+            if operands:
+                self.expect(",")
+            while self.peek() is not None and self.peek().kind == "comment":
+                hoisted.append(Comment(self.next().text))
+            operands.append(self.operand())
+        self.next()
+        return [Instr(op.text, tuple(mods), tuple(operands), guard, self.line_of(op)), *hoisted]
+
+    def loop(self, op: Token, mods: list[str]) -> Loop:
+        if len(mods) != 2 or mods[0] != ".size" or not mods[1][1:].isdigit():
+            self.error("a for header needs the modifier .size.N", op.pos)
+        size = int(mods[1][1:])
+        var = self.next()
+        if var.kind != "ident":
+            self.error("expected a loop variable", var.pos)
+        self.expect("in"), self.expect("range"), self.expect("(")
+        nums = []
+        for k in range(3):
+            nums.append(self.integer())
+            if k < 2:
+                self.expect(",")
+        self.expect(")"), self.expect(":")
+        if nums[2] <= 0:
+            self.error("range step must be positive", op.pos)
+        body: list[Stmt] = []
+        count = 0
+        while count < size:
+            if self.eof() or self.at("}"):
+                self.error(f"for.size.{size}: only {count} statements follow", op.pos)
+            for s in self.statement():
+                body.append(s)
+                count += 1 + (s.size if isinstance(s, Loop) else 0)
+        if count != size:
+            self.error(f"for.size.{size}: a nested loop crosses the body's end", op.pos)
+        return Loop(var.text, nums[0], nums[1], nums[2], tuple(body))
+
+    def integer(self) -> int:
+        neg = self.at("-")
+        if neg:
+            self.next()
+        t = self.next()
+        if t.kind != "dec" or t.text.endswith("U"):
+            self.error(f"expected an integer, found {t.text!r}", t.pos)
+        return -int(t.text) if neg else int(t.text)
+
+    # -- operands ----------------------------------------------------------------
+    def operand(self):
+        o = self._operand1()
+        if self.at("|"):
+            self.next()
+            o = Pipe(o, self._operand1())
+        return o
+
+    def _operand1(self):
+        t = self.peek()
+        if t is None:
+            self.error("expected an operand, found end of input")
+        if t.text == "!":
+            self.next()
+            return Neg(self._operand1())
+        if t.text == "{":
+            return Vec(self._items("{", "}"))
+        if t.text == "(":
+            return Paren(self._items("(", ")"))
+        if t.text == "[":
+            return self.address()
+        if t.kind in _NUMERIC or t.text == "-":
+            return self.number()
+        if t.kind == "reg":
+            return self.register()
+        if t.kind == "ident":
+            self.next()
+            nxt = self.peek()
+            if nxt is not None and nxt.glued and nxt.text == "(":  # `$L__BB0_(2+i*2)`
+                self.next()
+                expr = self.number()
+                self.expect(")")
+                return VarReg(t.text, expr if isinstance(expr, VarExpr) else VarExpr(int(expr.text)))
+            base = Sym(t.text)
+            if self.at("+") or (self.at("-") and self.peek(1) and self.peek(1).kind in _NUMERIC):
+                op = self.next().text
+                return Addr(base, self.number(), op, bracket=False)
+            return base
+        self.error(f"expected an operand, found {t.text!r}")
+
+    def _items(self, open_: str, close: str) -> tuple:
+        self.expect(open_)
+        items = []
+        while not self.at(close):
+            if items:
+                self.expect(",")
+            items.append(self.operand())
+        self.next()
+        return tuple(items)
+
+    def register(self):
+        t = self.next()
+        name = t.text
+        nxt = self.peek()
+        if nxt is not None and nxt.glued and nxt.text == "(":  # VarReg %f(3+i*2)
+            self.next()
+            expr = self.number()
+            if isinstance(expr, Imm):
+                expr = VarExpr(int(expr.text))
+            self.expect(")")
+            return VarReg(name, expr)
+        while (nxt := self.peek()) is not None and nxt.glued and nxt.kind == "dot":
+            name += self.next().text  # %tid.x
+        return Reg(name)
+
+    def number(self):
+        """An immediate, or a VarExpr `Int {(+|-) var*Nat}`."""
+        start = self.peek()
+        neg = self.at("-")
+        if neg:
+            self.next()
+        t = self.next()
+        if t.kind not in _NUMERIC:
+            self.error(f"expected a number, found {t.text!r}", t.pos)
+        text = ("-" if neg else "") + t.text
+        terms = []
+        while ((self.at("+") or self.at("-")) and self.peek(1) is not None
+               and self.peek(1).kind == "ident" and self.at("*", 2)):
+            sign = -1 if self.next().text == "-" else 1
+            var = self.next().text
+            self.next()
+            c = self.next()
+            if c.kind != "dec":
+                self.error(f"expected a coefficient, found {c.text!r}", c.pos)
+            terms.append((var, sign * int(c.text)))
+        if terms:
+            if t.kind != "dec":
+                self.error("a VarExpr starts with a decimal integer", start.pos)
+            return VarExpr(int(text), tuple(terms))
+        return Imm(text)
+
+    def address(self) -> Addr:
+        self.expect("[")
+        base = offset = None
+        op = "+"
+        if not self.at("]"):
+            base = self._operand1()
+            if isinstance(base, Addr) and not base.bracket:  # [sym+4] came back whole
+                base, offset, op = base.base, base.offset, base.op
+            elif self.at("+") or self.at("-"):
+                op = self.next().text
+                offset = self.number()
+        rest = []
+        while self.at(","):
+            self.next()
+            rest.append(self.operand())
+        self.expect("]")
+        return Addr(base, offset, op, tuple(rest))

@@ -1,0 +1,277 @@
+"""The PTX / Rolled-PTX syntax tree and its printer.
+
+Operands, statements, functions and modules are small frozen dataclasses, so
+statements can be compared and hashed (the rerolling works on whole statements).
+Printing is canonical: `parse(print(m)) == m`, and printing a parsed file gives
+back its tokens in order (whitespace normalised).
+
+Rolled-PTX (SPEC.md section 3) adds: the `for` opcode with a `.size.N` modifier
+and a `var in range(a, b, c):` operand (`Loop`), `VarExpr` (`Nat {+ Var*Nat}`;
+we also allow a negative base and `- Var*Nat` terms, which nvcc's descending
+offsets need) and `VarReg` (`%f(3+i*2)`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+
+# --- operands -----------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Reg:
+    name: str  # with the leading %, e.g. %rd12, %tid.x
+
+
+@dataclass(frozen=True, slots=True)
+class VarExpr:
+    base: int
+    terms: tuple[tuple[str, int], ...] = ()  # (loop variable, coefficient)
+
+    def eval(self, env: dict[str, int]) -> int:
+        return self.base + sum(env[v] * c for v, c in self.terms)
+
+    def __str__(self) -> str:
+        s = str(self.base)
+        for v, c in self.terms:
+            s += f"+{v}*{c}" if c >= 0 else f"-{v}*{-c}"
+        return s
+
+
+@dataclass(frozen=True, slots=True)
+class VarReg:
+    """`%f(3+i*2)`; with a label prefix (`$L__BB0_(2+i*2)`) it names a label."""
+
+    prefix: str  # e.g. %f, $L__BB0_
+    expr: VarExpr
+
+
+@dataclass(frozen=True, slots=True)
+class Imm:
+    text: str  # as written: 42, -1, 0x1F, 0f3F800000, 0d..., 1.5
+
+    @property
+    def is_dec(self) -> bool:
+        # canonical decimal only: str(int(text)) == text, so a hole can be re-printed
+        t = self.text[1:] if self.text.startswith("-") else self.text
+        return t.isdigit() and (t == "0" or not t.startswith("0")) and self.text != "-0"
+
+
+@dataclass(frozen=True, slots=True)
+class Sym:
+    name: str  # labels, variables, params, `_`
+
+
+@dataclass(frozen=True, slots=True)
+class Neg:
+    operand: "Operand"  # !%p1
+
+
+@dataclass(frozen=True, slots=True)
+class Vec:
+    items: tuple["Operand", ...]  # {%f1, %f2}
+
+
+@dataclass(frozen=True, slots=True)
+class Paren:
+    items: tuple["Operand", ...]  # (param0, param1) in call
+
+
+@dataclass(frozen=True, slots=True)
+class Pipe:
+    left: "Operand"
+    right: "Operand"  # %p1|%p2
+
+
+@dataclass(frozen=True, slots=True)
+class Addr:
+    """`[base+offset, rest...]`, or `sym+offset` when not bracketed.
+
+    `offset` is None when absent; `op` is the operator as written (nvcc writes
+    negative offsets as `+-4`)."""
+
+    base: "Operand | None"
+    offset: "Imm | VarExpr | None" = None
+    op: str = "+"
+    rest: tuple["Operand", ...] = ()
+    bracket: bool = True
+
+
+Operand = Union[Reg, VarReg, Imm, VarExpr, Sym, Neg, Vec, Paren, Pipe, Addr]
+
+
+# --- statements ---------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Instr:
+    opcode: str
+    mods: tuple[str, ...] = ()
+    operands: tuple[Operand, ...] = ()
+    guard: Operand | None = None  # @%p1 / @!%p1
+    line: int = field(default=0, compare=False, hash=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Label:
+    name: str  # the prefix when `expr` is set: `$L__BB0_(2+i*2):` (Rolled-PTX)
+    expr: "VarExpr | None" = None
+
+
+@dataclass(frozen=True, slots=True)
+class Directive:
+    """Any directive kept as tokens: `.reg .f32 %f<4>;`, `.loc 1 2 3`, ..."""
+
+    tokens: tuple[tuple[str, bool], ...]  # (text, glued to previous)
+    semicolon: bool = True
+
+    @property
+    def name(self) -> str:
+        return self.tokens[0][0] if self.tokens else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Comment:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    body: tuple["Stmt", ...]  # a nested `{ ... }` scope
+
+
+@dataclass(frozen=True, slots=True)
+class Loop:
+    """Rolled-PTX loop: `for.size.N var in range(start, limit, step):` + body."""
+
+    var: str
+    start: int
+    limit: int
+    step: int
+    body: tuple["Stmt", ...]
+
+    @property
+    def trip(self) -> int:
+        return len(range(self.start, self.limit, self.step))
+
+    @property
+    def size(self) -> int:
+        return sum(1 + s.size if isinstance(s, Loop) else 1 for s in self.body)
+
+
+Stmt = Union[Instr, Label, Directive, Comment, Block, Loop]
+
+
+@dataclass(frozen=True)
+class Function:
+    kind: str                   # .entry | .func
+    name: str
+    pre: tuple[tuple[str, bool], ...]        # linkage etc. before .entry/.func
+    ret: tuple[tuple[tuple[str, bool], ...], ...] | None  # .func return params
+    params: tuple[tuple[tuple[str, bool], ...], ...] | None
+    post: tuple[tuple[str, bool], ...]       # .maxntid 256, 1, 1 ...
+    body: tuple[Stmt, ...] | None            # None: a declaration ending in ;
+    line: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class Module:
+    items: tuple[Union[Directive, Comment, Function], ...]
+
+    @property
+    def functions(self) -> list[Function]:
+        return [f for f in self.items if isinstance(f, Function)]
+
+
+# --- printing -----------------------------------------------------------------
+def fmt_operand(o: Operand) -> str:
+    if isinstance(o, Reg):
+        return o.name
+    if isinstance(o, (Imm,)):
+        return o.text
+    if isinstance(o, Sym):
+        return o.name
+    if isinstance(o, VarExpr):
+        return str(o)
+    if isinstance(o, VarReg):
+        return f"{o.prefix}({o.expr})"
+    if isinstance(o, Neg):
+        return "!" + fmt_operand(o.operand)
+    if isinstance(o, Vec):
+        return "{" + ", ".join(map(fmt_operand, o.items)) + "}"
+    if isinstance(o, Paren):
+        return "(" + ", ".join(map(fmt_operand, o.items)) + ")"
+    if isinstance(o, Pipe):
+        return fmt_operand(o.left) + "|" + fmt_operand(o.right)
+    if isinstance(o, Addr):
+        s = fmt_operand(o.base) if o.base is not None else ""
+        if o.offset is not None:
+            s += o.op + (o.offset.text if isinstance(o.offset, Imm) else str(o.offset))
+        for r in o.rest:
+            s += ", " + fmt_operand(r)
+        return f"[{s}]" if o.bracket else s
+    raise TypeError(f"not an operand: {o!r}")
+
+
+def fmt_tokens(tokens) -> str:
+    out = []
+    for text, glued in tokens:
+        out.append(text if glued or not out else " " + text)
+    return "".join(out)
+
+
+def fmt_stmt(s: Stmt, depth: int = 1) -> list[str]:
+    ind = "\t" * depth
+    if isinstance(s, Instr):
+        head = (f"@{fmt_operand(s.guard)} " if s.guard is not None else "") + s.opcode + "".join(s.mods)
+        ops = ", ".join(map(fmt_operand, s.operands))
+        return [f"{ind}{head}" + (f" \t{ops};" if ops else ";")]
+    if isinstance(s, Label):
+        return [f"{s.name}({s.expr}):" if s.expr is not None else f"{s.name}:"]
+    if isinstance(s, Directive):
+        return [ind + fmt_tokens(s.tokens) + (";" if s.semicolon else "")]
+    if isinstance(s, Comment):
+        return [ind + s.text]
+    if isinstance(s, Block):
+        lines = [ind + "{"]
+        for b in s.body:
+            lines += fmt_stmt(b, depth + 1)
+        return lines + [ind + "}"]
+    if isinstance(s, Loop):
+        lines = [f"{ind}for.size.{s.size} \t{s.var} in range({s.start}, {s.limit}, {s.step}):"]
+        for b in s.body:
+            lines += fmt_stmt(b, depth + 1)
+        return lines
+    raise TypeError(f"not a statement: {s!r}")
+
+
+def fmt_function(f: Function) -> str:
+    head = fmt_tokens(f.pre + ((f.kind, False),))
+    if f.ret is not None:
+        head += " (" + ", ".join(fmt_tokens(p) for p in f.ret) + ")"
+    head += " " + f.name
+    if f.params is not None:
+        inner = ",\n".join("\t" + fmt_tokens(p) for p in f.params)
+        head += "(\n" + inner + "\n)" if f.params else "()"
+    if f.post:
+        head += "\n" + fmt_tokens(f.post)
+    if f.body is None:
+        return head + ";"
+    lines = [head, "{"]
+    for s in f.body:
+        lines += fmt_stmt(s)
+    return "\n".join(lines + ["}"])
+
+
+def fmt_module(m: Module) -> str:
+    parts = []
+    for it in m.items:
+        if isinstance(it, Function):
+            parts.append(fmt_function(it) + "\n")
+        elif isinstance(it, Directive):
+            parts.append(fmt_tokens(it.tokens) + (";" if it.semicolon else ""))
+        else:
+            parts.append(it.text)
+    return "\n".join(parts) + "\n"
+
+
+def fmt_stmts(stmts, depth: int = 1) -> str:
+    return "\n".join(line for s in stmts for line in fmt_stmt(s, depth))

@@ -1,0 +1,78 @@
+"""Time every builtin task's PyTorch reference in one size profile.
+
+The suite promises reference times of roughly 20 us - 5 ms per call on an H100
+in the full profile (so speedups are measurable and a run stays short), and
+well under 20 ms on a CPU in the small profile. This measures both claims with
+the harness's own timing utility (``kernelmill.verify.timing``).
+
+    python -m kernelmill.tasks.builtin.reference_times --device cuda --profile full
+    python -m kernelmill.tasks.builtin.reference_times --device cpu --profile small --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def time_references(device: str, profile: str, budget_ms: float = 100.0) -> list[dict]:
+    import torch
+
+    from ...verify.timing import TimingConfig, time_interleaved
+    from .. import load_tasks
+    from .selfcheck import build_reference
+
+    config = TimingConfig(warmup_ms=10.0, budget_ms=budget_ms, min_reps=5, max_reps=200)
+    rows = []
+    for task in load_tasks("builtin"):
+        module, model, _ = build_reference(task, profile, seed=0)
+        torch.manual_seed(1)
+        inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in module.get_inputs()]
+        model = model.to(device).eval()
+        with torch.no_grad():
+            t = time_interleaved({"reference": lambda: model(*inputs)}, device, config)["reference"]
+        rows.append({"task_id": task.task_id, "level": task.level, "op_type": task.op_type,
+                     "median_ms": t.median_ms, "p20_ms": t.p20_ms, "p80_ms": t.p80_ms, "reps": t.reps,
+                     "input_mb": sum(x.numel() * x.element_size() for x in inputs
+                                     if isinstance(x, torch.Tensor)) / 2**20})
+        del model, inputs
+        if device.startswith("cuda"):
+            torch.cuda.empty_cache()
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    import torch
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--profile", default=None, choices=["small", "full"],
+                        help="default: full on CUDA, small on CPU")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--low-ms", type=float, default=None, help="flag references faster than this")
+    parser.add_argument("--high-ms", type=float, default=None, help="flag references slower than this")
+    args = parser.parse_args(argv)
+    profile = args.profile or ("full" if args.device.startswith("cuda") else "small")
+    cuda = args.device.startswith("cuda")
+    low = args.low_ms if args.low_ms is not None else (0.02 if cuda else 0.0)
+    high = args.high_ms if args.high_ms is not None else (5.0 if cuda else 20.0)
+    device_name = torch.cuda.get_device_name(args.device) if cuda else "cpu"
+    rows = time_references(args.device, profile)
+    outside = 0
+    for r in rows:
+        r["in_range"] = low <= r["median_ms"] <= high
+        outside += not r["in_range"]
+        if args.json:
+            print(json.dumps({**r, "device": device_name, "profile": profile}))
+        else:
+            print(f"{'   ' if r['in_range'] else '!! '}{r['task_id']:40s} {r['median_ms']:9.4f} ms "
+                  f"(p20 {r['p20_ms']:.4f}, p80 {r['p80_ms']:.4f}, {r['reps']} reps, inputs {r['input_mb']:.1f} MiB)")
+    ms = sorted(r["median_ms"] for r in rows)
+    print(f"{len(rows)} references on {device_name}, profile {profile}: median {ms[len(ms) // 2]:.4f} ms, "
+          f"range {ms[0]:.4f} - {ms[-1]:.4f} ms; {outside} outside [{low}, {high}] ms", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,26 @@
+# kernelmill: level=1 op_type=single
+"""Exact (erf-based) GELU, elementwise."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.gelu(x)
+
+
+batch_size = 4096
+dim = 16384
+SIZE_PROFILES = {"small": {"batch_size": 4, "dim": 1000}}
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []

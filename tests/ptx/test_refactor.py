@@ -1,0 +1,74 @@
+"""CUDA refactoring on tree-sitter: parentheses, index CSE, and the PTX check."""
+
+import shutil
+
+import pytest
+
+pytest.importorskip("tree_sitter_cuda")
+
+from kernelmill.cudasrc import (extract_index_cse, normalize_ptx, refactor_cuda,  # noqa: E402
+                                remove_redundant_parens, same_ptx)
+from kernelmill.ptx import NvccOptions  # noqa: E402
+
+
+def test_parens_use_precedence_and_associativity():
+    src = ("__global__ void f(float* a, float* b, int n) { int i = ((blockIdx.x*(256))+threadIdx.x);"
+           " float z = a[i]+(b[i]+a[0]); float w = (a[i]-b[i])-z; float v = a[i]-(b[i]-z);"
+           " float y = a[i]-(-b[i]); float q = (z*w)/(*a); if ((i<n)) b[(i)] = ((i>2)?(z):(w)) + (v*y); }")
+    out, n = remove_redundant_parens(src)
+    assert "int i = blockIdx.x*256+threadIdx.x;" in out
+    assert "a[i]+(b[i]+a[0])" in out          # not re-associated (floats)
+    assert "a[i]-b[i]-z" in out and "a[i]-(b[i]-z)" in out
+    assert "a[i]- -b[i]" in out                # no `--` token created
+    assert "z*w/ *a" in out                    # no `/*` comment created
+    assert "b[i] = (i>2?z:w) + v*y" in out
+    assert n >= 9
+
+
+def test_cse_keeps_offsets_and_defines_before_use():
+    src = ("__global__ void k(float* A, float* C) {\n"
+           "  C[((((int)blockIdx.x) * 64) + ((int)threadIdx.x))] = A[((((int)blockIdx.x) * 64) + ((int)threadIdx.x))];\n"
+           "  C[(((((int)blockIdx.x) * 64) + ((int)threadIdx.x)) + 32)] = A[(((((int)blockIdx.x) * 64) + ((int)threadIdx.x)) + 32)];\n"
+           "}\n")
+    out, n = extract_index_cse(src)
+    assert n == 1
+    decl = out.index("const auto idx0 = ")
+    assert decl < out.index("C[(idx0)]") and "A[((idx0) + 32)]" in out
+
+
+def test_cse_skips_expressions_whose_names_change():
+    src = ("__global__ void k(float* A) { int j = threadIdx.x;\n"
+           "  A[j * 4 + 1] = 0.f; j += 1; A[j * 4 + 1] = 1.f; }\n")
+    out, n = extract_index_cse(src)
+    assert n == 0 and out == src
+
+
+def test_normalize_ptx_ignores_register_numbering():
+    a = ".entry k()\n{\n.reg .b32 %r<9>;\nadd.s32 %r7, %r3, 1;\nmov.u32 %r3, %r7;\n}\n"
+    b = ".entry k()\n{\n.reg .b32 %r<3>;\nadd.s32 %r2, %r1, 1;\nmov.u32 %r1, %r2;\n}\n"
+    c = ".entry k()\n{\n.reg .b32 %r<3>;\nadd.s32 %r2, %r1, 1;\nmov.u32 %r2, %r2;\n}\n"
+    assert normalize_ptx(a) == normalize_ptx(b) != normalize_ptx(c)
+
+
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+
+
+@needs_nvcc
+def test_check_rejects_reassociation_and_keeps_the_original():
+    a = "__global__ void k(float* x) { x[0] = x[1] + (x[2] + x[3]); }\n"
+    b = "__global__ void k(float* x) { x[0] = x[1] + x[2] + x[3]; }\n"
+    ok, why = same_ptx(a, b, NvccOptions())
+    assert not ok and "PTX differs" in why
+    res = refactor_cuda(a)
+    assert res.source == a and all(s.changes == 0 for s in res.steps)
+
+
+@needs_nvcc
+def test_refactor_keeps_checked_parens_on_compiler_style_code():
+    src = ("extern \"C\" __global__ void k(float* __restrict__ A, float* __restrict__ C) {\n"
+           "  C[((((int)blockIdx.x) * 128) + (((int)threadIdx.x) * 2))] = (A[((((int)blockIdx.x) * 128) + "
+           "(((int)threadIdx.x) * 2))] * 2.000000e+00f);\n}\n")
+    res = refactor_cuda(src, cse=False)
+    (step,) = res.steps
+    assert step.kept and step.changes > 5 and len(res.source) < len(src)
+    assert "C[(int)blockIdx.x * 128 + (int)threadIdx.x * 2]" in res.source

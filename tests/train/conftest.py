@@ -1,0 +1,35 @@
+"""Shared fixtures: a tiny chat model built once per session (no downloads)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("trl")
+pytest.importorskip("peft")
+
+OPS = ["relu", "gelu", "tanh", "exp", "sigmoid", "abs"]
+SYSTEM = "You write fast GPU kernels."
+
+
+def sft_rows() -> list[dict]:
+    return [{"messages": [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": f"Write a kernel for {op}."},
+        {"role": "assistant", "content": f"<think>\n{op} is elementwise\n</think>\n\n```python\ny = torch.{op}(x)\n```"}],
+        "task_id": f"t{i}", "sample_id": f"s{i}", "source_part": "a"} for i, op in enumerate(OPS)]
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory) -> Path:
+    from kernelmill.train import build_tiny_model
+
+    texts = [m["content"] for r in sft_rows() for m in r["messages"]]
+    texts += ["Attempt result: it did not compile. Fix the problem and reply with the complete corrected code."]
+    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", texts * 4, hidden=64, layers=2)
+
+
+@pytest.fixture(scope="session", name="sft_rows")
+def sft_rows_fixture() -> list[dict]:
+    return sft_rows()
