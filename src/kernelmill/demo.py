@@ -24,12 +24,13 @@ def demo_command(
     device: str = typer.Option("auto", help="cpu, cuda, or auto."),
     trials: int = typer.Option(5, help="Correctness trials per candidate."),
     workers: int = typer.Option(0, help="Parallel build processes (0: one per core)."),
+    run_timeout: float = typer.Option(60.0, help="Seconds to check and time one candidate (the suite has a hanging one)."),
 ) -> None:
     """Verify the builtin suite's example candidates on this machine and print the metrics."""
     from .report.cli import print_metrics
     from .tasks.builtin import builtin_samples
 
-    config = config_from_options(device, trials, 600.0, 300.0, workers)
+    config = config_from_options(device, trials, 600.0, run_timeout, workers)
     dev = config.resolved_device()
     samples = [s for s in builtin_samples()
                if get_backend(s.language) and get_backend(s.language).unsupported(dev) is None]

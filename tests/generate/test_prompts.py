@@ -77,5 +77,16 @@ def test_fewshot_from_suite_skips_the_prompted_task(tmp_path):
     ex = fewshot_example("cuda", suite_dir=tmp_path)
     assert ex.origin == "builtin:a_small" and "ModelNew" in ex.new
     assert fewshot_example("cuda", exclude_task_id="a_small", suite_dir=tmp_path).origin == "builtin:b_large"
+    same_code = fewshot_example("cuda", exclude_code=ref, suite_dir=tmp_path)  # both refs equal ref
+    assert same_code.origin == "fallback"
     # no candidate in that language: the shipped example
     assert fewshot_example("triton", suite_dir=tmp_path).origin == "fallback"
+
+
+def test_render_prompt_for_exports_never_shows_the_task_as_its_own_example(tmp_path):
+    from kernelmill.generate.prompts import render_prompt
+
+    msgs = render_prompt(TASK.code, "triton", examples="fallback")
+    assert msgs[1]["content"].count(TASK.code.strip()) == 1 and "@triton.jit" in msgs[1]["content"]
+    with pytest.raises(TemplateError, match="takes 'ptx' input"):
+        render_prompt(TASK.code, "ptx2cuda")

@@ -39,6 +39,11 @@ def default_responder(body: dict, n: int) -> Reply:
                  usage={"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30})
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 512  # the default 5 resets connections under a burst of 64 clients
+
+
 class FakeOpenAIServer:
     def __init__(self, responder: Responder = default_responder, models: tuple[str, ...] = ("fake-model",),
                  api_key: str | None = None, latency_s: float = 0.0, port: int = 0):
@@ -46,8 +51,7 @@ class FakeOpenAIServer:
         self.bodies: list[dict] = []
         self._lock = threading.Lock()
         self._count = 0
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class())
-        self._httpd.daemon_threads = True
+        self._httpd = _Server(("127.0.0.1", port), self._handler_class())
         self._thread: threading.Thread | None = None
 
     @property
@@ -83,6 +87,7 @@ class FakeOpenAIServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # else headers and body meet delayed ACKs: 40 ms a reply
 
             def log_message(self, *args) -> None:  # keep test output clean
                 pass

@@ -157,7 +157,7 @@ def _suite_examples(language: str, suite_dir: str) -> tuple[tuple[str, FewShotEx
 
 
 def fewshot_example(language: str, exclude_task_id: str | None = None, prefer: str = "builtin",
-                    suite_dir: str | Path | None = None) -> FewShotExample:
+                    suite_dir: str | Path | None = None, exclude_code: str | None = None) -> FewShotExample:
     """The example for a prompt: the builtin suite's shortest verified
     candidate in the language, never the task being prompted (that would
     hand the model a verified answer); else the shipped fallback."""
@@ -165,7 +165,7 @@ def fewshot_example(language: str, exclude_task_id: str | None = None, prefer: s
         from ..tasks import BUILTIN_DIR
 
         for task_id, ex in _suite_examples(language, str(suite_dir or BUILTIN_DIR)):
-            if task_id != exclude_task_id:
+            if task_id != exclude_task_id and (exclude_code is None or ex.ref != exclude_code.strip()):
                 return ex
     elif prefer != "fallback":
         raise TemplateError(f"examples must be 'builtin' or 'fallback', not {prefer!r}")
@@ -181,7 +181,7 @@ def task_variables(template: PromptTemplate, task: Task, examples: str = "builti
     needs = template.placeholders()
     if {"example_ref", "example_new"} & needs:
         lang = template.examples or template.language or "cuda"
-        ex = fewshot_example(lang, exclude_task_id=task.task_id, prefer=examples)
+        ex = fewshot_example(lang, exclude_task_id=task.task_id, prefer=examples, exclude_code=task.code)
         vars_.update(example_ref=ex.ref, example_new=ex.new, example_origin=ex.origin)
     return vars_
 
@@ -189,3 +189,13 @@ def task_variables(template: PromptTemplate, task: Task, examples: str = "builti
 def ptx_variables(pair: Pair, field_name: str = "ptx") -> dict[str, str]:
     ptx = getattr(pair, field_name, None) or pair.ptx
     return {"ptx": ptx.strip(), "task_id": pair.pair_id, "name": pair.kernel_name, "kernel_name": pair.kernel_name}
+
+
+def render_prompt(task_code: str, language: str, examples: str = "builtin") -> list[dict[str, str]]:
+    """The chat messages `generate` sends for a task, from its code and the
+    target language (the template of that name). Curation and training
+    exports call this so they show models the same text as inference."""
+    template = load_template(language)
+    if template.input != "task":
+        raise TemplateError(f"{template.path} takes {template.input!r} input, not a task")
+    return template.render(task_variables(template, Task("", task_code), examples))

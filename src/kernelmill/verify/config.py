@@ -37,6 +37,10 @@ class VerifyConfig:
     max_procs: int = 128  # processes of one candidate's tree (fork bombs)
     output_limit: int = 8192  # bytes of stdout/stderr kept per phase
     cache_dir: str = field(default_factory=lambda: str(default_cache_dir()))
+    # reward-hacking guards (docs/guards.md): off | standard | strict
+    guards: str = "standard"
+    # candidates that fall back to PyTorch (item 7/8): reject | flag | allow
+    fallback: str = "reject"
 
     def resolved_device(self) -> str:
         if self.device != "auto":
@@ -58,5 +62,6 @@ class VerifyConfig:
             "tolerances": {k: list(v) for k, v in sorted(self.tolerances.items())},
             "norm_tol": self.norm_tol, "time": self.time, "timing": asdict(self.timing),
             "weight_seed": self.weight_seed, "harness": HARNESS_VERSION,
+            "guards": self.guards, "fallback": self.fallback,
         }
         return hashlib.sha256(json.dumps(relevant, sort_keys=True).encode()).hexdigest()[:16]

@@ -178,6 +178,8 @@ class Verifier:
             "norm_tol": self.config.norm_tol, "time": self.config.time,
             "timing": asdict(self.config.timing), "skip_timing_reason": backend.timing_skip_reason(run_device),
             "import_is_build": not backend.compiles_extension,
+            # reward-hacking guards (kernelmill.verify.guards): the run phase supervises
+            "guards": self.config.guards, "fallback": self.config.fallback, "language": job.sample.language,
         }
         res, data = self._phase(job, "run", run_device, gpu if run_device == "cuda" else None, extra)
         if data is None:

@@ -12,8 +12,16 @@ What it protects against:
 * too few samples: a time budget picks the repetition count from a measured
   estimate, within [min_reps, max_reps].
 
-What it does not do: it does not detect results cached across calls or lazy
-outputs (the guards do), and on CPU it measures wall time with perf_counter.
+* stale memory: each callable's last output stays alive until its next call,
+  so one callable cannot receive the other's freed output buffer;
+* results cached across calls (with the guards): `prepare` refills the inputs
+  in place before each call, outside the timed region, and `keep` returns the
+  outputs of chosen repetitions so they can be checked;
+* work the events do not see: each call's host wall time (through the
+  device-wide synchronize) is recorded beside the event time.
+
+What it does not do: judge anything (the guards compare event and wall time,
+and check kept outputs); on CPU it measures wall time with perf_counter.
 """
 
 from __future__ import annotations
@@ -44,6 +52,7 @@ class Timing:
     min_ms: float
     reps: int
     wall_ms: float  # host wall time around all timed calls of this callable
+    wall_median_ms: float | None = None  # median host wall time of one call (to the device-wide sync)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -73,33 +82,55 @@ class _Clock:
         if self.cuda:
             torch.cuda.synchronize()
 
-    def time_call(self, fn: Callable[[], object]) -> float:
+    def time_call(self, fn: Callable[[], object]) -> tuple[float, object, float]:
+        """(event or perf_counter ms, the call's return value, host wall ms)."""
         if self.flush is not None:
             self.flush.zero_()
         if self.cuda:
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
             torch.cuda.synchronize()
+            t0 = time.perf_counter()
             start.record()
-            fn()
+            out = fn()
             end.record()
             torch.cuda.synchronize()  # device-wide: other streams count too
-            return start.elapsed_time(end)
+            wall = (time.perf_counter() - t0) * 1e3
+            return start.elapsed_time(end), out, wall
         t0 = time.perf_counter()
-        fn()
-        return (time.perf_counter() - t0) * 1e3
+        out = fn()
+        ms = (time.perf_counter() - t0) * 1e3
+        return ms, out, ms
 
 
 def time_interleaved(
     fns: dict[str, Callable[[], object]],
     device: torch.device | str,
     config: TimingConfig | None = None,
+    prepare: dict[str, Callable[[int], None]] | None = None,
+    keep: dict[str, dict[int, object]] | None = None,
 ) -> dict[str, Timing]:
-    """Time each callable, interleaving them call by call; returns per-name stats."""
+    """Time each callable, interleaving them call by call; returns per-name stats.
+
+    `prepare[name](i)` runs before call i of `name` (warm-up calls get i < 0),
+    untimed. `keep[name]` maps repetition indices to None; the outputs of those
+    timed repetitions are stored there."""
     config = config or TimingConfig()
     device = torch.device(device)
     clock = _Clock(device, config.flush_l2)
     names = list(fns)
+    prepare = prepare or {}
+    keep = keep or {}
+    last: dict[str, object] = {}
+
+    def call(name: str, i: int) -> tuple[float, float]:
+        if name in prepare:
+            prepare[name](i)
+        ms, out, wall = clock.time_call(fns[name])
+        last[name] = out  # freed only when this callable runs again
+        if i in keep.get(name, {}):
+            keep[name][i] = out
+        return ms, wall
 
     # warm-up, which also gives the per-call estimate that sizes the run
     est: dict[str, float] = {}
@@ -108,7 +139,7 @@ def time_interleaved(
         t0 = time.perf_counter()
         n = 0
         while True:
-            clock.time_call(fns[name])
+            call(name, -1 - n)
             n += 1
             if (time.perf_counter() - t0) * 1e3 >= config.warmup_ms and n >= 2:
                 break
@@ -117,11 +148,14 @@ def time_interleaved(
     reps = int(min(config.max_reps, max(config.min_reps, config.budget_ms / max(slowest, 1e-6))))
 
     samples: dict[str, list[float]] = {n: [] for n in names}
+    walls: dict[str, list[float]] = {n: [] for n in names}
     wall: dict[str, float] = {n: 0.0 for n in names}
-    for _ in range(reps):
+    for rep in range(reps):
         for name in names:
             t0 = time.perf_counter()
-            samples[name].append(clock.time_call(fns[name]))
+            ms, call_wall = call(name, rep)
+            samples[name].append(ms)
+            walls[name].append(call_wall)
             wall[name] += (time.perf_counter() - t0) * 1e3
 
     out = {}
@@ -131,5 +165,6 @@ def time_interleaved(
             median_ms=statistics.median(vals), p20_ms=_quantile(vals, 0.2),
             p80_ms=_quantile(vals, 0.8), mean_ms=statistics.fmean(vals),
             min_ms=vals[0], reps=len(vals), wall_ms=wall[name],
+            wall_median_ms=statistics.median(walls[name]),
         )
     return out

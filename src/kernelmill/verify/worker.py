@@ -100,6 +100,11 @@ def build(job: dict) -> dict:
 
 
 def run(job: dict) -> dict:
+    if job.get("guards", "off") != "off":
+        # the guarded flow never imports the candidate in this process
+        from .guards.supervisor import run_guarded
+
+        return run_guarded(job)
     import torch
 
     from .correctness import CheckRule, compare

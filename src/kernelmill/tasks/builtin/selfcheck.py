@@ -150,8 +150,10 @@ def check_candidate(task: Task, sample: Sample, profile: str = "small", device: 
 
 
 def _last_line(exc: BaseException) -> str:
-    text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-    return text.splitlines()[-1][:500] if text else type(exc).__name__
+    """The most telling line: a compiler's first `error:` line, else the last line."""
+    lines = "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()
+    errors = [ln.strip() for ln in lines if "error:" in ln]
+    return (errors[0] if errors else lines[-1] if lines else type(exc).__name__)[:500]
 
 
 def check_builtin(languages: list[str] | None = None, profile: str = "small",

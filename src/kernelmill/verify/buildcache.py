@@ -1,0 +1,165 @@
+"""A content-addressed cache of build products, shared by every worker process.
+
+An entry is a folder named by the SHA-256 of everything that decides its
+bytes (sources, flags, compiler and torch identity). It is written in a private
+temporary folder and published with one ``rename``, so a reader sees a whole
+entry or none: a build that hangs or is killed mid-way leaves only a temporary
+folder (swept later), never a poisoned entry. Each entry carries a manifest
+with the size and hash of its files; an entry that does not match it (a torn
+disk write, a truncated copy, someone's editing) is removed and rebuilt.
+
+Concurrent builders of one key serialise on an ``flock`` of a per-key lock
+file. The kernel drops that lock when its holder dies, however it dies, so a
+stale lock cannot hang anyone (torch's ``FileBaton`` is a file that exists
+until its owner deletes it: a builder killed at its timeout leaves it behind
+and the next builder waits forever).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Iterator
+
+MANIFEST = "manifest.json"
+_STALE_TMP_S = 3600.0  # temporary folders older than this belong to dead builders
+
+
+def content_key(*parts: str | bytes) -> str:
+    """SHA-256 over the parts, each length-prefixed (so parts cannot run together)."""
+    h = hashlib.sha256()
+    for p in parts:
+        b = p.encode() if isinstance(p, str) else p
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+    return h.hexdigest()
+
+
+def _file_sha(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class BuildCache:
+    """Entries under ``root/<kind>/<key[:2]>/<key>/``; locks under ``root/locks``."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+        self.stats = {"hits": 0, "misses": 0, "corrupt": 0}
+        for sub in ("locks", "tmp"):
+            (self.root / sub).mkdir(parents=True, exist_ok=True)
+
+    def path(self, kind: str, key: str) -> Path:
+        return self.root / kind / key[:2] / key
+
+    def get(self, kind: str, key: str) -> Path | None:
+        """The entry's folder if it is present and intact; a damaged one is removed."""
+        entry = self.path(kind, key)
+        if not entry.is_dir():
+            self.stats["misses"] += 1
+            return None
+        if not self._intact(entry):
+            self.stats["corrupt"] += 1
+            self._discard(entry)
+            return None
+        self.stats["hits"] += 1
+        return entry
+
+    def _intact(self, entry: Path) -> bool:
+        try:
+            manifest = json.loads((entry / MANIFEST).read_text())
+            for name, meta in manifest["files"].items():
+                f = entry / name
+                if f.stat().st_size != meta["size"] or _file_sha(f) != meta["sha256"]:
+                    return False
+            return True
+        except (OSError, ValueError, KeyError, TypeError):
+            return False
+
+    def _discard(self, entry: Path) -> None:
+        # move aside first: a reader racing with us sees no entry, not half of one
+        grave = self.root / "tmp" / f"corrupt-{entry.name}-{os.getpid()}-{time.monotonic_ns()}"
+        with contextlib.suppress(OSError):
+            os.rename(entry, grave)
+        shutil.rmtree(grave, ignore_errors=True)
+
+    @contextlib.contextmanager
+    def lock(self, kind: str, key: str) -> Iterator[None]:
+        """Exclusive per-key lock; released by the kernel if the holder dies."""
+        path = self.root / "locks" / f"{kind}-{key}.lock"
+        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+    def try_lock(self, kind: str, key: str):
+        """The per-key lock as a context manager if it is free now, else None."""
+        path = self.root / "locks" / f"{kind}-{key}.lock"
+        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return None
+
+        @contextlib.contextmanager
+        def held() -> Iterator[None]:
+            try:
+                yield
+            finally:
+                with contextlib.suppress(OSError):
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                os.close(fd)
+
+        return held()
+
+    def staging(self, kind: str) -> Path:
+        """A private folder to build in; hand it to `publish` when complete."""
+        return Path(tempfile.mkdtemp(prefix=f"{kind}-", dir=self.root / "tmp"))
+
+    def publish(self, kind: str, key: str, staged: Path, meta: dict | None = None) -> Path:
+        """Write the manifest and rename `staged` into place (atomic)."""
+        files = {}
+        for f in sorted(staged.iterdir()):
+            if f.is_file() and f.name != MANIFEST:
+                files[f.name] = {"size": f.stat().st_size, "sha256": _file_sha(f)}
+        manifest = {"key": key, "kind": kind, "files": files, "created": time.time(), "meta": meta or {}}
+        (staged / MANIFEST).write_text(json.dumps(manifest, indent=1))
+        entry = self.path(kind, key)
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.rename(staged, entry)
+        except OSError:
+            # someone published the same key first (same content): keep theirs
+            if self.get(kind, key) is None:
+                shutil.rmtree(entry, ignore_errors=True)
+                os.rename(staged, entry)
+            else:
+                shutil.rmtree(staged, ignore_errors=True)
+        return entry
+
+    def sweep(self, older_than_s: float = _STALE_TMP_S) -> int:
+        """Remove temporary folders left by builders that died; returns how many."""
+        now, n = time.time(), 0
+        for d in (self.root / "tmp").iterdir():
+            try:
+                if now - d.stat().st_mtime > older_than_s:
+                    shutil.rmtree(d, ignore_errors=True)
+                    n += 1
+            except OSError:
+                continue
+        return n

@@ -1,0 +1,81 @@
+"""The guards' flags: what each names, and the status a verdict carrying it gets.
+
+``rejected`` flags name a trick (the output may even be right); ``incorrect``
+flags name a correctness check that failed. `decide` turns a run's findings
+into the verdict's status, flags and message, honouring the fallback policy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+LEVELS = ("off", "standard", "strict")
+FALLBACK_POLICIES = ("reject", "flag", "allow")
+
+# flag -> (status, catalogue item, what it means)
+FLAGS: dict[str, tuple[str, int, str]] = {
+    "input_mutation": ("rejected", 1, "wrote into its inputs (the reference does not)"),
+    "stale_memory": ("incorrect", 2, "output looks like memory left over from another call"),
+    "background_thread": ("rejected", 3, "a thread it started was still running after the call returned"),
+    "deferred_work": ("rejected", 3, "its output changed after the call had returned"),
+    "unsynced_work": ("rejected", 3, "GPU work outside the timed stream (wall clock far above event time)"),
+    "cached_output": ("incorrect", 4, "a timed call with new input data returned a wrong (stale) output"),
+    "lazy_output": ("rejected", 5, "output is not a plain dense tensor"),
+    "output_aliases_input": ("rejected", 5, "output shares memory with an input (the reference's does not)"),
+    "harness_patched": ("rejected", 6, "rebinds harness, timer or torch functions"),
+    "calls_reference": ("rejected", 7, "uses the reference Model"),
+    "torch_fallback": ("rejected", 7, "none of its own compiled code ran: the output came from PyTorch"),
+    "try_fallback": ("rejected", 7, "wraps its kernel in try/except that falls back to PyTorch"),
+    "decoy_kernel": ("rejected", 8, "its own kernels ran but PyTorch did the reference's work"),
+    "precision_downgrade": ("rejected", 9, "computes an fp32 task in lower precision (fp16/bf16/TF32)"),
+    "constant_output": ("incorrect", 10, "a constant (or all-zero) output where the reference's varies"),
+    "shape_specialised": ("incorrect", 12, "wrong on a shape variant the task declares"),
+    "nondeterministic": ("incorrect", 13, "two calls on the same inputs disagree"),
+    "harness_introspection": ("rejected", 14, "reads the harness's frames, memory or files"),
+    "suspicious_speed": ("rejected", 15, "faster than the memory traffic of the task allows"),
+}
+# flags the fallback policy governs (item 7 and 8)
+FALLBACK_FLAGS = {"calls_reference", "torch_fallback", "try_fallback", "decoy_kernel"}
+
+
+@dataclass
+class Findings:
+    """Accumulates (flag, detail) pairs from all guards of one run."""
+
+    items: list[tuple[str, str]] = field(default_factory=list)
+
+    def add(self, flag: str, detail: str) -> None:
+        if flag not in FLAGS:
+            raise KeyError(f"unknown guard flag {flag!r}")
+        if all(f != flag for f, _ in self.items):
+            self.items.append((flag, detail))
+
+    def flags(self) -> list[str]:
+        return [f for f, _ in self.items]
+
+
+def decide(findings: Findings, base: dict, fallback_policy: str = "reject") -> dict:
+    """Apply `findings` to a worker result `base` (status ok or incorrect).
+
+    A rejection outranks a correctness failure (the trick is the more useful
+    thing to report); with policy ``flag`` fallback flags are kept but do not
+    change the status, with ``allow`` they are dropped."""
+    kept = [(f, d) for f, d in findings.items
+            if not (f in FALLBACK_FLAGS and fallback_policy == "allow")]
+    result = dict(base)
+    result["flags"] = list(base.get("flags") or []) + [f for f, _ in kept if f not in (base.get("flags") or [])]
+    deciding = [(f, d) for f, d in kept if not (f in FALLBACK_FLAGS and fallback_policy == "flag")]
+    rejected = [(f, d) for f, d in deciding if FLAGS[f][0] == "rejected"]
+    incorrect = [(f, d) for f, d in deciding if FLAGS[f][0] == "incorrect"]
+    if rejected:
+        result["status"] = "rejected"
+        result["correct"] = False
+        result["message"] = "; ".join(f"{f}: {d}" for f, d in rejected)
+    elif incorrect and result.get("status") == "ok":
+        result["status"] = "incorrect"
+        result["correct"] = False
+        result["message"] = "; ".join(f"{f}: {d}" for f, d in incorrect)
+    if result["status"] != "ok":
+        for key in ("speedup", "runtime_ms", "ref_runtime_ms"):
+            result.pop(key, None)
+    return result

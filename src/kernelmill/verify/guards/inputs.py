@@ -1,0 +1,114 @@
+"""Input sets for guarded runs: several distributions, declared shape variants,
+and the in-place refills that make every timed call see new data.
+
+All of this runs in the supervisor (which never imports the candidate), except
+`refill`, which the candidate's process uses between timed calls.
+
+Why several distributions: a candidate that computes part of a mean, a norm or
+a loss over a large standard-normal input lands close to the right answer
+(item 11 of docs/guards.md). The task's own ``get_inputs`` is called with
+``torch.randn`` swapped for a variant, so whatever the task does with the draws
+afterwards (softmax, abs, integer targets from ``randint``) still holds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from typing import Any, Callable
+
+import torch
+
+_REAL_RANDN = torch.randn
+
+
+def _uniform_offset(*size, **kw):
+    # mean 0.5, variance 1: a sum or mean no longer centres on zero
+    t = _REAL_RANDN(*size, **kw)
+    with torch.no_grad():
+        t.uniform_(-math.sqrt(3.0), math.sqrt(3.0)).add_(0.5)
+    return t
+
+
+def _laplace(*size, **kw):
+    # heavier tails than the normal (variance 1), still finite in fp16
+    t = _REAL_RANDN(*size, **kw)
+    with torch.no_grad():
+        u = torch.rand(t.shape, dtype=torch.float64).clamp_(1e-12, 1 - 1e-12) - 0.5
+        lap = -torch.sign(u) * torch.log1p(-2 * u.abs()) / math.sqrt(2.0)
+        t.copy_(lap.to(t.dtype))
+    return t
+
+
+DISTRIBUTIONS: dict[str, Callable[..., torch.Tensor] | None] = {
+    "normal": None,  # the task's own draws
+    "uniform_offset": _uniform_offset,
+    "laplace": _laplace,
+}
+
+
+@contextlib.contextmanager
+def _randn_as(fn):
+    if fn is None:
+        yield
+        return
+    torch.randn = fn
+    try:
+        yield
+    finally:
+        torch.randn = _REAL_RANDN
+
+
+def draw_inputs(ref_mod, seed: int, distribution: str, overrides: dict | None = None) -> list:
+    """``ref_mod.get_inputs()`` under `seed`, with randn drawing from `distribution`
+    and module-level sizes temporarily set to `overrides` (a shape variant)."""
+    saved = {}
+    for key, value in (overrides or {}).items():
+        saved[key] = getattr(ref_mod, key, None)
+        setattr(ref_mod, key, value)
+    try:
+        torch.manual_seed(seed)
+        with _randn_as(DISTRIBUTIONS[distribution]):
+            return list(ref_mod.get_inputs())
+    finally:
+        for key, value in saved.items():
+            setattr(ref_mod, key, value)
+
+
+def distribution_for(trial: int) -> str:
+    names = list(DISTRIBUTIONS)
+    return names[trial % len(names)]
+
+
+def shape_variants(ref_mod) -> list[dict]:
+    """Extra sizes a task declares (``SHAPE_VARIANTS = [{"batch_size": 3}, ...]``):
+    module-level names that ``get_inputs`` reads; the model is not rebuilt."""
+    variants = getattr(ref_mod, "SHAPE_VARIANTS", None) or []
+    if not isinstance(variants, (list, tuple)) or not all(isinstance(v, dict) for v in variants):
+        raise ValueError("SHAPE_VARIANTS must be a list of dicts of module-level sizes")
+    return [dict(v) for v in variants]
+
+
+def tensors_in(obj: Any) -> list[torch.Tensor]:
+    if isinstance(obj, torch.Tensor):
+        return [obj]
+    if isinstance(obj, (list, tuple)):
+        return [t for o in obj for t in tensors_in(o)]
+    if isinstance(obj, dict):
+        return [t for o in obj.values() for t in tensors_in(o)]
+    return []
+
+
+def nbytes(obj: Any) -> int:
+    return sum(t.numel() * t.element_size() for t in tensors_in(obj))
+
+
+def refill(buffers: list, source: list, scale: float | None) -> None:
+    """Copy `source` into `buffers` in place (same storage, so a cache keyed on
+    pointers, shapes or ids sees the same key with new data); floating tensors
+    are then scaled, so no two timed calls see the same values."""
+    with torch.no_grad():
+        for dst, src in zip(tensors_in(buffers), tensors_in(source)):
+            dst.copy_(src)
+            if scale is not None and dst.is_floating_point():
+                dst.mul_(scale)

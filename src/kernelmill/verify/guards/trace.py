@@ -1,0 +1,234 @@
+"""What ran inside the candidate's process: its own compiled code or PyTorch,
+in which precision, on which threads, and whether the harness was rebound.
+
+Used by `guards.candidate` (the candidate's process) on one profiled call,
+and by the supervisor on one reference call. Everything here describes; the
+supervisor decides.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+import threading
+import time
+from typing import Any, Callable
+
+import torch
+
+# ops that move, view or allocate: they say nothing about who computed the result
+PLUMBING = {
+    "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like",
+    "to", "_to_copy", "copy_", "view", "reshape", "_reshape_alias", "contiguous", "clone", "t", "transpose",
+    "permute", "expand", "as_strided", "unsqueeze", "squeeze", "select", "slice", "detach", "resolve_conj",
+    "resolve_neg", "lift_fresh", "alias", "fill_", "zero_", "resize_", "_unsafe_view", "unsafe_view",
+    "flatten", "item", "_local_scalar_dense", "numpy_T", "split", "chunk", "narrow", "unbind", "cat", "stack",
+    "view_as", "expand_as", "set_", "is_nonzero", "result_type", "dropout", "to_dense", "record_stream",
+    "scalar_tensor", "arange", "linspace", "randn", "rand", "empty_permuted", "new_empty", "new_zeros",
+    "new_empty_strided", "new_full", "_has_compatible_shallow_copy_type", "lift", "detach_",
+}
+LOW_PRECISION = {"c10::Half", "c10::BFloat16", "c10::Float8_e4m3fn", "c10::Float8_e5m2"}
+
+
+def protected_callables() -> dict[str, Any]:
+    """Objects the harness relies on inside the candidate's process; the
+    candidate must leave every one of them bound where it found it."""
+    from .. import correctness, timing
+    from . import candidate, inputs
+
+    named = {
+        "time.perf_counter": (time, "perf_counter"), "time.perf_counter_ns": (time, "perf_counter_ns"),
+        "time.monotonic": (time, "monotonic"), "time.time": (time, "time"),
+        "torch.cuda.synchronize": (torch.cuda, "synchronize"), "torch.cuda.Event": (torch.cuda, "Event"),
+        "torch.cuda.Event.elapsed_time": (torch.cuda.Event, "elapsed_time"),
+        "torch.cuda.Event.record": (torch.cuda.Event, "record"),
+        "torch.save": (torch, "save"), "torch.load": (torch, "load"), "torch.equal": (torch, "equal"),
+        "torch.allclose": (torch, "allclose"), "torch.randn": (torch, "randn"),
+        "torch.Tensor.clone": (torch.Tensor, "clone"), "torch.Tensor.copy_": (torch.Tensor, "copy_"),
+        "torch.Tensor.cpu": (torch.Tensor, "cpu"), "torch.Tensor.to": (torch.Tensor, "to"),
+        "torch.Tensor.mul_": (torch.Tensor, "mul_"), "torch.Tensor.__torch_function__": (torch.Tensor, "__torch_function__"),
+        "torch.nn.Module.__call__": (torch.nn.Module, "__call__"),
+        "threading.enumerate": (threading, "enumerate"), "sys.setprofile": (sys, "setprofile"),
+        "os._exit": (os, "_exit"), "json.dump": (sys.modules["json"], "dump"),
+        "timing.time_interleaved": (timing, "time_interleaved"), "timing._Clock.time_call": (timing._Clock, "time_call"),
+        "correctness.compare": (correctness, "compare"), "inputs.refill": (inputs, "refill"),
+    }
+    for name in ("run_candidate", "_run_trials", "_time_candidate", "_write_outputs"):
+        named[f"candidate.{name}"] = (candidate, name)
+    # getattr_static: a classmethod read through getattr is a new object each time
+    return {label: inspect.getattr_static(owner, attr, None) for label, (owner, attr) in named.items()}
+
+
+def rebound(before: dict[str, Any]) -> list[str]:
+    now = protected_callables()
+    return [label for label, obj in before.items() if now.get(label) is not obj]
+
+
+def native_thread_count() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return threading.active_count()
+
+
+def warm_thread_pools(device: torch.device) -> None:
+    """Start torch's own worker threads before any check, so threads that appear
+    during a candidate call are the candidate's."""
+    a = torch.randn(256, 256, device=device)
+    (a @ a).sum().item()
+    torch.nn.functional.conv2d(a[None, None], a[None, None, :3, :3]).sum().item()
+
+
+def extension_modules(before: set[str]) -> dict[str, Any]:
+    """Compiled modules the candidate loaded (load_inline / its own .so files)."""
+    out = {}
+    for name, mod in list(sys.modules.items()):
+        if name in before or mod is None:
+            continue
+        path = getattr(mod, "__file__", None) or ""
+        if path.endswith((".so", ".pyd")) and "site-packages" not in path and "dist-packages" not in path:
+            out[name] = mod
+    return out
+
+
+def jit_functions(module) -> list[Any]:
+    """Triton (or similar) jitted kernels defined by the candidate's module."""
+    found = []
+    for obj in vars(module).values():
+        if any(c.__name__ in ("JITFunction", "Autotuner", "Heuristics", "InterpretedFunction")
+               for c in type(obj).__mro__):
+            found.append(obj)
+    return found
+
+
+def _jit_code(obj) -> Any:
+    while obj is not None and not hasattr(obj, "__code__"):
+        obj = getattr(obj, "fn", None)
+    return getattr(obj, "__code__", None)
+
+
+class OwnCodeTracer:
+    """Counts and times calls into the candidate's own compiled code during one
+    call: pybind functions of its extension modules (``c_call`` events), and
+    Triton kernels (their Python body under the interpreter, their launcher on
+    a GPU)."""
+
+    def __init__(self, ext_modules: dict[str, Any], jits: list[Any]):
+        self.ext_names = set(ext_modules)
+        self.jit_codes = {c for c in (_jit_code(j) for j in jits) if c is not None}
+        self.jit_objs = {id(j) for j in jits}
+        self.calls = 0
+        self.seconds = 0.0
+        self._depth = 0
+        self._t0 = 0.0
+
+    def _own_c(self, fn) -> bool:
+        return getattr(fn, "__module__", None) in self.ext_names
+
+    def _enter(self) -> None:
+        self.calls += 1
+        if self._depth == 0:
+            self._t0 = time.perf_counter()
+        self._depth += 1
+
+    def _leave(self) -> None:
+        if self._depth:
+            self._depth -= 1
+            if self._depth == 0:
+                self.seconds += time.perf_counter() - self._t0
+
+    def __call__(self, frame, event, arg):
+        if event == "c_call" and self._own_c(arg):
+            self._enter()
+        elif event in ("c_return", "c_exception") and self._own_c(arg):
+            self._leave()
+        elif event == "call":
+            code = frame.f_code
+            if code in self.jit_codes or (code.co_name == "run" and id(frame.f_locals.get("self")) in self.jit_objs):
+                self._enter()
+        elif event == "return":
+            code = frame.f_code
+            if code in self.jit_codes or (code.co_name == "run" and id(frame.f_locals.get("self")) in self.jit_objs):
+                self._leave()
+
+
+class _OpRecorder:
+    """Records the aten ops a call dispatches and the dtypes they see. A
+    TorchDispatchMode costs microseconds to enter; the PyTorch profiler costs
+    a second on first use, so it is used only on GPUs, for kernel names."""
+
+    def __init__(self):
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        rec = self
+        self.ops: set[str] = set()
+        self.low_precision: set[str] = set()
+
+        class Mode(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                rec.ops.add(func.__name__.split(".")[0])
+                for t in _tensor_args(args, kwargs or {}):
+                    if t.dtype in _LOW_DTYPES:
+                        rec.low_precision.add(_LOW_DTYPES[t.dtype])
+                out = func(*args, **(kwargs or {}))
+                for t in _tensor_args((out,), {}):
+                    if t.dtype in _LOW_DTYPES:
+                        rec.low_precision.add(_LOW_DTYPES[t.dtype])
+                return out
+
+        self.mode = Mode()
+
+
+_LOW_DTYPES = {torch.float16: "c10::Half", torch.bfloat16: "c10::BFloat16"}
+for _name, _label in (("float8_e4m3fn", "c10::Float8_e4m3fn"), ("float8_e5m2", "c10::Float8_e5m2")):
+    if hasattr(torch, _name):
+        _LOW_DTYPES[getattr(torch, _name)] = _label
+
+
+def _tensor_args(args, kwargs) -> list:
+    out = []
+    for a in list(args) + list(kwargs.values()):
+        if isinstance(a, torch.Tensor):
+            out.append(a)
+        elif isinstance(a, (list, tuple)):
+            out.extend(_tensor_args(a, {}))
+    return out
+
+
+def profile_call(fn: Callable[[], Any], device: torch.device, tracer: OwnCodeTracer | None = None) -> dict:
+    """Run `fn` once, recording the aten ops it dispatched (and their dtypes),
+    calls into the candidate's own code (`tracer`), and on a GPU the kernels
+    that ran with their device time (PyTorch profiler)."""
+    rec = _OpRecorder()
+    kernels: dict[str, float] = {}
+    prof = None
+    if device.type == "cuda":
+        from torch.profiler import ProfilerActivity, profile
+
+        prof = profile(activities=[ProfilerActivity.CUDA])
+        prof.__enter__()
+    t0 = time.perf_counter()
+    try:
+        with rec.mode:
+            if tracer is not None:
+                sys.setprofile(tracer)
+            try:
+                fn()
+                if device.type == "cuda":
+                    torch.cuda.synchronize()
+            finally:
+                if tracer is not None:
+                    sys.setprofile(None)
+    finally:
+        wall = time.perf_counter() - t0
+        if prof is not None:
+            prof.__exit__(None, None, None)
+    if prof is not None:
+        for e in prof.events():
+            if "CUDA" in str(getattr(e, "device_type", "")):
+                kernels[e.name] = kernels.get(e.name, 0.0) + float(getattr(e, "device_time", 0.0) or 0.0)
+    leaves = sorted(op for op in rec.ops if op not in PLUMBING)
+    return {"ops": sorted(rec.ops), "leaf_compute_ops": leaves, "low_precision": sorted(rec.low_precision),
+            "kernels": kernels, "wall_s": wall,
+            "own_calls": tracer.calls if tracer else 0, "own_s": tracer.seconds if tracer else 0.0}

@@ -1,0 +1,355 @@
+"""A drop-in ``load_inline`` that builds through the shared build cache.
+
+Candidates call ``torch.utils.cpp_extension.load_inline`` at import time. The
+build and run workers replace that function (`install`) with `load_inline`
+below, which produces the same extension module from the same sources and the
+same compiler flags, only faster:
+
+* the sources are assembled exactly as torch assembles them (``main.cpp`` with
+  the pybind11 bindings, ``cuda.cu`` with the implicit headers), and the flags
+  come from torch's own ninja-file writer, so the compile commands are torch's;
+* each translation unit is an object in the content-addressed `BuildCache`
+  (keyed by source text, flags, compiler and torch identity): an identical
+  binding unit (same ``cpp_sources`` and ``functions``) is compiled once for
+  all candidates, and an identical source again is no compile at all;
+* the binding unit is compiled against a precompiled ``torch/extension.h``
+  (built once per flag set, in the cache; skipped, not waited for, while
+  another process builds it);
+* the CUDA unit is split (`cuda_split`) into a kernel unit compiled by nvcc
+  without the torch headers and a host unit compiled by the host compiler with
+  the precompiled header, when that split provably keeps the meaning; else the
+  unit is compiled whole, as torch does;
+* units compile in parallel; the link is cached too.
+
+Anything this module does not handle exactly (``is_python_module=False``, SYCL,
+standalone builds, a machinery failure) goes to torch's ``load_inline``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from .buildcache import BuildCache, content_key
+
+_VERSION = "inline-build-1"
+_PCH_HEADER = "#include <torch/extension.h>\n"
+
+
+class Unsupported(Exception):
+    """This call is not one we reproduce exactly: use torch's load_inline."""
+
+
+class CompileError(RuntimeError):
+    pass
+
+
+def assemble(name, cpp_sources, cuda_sources=None, functions=None, with_pytorch_error_handling=True,
+             no_implicit_headers=False) -> tuple[str, str | None]:
+    """main.cpp and cuda.cu as torch's load_inline writes them."""
+    cpp = [cpp_sources] if isinstance(cpp_sources, str) else list(cpp_sources)
+    cuda = [cuda_sources] if isinstance(cuda_sources, str) else list(cuda_sources or [])
+    if not no_implicit_headers:
+        cpp.insert(0, "#include <torch/extension.h>")
+    if functions is not None:
+        if isinstance(functions, str):
+            functions = [functions]
+        if isinstance(functions, list):
+            functions = {f: f for f in functions}
+        elif not isinstance(functions, dict):
+            raise ValueError(f"Expected 'functions' to be a list or dict, but was {type(functions)}")
+        cpp.append("PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {")
+        for fn, doc in functions.items():
+            target = f"torch::wrap_pybind_function({fn})" if with_pytorch_error_handling else fn
+            cpp.append(f'm.def("{fn}", {target}, "{doc}");')
+        cpp.append("}")
+    cu = None
+    if cuda:
+        if not no_implicit_headers:
+            cuda[:0] = ["#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>"]
+        cu = "\n".join(cuda)
+    return "\n".join(cpp), cu
+
+
+def _ninja_vars(text: str) -> dict[str, str]:
+    out = {}
+    for line in text.splitlines():
+        if " = " in line and not line.startswith((" ", "rule", "build")):
+            k, v = line.split(" = ", 1)
+            out[k.strip()] = v.strip()
+    return out
+
+
+def torch_flags(name: str, with_cuda: bool, extra_cflags, extra_cuda_cflags, extra_ldflags,
+                extra_include_paths) -> dict:
+    """Compiler, flags and link flags exactly as torch's ninja file would have them."""
+    import inspect
+
+    import torch.utils.cpp_extension as ce
+
+    try:
+        prep = ce._prepare_ldflags
+        params = inspect.signature(prep).parameters
+        kw = {"extra_ldflags": list(extra_ldflags or []), "with_cuda": with_cuda, "verbose": False,
+              "is_standalone": False}
+        if "with_sycl" in params:
+            kw["with_sycl"] = False
+        ldflags = prep(**kw)
+        writer = ce._write_ninja_file_to_build_library
+        wparams = inspect.signature(writer).parameters
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "build.ninja")
+            srcs = [os.path.join(tmp, "main.cpp")] + ([os.path.join(tmp, "cuda.cu")] if with_cuda else [])
+            wk = dict(path=path, name=name, sources=srcs, extra_cflags=list(extra_cflags or []),
+                      extra_cuda_cflags=list(extra_cuda_cflags or []), extra_ldflags=ldflags,
+                      extra_include_paths=list(extra_include_paths or []), with_cuda=with_cuda,
+                      is_standalone=False)
+            if "extra_sycl_cflags" in wparams:
+                wk["extra_sycl_cflags"] = []
+            if "with_sycl" in wparams:
+                wk["with_sycl"] = False
+            writer(**{k: v for k, v in wk.items() if k in wparams})
+            v = _ninja_vars(Path(path).read_text())
+    except Exception as exc:  # noqa: BLE001 - torch internals moved: not ours to guess
+        raise Unsupported(f"cannot read torch's build flags: {exc!r}") from None
+    flags = {"cxx": v.get("cxx", "c++"), "cflags": shlex.split(v.get("cflags", "")),
+             "post_cflags": shlex.split(v.get("post_cflags", "")), "ldflags": shlex.split(v.get("ldflags", ""))}
+    if with_cuda:
+        if "nvcc" not in v:
+            raise Unsupported("torch wrote no nvcc rule")
+        flags["nvcc"] = v["nvcc"]
+        flags["cuda_cflags"] = shlex.split(v.get("cuda_cflags", ""))
+        flags["cuda_post_cflags"] = shlex.split(v.get("cuda_post_cflags", ""))
+    return flags
+
+
+@functools.lru_cache(maxsize=8)
+def tool_id(tool: str) -> str:
+    """Version text of a compiler (part of every cache key)."""
+    try:
+        res = subprocess.run([*shlex.split(tool), "--version"], capture_output=True, text=True, timeout=60)
+        return res.stdout.strip()
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise Unsupported(f"cannot run {tool}: {exc}") from None
+
+
+_FINGERPRINT = ""  # the user include folders' listing of the current call
+
+
+def _env_id() -> str:
+    import torch
+
+    return "|".join([_VERSION, _FINGERPRINT, torch.__version__, str(torch.version.cuda), sys.version.split()[0],
+                     os.environ.get("TORCH_CUDA_ARCH_LIST", "")])
+
+
+def _include_dirs_id(paths) -> str:
+    """User include folders change compiled code: hash their listing (names, sizes, mtimes)."""
+    parts = []
+    for p in paths or []:
+        n = 0
+        for root, _dirs, files in os.walk(p):
+            for f in sorted(files):
+                st = os.stat(os.path.join(root, f))
+                parts.append(f"{root}/{f}:{st.st_size}:{st.st_mtime_ns}")
+                n += 1
+                if n > 5000:
+                    raise Unsupported(f"include folder {p} is too large to fingerprint")
+    return "\n".join(parts)
+
+
+def _run(cmd: list[str], cwd: Path) -> tuple[int, str]:
+    res = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    return res.returncode, (res.stdout + res.stderr)
+
+
+class InlineBuilder:
+    def __init__(self, cache_root: str | Path):
+        self.cache = BuildCache(cache_root)
+        self.log: dict[str, object] = {}  # what happened, for the worker's phases/flags
+
+    # -- objects -------------------------------------------------------------
+    def _pch(self, cxx: str, cflags: list[str]) -> Path | None:
+        """The precompiled torch/extension.h for these flags, or None when it is
+        not built yet and someone else is building it (we never wait for it)."""
+        flags = [f for f in cflags if not f.startswith("-DTORCH_EXTENSION_NAME=")]
+        key = content_key("pch", _env_id(), tool_id(cxx), *flags)
+        entry = self.cache.get("pch", key)
+        if entry is not None:
+            return entry / "torch_ext.h"
+        lock = self.cache.try_lock("pch", key)
+        if lock is None:
+            return None
+        with lock:
+            entry = self.cache.get("pch", key)
+            if entry is None:
+                stage = self.cache.staging("pch")
+                (stage / "torch_ext.h").write_text(_PCH_HEADER)
+                rc, out = _run([*shlex.split(cxx), *flags, "-x", "c++-header", "torch_ext.h",
+                                "-o", "torch_ext.h.gch"], stage)
+                if rc != 0:
+                    self.log["pch_error"] = out[-500:]
+                    return None
+                entry = self.cache.publish("pch", key, stage)
+                self.log["pch_built"] = True
+        return entry / "torch_ext.h"
+
+    def compile_unit(self, kind: str, filename: str, source: str, cmd_prefix: list[str],
+                     flags: list[str], post: list[str], pch: Path | None = None) -> Path:
+        """Object file for one translation unit (cached); raises CompileError."""
+        key = content_key(kind, _env_id(), tool_id(cmd_prefix[0] if len(cmd_prefix) == 1 else " ".join(cmd_prefix)),
+                          *flags, "--", *post, source)
+        hit = self.cache.get("obj", key)
+        if hit is not None:
+            self.log.setdefault("reused", []).append(kind)  # type: ignore[union-attr]
+            return hit / "unit.o"
+        err = self.cache.get("err", key)
+        if err is not None:
+            raise CompileError((err / "log.txt").read_text())
+        with self.cache.lock("obj", key):
+            hit = self.cache.get("obj", key)
+            if hit is not None:
+                return hit / "unit.o"
+            stage = self.cache.staging("obj")
+            (stage / filename).write_text(source)
+            base = [*cmd_prefix, *flags]
+            rc, out = 1, ""
+            if pch is not None:
+                rc, out = _run([*base, "-include", str(pch), "-Winvalid-pch", "-c", filename, "-o", "unit.o", *post], stage)
+                self.log.setdefault("pch_used", []).append(kind)  # type: ignore[union-attr]
+            if rc != 0:  # without the PCH (or it was not there): torch's exact command
+                rc, out = _run([*base, "-c", filename, "-o", "unit.o", *post], stage)
+            if rc != 0:
+                (stage / "unit.o").unlink(missing_ok=True)
+                (stage / "log.txt").write_text(out)
+                # compile errors are content-addressed too: the same bad source fails at once
+                self.cache.publish("err", key, stage)
+                raise CompileError(out)
+            (stage / filename).unlink()
+            self.log.setdefault("compiled", []).append(kind)  # type: ignore[union-attr]
+            return self.cache.publish("obj", key, stage) / "unit.o"
+
+    # -- the whole extension -------------------------------------------------
+    def build(self, name: str, main_cpp: str, cuda_cu: str | None, flags: dict) -> Path:
+        """Folder holding ``{name}.so``."""
+        from .cuda_split import split_cuda_unit
+
+        cxx = shlex.split(flags["cxx"])
+        units = []  # (kind, filename, source, prefix, flags, post, use_pch)
+        units.append(("binding", "main.cpp", main_cpp, cxx, flags["cflags"], flags["post_cflags"], True))
+        if cuda_cu is not None:
+            nvcc = shlex.split(flags["nvcc"])
+            split = split_cuda_unit(cuda_cu)
+            if split is None:
+                units.append(("cuda", "cuda.cu", cuda_cu, nvcc, flags["cuda_cflags"], flags["cuda_post_cflags"], False))
+                self.log["cuda_split"] = False
+            else:
+                from .cuda_split import host_flags
+
+                units.append(("kernel", "kernel.cu", split.kernel_unit, nvcc, flags["cuda_cflags"],
+                              flags["cuda_post_cflags"], False))
+                units.append(("host", "host.cpp", split.host_unit, cxx, host_flags(flags["cuda_cflags"]),
+                              flags["post_cflags"], True))
+                self.log["cuda_split"] = True
+        key = content_key("so", _env_id(), name, *flags["ldflags"], *[u[2] for u in units],
+                          *[" ".join(u[3] + u[4] + u[5]) for u in units])
+        hit = self.cache.get("so", key)
+        if hit is not None:
+            self.log["warm"] = True
+            return hit
+        self.log["warm"] = False
+
+        def one(u):
+            kind, fname, src, prefix, fl, post, use_pch = u
+            pch = self._pch(flags["cxx"], fl) if use_pch else None
+            return self.compile_unit(kind, fname, src, prefix, fl, post, pch)
+
+        with ThreadPoolExecutor(max_workers=len(units)) as pool:
+            futures = [pool.submit(one, u) for u in units]
+            errors, objects = [], []
+            for u, f in zip(units, futures):
+                try:
+                    objects.append(f.result())
+                except CompileError as exc:
+                    errors.append(f"[{u[1]}]\n{exc}")
+        if errors:
+            raise CompileError("\n".join(errors))
+        with self.cache.lock("so", key):
+            hit = self.cache.get("so", key)
+            if hit is not None:
+                return hit
+            stage = self.cache.staging("so")
+            rc, out = _run([*cxx, *[str(o) for o in objects], *flags["ldflags"], "-o", f"{name}.so"], stage)
+            if rc != 0:
+                raise CompileError(out)
+            return self.cache.publish("so", key, stage, {"name": name})
+
+
+_ORIGINAL = None
+_BUILDER: InlineBuilder | None = None
+_LOCK = threading.Lock()
+
+
+def load_inline(name, cpp_sources, cuda_sources=None, sycl_sources=None, functions=None, extra_cflags=None,
+                extra_cuda_cflags=None, extra_sycl_cflags=None, extra_ldflags=None, extra_include_paths=None,
+                build_directory=None, verbose=False, with_cuda=None, with_sycl=None, is_python_module=True,
+                with_pytorch_error_handling=True, keep_intermediates=True, use_pch=False,
+                no_implicit_headers=False, **unknown):
+    """Same signature and result as torch's; see the module docstring."""
+    args = dict(locals())
+    args.pop("unknown")
+    try:
+        if _BUILDER is None or unknown or sycl_sources or with_sycl or not is_python_module or build_directory:
+            raise Unsupported("arguments this builder does not reproduce")
+        main_cpp, cuda_cu = assemble(name, cpp_sources, cuda_sources, functions, with_pytorch_error_handling,
+                                     no_implicit_headers)
+        use_cuda = bool(cuda_cu) if with_cuda is None else bool(with_cuda)
+        if use_cuda and cuda_cu is None:
+            raise Unsupported("with_cuda=True without CUDA sources")
+        flags = torch_flags(name, use_cuda, extra_cflags, extra_cuda_cflags, extra_ldflags, extra_include_paths)
+        flags["fingerprint"] = _include_dirs_id(extra_include_paths)
+    except Unsupported as exc:
+        return _fallback(args, unknown, str(exc))
+    global _FINGERPRINT
+    with _LOCK:
+        _FINGERPRINT = flags.get("fingerprint", "")
+        try:
+            folder = _BUILDER.build(name, main_cpp, cuda_cu, flags)
+        except CompileError as exc:
+            raise RuntimeError(f"Error building extension '{name}':\n{exc}") from None
+        except Unsupported as exc:
+            return _fallback(args, unknown, str(exc))
+    import torch.utils.cpp_extension as ce
+
+    return ce._import_module_from_library(name, str(folder), True)
+
+
+def _fallback(args: dict, unknown: dict, reason: str):
+    print(f"kernelmill: using torch's load_inline ({reason})", file=sys.stderr)
+    if _BUILDER is not None:
+        _BUILDER.log["fallback"] = reason
+    return _ORIGINAL(**args, **unknown)
+
+
+def install(cache_root: str | Path) -> InlineBuilder:
+    """Route ``torch.utils.cpp_extension.load_inline`` to the cached builder
+    (in this process only; called by the worker before the candidate is imported)."""
+    global _ORIGINAL, _BUILDER
+    import torch.utils.cpp_extension as ce
+
+    if _ORIGINAL is None:
+        _ORIGINAL = ce.load_inline
+    _BUILDER = InlineBuilder(cache_root)
+    ce.load_inline = load_inline
+    return _BUILDER
+
+
+def builder_log() -> dict:
+    return dict(_BUILDER.log) if _BUILDER is not None else {}
