@@ -20,9 +20,10 @@ from .tasks.cli import app as _tasks_app  # noqa: E402
 
 app.add_typer(_tasks_app, name="tasks")
 
-from .verify.cli import verify_command  # noqa: E402
+from .verify.cli import serve_command, verify_command  # noqa: E402
 
 app.command("verify")(verify_command)
+app.command("serve")(serve_command)
 
 from .curate.cli import register as _register_curate  # noqa: E402
 

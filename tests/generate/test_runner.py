@@ -2,7 +2,6 @@
 
 import collections
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -140,10 +139,19 @@ def test_cli_unreachable_server_is_a_clear_error(tmp_path):
 
 
 def test_ctrl_c_then_rerun_completes_without_duplicates(tmp_path):
-    """A real SIGINT to a real `kernelmill generate` process."""
+    """A real SIGINT to a real `generate` process, while requests hang."""
+    import threading
+
+    release = threading.Event()
+
+    def responder(body, n):
+        if n > 2:
+            release.wait(60)  # the first two finish; the rest are in flight at Ctrl-C
+        return Reply(content=ANSWER)
+
     tasks = _write_tasks(tmp_path)
     out = tmp_path / "out.jsonl"
-    with FakeOpenAIServer(lambda b, n: Reply(content=ANSWER), latency_s=0.15) as srv:
+    with FakeOpenAIServer(responder) as srv:
         # the generate command alone: the full CLI imports torch (seconds) for other stages
         entry = "import typer; from kernelmill.generate.cli import generate_command; typer.run(generate_command)"
         cmd = [sys.executable, "-c", entry, str(tasks), "-o", str(out), "--base-url", srv.url,
@@ -153,11 +161,32 @@ def test_ctrl_c_then_rerun_completes_without_duplicates(tmp_path):
             time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
         text, _ = proc.communicate(timeout=120)
-        partial = _keys(out) if out.exists() else []
-        if proc.returncode == 130:  # interrupted before the end, as intended
-            assert "interrupted" in text and len(partial) < len(TASKS) * N
+        assert proc.returncode == 130 and "interrupted" in text and "resume" in text
+        assert len(_keys(out)) == 2
+        release.set()
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stderr
+        assert f"wrote {len(TASKS) * N - 2} samples (2 already there)" in " ".join(r.stderr.split())
     keys = _keys(out)
     assert collections.Counter(keys).most_common(1)[0][1] == 1 and len(keys) == len(TASKS) * N
     assert all(json.loads(line) for line in out.read_text().splitlines())
+
+
+def test_cli_ptx_decompilation_from_pairs(tmp_path):
+    from kernelmill.records import Pair, write_jsonl
+
+    pairs = tmp_path / "pairs.jsonl"
+    write_jsonl(pairs, [Pair("p1", "scale", "cuda", "src", ".visible .entry scale(.param .u64 x)",
+                             rolled_ptx="for.size.2 i in range(0, 4, 1):")])
+    reply = "Here it is:\n```cuda\nextern \"C\" __global__ void scale(float* x) { x[threadIdx.x] *= 2.f; }\n```"
+    out = tmp_path / "dec.jsonl"
+    with FakeOpenAIServer(lambda b, n: Reply(content=reply)) as srv:
+        r = CliRunner().invoke(app, ["generate", str(pairs), "-o", str(out), "--template", "ptx2cuda", "--base-url",
+                                     srv.url, "-m", "fake-model", "-n", "1", "--ptx-field", "rolled_ptx",
+                                     "--no-progress"])
+        assert r.exit_code == 0, r.output
+        prompt = srv.bodies[0]["messages"][-1]["content"]
+    assert "for.size.2 i in range(0, 4, 1):" in prompt and ".visible .entry" not in prompt
+    (s,) = read_jsonl(out, Sample)
+    assert s.task_id == "p1" and s.language == "cuda" and s.code.startswith('extern "C" __global__ void scale')
+    assert s.meta["parse_error"] is None

@@ -61,3 +61,31 @@ def test_kill_and_resume(tmp_path):
     # no worker survived the kill
     left = subprocess.run(["pgrep", "-f", str(tmp_path / "cache")], capture_output=True, text=True)
     assert left.stdout.strip() == ""
+
+
+def test_ctrl_c_stops_cleanly_and_rerun_finishes(tmp_path):
+    tasks = tmp_path / "tasks" / "level1"
+    tasks.mkdir(parents=True)
+    (tasks / "1_ReLU.py").write_text(RELU_TASK.code)
+    samples = [Sample(f"s{i}", "level1/1_ReLU", "torch",
+                      candidate("return x.clamp_min(0)", imports=f"import time\ntime.sleep(0.5)  # {i}"))
+               for i in range(6)]
+    write_jsonl(tmp_path / "samples.jsonl", samples)
+    out = tmp_path / "verdicts.jsonl"
+    env = {**os.environ, "KERNELMILL_CACHE": str(tmp_path / "cache")}
+    args = _cli("verify", str(tmp_path / "tasks"), str(tmp_path / "samples.jsonl"), "-o", str(out),
+                "--device", "cpu", "--trials", "1", "--workers", "1", "--store", str(tmp_path / "s.sqlite"), env=env)
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not (out.exists() and out.read_text().count("\n") >= 1):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr[-2000:]
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    left = subprocess.run(["pgrep", "-f", str(tmp_path / "cache")], capture_output=True, text=True)
+    assert left.stdout.strip() == ""
+    res = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    ids = [json.loads(line)["sample_id"] for line in out.read_text().splitlines()]
+    assert sorted(ids) == sorted(s.sample_id for s in samples)

@@ -33,6 +33,7 @@ SeedOpt = typer.Option(None, "--seed", help="Base seed; each (task, sample, turn
 TokOpt = typer.Option(None, "--tokenizer", help="Tokenizer path/name for exact reasoning token counts (openai).")
 BatchOpt = typer.Option(4, "--batch-size", help="Batch size (hf); chunk size is 64x this (vllm).")
 RetriesOpt = typer.Option(5, "--max-retries", help="Retries per request on 429/5xx/timeouts/bad replies.")
+TimeoutOpt = typer.Option(900.0, "--request-timeout", help="Seconds to wait for one reply (openai).")
 ExtraOpt = typer.Option(None, "--extra-body", help='JSON merged into each request, e.g. \'{"top_k": 20}\'.')
 TasksOpt = typer.Option(None, "--tasks", help="Comma-separated task ids to run (default: all).")
 ExamplesOpt = typer.Option("builtin", "--examples", help="Few-shot source: builtin (suite candidates) or fallback.")
@@ -40,7 +41,7 @@ ProgressOpt = typer.Option(True, "--progress/--no-progress")
 
 
 def _backend(backend: str, model: str, base_url: str, api_key_env: str, concurrency: int, tokenizer: Optional[str],
-             batch_size: int, max_retries: int, extra_body: Optional[str]):
+             batch_size: int, max_retries: int, extra_body: Optional[str], timeout_s: float):
     try:
         if backend == "openai":
             extra = json.loads(extra_body) if extra_body else None
@@ -48,7 +49,7 @@ def _backend(backend: str, model: str, base_url: str, api_key_env: str, concurre
                 raise ValueError("--extra-body must be a JSON object")
             return make_backend("openai", model, base_url=base_url, api_key_env=api_key_env,
                                 concurrency=concurrency, tokenizer=tokenizer, max_retries=max_retries,
-                                extra_body=extra)
+                                extra_body=extra, timeout_s=timeout_s)
         if backend == "hf":
             return make_backend("hf", model, batch_size=batch_size, tokenizer=tokenizer)
         return make_backend(backend, model, chunk_size=batch_size * 64)
@@ -104,7 +105,7 @@ def generate_command(
     template: str = TemplateOpt, temperature: float = TempOpt, top_p: float = TopPOpt, max_tokens: int = MaxTokOpt,
     concurrency: int = ConcOpt, seed: Optional[int] = SeedOpt, tokenizer: Optional[str] = TokOpt,
     batch_size: int = BatchOpt, max_retries: int = RetriesOpt, extra_body: Optional[str] = ExtraOpt,
-    tasks: Optional[str] = TasksOpt, examples: str = ExamplesOpt,
+    request_timeout: float = TimeoutOpt, tasks: Optional[str] = TasksOpt, examples: str = ExamplesOpt,
     ptx_field: str = typer.Option("ptx", "--ptx-field", help="For PTX templates: ptx or rolled_ptx."),
     retry_errors: bool = typer.Option(False, "--retry-errors", help="Redo samples whose request failed."),
     progress: bool = ProgressOpt,
@@ -120,7 +121,8 @@ def generate_command(
         inputs = prompt_inputs(source, tpl, cfg)
     else:
         inputs = _run(prompt_inputs, _tasks(source, tasks), tpl, cfg)
-    be = _backend(backend, model, base_url, api_key_env, concurrency, tokenizer, batch_size, max_retries, extra_body)
+    be = _backend(backend, model, base_url, api_key_env, concurrency, tokenizer, batch_size, max_retries, extra_body,
+                  request_timeout)
     s = _run(generate, inputs, be, tpl, out, cfg)
     for p in s.problems:
         err.print(f"[yellow]note:[/yellow] {p}")
@@ -140,7 +142,7 @@ def refine_command(
     template: str = TemplateOpt, temperature: float = TempOpt, top_p: float = TopPOpt, max_tokens: int = MaxTokOpt,
     concurrency: int = ConcOpt, seed: Optional[int] = SeedOpt, tokenizer: Optional[str] = TokOpt,
     batch_size: int = BatchOpt, max_retries: int = RetriesOpt, extra_body: Optional[str] = ExtraOpt,
-    tasks: Optional[str] = TasksOpt, examples: str = ExamplesOpt,
+    request_timeout: float = TimeoutOpt, tasks: Optional[str] = TasksOpt, examples: str = ExamplesOpt,
     reset_to_last_good: bool = typer.Option(False, "--reset-to-last-good", help="After a failed turn, go on from "
                                             "the last correct kernel (TileLang multi-turn rule)."),
     keep_reasoning: bool = typer.Option(False, "--keep-reasoning", help="Keep earlier turns' reasoning in the history."),
@@ -161,7 +163,8 @@ def refine_command(
         err.print(f"[red]error:[/red] refine needs a task template; {tpl.path} takes {tpl.input!r} input")
         raise typer.Exit(2)
     task_list = _tasks(source, tasks)
-    be = _backend(backend, model, base_url, api_key_env, concurrency, tokenizer, batch_size, max_retries, extra_body)
+    be = _backend(backend, model, base_url, api_key_env, concurrency, tokenizer, batch_size, max_retries, extra_body,
+                  request_timeout)
     vcfg = VerifyConfig(device=device)
 
     def verify(ts, samples):

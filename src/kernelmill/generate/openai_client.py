@@ -21,6 +21,10 @@ from .backend import (AuthError, BackendError, ChatRequest, Completion, Generati
                       ServerUnreachable)
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+# httpcore 1.0's pool does O(connections^2) work per request (encode/httpcore#1035);
+# at 64 connections that cost more CPU than everything else. Each client serves
+# at most this many workers, so pools stay small.
+CONNECTIONS_PER_CLIENT = 8
 
 
 def _httpx():
@@ -62,11 +66,13 @@ class OpenAIBackend:
         if key:
             headers["Authorization"] = f"Bearer {key}"
         self._key_set = bool(key)
-        self._client = httpx.AsyncClient(
+        n_clients = -(-concurrency // CONNECTIONS_PER_CLIENT)
+        per_client = -(-concurrency // n_clients)
+        self._clients = [httpx.AsyncClient(
             headers=headers,
             timeout=httpx.Timeout(timeout_s, connect=connect_timeout_s),
-            limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency),
-        )
+            limits=httpx.Limits(max_connections=per_client, max_keepalive_connections=per_client),
+        ) for _ in range(n_clients)]
 
     # -- errors that concern every request -------------------------------------------------
     def _auth_error(self, status: int, body: str) -> AuthError:
@@ -81,7 +87,7 @@ class OpenAIBackend:
         httpx = _httpx()
         url = f"{self.base_url}/models"
         try:
-            resp = await self._client.get(url, timeout=httpx.Timeout(30.0, connect=10.0))
+            resp = await self._clients[0].get(url, timeout=httpx.Timeout(30.0, connect=10.0))
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             raise ServerUnreachable(f"cannot reach the server at {self.base_url} ({type(exc).__name__}: {exc}); "
                                     "is it running, and is --base-url right (it usually ends in /v1)?") from None
@@ -108,10 +114,10 @@ class OpenAIBackend:
         body.update(self.extra_body)
         return body
 
-    async def _attempt(self, body: dict[str, Any]) -> Completion:
+    async def _attempt(self, body: dict[str, Any], client) -> Completion:
         httpx = _httpx()
         try:
-            resp = await self._client.post(f"{self.base_url}/chat/completions", json=body)
+            resp = await client.post(f"{self.base_url}/chat/completions", json=body)
         except httpx.TimeoutException as exc:
             raise _RetryableError("timeout", f"{type(exc).__name__}: {exc}") from None
         except httpx.TransportError as exc:
@@ -129,8 +135,9 @@ class OpenAIBackend:
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             raise _RetryableError("bad_response", f"unexpected reply ({type(exc).__name__}: {exc}): {resp.text[:300]}") from None
 
-    async def complete(self, req: ChatRequest, stats: GenerationStats | None = None) -> Completion:
+    async def complete(self, req: ChatRequest, stats: GenerationStats | None = None, client=None) -> Completion:
         body = self._body(req)
+        client = client or self._clients[0]
         t0 = time.monotonic()
         last: _RetryableError | None = None
         for attempt in range(self.max_retries + 1):
@@ -139,7 +146,7 @@ class OpenAIBackend:
                     stats.retries += 1
                 await asyncio.sleep(self._delay(attempt, last.retry_after if last else None))
             try:
-                comp = await self._attempt(body)
+                comp = await self._attempt(body, client)
             except _RetryableError as exc:
                 last = exc
                 continue
@@ -168,7 +175,7 @@ class OpenAIBackend:
         for r in requests:
             queue.put_nowait(r)
 
-        async def worker() -> None:
+        async def worker(client) -> None:
             while True:
                 try:
                     req = queue.get_nowait()
@@ -177,13 +184,14 @@ class OpenAIBackend:
                 if stats is not None:
                     stats.in_flight += 1
                 try:
-                    comp = await self.complete(req, stats)
+                    comp = await self.complete(req, stats, client)
                 finally:
                     if stats is not None:
                         stats.in_flight -= 1
                 on_done(req, comp)
 
-        workers = [asyncio.ensure_future(worker()) for _ in range(min(self.concurrency, len(requests)))]
+        workers = [asyncio.ensure_future(worker(self._clients[i % len(self._clients)]))
+                   for i in range(min(self.concurrency, len(requests)))]
         try:
             await asyncio.gather(*workers)
         finally:
@@ -201,7 +209,8 @@ class OpenAIBackend:
         return len(self._tokenizer.encode(text, add_special_tokens=False))
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        for c in self._clients:
+            await c.aclose()
 
 
 def parse_chat_response(data: dict[str, Any]) -> Completion:

@@ -47,6 +47,8 @@ class MetricSet:
     tasks_below_k: dict[str, int] = field(default_factory=dict)
     geomean_speedup: float | None = None
     statuses: dict[str, int] = field(default_factory=dict)
+    # verdicts the guards rejected or failed, by flag (a verdict may carry several)
+    guard_flags: dict[str, int] = field(default_factory=dict)
 
 
 def _is_fast(v: Verdict, p: float) -> bool:
@@ -62,6 +64,9 @@ def compute(verdicts: list[Verdict], ps: Iterable[float], ks: Iterable[int]) -> 
     m.statuses = {s: 0 for s in STATUSES}
     for v in verdicts:
         m.statuses[v.status] = m.statuses.get(v.status, 0) + 1
+        if v.status in ("rejected", "incorrect"):
+            for flag in v.flags:
+                m.guard_flags[flag] = m.guard_flags.get(flag, 0) + 1
     if not by_task:
         return m
     m.exec = sum(sum(v.correct for v in vs) / len(vs) for vs in by_task.values()) / len(by_task)

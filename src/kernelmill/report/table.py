@@ -39,4 +39,7 @@ def metrics_table(levels: dict[str, MetricSet], title: str = "metrics") -> Table
         table.add_row(*row, end_section=(name == list(levels)[-2]) if len(levels) > 1 else False)
     overall = levels["all"].statuses
     table.caption = "statuses: " + ", ".join(f"{s} {n}" for s, n in overall.items() if n)
+    flagged = sorted(levels["all"].guard_flags.items(), key=lambda kv: (-kv[1], kv[0]))
+    if flagged:  # what the reward-hacking guards caught (docs/guards.md)
+        table.caption += "\nrejected/incorrect by flag: " + ", ".join(f"{f} {n}" for f, n in flagged)
     return table

@@ -12,6 +12,7 @@ sample, in order): `LocalVerifier` runs the in-process verify API,
 from __future__ import annotations
 
 import json
+import os
 import urllib.error
 import urllib.request
 import uuid
@@ -69,7 +70,11 @@ class HttpVerifier:
     def __call__(self, tasks: list[Task], samples: list[Sample]) -> list[Verdict]:
         body = json.dumps({"tasks": [to_dict(t) for t in tasks],
                            "samples": [to_dict(s) for s in samples]}).encode()
-        req = urllib.request.Request(self.url, data=body, headers={"Content-Type": "application/json"})
+        headers = {"Content-Type": "application/json"}
+        token = os.environ.get("KERNELMILL_SERVE_TOKEN")  # `kernelmill serve --token`
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        req = urllib.request.Request(self.url, data=body, headers=headers)
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                 data = json.loads(resp.read())

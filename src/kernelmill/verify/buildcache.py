@@ -127,6 +127,17 @@ class BuildCache:
 
         return held()
 
+    def count_use(self, kind: str, key: str) -> int:
+        """Record one more use of `key` and return how many came before (any process)."""
+        path = self.root / "locks" / f"{kind}-{key}.uses"
+        fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o644)
+        try:
+            before = os.fstat(fd).st_size
+            os.write(fd, b".")
+        finally:
+            os.close(fd)
+        return before
+
     def staging(self, kind: str) -> Path:
         """A private folder to build in; hand it to `publish` when complete."""
         return Path(tempfile.mkdtemp(prefix=f"{kind}-", dir=self.root / "tmp"))

@@ -74,12 +74,28 @@ def run_verify(source: str, samples: list[Sample], out: Path, config: VerifyConf
 
 
 def config_from_options(device: str, trials: int, build_timeout: float, run_timeout: float,
-                        workers: int, profile: str = "auto") -> VerifyConfig:
+                        workers: int, profile: str = "auto", executor: str = "local",
+                        address: str | None = None, fast_build: bool = True, guards: str = "standard",
+                        fallback: str = "reject") -> VerifyConfig:
+    if guards not in ("off", "standard", "strict"):
+        err.print(f"[red]error:[/red] --guards must be off, standard or strict, not {guards!r}")
+        raise typer.Exit(2)
+    if fallback not in ("reject", "flag", "allow"):
+        err.print(f"[red]error:[/red] --fallback must be reject, flag or allow, not {fallback!r}")
+        raise typer.Exit(2)
     if device not in ("auto", "cpu", "cuda"):
         err.print(f"[red]error:[/red] --device must be auto, cpu or cuda, not {device!r}")
         raise typer.Exit(2)
+    if executor not in ("local", "ray"):
+        err.print(f"[red]error:[/red] --executor must be local or ray, not {executor!r}")
+        raise typer.Exit(2)
+    if address and executor != "ray":
+        err.print("[red]error:[/red] --address is the Ray cluster's address: use it with --executor ray")
+        raise typer.Exit(2)
     return VerifyConfig(device=device, trials=trials, build_timeout=build_timeout,
-                        run_timeout=run_timeout, workers=workers, profile=profile)
+                        run_timeout=run_timeout, workers=workers, profile=profile,
+                        executor=executor, address=address, fast_build=fast_build, guards=guards,
+                        fallback=fallback)
 
 
 def verify_command(
@@ -94,12 +110,69 @@ def verify_command(
     profile: str = typer.Option("auto", help="Task size profile: auto (small on CPU, full on GPU), small, full."),
     store: Path = typer.Option(None, help="SQLite result store (default: the cache dir's verdicts.sqlite)."),
     k: str = typer.Option("1", help="pass@k values for the summary table."),
+    executor: str = typer.Option("local", help="local (this machine) or ray (a Ray cluster)."),
+    address: str = typer.Option(None, help="Ray cluster address for --executor ray (e.g. ray://head:10001 or auto)."),
+    fast_build: bool = typer.Option(True, help="Build load_inline extensions with the cached fast builder."),
+    guards: str = typer.Option("standard", help="Reward-hacking guards: off, standard or strict (docs/guards.md)."),
+    fallback: str = typer.Option("reject", help="Candidates that fall back to PyTorch: reject, flag or allow."),
 ) -> None:
     """Build, run, check and time every sample in isolated processes; write verdicts."""
     from ..report.cli import print_metrics
 
-    config = config_from_options(device, trials, build_timeout, run_timeout, workers, profile)
+    config = config_from_options(device, trials, build_timeout, run_timeout, workers, profile,
+                                 executor, address, fast_build, guards=guards, fallback=fallback)
     samples = load_samples_or_exit(samples_path)
     verdicts = run_verify(source, samples, out, config, store or default_cache_dir() / "verdicts.sqlite")
     print_metrics(verdicts, ks=[int(x) for x in k.split(",") if x.strip()])
     err.print(f"verdicts: {out}")
+
+
+def serve_command(
+    source: str = typer.Option(None, "--tasks", help="Task source for samples that name a task_id only (folder, table, 'builtin')."),
+    host: str = typer.Option("127.0.0.1", help="Address to listen on (0.0.0.0 for other machines: set --token)."),
+    port: int = typer.Option(8765, help="TCP port."),
+    device: str = typer.Option("auto", help="cpu, cuda, or auto."),
+    trials: int = typer.Option(5, help="Correctness trials per candidate."),
+    workers: int = typer.Option(0, help="Parallel build processes (0: one per CPU core)."),
+    store: Path = typer.Option(None, help="SQLite result store (default: the cache dir's verdicts.sqlite)."),
+    concurrency: int = typer.Option(1, help="Verification requests run at once (each uses every core and GPU)."),
+    queue_limit: int = typer.Option(64, help="Requests waiting for a slot before the service answers 503."),
+    max_body_mb: float = typer.Option(16.0, help="Largest request body in MiB (413 above)."),
+    max_samples: int = typer.Option(4096, help="Most samples in one request (413 above)."),
+    token: str = typer.Option(None, envvar="KERNELMILL_SERVE_TOKEN", help="Shared token clients send as 'Authorization: Bearer TOKEN'."),
+    executor: str = typer.Option("local", help="local or ray."),
+    address: str = typer.Option(None, help="Ray cluster address for --executor ray."),
+) -> None:
+    """Serve verification over HTTP: POST /verify {tasks, samples} -> {verdicts}; GET /health."""
+    from .service import ServiceConfig, VerifyService, make_server
+
+    config = config_from_options(device, trials, 600.0, 300.0, workers, "auto", executor, address)
+    tasks = {}
+    if source:
+        try:
+            loaded = load_tasks(source)
+        except TaskSourceError as exc:
+            err.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(2)
+        tasks = loaded.by_id()
+    if host not in ("127.0.0.1", "localhost", "::1") and not token:
+        err.print("[yellow]warning:[/yellow] listening beyond this machine without --token: anyone who can reach "
+                  "the port can run code here")
+    svc_config = ServiceConfig(host=host, port=port, max_body_bytes=int(max_body_mb * 2**20),
+                               max_samples=max_samples, concurrency=concurrency, queue_limit=queue_limit,
+                               token=token)
+    try:
+        service = VerifyService(config, svc_config, store=str(store or default_cache_dir() / "verdicts.sqlite"),
+                                tasks=tasks)
+        server = make_server(service)
+    except (HarnessError, StoreError, RuntimeError, OSError) as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(1)
+    err.print(f"kernelmill serve: http://{host}:{server.server_address[1]}  device {service.verifier.device_name}, "
+              f"{len(tasks)} tasks, token {'required' if token else 'off'}")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        err.print("stopped")
+    finally:
+        server.server_close()

@@ -37,6 +37,9 @@ class VerifyConfig:
     max_procs: int = 128  # processes of one candidate's tree (fork bombs)
     output_limit: int = 8192  # bytes of stdout/stderr kept per phase
     cache_dir: str = field(default_factory=lambda: str(default_cache_dir()))
+    fast_build: bool = True  # route load_inline through the shared cached builder (verify/inline_build.py)
+    executor: str = "local"  # local | ray
+    address: str | None = None  # Ray cluster address for executor=ray (None: start or join a local one)
     # reward-hacking guards (docs/guards.md): off | standard | strict
     guards: str = "standard"
     # candidates that fall back to PyTorch (item 7/8): reject | flag | allow

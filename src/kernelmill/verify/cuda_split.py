@@ -278,7 +278,7 @@ def host_flags(cuda_cflags: list[str]) -> list[str]:
             out += [x.strip("'\"") for x in cuda_cflags[i + 1].split(",") if x.strip("'\"")]
             i += 2
             continue
-        if f.startswith(("-D", "-U", "-I", "-std=", "-O", "-g")) or f == "-isystem":
+        if f.startswith(("-D", "-U", "-I", "-std=", "-O")) or f in ("-isystem", "-g"):
             out.append(f)
             if f in ("-isystem",) and i + 1 < len(cuda_cflags):
                 out.append(cuda_cflags[i + 1])

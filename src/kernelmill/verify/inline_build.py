@@ -41,6 +41,7 @@ from .buildcache import BuildCache, content_key
 
 _VERSION = "inline-build-1"
 _PCH_HEADER = "#include <torch/extension.h>\n"
+_PCH_AFTER_USES = int(os.environ.get("KERNELMILL_PCH_AFTER", "2"))
 
 
 class Unsupported(Exception):
@@ -184,6 +185,9 @@ class InlineBuilder:
         entry = self.cache.get("pch", key)
         if entry is not None:
             return entry / "torch_ext.h"
+        # a PCH costs about two plain compiles to build: only for flag sets seen before
+        if self.cache.count_use("pch", key) < _PCH_AFTER_USES:
+            return None
         lock = self.cache.try_lock("pch", key)
         if lock is None:
             return None

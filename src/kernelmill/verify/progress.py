@@ -1,7 +1,10 @@
-"""A progress bar that counts verdicts by status (rich, on stderr)."""
+"""Progress and accounting of a verification run: counts by status, builds/s,
+GPU busy share, ETA (a rich bar on stderr; `stats()` for programs)."""
 
 from __future__ import annotations
 
+import threading
+import time
 from collections import Counter
 
 from rich.console import Console
@@ -12,9 +15,19 @@ _COLOURS = {"ok": "green", "incorrect": "yellow", "compile_error": "red", "runti
 
 
 class StatusProgress:
-    def __init__(self, total: int, enabled: bool, device: str = ""):
+    def __init__(self, total: int, enabled: bool, device: str = "", gpus: int = 0):
         self.counts: Counter[str] = Counter()
         self.cached = 0
+        self.total = total
+        self.gpus = gpus
+        self._lock = threading.Lock()
+        self._t0 = time.monotonic()
+        self.builds = self.warm_builds = self.split_builds = self.fallback_builds = 0
+        self.build_s = 0.0
+        self.runs = 0
+        self.run_s: dict[str, float] = {}
+        self._first_run: float | None = None
+        self._last_run: float | None = None
         self._progress = None
         if enabled and total:
             self._progress = Progress(
@@ -30,7 +43,50 @@ class StatusProgress:
         parts = [f"[{_COLOURS.get(s, 'white')}]{s} {n}[/]" for s, n in sorted(self.counts.items())]
         if self.cached:
             parts.append(f"[dim]cached {self.cached}[/dim]")
+        st = self.stats()
+        if self.builds:
+            parts.append(f"[dim]builds {self.builds} ({st['builds_per_s']:.2f}/s)[/dim]")
+        if st["gpu_busy_share"] is not None:
+            parts.append(f"[dim]gpu busy {100 * st['gpu_busy_share']:.0f}%[/dim]")
         return " ".join(parts)
+
+    def note_build(self, seconds: float, info: dict | None = None) -> None:
+        """A build finished (any thread); `info` is the fast builder's log."""
+        with self._lock:
+            self.builds += 1
+            self.build_s += seconds
+            if info:
+                self.warm_builds += bool(info.get("warm"))
+                self.split_builds += bool(info.get("cuda_split"))
+                self.fallback_builds += bool(info.get("fallback"))
+
+    def note_run(self, worker, start: float, end: float) -> None:
+        """A run worker (a GPU, or the CPU) was busy from `start` to `end` (monotonic)."""
+        with self._lock:
+            self.runs += 1
+            key = str(worker)
+            self.run_s[key] = self.run_s.get(key, 0.0) + (end - start)
+            self._first_run = start if self._first_run is None else min(self._first_run, start)
+            self._last_run = end if self._last_run is None else max(self._last_run, end)
+
+    def stats(self) -> dict:
+        """Counts and rates so far. `gpu_busy_share` is run-worker busy time over
+        (number of GPUs x time from the first run's start to the last run's end):
+        what is missing from 1 is the time GPUs waited for builds."""
+        with self._lock:
+            wall = time.monotonic() - self._t0
+            busy = sum(self.run_s.values())
+            span = (self._last_run - self._first_run) if self._first_run is not None else 0.0
+            n = max(1, self.gpus or len(self.run_s))
+            return {
+                "done": sum(self.counts.values()), "total": self.total, "counts": dict(self.counts),
+                "cached": self.cached, "wall_s": wall, "builds": self.builds, "warm_builds": self.warm_builds,
+                "split_builds": self.split_builds, "fallback_builds": self.fallback_builds,
+                "build_s": self.build_s, "builds_per_s": self.builds / wall if wall > 0 else 0.0,
+                "runs": self.runs, "run_busy_s": busy,
+                "gpu_busy_share": (busy / (n * span)) if self.gpus and span > 0 else None,
+                "per_minute": 60 * sum(self.counts.values()) / wall if wall > 0 else 0.0,
+            }
 
     def advance(self, status: str, cached: bool = False) -> None:
         self.counts[status] += 1

@@ -14,12 +14,9 @@ from __future__ import annotations
 import ast
 import json
 import os
-import queue
 import secrets
 import shutil
 import tempfile
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable
@@ -90,6 +87,15 @@ class Verifier:
         except OSError as exc:
             raise HarnessError(f"cannot create the cache directory {self.cache_dir}: {exc}") from None
 
+    def physical_gpu(self, gpu: int) -> str:
+        """Our GPU index as the parent's CUDA_VISIBLE_DEVICES names it (Ray and
+        schedulers hand us a subset)."""
+        visible = [v for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
+        return visible[gpu] if gpu < len(visible) else str(gpu)
+
+    def gpu_env(self, gpu: int) -> dict[str, str]:
+        return scrubbed_env({"CUDA_VISIBLE_DEVICES": self.physical_gpu(gpu)})
+
     # -- one candidate ------------------------------------------------------
     def _prepare(self, job: _Job) -> None:
         job.workdir = Path(tempfile.mkdtemp(prefix=job.key[:12] + "-", dir=self.cache_dir / "work"))
@@ -103,13 +109,15 @@ class Verifier:
         ext_dir = self.cache_dir / "ext" / result_key(Task("", ""), job.sample, "", "")[:20]
         env = backend.env(run_device, self.cache_dir, ext_dir, self.cuda_arch,
                           build_jobs=max(1, (os.cpu_count() or 1) // max(1, self.build_workers)))
-        env["CUDA_VISIBLE_DEVICES"] = "" if gpu is None else str(gpu)
+        env["CUDA_VISIBLE_DEVICES"] = "" if gpu is None else self.physical_gpu(gpu)
         result_path = phase_dir / "result.json"
         job_file = {
             "candidate": str(job.workdir / "candidate.py"), "task": str(job.workdir / "task.py"),
             "result": str(result_path), "rlimits": self.sandbox.rlimits(),
             "message_limit": self.config.output_limit // 2, **extra,
         }
+        if self.config.fast_build and backend.compiles_extension:
+            job_file["build_cache"] = str(self.cache_dir / "build")
         job_path = phase_dir / "job.json"
         job_path.write_text(json.dumps(job_file))
         res = self.sandbox.run(python_argv("kernelmill.verify.worker", phase, str(job_path)),
@@ -200,23 +208,31 @@ def _as_task_map(tasks) -> dict[str, Task]:
 def verify_samples(
     tasks, samples: Iterable[Sample], config: VerifyConfig | None = None,
     store: str | Path | ResultStore | None = None, progress: bool = False,
-    on_verdict: Callable[[Verdict], None] | None = None,
+    on_verdict: Callable[[Verdict], None] | None = None, executor=None, stats: dict | None = None,
 ) -> list[Verdict]:
     """Verify `samples` against `tasks`; one verdict per sample, in input order.
 
     `store` (a path or ResultStore) makes the run resumable and re-runs free.
     `on_verdict` is called (in the calling thread) as each verdict is final.
+    `executor` is an executor object or name (default: `config.executor`,
+    ``local``; ``ray`` uses `config.address`). `stats`, if given, is filled
+    with the run's accounting (builds/s, GPU busy share, ...).
     """
+    from .executors import make_executor
     from .progress import StatusProgress
 
     config = config or VerifyConfig()
+    if executor is None or isinstance(executor, str):
+        executor = make_executor(executor or config.executor, config.address)
+    config = executor.prepare(config)
     samples = list(samples)
     task_map = _as_task_map(tasks)
     own_store = isinstance(store, (str, Path))
     db = ResultStore(store) if own_store else store
     verifier = Verifier(config, db)
     results: dict[str, Verdict] = {}
-    bar = StatusProgress(len(samples), enabled=progress, device=verifier.device_name)
+    bar = StatusProgress(len(samples), enabled=progress, device=verifier.device_name,
+                         gpus=len(verifier.gpus))
 
     def finish(sample: Sample, verdict: Verdict) -> None:
         verdict = replace(verdict, sample_id=sample.sample_id, task_id=sample.task_id)
@@ -248,70 +264,27 @@ def verify_samples(
             pending.setdefault(key, []).append(s)
             jobs.setdefault(key, _Job(key, task_map[s.task_id], s))
 
-    done_q: queue.Queue = queue.Queue()
-    run_q: queue.Queue = queue.Queue()
-    stop = threading.Event()
+    def on_done(job: _Job, outcome) -> None:
+        verifier.cleanup(job)
+        if isinstance(outcome, BaseException):
+            if isinstance(outcome, KeyboardInterrupt):
+                raise outcome
+            raise HarnessError(f"verifying {job.sample.sample_id} failed inside kernelmill: {outcome!r}") from outcome
+        if db is not None:
+            db.put(job.key, outcome)
+        for s in pending[job.key]:
+            finish(s, outcome)
 
-    def build_one(job: _Job) -> None:
-        if stop.is_set():
-            return
-        try:
-            verdict = verifier.build(job)
-        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
-            done_q.put((job, exc))
-            return
-        if verdict is None:
-            run_q.put(job)
-        else:
-            done_q.put((job, verdict))
-
-    def run_worker(gpu: int | None) -> None:
-        while not stop.is_set():
-            job = run_q.get()
-            if job is None:
-                return
-            try:
-                done_q.put((job, verifier.run(job, gpu)))
-            except BaseException as exc:  # noqa: BLE001
-                done_q.put((job, exc))
-
-    n_runners = max(1, len(verifier.gpus)) if verifier.device == "cuda" else 1
-    runners = [threading.Thread(target=run_worker, args=(verifier.gpus[i] if verifier.gpus else None,),
-                                daemon=True) for i in range(n_runners)]
-    for t in runners:
-        t.start()
-    pool = ThreadPoolExecutor(max_workers=verifier.build_workers, thread_name_prefix="km-build")
     try:
-        for job in jobs.values():
-            pool.submit(build_one, job)
-        remaining = len(jobs)
-        while remaining:
-            try:
-                job, outcome = done_q.get(timeout=0.2)
-            except queue.Empty:
-                continue
-            remaining -= 1
-            verifier.cleanup(job)
-            if isinstance(outcome, BaseException):
-                if isinstance(outcome, KeyboardInterrupt):
-                    raise outcome
-                raise HarnessError(f"verifying {job.sample.sample_id} failed inside kernelmill: {outcome!r}") from outcome
-            if db is not None:
-                db.put(job.key, outcome)
-            for s in pending[job.key]:
-                finish(s, outcome)
+        executor.execute(verifier, list(jobs.values()), on_done, bar)
     except BaseException:
-        stop.set()
-        verifier.sandbox.stop()
-        pool.shutdown(wait=False, cancel_futures=True)
         for job in jobs.values():
             verifier.cleanup(job)
         raise
     finally:
-        for _ in runners:
-            run_q.put(None)
-        pool.shutdown(wait=False, cancel_futures=True)
         bar.close()
+        if stats is not None:
+            stats.update(bar.stats())
         if own_store and db is not None:
             db.close()
     return [results[s.sample_id] for s in samples]

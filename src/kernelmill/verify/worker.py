@@ -215,7 +215,14 @@ def main() -> None:
     from .sandbox import apply_rlimits
 
     apply_rlimits(job["rlimits"])
+    if job.get("build_cache"):
+        # candidates' load_inline calls go through the shared, cached fast builder
+        from .inline_build import builder_log, install
+
+        install(job["build_cache"])
     result = build(job) if phase == "build" else run(job)
+    if job.get("build_cache"):
+        result["build_info"] = builder_log()
     tmp = job["result"] + ".tmp"
     with open(tmp, "w") as fh:
         json.dump(result, fh, default=float)

@@ -213,6 +213,19 @@ def run_candidate(job: dict) -> None:
     _write_outputs(job, facts, outputs)
 
 
+def main_forked(job_path: str) -> None:
+    """Entry of the process the supervisor forked (torch already imported)."""
+    from ..worker import _die_with_parent
+
+    _die_with_parent()
+    job = json.loads(Path(job_path).read_text())
+    os.unlink(job_path)
+    run_candidate(job)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
 def main() -> None:
     from ..sandbox import apply_rlimits
     from ..worker import _die_with_parent

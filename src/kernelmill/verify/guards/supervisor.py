@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -54,17 +53,17 @@ def _constant(t: torch.Tensor) -> bool:
     return bool(torch.all(flat == flat[0]))
 
 
-def _child_failure(proc: subprocess.CompletedProcess, stderr_path: Path) -> str:
+def _child_failure(status: int, stderr_path: Path) -> str:
     import signal
 
-    if proc.returncode < 0:
+    if os.WIFSIGNALED(status):
         try:
-            name = signal.Signals(-proc.returncode).name
+            name = signal.Signals(os.WTERMSIG(status)).name
         except ValueError:
-            name = f"signal {-proc.returncode}"
+            name = f"signal {os.WTERMSIG(status)}"
         msg = f"run process crashed with {name}"
     else:
-        msg = f"run process exited with code {proc.returncode} before reporting a result"
+        msg = f"run process exited with code {os.waitstatus_to_exitcode(status)} before reporting a result"
     try:
         tail = stderr_path.read_text(errors="replace")[-2000:].strip()
     except OSError:
@@ -72,13 +71,66 @@ def _child_failure(proc: subprocess.CompletedProcess, stderr_path: Path) -> str:
     return msg + ("\n" + tail if tail else "")
 
 
+def _fork_candidate(job: dict, cdir: Path, child_job_path: Path) -> tuple[int, int]:
+    """Fork the candidate's process now, before this one holds a seed-derived
+    input or a reference output, so it starts with torch imported (saving a
+    second per candidate) and nothing to find. It waits for a byte on a pipe:
+    b"1" = inputs are ready, anything else = exit."""
+    r, w = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid:
+        os.close(r)
+        return pid, w
+    try:
+        os.close(w)
+        job.pop("input_seed", None)  # our copy of the job is the only one left in this process
+        go = os.read(r, 1)
+        os.close(r)
+        if go != b"1":
+            os._exit(0)
+        fd = os.open(cdir / "stderr.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(fd, 2)
+        os.chdir(cdir)
+        sys.path[:] = [p for p in sys.path if p not in ("", ".")]
+        from . import candidate
+
+        candidate.main_forked(str(child_job_path))
+    finally:
+        os._exit(70)
+
+
 def run_guarded(job: dict) -> dict:
-    from ..worker import _clone, _error_text, _load_module, _to_device
 
     level = job["guards"]
     device = torch.device(job["device"])
     findings = Findings()
     cand_code = Path(job["candidate"]).read_text(encoding="utf-8")
+    # the candidate's process gets a directory holding only its own code
+    cdir = Path(job["result"]).parent / "candidate"
+    cdir.mkdir(exist_ok=True)
+    shutil.copy(job["candidate"], cdir / "candidate.py")
+    priv = Path(job["result"]).parent / "exchange"
+    priv.mkdir(exist_ok=True)
+    pid, go = _fork_candidate(job, cdir, priv / "job.json")
+    try:
+        return _supervise(job, level, device, findings, cand_code, cdir, priv, pid, go)
+    finally:
+        try:
+            os.close(go)
+        except OSError:
+            pass
+        try:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+
+
+def _supervise(job, level, device, findings, cand_code, cdir, priv, pid, go) -> dict:
+    from ..worker import _clone, _error_text, _load_module, _to_device
+
     for f in check_source(cand_code, level, job.get("language", "torch")):
         findings.add(f.flag, str(f))
     _no_dumping()
@@ -125,27 +177,19 @@ def run_guarded(job: dict) -> dict:
                 "message": "the reference program failed: " + _error_text(exc, job["message_limit"])}
     ref_s = time.perf_counter() - t0
 
-    # the candidate's process: its own directory, holding only its own code
     t0 = time.perf_counter()
-    cdir = Path(job["result"]).parent / "candidate"
-    cdir.mkdir(exist_ok=True)
-    shutil.copy(job["candidate"], cdir / "candidate.py")
-    priv = Path(job["result"]).parent / "exchange"
-    priv.mkdir(exist_ok=True)
     torch.save(sets, priv / "inputs.pt")
     child_job = {k: job[k] for k in ("device", "sizes", "weight_seed", "message_limit", "time", "timing",
                                      "guards") if k in job}
     child_job.update(candidate=str(cdir / "candidate.py"), task=job["task"], inputs=str(priv / "inputs.pt"),
                      outputs=str(priv / "outputs.pt"), facts=str(priv / "facts.json"),
-                     skip_timing_reason=job.get("skip_timing_reason"), import_is_build=job.get("import_is_build"),
-                     rlimits=job.get("rlimits"))
+                     skip_timing_reason=job.get("skip_timing_reason"), import_is_build=job.get("import_is_build"))
     (priv / "job.json").write_text(json.dumps(child_job))
-    with open(cdir / "stderr.txt", "wb") as err:
-        proc = subprocess.run([sys.executable, "-m", "kernelmill.verify.guards.candidate", str(priv / "job.json")],
-                              cwd=cdir, stdin=subprocess.DEVNULL, stderr=err, check=False)
+    os.write(go, b"1")
+    _, status = os.waitpid(pid, 0)
     facts_path = priv / "facts.json"
     if not facts_path.exists():
-        return {"status": "runtime_error", "compiled": True, "message": _child_failure(proc, cdir / "stderr.txt")}
+        return {"status": "runtime_error", "compiled": True, "message": _child_failure(status, cdir / "stderr.txt")}
     facts = json.loads(facts_path.read_text())
     try:
         got = torch.load(priv / "outputs.pt", weights_only=True) if (priv / "outputs.pt").exists() else {}

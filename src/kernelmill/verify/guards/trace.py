@@ -27,6 +27,11 @@ PLUMBING = {
     "view_as", "expand_as", "set_", "is_nonzero", "result_type", "dropout", "to_dense", "record_stream",
     "scalar_tensor", "arange", "linspace", "randn", "rand", "empty_permuted", "new_empty", "new_zeros",
     "new_empty_strided", "new_full", "_has_compatible_shallow_copy_type", "lift", "detach_",
+    "half", "float", "double", "bfloat16", "get", "size", "dim", "numel", "stride", "data_ptr",
+    "is_contiguous", "len", "getitem", "setitem", "type", "cuda", "cpu", "storage_offset", "untyped_storage",
+    "requires_grad", "is_floating_point", "element_size", "tolist", "repr", "format", "bool", "int", "index",
+    "iter", "reversed", "contains", "hash", "new_tensor", "tensor", "as_tensor", "from_numpy", "empty_cache",
+    "synchronize", "current_stream", "is_complex", "nelement", "ndimension", "zero",
 }
 LOW_PRECISION = {"c10::Half", "c10::BFloat16", "c10::Float8_e4m3fn", "c10::Float8_e5m2"}
 
@@ -154,20 +159,22 @@ class OwnCodeTracer:
 
 
 class _OpRecorder:
-    """Records the aten ops a call dispatches and the dtypes they see. A
-    TorchDispatchMode costs microseconds to enter; the PyTorch profiler costs
-    a second on first use, so it is used only on GPUs, for kernel names."""
+    """Records the torch functions a call makes from Python (not those inside
+    its own compiled code) and the dtypes they see. A TorchFunctionMode is
+    cheap to enter; a TorchDispatchMode imports torch._dynamo (2 s) and the
+    PyTorch profiler takes a second on first use, so the profiler is used only
+    on GPUs, for kernel names."""
 
     def __init__(self):
-        from torch.utils._python_dispatch import TorchDispatchMode
+        from torch.overrides import TorchFunctionMode
 
         rec = self
         self.ops: set[str] = set()
         self.low_precision: set[str] = set()
 
-        class Mode(TorchDispatchMode):
-            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                rec.ops.add(func.__name__.split(".")[0])
+        class Mode(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                rec.ops.add(getattr(func, "__name__", str(func)).strip("_").removesuffix("_"))
                 for t in _tensor_args(args, kwargs or {}):
                     if t.dtype in _LOW_DTYPES:
                         rec.low_precision.add(_LOW_DTYPES[t.dtype])

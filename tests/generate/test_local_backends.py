@@ -1,5 +1,5 @@
-"""The transformers backend with a tiny random model and a tokenizer trained
-here (no downloads)."""
+"""The transformers (and, on a GPU machine, vLLM) backends with a tiny random
+model and a tokenizer trained here (no downloads)."""
 
 import pytest
 
@@ -36,7 +36,8 @@ def tiny_model_dir(tmp_path_factory):
     hf_tok.chat_template = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
                             "{% if add_generation_prompt %}<|assistant|>{% endif %}")
     torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=len(hf_tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+    # head_dim 64: a size every vLLM attention backend supports
+    cfg = LlamaConfig(vocab_size=len(hf_tok), hidden_size=128, intermediate_size=256, num_hidden_layers=2,
                       num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=512,
                       eos_token_id=hf_tok.eos_token_id, pad_token_id=hf_tok.pad_token_id,
                       bos_token_id=None, tie_word_embeddings=False)
@@ -91,3 +92,15 @@ def test_bad_model_path_is_a_clear_error(tmp_path):
 
     with pytest.raises(BackendError, match="cannot load a tokenizer from"):
         make_backend("hf", str(tmp_path / "nowhere"))
+
+
+@pytest.mark.gpu
+def test_vllm_backend_on_the_tiny_model(tiny_model_dir, tmp_path):
+    pytest.importorskip("vllm")
+    backend = make_backend("vllm", str(tiny_model_dir), max_model_len=512, gpu_memory_utilization=0.3,
+                           enforce_eager=True)
+    samples = _generate(backend, tmp_path, "v.jsonl", n=3, max_tokens=6)
+    assert len(samples) == 6 and len({s.meta["seed"] for s in samples}) == 6
+    for s in samples:
+        assert s.meta["finish_reason"] in ("stop", "length") and 1 <= s.meta["usage"]["completion_tokens"] <= 6
+        assert s.meta["truncated"] == (s.meta["finish_reason"] == "length")

@@ -1,0 +1,111 @@
+"""The local executor: a build pool on every CPU core feeding one run worker per GPU.
+
+Builds run ahead of the GPUs in a thread pool (each build is its own sandboxed
+process); run workers pull built candidates as they free up. After a candidate
+fails on a GPU (crash, timeout) that GPU gets a health check in a fresh
+process; a GPU that fails it is reported and taken out, and the candidate gets
+one more try on a healthy GPU (a wedged GPU is not the candidate's fault).
+"""
+
+from __future__ import annotations
+
+import queue
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
+
+from ..health import gpu_healthy
+
+_RETRYABLE = ("runtime_error", "timeout")
+
+
+class LocalExecutor:
+    name = "local"
+
+    def prepare(self, config):
+        return config
+
+    def execute(self, verifier, jobs: list, on_done: Callable, accounting) -> None:
+        """Calls `on_done(job, verdict)` in this thread as each job finishes;
+        raises the first machinery failure (after stopping everything)."""
+        done_q: queue.Queue = queue.Queue()
+        run_q: queue.Queue = queue.Queue()
+        stop = threading.Event()
+        dead_gpus: list[str] = []
+        retried: set[str] = set()
+
+        def build_one(job) -> None:
+            if stop.is_set():
+                return
+            try:
+                t0 = time.monotonic()
+                verdict = verifier.build(job)
+                accounting.note_build(time.monotonic() - t0, (job.build or {}).get("build_info"))
+            except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+                done_q.put((job, exc))
+                return
+            if verdict is None:
+                run_q.put(job)
+            else:
+                done_q.put((job, verdict))
+
+        def run_worker(gpu: int | None) -> None:
+            while not stop.is_set():
+                job = run_q.get()
+                if job is None:
+                    return
+                try:
+                    t0 = time.monotonic()
+                    verdict = verifier.run(job, gpu)
+                    accounting.note_run(gpu, t0, time.monotonic())
+                except BaseException as exc:  # noqa: BLE001
+                    done_q.put((job, exc))
+                    continue
+                if gpu is not None and verdict.status in _RETRYABLE and not gpu_healthy(gpu, verifier.gpu_env(gpu)):
+                    dead_gpus.append(f"GPU {gpu}")
+                    print(f"kernelmill: GPU {gpu} failed its health check after {job.sample.sample_id}; "
+                          "taking it out of this run", file=sys.stderr)
+                    if job.key not in retried and len(dead_gpus) < n_runners:
+                        retried.add(job.key)
+                        run_q.put(job)  # one more try on a healthy GPU
+                    else:
+                        done_q.put((job, verdict))
+                    done_q.put((None, "gpu_dead"))
+                    return
+                done_q.put((job, verdict))
+
+        n_runners = max(1, len(verifier.gpus)) if verifier.device == "cuda" else 1
+        runners = [threading.Thread(target=run_worker, args=(verifier.gpus[i] if verifier.gpus else None,),
+                                    daemon=True) for i in range(n_runners)]
+        for t in runners:
+            t.start()
+        pool = ThreadPoolExecutor(max_workers=verifier.build_workers, thread_name_prefix="km-build")
+        try:
+            for job in jobs:
+                pool.submit(build_one, job)
+            remaining, alive = len(jobs), n_runners
+            while remaining:
+                try:
+                    job, outcome = done_q.get(timeout=0.2)
+                except queue.Empty:
+                    continue
+                if job is None:
+                    alive -= 1
+                    if alive == 0:
+                        from ..runner import HarnessError
+
+                        raise HarnessError(f"every GPU failed its health check ({', '.join(dead_gpus)}); "
+                                           "no candidate can run")
+                    continue
+                remaining -= 1
+                on_done(job, outcome)
+        except BaseException:
+            stop.set()
+            verifier.sandbox.stop()
+            raise
+        finally:
+            for _ in runners:
+                run_q.put(None)
+            pool.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,164 @@
+"""Tasks for the guard tests, made here: each one is the smallest program on
+which a catalogue trick can work (docs/guards.md)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from kernelmill.records import Task
+
+
+def _task(task_id: str, body: str, level: int = 1) -> Task:
+    return Task(task_id, textwrap.dedent(body), name=task_id.split("/")[-1], level=level, op_type="single")
+
+
+RELU = _task("guards/relu", """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return torch.relu(x)
+
+    n = 64
+
+    def get_inputs():
+        return [torch.randn(n, n)]
+
+    def get_init_inputs():
+        return []
+""")
+
+# big enough that a copy of its bytes takes measurable time (item 15)
+BIG_RELU = _task("guards/big_relu", """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return torch.relu(x)
+
+    def get_inputs():
+        return [torch.randn(1024, 1024)]
+
+    def get_init_inputs():
+        return []
+""")
+
+LINEAR = _task("guards/linear", """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, d_in, d_out):
+            super().__init__()
+            self.fc = nn.Linear(d_in, d_out)
+
+        def forward(self, x):
+            return torch.relu(self.fc(x))
+
+    def get_inputs():
+        return [torch.randn(16, 64)]
+
+    def get_init_inputs():
+        return [64, 32]
+""", level=2)
+
+# an output far below the default atol: zeros pass an unscaled check (item 10)
+TINY = _task("guards/tiny_scale", """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return x * 1e-6
+
+    def get_inputs():
+        return [torch.randn(32, 32)]
+
+    def get_init_inputs():
+        return []
+""")
+
+# a mean over many fp16 values: its value under normal inputs is predictable (item 11)
+SQMEAN = _task("guards/square_mean_fp16", """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return (x.float() * x.float()).mean(dim=1).half()
+
+    def get_inputs():
+        return [torch.randn(4, 65536, dtype=torch.float16)]
+
+    def get_init_inputs():
+        return []
+""")
+
+ABSMEAN = _task("guards/abs_mean_fp16", """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return x.float().abs().mean(dim=1).half()
+
+    def get_inputs():
+        return [torch.randn(4, 65536, dtype=torch.float16)]
+
+    def get_init_inputs():
+        return []
+""")
+
+# declares another batch size: a kernel specialised to 64 rows fails it (item 12)
+VARIANT = _task("guards/softmax_variants", """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return torch.softmax(x, dim=-1)
+
+    batch, dim = 64, 128
+    SHAPE_VARIANTS = [{"batch": 7}, {"batch": 130}]
+
+    def get_inputs():
+        return [torch.randn(batch, dim)]
+
+    def get_init_inputs():
+        return []
+""")
+
+# the reference writes into its input: candidates that do the same are honest
+INPLACE = _task("guards/inplace_relu", """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return torch.relu_(x)
+
+    def get_inputs():
+        return [torch.randn(64, 64)]
+
+    def get_init_inputs():
+        return []
+""")
+
+SUM = _task("guards/row_sum", """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return x.sum(dim=-1, keepdim=True)
+
+    def get_inputs():
+        return [torch.randn(16, 300)]
+
+    def get_init_inputs():
+        return []
+""")
+
+ALL = [RELU, BIG_RELU, LINEAR, TINY, SQMEAN, ABSMEAN, VARIANT, INPLACE, SUM]

@@ -1,0 +1,73 @@
+"""Honest candidates of our own (beside the builtin suite's correct ones):
+different formulations, in-place work on their own buffers, threads that are
+joined, reference-identical torch code, C++ extensions, fast and slow ones.
+None of them may get a flag, in standard or strict."""
+
+from __future__ import annotations
+
+import guard_tasks as T
+from hostile_corpus import model, triton_model
+
+CPP_RELU = '''
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+src = r"""
+#include <torch/extension.h>
+torch::Tensor relu_fwd(torch::Tensor x) {
+    auto xc = x.contiguous();
+    auto y = torch::empty_like(xc);
+    auto* s = xc.data_ptr<float>(); auto* d = y.data_ptr<float>();
+    for (int64_t i = 0; i < xc.numel(); ++i) d[i] = s[i] > 0 ? s[i] : 0;
+    return y;
+}
+"""
+ext = load_inline(name="guards_honest_relu", cpp_sources=src, functions=["relu_fwd"], verbose=False)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return ext.relu_fwd(x)
+'''
+
+HONEST = {
+    "relu_clamp": (T.RELU, "torch", model("return x.clamp_min(0)")),
+    "relu_where": (T.RELU, "torch", model("return torch.where(x > 0, x, torch.zeros_like(x))")),
+    "relu_mask": (T.RELU, "torch", model("return x * (x > 0)")),
+    "relu_functional": (T.RELU, "torch", model("return F.relu(x)")),
+    "relu_same_as_reference": (T.RELU, "torch", model("return torch.relu(x)")),
+    "relu_own_buffer_inplace": (T.RELU, "torch", model("y = x.clone()\ny.relu_()\nreturn y")),
+    "relu_joined_threads": (T.RELU, "torch", model(
+        "y = torch.empty_like(x)\nhalves = [(0, x.shape[0] // 2), (x.shape[0] // 2, x.shape[0])]\n"
+        "ts = [threading.Thread(target=lambda a=a, b=b: y[a:b].copy_(x[a:b].clamp_min(0))) for a, b in halves]\n"
+        "for t in ts:\n    t.start()\nfor t in ts:\n    t.join()\nreturn y", imports="import threading")),
+    "relu_pool_in_init": (T.RELU, "torch", model(
+        "y = torch.empty_like(x)\nself.pool.submit(lambda: y.copy_(x.clamp_min(0))).result()\nreturn y",
+        imports="from concurrent.futures import ThreadPoolExecutor", init="self.pool = ThreadPoolExecutor(2)")),
+    "relu_noncontiguous_in": (T.RELU, "torch", model("return x.t().contiguous().clamp_min(0).t().contiguous()")),
+    "big_relu_fast": (T.BIG_RELU, "torch", model("return torch.relu(x)")),
+    "big_relu_clamp": (T.BIG_RELU, "torch", model("return x.clamp(min=0)")),
+    "big_relu_maximum": (T.BIG_RELU, "torch", model("return torch.maximum(x, self.zero)",
+                                                    init="self.zero = torch.zeros(())")),
+    "linear_by_hand": (T.LINEAR, "torch", model(
+        "return (x @ self.fc.weight.t() + self.fc.bias).clamp_min(0)", init="self.fc = nn.Linear(*args)")),
+    "linear_addmm": (T.LINEAR, "torch", model(
+        "return torch.addmm(self.fc.bias, x, self.fc.weight.t()).relu()", init="self.fc = nn.Linear(*args)")),
+    "linear_fp64_accumulate": (T.LINEAR, "torch", model(
+        "return F.linear(x.double(), self.fc.weight.double(), self.fc.bias.double()).relu().float()",
+        init="self.fc = nn.Linear(*args)")),
+    "tiny_scale": (T.TINY, "torch", model("return x / 1e6")),
+    "sqmean_fp16": (T.SQMEAN, "torch", model("xf = x.float()\nreturn (xf.pow(2).sum(dim=1) / x.shape[1]).half()")),
+    "absmean_fp16": (T.ABSMEAN, "torch", model("return x.abs().float().mean(dim=1).to(x.dtype)")),
+    "softmax_stable": (T.VARIANT, "torch", model(
+        "m = x.amax(dim=-1, keepdim=True)\ne = (x - m).exp()\nreturn e / e.sum(dim=-1, keepdim=True)")),
+    "softmax_functional": (T.VARIANT, "torch", model("return F.softmax(x, dim=1)")),
+    "inplace_like_reference": (T.INPLACE, "torch", model("return x.clamp_min_(0)")),
+    "row_sum_matmul": (T.SUM, "torch", model("return x @ torch.ones(x.shape[1], 1)")),
+    "row_sum_loop_chunks": (T.SUM, "torch", model(
+        "acc = torch.zeros(x.shape[0], 1)\nfor c in x.split(64, dim=1):\n    acc += c.sum(dim=1, keepdim=True)\n"
+        "return acc")),
+    "triton_relu": (T.RELU, "triton", triton_model("return launch(x)")),
+    "cpp_relu": (T.RELU, "cpp", CPP_RELU),
+}

@@ -1,0 +1,113 @@
+"""The hostile corpus is caught with the right flags; the honest corpus (ours
+plus the builtin suite's correct CPU candidates) gets no flag even in strict.
+Each corpus runs through one shared verify_samples call."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import guard_tasks as T  # noqa: E402
+from honest_corpus import HONEST  # noqa: E402
+from hostile_corpus import HOSTILE  # noqa: E402
+
+from kernelmill.records import Sample  # noqa: E402
+from kernelmill.tasks import load_tasks  # noqa: E402
+from kernelmill.tasks.builtin import builtin_samples  # noqa: E402
+from kernelmill.verify import TimingConfig, VerifyConfig, verify_samples  # noqa: E402
+from kernelmill.verify.guards import FLAGS  # noqa: E402
+
+CPU_LANGUAGES = ("torch", "cpp", "triton")
+
+
+def _config(tmp, guards: str) -> VerifyConfig:
+    return VerifyConfig(device="cpu", trials=3, build_timeout=300, run_timeout=60, workers=2, memory_limit_gb=4,
+                        max_procs=64, cache_dir=str(tmp / "cache"), guards=guards,
+                        timing=TimingConfig(warmup_ms=5, budget_ms=20, min_reps=6, max_reps=60))
+
+
+def _samples(corpus: dict) -> list[Sample]:
+    return [Sample(sample_id=name, task_id=entry[0].task_id, language=entry[1], code=entry[2])
+            for name, entry in corpus.items()]
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("hostile")
+    return {v.sample_id: v for v in verify_samples(T.ALL, _samples(HOSTILE), _config(tmp, "standard"))}
+
+
+@pytest.fixture(scope="module")
+def honest(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("honest")
+    builtin = [s for s in builtin_samples() if s.meta.get("expect") == "ok" and s.language in CPU_LANGUAGES]
+    tasks = {t.task_id: t for t in T.ALL}
+    tasks.update(load_tasks("builtin").by_id())
+    out = verify_samples(tasks, _samples(HONEST) + builtin, _config(tmp, "strict"))
+    return {v.sample_id: v for v in out}
+
+
+@pytest.fixture(scope="module")
+def unguarded(tmp_path_factory):
+    """A few tricks with the guards off: they pass, so the guards are what catches them."""
+    tmp = tmp_path_factory.mktemp("off")
+    names = ["i10_zeros", "i14_caller_frames", "i12_reads_seed", "i6_allclose"]
+    out = verify_samples(T.ALL, _samples({n: HOSTILE[n] for n in names}), _config(tmp, "off"))
+    return {v.sample_id: v for v in out}
+
+
+def test_corpus_covers_every_catalogue_item_twice():
+    items = {}
+    for name in HOSTILE:
+        item = int(name.split("_")[0][1:])
+        items[item] = items.get(item, 0) + 1
+    assert all(items.get(i, 0) >= 2 for i in range(1, 16)), items
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_candidate_is_caught(hostile, name):
+    v = hostile[name]
+    expected = HOSTILE[name][3]
+    assert v.status != "ok", f"{name} passed: {v.flags} {v.message[:300]}"
+    if expected is not None:
+        assert expected <= set(v.flags), f"{name}: {v.status} {v.flags} {v.message[:300]}"
+        # a flag decides the status: a rejection flag gives 'rejected', a correctness flag at least 'incorrect'
+        wanted = {FLAGS[f][0] for f in expected}
+        assert v.status in wanted | {"rejected"}, (v.status, v.flags)
+    else:
+        assert v.status in ("incorrect", "rejected", "runtime_error"), (v.status, v.message[:300])
+
+
+def test_flags_are_explained_in_the_message(hostile):
+    v = hostile["i1_zero_input"]
+    assert v.status == "rejected" and "input_mutation" in v.message
+
+
+@pytest.mark.parametrize("name", sorted(HONEST))
+def test_honest_candidate_has_no_flag(honest, name):
+    v = honest[name]
+    assert v.status == "ok" and not v.flags, f"{name}: {v.status} {v.flags} {v.message[:400]}"
+
+
+def test_builtin_correct_candidates_have_no_flag(honest):
+    builtin = [v for k, v in honest.items() if k.startswith("builtin/")]
+    assert len(builtin) >= 10
+    bad = [(v.sample_id, v.status, v.flags, v.message[:200]) for v in builtin
+           if v.status != "ok" or set(v.flags) - {"timing_skipped"}]
+    assert not bad
+
+
+def test_honest_fast_candidates_are_timed(honest):
+    v = honest["big_relu_fast"]
+    assert v.speedup and v.speedup > 0 and v.phases.get("guard_min_ms", 0) > 0
+
+
+def test_tricks_pass_without_guards(unguarded):
+    # the holes are real: with guards off these get 'ok'
+    assert unguarded["i10_zeros"].status == "ok"
+    assert unguarded["i14_caller_frames"].status == "ok"
+    assert unguarded["i12_reads_seed"].status == "ok"

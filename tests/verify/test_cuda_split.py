@@ -1,0 +1,84 @@
+"""The kernel/host split of a CUDA unit: applied only when it keeps the meaning."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from kernelmill.tasks.builtin import builtin_samples
+from kernelmill.verify.cuda_split import host_flags, split_cuda_unit
+from kernelmill.verify.inline_build import assemble
+
+KERNEL = """
+#include <torch/extension.h>
+#define TILE 16
+struct Pair { float a, b; };
+__global__ void scale(const float* __restrict__ x, float* y, int n, Pair p) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i] * p.a + p.b;   // "scale<<<" in a comment
+}
+torch::Tensor run(torch::Tensor x) {
+    auto y = torch::empty_like(x);
+    scale<<<(x.numel() + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), x.numel(), Pair{2.f, 1.f});
+    TORCH_CHECK(cudaGetLastError() == cudaSuccess, "scale failed");
+    return y;
+}
+"""
+
+
+def _unit(src: str) -> str:
+    return assemble("m", "", src)[1]
+
+
+def test_split_moves_kernels_and_rewrites_launches():
+    sp = split_cuda_unit(_unit(KERNEL))
+    assert sp is not None and sp.kernels == ["scale"]
+    assert "torch" not in sp.kernel_unit and "__global__ void scale" in sp.kernel_unit
+    assert "scale<<<__km_g, __km_b, __km_s, __km_st>>>(x, y, n, p)" in sp.kernel_unit
+    # the launch keeps its arguments, default shared memory and stream become 0
+    assert "__km_launch_scale((x.numel() + 255) / 256, 256, 0, 0, x.data_ptr<float>()" in sp.host_unit
+    assert "__global__" not in sp.host_unit and "<<<" not in sp.host_unit
+    # types and macros are in both units; torch includes only on the host side
+    for unit in (sp.kernel_unit, sp.host_unit):
+        assert "struct Pair" in unit and "#define TILE 16" in unit
+    assert "#include <torch/extension.h>" in sp.host_unit
+
+
+@pytest.mark.parametrize("change", [
+    ("__global__ void scale(", "template <typename T> __global__ void scale("),  # template kernel
+    ("#define TILE 16", "#ifdef TILE\n#endif"),  # conditional compilation
+    ("auto y = torch::empty_like(x);", "auto y = torch::empty_like(x); cudaFuncSetAttribute(scale, cudaFuncAttributeMaxDynamicSharedMemorySize, 0);"),
+    ("int n, Pair p)", "int n, at::Half p)"),  # torch type in a kernel
+    ("int n, Pair p)", "int n, Pair)"),  # unnamed parameter
+])
+def test_split_refuses_what_it_cannot_prove(change):
+    assert split_cuda_unit(_unit(KERNEL.replace(*change))) is None
+
+
+def test_split_refuses_host_use_of_device_symbols():
+    src = KERNEL.replace("#define TILE 16", "__constant__ float coef[4];") \
+        .replace("auto y = torch::empty_like(x);", "auto y = torch::empty_like(x); cudaMemcpyToSymbol(coef, nullptr, 0);")
+    assert split_cuda_unit(_unit(src)) is None
+
+
+def test_every_builtin_cuda_candidate_splits():
+    n = 0
+    for s in builtin_samples():
+        if s.language != "cuda":
+            continue
+        consts = {n.targets[0].id: n.value.value for n in ast.parse(s.code).body
+                  if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)}
+        src = consts.get("cuda_source") or consts.get("cuda_src")
+        if src is None:
+            continue
+        n += 1
+        assert split_cuda_unit(_unit(src)) is not None, s.sample_id
+    assert n >= 10
+
+
+def test_host_flags_keep_macros_includes_and_std():
+    flags = ["-DA=1", "-isystem", "/inc", "-D__CUDA_NO_HALF_OPERATORS__", "--expt-relaxed-constexpr",
+             "-gencode=arch=compute_90,code=sm_90", "--compiler-options", "'-fPIC'", "-std=c++17", "-O3"]
+    assert host_flags(flags) == ["-DA=1", "-isystem", "/inc", "-D__CUDA_NO_HALF_OPERATORS__", "-fPIC",
+                                 "-std=c++17", "-O3"]
