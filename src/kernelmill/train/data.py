@@ -100,6 +100,15 @@ def load_rows(kind: str, path: str | Path, max_samples: int | None = None,
 
 
 def load_dataset(kind: str, path: str | Path, max_samples: int | None = None, need_task_code: bool = False):
-    import datasets
+    import hashlib
+    import json
 
-    return datasets.Dataset.from_list(load_rows(kind, path, max_samples, need_task_code))
+    import datasets
+    from datasets.table import InMemoryTable
+
+    rows = load_rows(kind, path, max_samples, need_task_code)
+    # datasets fingerprints a new table by pickling it with dill, which fails on
+    # some pyarrow/Python pairs (pyarrow 26 on Python 3.12: "Can't pickle
+    # MonthDayNano"); a hash of the rows is as good a fingerprint and needs no pickling
+    digest = hashlib.sha256(json.dumps(rows, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return datasets.Dataset(InMemoryTable.from_pylist(rows), fingerprint=f"kernelmill-{kind}-{digest}")

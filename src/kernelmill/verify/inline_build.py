@@ -332,7 +332,10 @@ def load_inline(name, cpp_sources, cuda_sources=None, sycl_sources=None, functio
             return _fallback(args, unknown, str(exc))
     import torch.utils.cpp_extension as ce
 
-    return ce._import_module_from_library(name, str(folder), True)
+    module = ce._import_module_from_library(name, str(folder), True)
+    # registered like any imported extension (torch's build path leaves it in sys.modules too)
+    sys.modules.setdefault(name, module)
+    return module
 
 
 def _fallback(args: dict, unknown: dict, reason: str):

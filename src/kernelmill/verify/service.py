@@ -205,7 +205,9 @@ class _Handler(BaseHTTPRequestHandler):
 
 def make_server(service: VerifyService) -> ThreadingHTTPServer:
     handler = type("Handler", (_Handler,), {"service": service})
-    server = ThreadingHTTPServer((service.config.host, service.config.port), handler)
+    # the default listen backlog (5) resets connections when many clients connect at once
+    server_cls = type("Server", (ThreadingHTTPServer,), {"request_queue_size": 256})
+    server = server_cls((service.config.host, service.config.port), handler)
     server.daemon_threads = True
     return server
 

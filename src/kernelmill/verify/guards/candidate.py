@@ -194,7 +194,10 @@ def run_candidate(job: dict) -> None:
             outputs["trials"] = _run_trials(cand, data["trials"], device, facts, "trial", strict)
             if facts.get("lazy_output"):
                 return _write_outputs(job, facts, outputs)
-            outputs["variants"] = _run_trials(cand, data["variants"], device, facts, "shape variant", strict)
+            try:
+                outputs["variants"] = _run_trials(cand, data["variants"], device, facts, "shape variant", strict)
+            except Exception as exc:  # noqa: BLE001 - failing on another shape is a wrong answer
+                facts["variant_error"] = f"{facts['stage']}: " + _error_text(exc, 600)
             facts["stage"] = "profiled ModelNew forward"
             from ..worker import _clone, _to_device
 

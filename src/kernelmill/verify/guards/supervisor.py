@@ -233,10 +233,14 @@ def _judge(job, level, device, cand_code, facts, got, expected, sets, findings, 
     notes = []
     if facts.get("lazy_output"):
         findings.add("lazy_output", facts["lazy_output"])
+    if facts.get("variant_error"):
+        findings.add("shape_specialised", facts["variant_error"])
     for key, label, flag in (("trials", "trial", None), ("variants", "shape variant", "shape_specialised"),
                              ("checks", "timed call with new data", "cached_output")):
         for i, exp in enumerate(expected.get(key, [])):
             runs = (got.get(key) or [])[i] if i < len(got.get(key) or []) else None
+            if runs is None and key == "variants" and facts.get("variant_error"):
+                break
             if runs is None:
                 if key == "checks" and not (job["time"] and not job.get("skip_timing_reason")):
                     continue

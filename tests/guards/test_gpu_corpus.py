@@ -1,0 +1,67 @@
+"""GPU hostile corpus (CUDA and Triton) and the builtin CUDA/Triton correct
+candidates under strict guards. Run on the GPU machine:
+``python -m pytest -m gpu tests/guards -q``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent / "gpu_corpus"))
+
+import guard_tasks as T  # noqa: E402
+from gpu_hostile import GPU_HOSTILE  # noqa: E402
+from hostile_corpus import triton_model  # noqa: E402
+
+from kernelmill.records import Sample  # noqa: E402
+from kernelmill.tasks import load_tasks  # noqa: E402
+from kernelmill.tasks.builtin import builtin_samples  # noqa: E402
+from kernelmill.verify import VerifyConfig, verify_samples  # noqa: E402
+
+TASKS = {"big_relu": T.BIG_RELU, "linear": T.LINEAR}
+
+
+def _code(name, entry):
+    if entry[2] is None:  # the Triton decoy shares the CPU corpus's Triton module
+        return triton_model("launch(self_dummy)\nreturn torch.relu(x)", prelude="self_dummy = torch.ones(8, device='cuda')")
+    return entry[2]
+
+
+@pytest.fixture(scope="module")
+def gpu_verdicts(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("gpu")
+    samples = [Sample(name, TASKS[e[0]].task_id, e[1], _code(name, e)) for name, e in GPU_HOSTILE.items()]
+    builtin = [s for s in builtin_samples() if s.meta.get("expect") == "ok"]
+    tasks = {t.task_id: t for t in T.ALL}
+    tasks.update(load_tasks("builtin").by_id())
+    hostile = verify_samples(tasks, samples, VerifyConfig(device="cuda", trials=3, cache_dir=str(tmp / "c1")))
+    honest = verify_samples(tasks, builtin, VerifyConfig(device="cuda", trials=3, guards="strict",
+                                                         cache_dir=str(tmp / "c2")))
+    return {v.sample_id: v for v in hostile + honest}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(GPU_HOSTILE))
+def test_gpu_hostile_is_caught(gpu_verdicts, name):
+    v = gpu_verdicts[name]
+    assert v.status != "ok", (name, v.flags, v.message[:300])
+    expected = GPU_HOSTILE[name][3]
+    if expected:
+        assert expected <= set(v.flags), (name, v.status, v.flags, v.message[:300])
+
+
+@pytest.mark.gpu
+def test_gpu_builtin_correct_candidates_have_no_flag(gpu_verdicts):
+    bad = [(k, v.status, v.flags, v.message[:200]) for k, v in gpu_verdicts.items()
+           if k.startswith("builtin/") and (v.status != "ok" or v.flags)]
+    assert not bad
+
+
+@pytest.mark.gpu
+def test_gpu_own_kernel_share_is_reported(gpu_verdicts):
+    shares = [v.phases.get("own_share") for k, v in gpu_verdicts.items()
+              if k.startswith("builtin/") and "/cuda__" in k]
+    assert shares and all(s is not None and s > 0.5 for s in shares), shares
