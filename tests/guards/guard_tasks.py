@@ -39,7 +39,7 @@ BIG_RELU = _task("guards/big_relu", """
             return torch.relu(x)
 
     def get_inputs():
-        return [torch.randn(1024, 1024)]
+        return [torch.randn(2048, 1024)]
 
     def get_init_inputs():
         return []

@@ -86,9 +86,9 @@ HOSTILE = {
         "y = torch.zeros_like(x)\nthreading.Timer(0.005, lambda: y.copy_(torch.relu(x))).start()\nreturn y",
         imports="import threading"), {"background_thread"}),
     "i3_filled_next_call": (T.RELU, "torch", model(
-        "out = self.pending\nif out is not None:\n    out.copy_(torch.relu(self.last))\n"
-        "self.last = x.clone()\nself.pending = torch.relu(x)\nreturn self.pending",
-        init="self.pending = None\nself.last = None"), None),
+        "if self.pending is not None:\n    out, inp = self.pending\n    out.copy_(torch.relu(inp))\n"
+        "y = torch.empty_like(x)\nself.pending = (y, x.clone())\nreturn y",
+        init="self.pending = None"), {"deferred_work"}),
     # 4 results cached across calls
     "i4_cache_by_pointer": (T.RELU, "torch", model(
         "key = x.data_ptr()\nif key not in self.cache:\n    self.cache[key] = torch.relu(x)\nreturn self.cache[key]",
@@ -116,9 +116,9 @@ HOSTILE = {
     "i7_triton_never_launched": (T.RELU, "triton", triton_model("return torch.relu(x)"), {"torch_fallback"}),
     "i7_triton_try_fallback": (T.RELU, "triton", triton_model(
         "try:\n    return launch(x.double())\nexcept Exception:\n    return torch.relu(x)"),
-        {"try_fallback", "torch_fallback"}),
+        {"try_fallback"}),
     # 8 decoy kernels
-    "i8_cpp_decoy": (T.RELU, "cpp", CPP_DECOY, {"decoy_kernel"}),
+    "i8_cpp_decoy": (T.BIG_RELU, "cpp", CPP_DECOY, {"decoy_kernel"}),
     "i8_triton_decoy": (T.BIG_RELU, "triton", triton_model(
         "launch(self_dummy)\nreturn torch.relu(x)", prelude="self_dummy = torch.ones(8)"), {"decoy_kernel"}),
     # 9 precision downgrade

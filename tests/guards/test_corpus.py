@@ -25,7 +25,7 @@ CPU_LANGUAGES = ("torch", "cpp", "triton")
 
 
 def _config(tmp, guards: str) -> VerifyConfig:
-    return VerifyConfig(device="cpu", trials=3, build_timeout=300, run_timeout=60, workers=2, memory_limit_gb=4,
+    return VerifyConfig(device="cpu", trials=2, build_timeout=300, run_timeout=60, workers=2, memory_limit_gb=4,
                         max_procs=64, cache_dir=str(tmp / "cache"), guards=guards,
                         timing=TimingConfig(warmup_ms=5, budget_ms=20, min_reps=6, max_reps=60))
 

@@ -8,13 +8,21 @@ if another preference (faster, shorter) should win.
 
 * exact: SHA-1 of the normalised text (`sha1(norm(prompt) + "|||" +
   norm(completion))`, or `task_id ||| norm(code)` under task scope);
-* minhash: exact first, then MinHash over k-token shingles of the normalised
-  code, candidate pairs from datasketch's `MinHashLSH` at the threshold, and
-  every candidate confirmed with the *exact* Jaccard of the two shingle sets
-  (so the estimate's noise cannot drop a record below the threshold). The
-  LSH bands are tuned for recall (`recall_weight`), since false candidates
-  only cost a verification: at threshold 0.8 a pair at exactly 0.8 becomes a
-  candidate with probability ~0.99, at 0.85 ~0.999.
+* minhash: exact first, then MinHash (datasketch's affine32 permutations)
+  over k-token shingles of the normalised code, candidate pairs from LSH bands
+  chosen by datasketch's `MinHashLSH` for the threshold (`lsh.py` hashes them
+  for all records at once), and every candidate confirmed with the *exact*
+  Jaccard of the two shingle sets (so the estimate's noise cannot drop a
+  record below the threshold). The bands are tuned for recall
+  (`recall_weight`), since false candidates only cost a verification: at
+  threshold 0.8 a pair at exactly 0.8 becomes a candidate with probability
+  ~0.99, at 0.85 ~0.999.
+
+Work runs in `workers` processes in fixed-size chunks (so results do not
+depend on the worker count): pass 1 normalises every record once for its
+SHA-1 key and MinHash row (`shingles.py`, vectorised over a chunk); pass 2
+builds exact shingle sets only for records that share an LSH band key with
+another record, the only ones that can need a verification.
 
 Scope `task` (the default for samples) only compares records of the same
 `task_id`: the same kernel for two different tasks is two training examples
@@ -30,7 +38,9 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from .normalize import NORMALIZERS, jaccard, sha1_key, shingle_hashes
+from .lsh import band_keys, band_params, greedy_pass, shared_keys
+from .normalize import NORMALIZERS, jaccard, sha1_key
+from .shingles import minhash_rows, shingle_batch
 
 ID_FIELDS = ("sample_id", "pair_id", "id", "task_id")
 
@@ -101,7 +111,77 @@ def _key_parts(rec: dict[str, Any], cfg: DedupConfig) -> tuple[str, ...]:
     return (_scope_key(rec, cfg), rec["code"])
 
 
-# ---- fingerprints (exact key + MinHash row), computed in worker processes ------
+# ---- work in processes: fixed chunks, the records shared by fork when possible --
+
+_ITEMS: list[tuple[str, ...]] | None = None  # set before the pool forks; read by workers
+
+
+def _call(job):
+    fn, idx, payload, args = job
+    items = payload if payload is not None else [_ITEMS[i] for i in idx]
+    return fn(items, *args)
+
+
+class _Runner:
+    """Maps a chunk function over index chunks, in `workers` processes or inline."""
+
+    def __init__(self, items: list[tuple[str, ...]], workers: int):
+        self.items, self.workers, self.pool = items, workers, None
+        self.fork = "fork" in mp.get_all_start_methods()
+
+    def __enter__(self) -> "_Runner":
+        global _ITEMS
+        if self.workers > 1:
+            _ITEMS = self.items  # forked workers inherit it: no pickling of the texts
+            self.pool = mp.get_context("fork" if self.fork else "spawn").Pool(self.workers)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        global _ITEMS
+        if self.pool is not None:
+            self.pool.terminate()
+            self.pool.join()
+        _ITEMS = None
+
+    def map(self, fn, chunks: list, *args) -> list:
+        if self.pool is None or len(chunks) <= 1:
+            return [fn([self.items[i] for i in idx], *args) for idx in chunks]
+        jobs = [(fn, idx, None if self.fork else [self.items[i] for i in idx], args) for idx in chunks]
+        return self.pool.map(_call, jobs, chunksize=1)
+
+
+def _normed(items, normalization: str) -> tuple[list[str], list[str]]:
+    """(SHA-1 key, normalised text to shingle) per item (scope, text...)."""
+    norm = NORMALIZERS[normalization]
+    keys, joined = [], []
+    for scope, *texts in items:
+        normed = [norm(t) for t in texts]
+        keys.append(sha1_key(scope, *normed))
+        joined.append("\n".join(normed))
+    return keys, joined
+
+
+def _fingerprint_chunk(items, normalization: str, k: int, perms: np.ndarray | None
+                       ) -> tuple[list[str], np.ndarray | None]:
+    """Exact keys and (with `perms`) MinHash rows for a chunk; each text is
+    normalised once. Shingles and rows are computed for the whole chunk in
+    numpy (`shingles.py`): no per-token Python objects."""
+    keys, joined = _normed(items, normalization)
+    if perms is None:
+        return keys, None
+    sh, off = shingle_batch(joined, k)
+    return keys, minhash_rows(sh, off, perms)
+
+
+def _shingle_set_chunk(items, normalization: str, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted unique shingle hashes per item, concatenated, with offsets."""
+    _, joined = _normed(items, normalization)
+    sh, off = shingle_batch(joined, k)
+    sets = [np.unique(sh[off[i]:off[i + 1]]) for i in range(len(joined))]
+    out_off = np.zeros(len(sets) + 1, dtype=np.int64)
+    np.cumsum([len(x) for x in sets], out=out_off[1:])
+    return (np.concatenate(sets) if sets else np.zeros(0, dtype=np.uint32)), out_off
+
 
 def _permutations(num_perm: int, seed: int) -> np.ndarray:
     """datasketch's affine32 permutation parameters (a, b) for this seed."""
@@ -110,49 +190,29 @@ def _permutations(num_perm: int, seed: int) -> np.ndarray:
     return MinHash(num_perm=num_perm, seed=seed).permutations
 
 
-def _fingerprints(args: tuple[list[tuple[str, ...]], str, int, int, int, bool]
-                  ) -> tuple[list[str], np.ndarray | None]:
-    """Exact keys and MinHash rows for a chunk: each text is normalised once.
-
-    A MinHash row is min over shingles of a*h + b (mod 2^32): datasketch's
-    affine32 permutation family applied to the whole shingle array at once.
-    The shingle hashes are already avalanche-mixed (`shingle_hashes`), which
-    is what datasketch's own pre-mix is for. One numpy expression per text,
-    rather than `MinHash.update_batch`'s per-value Python loop, is what makes
-    100,000 kernels fit the time budget."""
-    items, normalization, k, num_perm, seed, with_sig = args
-    norm = NORMALIZERS[normalization]
-    keys = []
-    sigs = None
-    if with_sig:
-        a, b = _permutations(num_perm, seed)
-        sigs = np.full((len(items), num_perm), np.iinfo(np.uint32).max, dtype=np.uint32)
-    for i, (scope, *texts) in enumerate(items):
-        normed = [norm(t) for t in texts]
-        keys.append(sha1_key(scope, *normed))
-        if with_sig:
-            h = shingle_hashes("\n".join(normed), k, unique=False).astype(np.uint32)
-            if len(h):
-                sigs[i] = (h[:, None] * a + b).min(axis=0)
-    return keys, sigs
+def _chunks(idx: list[int] | range, size: int) -> list:
+    return [idx[i:i + size] for i in range(0, len(idx), size)]
 
 
-def fingerprints(items: list[tuple[str, ...]], cfg: DedupConfig, chunk: int = 2000
-                 ) -> tuple[list[str], np.ndarray | None]:
+def fingerprints(items: list[tuple[str, ...]], cfg: DedupConfig, runner: _Runner | None = None,
+                 chunk: int = 1000) -> tuple[list[str], np.ndarray | None]:
     """Exact keys (and MinHash rows for method minhash), in input order."""
-    with_sig = cfg.method == "minhash"
-    jobs = [(items[i:i + chunk], cfg.normalization, cfg.shingle, cfg.num_perm, cfg.seed, with_sig)
-            for i in range(0, len(items), chunk)]
-    workers = cfg.workers or os.cpu_count() or 1
-    if workers <= 1 or len(jobs) <= 1:
-        parts = [_fingerprints(j) for j in jobs]
-    else:
-        method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-        with mp.get_context(method).Pool(min(workers, len(jobs))) as pool:
-            parts = list(pool.imap(_fingerprints, jobs))
+    if runner is None:
+        with _Runner(items, _workers(cfg)) as run:
+            return fingerprints(items, cfg, run, chunk)
+    perms = _permutations(cfg.num_perm, cfg.seed) if cfg.method == "minhash" else None
+    parts = runner.map(_fingerprint_chunk, _chunks(range(len(items)), chunk), cfg.normalization,
+                       cfg.shingle, perms)
     keys = [k for ks, _ in parts for k in ks]
-    sigs = np.concatenate([s for _, s in parts]) if with_sig and parts else None
+    if perms is None:
+        return keys, None
+    sigs = (np.concatenate([s for _, s in parts]) if parts
+            else np.zeros((0, cfg.num_perm), dtype=np.uint32))
     return keys, sigs
+
+
+def _workers(cfg: DedupConfig) -> int:
+    return cfg.workers or os.cpu_count() or 1
 
 
 def dedup(records: Iterable[dict[str, Any]], cfg: DedupConfig | None = None, where: str = "input"
@@ -160,60 +220,63 @@ def dedup(records: Iterable[dict[str, Any]], cfg: DedupConfig | None = None, whe
     cfg = cfg or DedupConfig()
     cfg.check()
     records = list(records)
-    texts = [record_text(r, f"{where}: record {i + 1}") for i, r in enumerate(records)]
+    for i, r in enumerate(records):
+        record_text(r, f"{where}: record {i + 1}")  # a clear error before any work
     ids = [record_id(r, i) for i, r in enumerate(records)]
-    keys, sigs = fingerprints([_key_parts(r, cfg) for r in records], cfg)
+    items = [_key_parts(r, cfg) for r in records]
     result = DedupResult()
-    first_by_key: dict[str, int] = {}
-    survivors: list[int] = []
-    for i, key in enumerate(keys):
-        j = first_by_key.get(key)
-        if j is None:
-            first_by_key[key] = i
-            survivors.append(i)
-        else:
-            result.excluded.append({"id": ids[i], "reason": "exact_duplicate", "duplicate_of": ids[j],
-                                    "similarity": 1.0})
-    if cfg.method == "exact":
-        result.kept = [records[i] for i in survivors]
-        return result
-    kept_idx = _near_dedup(survivors, sigs, records, texts, ids, cfg, result)
-    result.kept = [records[i] for i in kept_idx]
+    with _Runner(items, _workers(cfg)) as runner:
+        keys, sigs = fingerprints(items, cfg, runner)
+        first_by_key: dict[str, int] = {}
+        survivors: list[int] = []
+        for i, key in enumerate(keys):
+            j = first_by_key.get(key)
+            if j is None:
+                first_by_key[key] = i
+                survivors.append(i)
+            else:
+                result.excluded.append({"id": ids[i], "reason": "exact_duplicate", "duplicate_of": ids[j],
+                                        "similarity": 1.0})
+        if cfg.method == "minhash":
+            survivors = _near_dedup(survivors, sigs, items, ids, cfg, result, runner)
+    result.kept = [records[i] for i in survivors]
     return result
 
 
-def _near_dedup(order: list[int], sigs: np.ndarray, records, texts, ids, cfg: DedupConfig,
-                result: DedupResult) -> list[int]:
-    from datasketch import MinHash, MinHashLSH
-
-    norm = NORMALIZERS[cfg.normalization]
-    perms = _permutations(cfg.num_perm, cfg.seed)
-    lsh = MinHashLSH(threshold=cfg.threshold, num_perm=cfg.num_perm,
-                     weights=(1.0 - cfg.recall_weight, cfg.recall_weight))
-    shingles: dict[int, np.ndarray] = {}
-
-    def shingles_of(i: int) -> np.ndarray:
-        s = shingles.get(i)
-        if s is None:
-            s = shingles[i] = shingle_hashes(norm(texts[i]), cfg.shingle)
-        return s
-
-    kept = []
+def _near_dedup(order: list[int], sigs: np.ndarray, items, ids, cfg: DedupConfig,
+                result: DedupResult, runner: _Runner, chunk: int = 1000) -> list[int]:
+    bands, r = band_params(cfg.threshold, cfg.num_perm, cfg.recall_weight)
+    order_a = np.asarray(order, dtype=np.int64)
+    scope_hash: dict[str, int] = {}
     for i in order:
-        m = MinHash(num_perm=cfg.num_perm, seed=cfg.seed, hashvalues=sigs[i], permutations=perms,
-                    scheme="affine32")
+        if items[i][0] not in scope_hash:
+            scope_hash[items[i][0]] = int(sha1_key(items[i][0])[:16], 16)
+    scopes = np.array([scope_hash[items[i][0]] for i in order], dtype=np.uint64)
+    keys = band_keys(sigs[order_a], bands, r, scopes)
+    hot = shared_keys(keys)
+    # exact shingle sets for the records that can meet a candidate (pass 2)
+    need = order_a[hot.any(axis=1)].tolist()
+    sets: dict[int, np.ndarray] = {}
+    for idx, (flat, off) in zip(_chunks(need, chunk),
+                                runner.map(_shingle_set_chunk, _chunks(need, chunk), cfg.normalization, cfg.shingle)):
+        for n, i in enumerate(idx):
+            sets[i] = flat[off[n]:off[n + 1]]
+
+    def match(row: int, cand_rows) -> int | None:
+        i = order[row]
         best, best_sim = None, -1.0
-        scope = _scope_key(records[i], cfg)
-        for j in lsh.query(m):
-            if _scope_key(records[j], cfg) != scope:
+        for c in cand_rows:  # ascending: ties go to the earliest record
+            j = order[c]
+            if items[j][0] != items[i][0]:  # another task (scope task); key collisions only
                 continue
-            sim = jaccard(shingles_of(i), shingles_of(j))
-            if sim >= cfg.threshold and (sim > best_sim or (sim == best_sim and j < best)):
+            sim = jaccard(sets[i], sets[j])
+            if sim >= cfg.threshold and sim > best_sim:
                 best, best_sim = j, sim
         if best is None:
-            lsh.insert(i, m, check_duplication=False)
-            kept.append(i)
-        else:
-            result.excluded.append({"id": ids[i], "reason": "near_duplicate", "duplicate_of": ids[best],
-                                    "similarity": round(best_sim, 4)})
-    return kept
+            return None
+        result.excluded.append({"id": ids[i], "reason": "near_duplicate", "duplicate_of": ids[best],
+                                "similarity": round(best_sim, 4)})
+        return best
+
+    kept = greedy_pass(keys, hot, match)
+    return order_a[kept].tolist()

@@ -18,21 +18,37 @@ import re
 
 import numpy as np
 
-_SPACES = re.compile(r"[ \t]+")
+from .shingles import shingle_batch
+
 _MANY_NEWLINES = re.compile(r"\n{3,}")
 _BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
 _LINE_COMMENT = re.compile(r"//[^\n]*")
 _PREPROCESSOR = ("include", "define", "pragma", "if", "ifdef", "ifndef", "endif", "else", "elif",
                  "undef", "error", "line")
 _HASH_COMMENT = re.compile(r"#(?!\s*(?:%s)\b)[^\n]*" % "|".join(_PREPROCESSOR))
-_LINE_EDGES = re.compile(r" ?\n[ \n]*")  # a line break with the spaces and blank lines around it
 _WORD = re.compile(r"\w+")
+
+
+def _squeeze(text: str, pair: str, one: str) -> str:
+    """Every run of `one` down to a single one. Whitespace runs are short, so a
+    few C-level replaces beat a regex, whose per-character scan was most of a
+    dedup's normalisation time."""
+    while pair in text:
+        text = text.replace(pair, one)
+    return text
+
+
+def _blanks(text: str) -> str:
+    """Runs of spaces and tabs -> one space (the regex `[ \t]+`)."""
+    if "\t" in text:
+        text = text.replace("\t", " ")
+    return _squeeze(text, "  ", " ")
 
 
 def normalize_text(text: str) -> str:
     text = text.replace("\r\n", "\n").replace("\r", "\n").strip()
-    text = _SPACES.sub(" ", text)
-    return _MANY_NEWLINES.sub("\n\n", text)
+    text = _blanks(text)
+    return _MANY_NEWLINES.sub("\n\n", text) if "\n\n\n" in text else text
 
 
 def normalize_code(text: str) -> str:
@@ -44,9 +60,11 @@ def normalize_code(text: str) -> str:
         text = _LINE_COMMENT.sub("", text)
     if "#" in text:
         text = _HASH_COMMENT.sub("", text)
-    # whole-text passes (not per line): this runs on every record of a dedup
-    text = _SPACES.sub(" ", text)
-    return _LINE_EDGES.sub("\n", text).strip()
+    # whole-text passes (not per line): this runs on every record of a dedup.
+    # With blanks squeezed, a line break's surrounding whitespace is at most one
+    # space on each side plus more line breaks: drop those spaces, then squeeze.
+    text = _blanks(text).replace(" \n", "\n").replace("\n ", "\n")
+    return _squeeze(text, "\n\n", "\n").strip()
 
 
 NORMALIZERS = {"text": normalize_text, "code": normalize_code}
@@ -72,43 +90,13 @@ def words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)}
 
 
-class _Vocab(dict):
-    """Token -> stable 64-bit id (blake2b, unlike hash() the same in every
-    process and run), computed once per distinct token."""
-
-    def __missing__(self, tok: str) -> int:
-        v = int.from_bytes(hashlib.blake2b(tok.encode(), digest_size=8).digest(), "little") | 1
-        self[tok] = v
-        return v
-
-
-_VOCAB = _Vocab()
-_MASK32 = np.uint64(0xFFFFFFFF)
-
-
 def shingle_hashes(text: str, k: int, unique: bool = True) -> np.ndarray:
-    """Unique 32-bit hashes of the k-token shingles of `text` (sorted; with
-    `unique=False`, one a shingle position, for MinHash where repeats are harmless).
-
-    A shingle hash is a polynomial combination of its token hashes, computed
-    for all shingles at once with numpy (wrapping uint64 arithmetic); texts
-    shorter than k tokens give one shingle of all their tokens."""
-    toks = code_tokens(text)
-    if not toks:
-        return np.zeros(0, dtype=np.uint64)
-    ids = np.fromiter(map(_VOCAB.__getitem__, toks), dtype=np.uint64, count=len(toks))
-    k = max(1, min(k, len(ids)))
-    n = len(ids) - k + 1
-    acc = np.zeros(n, dtype=np.uint64)
-    base = np.uint64(0x100000001B3)
-    with np.errstate(over="ignore"):
-        for j in range(k):
-            acc = acc * base + ids[j:j + n]
-        acc ^= acc >> np.uint64(29)
-        acc *= np.uint64(0xBF58476D1CE4E5B9)
-        acc ^= acc >> np.uint64(32)
-    acc &= _MASK32
-    return np.unique(acc) if unique else acc
+    """32-bit hashes of the k-token shingles of `text` (`code_tokens`' split):
+    sorted and unique, or with `unique=False` one a shingle position. A text
+    shorter than k tokens gives one shingle of all its tokens. Many texts at
+    once: `shingles.shingle_batch`."""
+    sh, _ = shingle_batch([text], k)
+    return np.unique(sh) if unique else sh
 
 
 def jaccard(a: np.ndarray, b: np.ndarray) -> float:

@@ -15,7 +15,7 @@ from .syntax import (Addr, Block, Function, Imm, Instr, Label, Loop, Module, Neg
 
 
 class ExpandError(ValueError):
-    """Rolled-PTX that cannot be expanded (unbound variable, negative register)."""
+    """Rolled-PTX that cannot be expanded (unbound variable, negative register or shift)."""
 
 
 def _val(e: VarExpr, env: dict[str, int], where: str) -> int:
@@ -23,6 +23,8 @@ def _val(e: VarExpr, env: dict[str, int], where: str) -> int:
         return e.eval(env)
     except KeyError as exc:
         raise ExpandError(f"{where}: loop variable {exc.args[0]!r} is not bound") from None
+    except ValueError as exc:  # a geometric term shifted by a negative loop variable
+        raise ExpandError(f"{where}: {e}: {exc}") from None
 
 
 def _sub(o, env: dict[str, int], where: str):

@@ -7,7 +7,8 @@ labels, directives, nested `{}` scopes, comments, and instructions: an optional
 guard (`@%p1`, `@!%p1`), an opcode with its modifiers, and operands (registers,
 vector groups, address expressions, immediates `0f...`/`0d...`/hex/decimal,
 symbols, `a|b` predicate pairs, `(..)` call lists). Rolled-PTX adds the `for`
-header, VarExpr and VarReg. Every error names source, line and column.
+header, VarExpr (with our geometric `(Nat>>var)` terms) and VarReg. Every error
+names source, line and column.
 """
 
 from __future__ import annotations
@@ -292,7 +293,7 @@ class _Parser:
         if t.text == "{":
             return Vec(self._items("{", "}"))
         if t.text == "(":
-            return Paren(self._items("(", ")"))
+            return self.number() if self.at_shift() else Paren(self._items("(", ")"))
         if t.text == "[":
             return self.address()
         if t.kind in _NUMERIC or t.text == "-":
@@ -339,30 +340,59 @@ class _Parser:
             name += self.next().text  # %tid.x
         return Reg(name)
 
+    def at_shift(self, k: int = 0) -> bool:
+        """At a geometric term `(Nat>>var)` / `(Nat<<var)` (Rolled-PTX extension)?"""
+        toks = [self.peek(k + d) for d in range(6)]
+        if any(t is None for t in toks):
+            return False
+        o, n, a, b, v, c = toks
+        return (o.text == "(" and n.kind == "dec" and a.text == b.text and a.text in "<>"
+                and b.glued and v.kind == "ident" and c.text == ")")
+
+    def shift(self, sign: int) -> tuple[int, str, str]:
+        self.expect("(")
+        n = self.next()
+        if n.text.endswith("U") or int(n.text) == 0:
+            self.error(f"a shift term needs a positive integer, found {n.text!r}", n.pos)
+        op = self.next().text * 2
+        self.next()
+        var = self.next().text
+        self.expect(")")
+        return sign * int(n.text), op, var
+
     def number(self):
-        """An immediate, or a VarExpr `Int {(+|-) var*Nat}`."""
+        """An immediate, or a VarExpr `Int {(+|-) var*Nat} {(+|-) (Nat>>var)}`."""
         start = self.peek()
-        neg = self.at("-")
-        if neg:
-            self.next()
-        t = self.next()
-        if t.kind not in _NUMERIC:
-            self.error(f"expected a number, found {t.text!r}", t.pos)
-        text = ("-" if neg else "") + t.text
+        shifts: list[tuple[int, str, str]] = []
+        if self.at_shift():  # `(2048>>i)`: a VarExpr whose base 0 is left out
+            shifts.append(self.shift(1))
+            t, text = start, "0"
+        else:
+            neg = self.at("-")
+            if neg:
+                self.next()
+            t = self.next()
+            if t.kind not in _NUMERIC:
+                self.error(f"expected a number, found {t.text!r}", t.pos)
+            text = ("-" if neg else "") + t.text
         terms = []
-        while ((self.at("+") or self.at("-")) and self.peek(1) is not None
-               and self.peek(1).kind == "ident" and self.at("*", 2)):
-            sign = -1 if self.next().text == "-" else 1
-            var = self.next().text
-            self.next()
-            c = self.next()
-            if c.kind != "dec":
-                self.error(f"expected a coefficient, found {c.text!r}", c.pos)
-            terms.append((var, sign * int(c.text)))
-        if terms:
-            if t.kind != "dec":
+        while (self.at("+") or self.at("-")) and self.peek(1) is not None:
+            if self.peek(1).kind == "ident" and self.at("*", 2) and not shifts:
+                sign = -1 if self.next().text == "-" else 1
+                var = self.next().text
+                self.next()
+                c = self.next()
+                if c.kind != "dec":
+                    self.error(f"expected a coefficient, found {c.text!r}", c.pos)
+                terms.append((var, sign * int(c.text)))
+            elif self.at_shift(1):
+                shifts.append(self.shift(-1 if self.next().text == "-" else 1))
+            else:
+                break
+        if terms or shifts:
+            if t.kind != "dec" and not (shifts and t is start):
                 self.error("a VarExpr starts with a decimal integer", start.pos)
-            return VarExpr(int(text), tuple(terms))
+            return VarExpr(int(text), tuple(terms), tuple(shifts))
         return Imm(text)
 
     def address(self) -> Addr:

@@ -8,7 +8,8 @@ back its tokens in order (whitespace normalised).
 Rolled-PTX (SPEC.md section 3) adds: the `for` opcode with a `.size.N` modifier
 and a `var in range(a, b, c):` operand (`Loop`), `VarExpr` (`Nat {+ Var*Nat}`;
 we also allow a negative base and `- Var*Nat` terms, which nvcc's descending
-offsets need) and `VarReg` (`%f(3+i*2)`).
+offsets need, and geometric terms `(Nat>>var)` / `(Nat<<var)` for the halving
+offsets of tree reductions and shuffle ladders) and `VarReg` (`%f(3+i*2)`).
 """
 
 from __future__ import annotations
@@ -25,17 +26,40 @@ class Reg:
 
 @dataclass(frozen=True, slots=True)
 class VarExpr:
+    """`Int {(+|-) var*Nat} {(+|-) (Nat>>var) | (Nat<<var)}`.
+
+    `terms` are the paper's linear Offsets; `shifts` are our geometric extension
+    (`(2048>>i)`: 2048, 1024, 512, ... with floor division, `(1<<i)`: 1, 2, 4, ...),
+    each `(sign * magnitude, op, var)`, worth `sign * (magnitude op var)`."""
+
     base: int
     terms: tuple[tuple[str, int], ...] = ()  # (loop variable, coefficient)
+    shifts: tuple[tuple[int, str, str], ...] = ()  # (signed magnitude, ">>" | "<<", var)
 
     def eval(self, env: dict[str, int]) -> int:
-        return self.base + sum(env[v] * c for v, c in self.terms)
+        v = self.base + sum(env[x] * c for x, c in self.terms)
+        for c, op, x in self.shifts:
+            n = env[x]
+            if n < 0:
+                raise ValueError(f"shift by a negative amount ({x} = {n})")
+            m = abs(c) >> n if op == ">>" else abs(c) << n
+            v += m if c >= 0 else -m
+        return v
 
     def __str__(self) -> str:
-        s = str(self.base)
+        # the base is left out only before a leading positive shift: `(2048>>i)`
+        s = "" if (self.base == 0 and not self.terms and self.shifts
+                   and self.shifts[0][0] > 0) else str(self.base)
         for v, c in self.terms:
             s += f"+{v}*{c}" if c >= 0 else f"-{v}*{-c}"
+        for c, op, v in self.shifts:
+            sign = "" if not s else ("+" if c > 0 else "-")
+            s += f"{sign}({abs(c)}{op}{v})"
         return s
+
+    @property
+    def vars(self) -> set[str]:
+        return {v for v, _ in self.terms} | {v for _, _, v in self.shifts}
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,6 +67,14 @@ def _quantile(sorted_vals: list[float], q: float) -> float:
     return sorted_vals[lo] + (sorted_vals[hi] - sorted_vals[lo]) * (pos - lo)
 
 
+def _snapshot(out: object) -> object:
+    if isinstance(out, torch.Tensor):
+        return out.detach().clone()
+    if isinstance(out, (list, tuple)):
+        return type(out)(_snapshot(o) for o in out)
+    return out
+
+
 class _Clock:
     """Times one call on one device; the CUDA flavour uses events."""
 
@@ -129,7 +137,7 @@ def time_interleaved(
         ms, out, wall = clock.time_call(fns[name])
         last[name] = out  # freed only when this callable runs again
         if i in keep.get(name, {}):
-            keep[name][i] = out
+            keep[name][i] = _snapshot(out)  # later calls may reuse or overwrite the buffer
         return ms, wall
 
     # warm-up, which also gives the per-call estimate that sizes the run

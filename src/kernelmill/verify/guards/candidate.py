@@ -75,7 +75,7 @@ def _same(a, b) -> bool:
     return len(ta) == len(tb) and all(torch.equal(x, y) for x, y in zip(ta, tb))
 
 
-def _run_trials(cand, sets: list, device, facts: dict, key: str, strict: bool) -> list:
+def _run_trials(cand, sets: list, device, facts: dict, key: str) -> list:
     from ..worker import _clone, _to_device
 
     saved = []
@@ -86,7 +86,6 @@ def _run_trials(cand, sets: list, device, facts: dict, key: str, strict: bool) -
             facts["stage"] = f"ModelNew forward, {key} {i + 1}, call {run + 1}"
             args = _clone(inputs)
             py_before = set(threading.enumerate())
-            native_before = trace.native_thread_count()
             out = cand(*args)
             if device.type == "cuda":
                 torch.cuda.synchronize()  # device-wide, before anything reads the output
@@ -96,11 +95,10 @@ def _run_trials(cand, sets: list, device, facts: dict, key: str, strict: bool) -
                 return saved
             facts["output_aliases_input"] |= aliases
             if run == 1:  # a pool started by the first call is not a leftover
+                # (native threads are not counted: OpenMP starts a team per calling thread)
                 new = [t for t in threading.enumerate() if t not in py_before and t.is_alive()]
                 if new:
                     facts["background_thread"] = f"thread {new[0].name!r} alive after the call"
-                elif strict and trace.native_thread_count() > native_before:
-                    facts["background_thread"] = "a native thread started by the call was still running"
             if not _same(args, inputs):
                 facts["input_mutation"].append(f"{key} {i + 1}")
             runs.append((out, _snapshot(out)))
@@ -141,9 +139,16 @@ def _time_candidate(ref, cand, data: dict, job: dict, device, facts: dict) -> li
             prep(cand_in)(i)
 
     keep = {"candidate": {r: None for r in check_reps}}
+    fns = {"reference": lambda: ref(*ref_in), "candidate": lambda: cand(*cand_in)}
+    if device.type == "cpu":
+        # item 15 on a CPU: a copy_ of the task's bytes, timed in the same loop
+        # (same load, same caches) as the two models
+        n = max(1, int(job.get("copy_bytes", 0)) // 8)
+        src, dst = torch.randn(n), torch.empty(n)
+        fns["copy"] = lambda: dst.copy_(src)
     facts["stage"] = "timing"
-    timings = time_interleaved({"reference": lambda: ref(*ref_in), "candidate": lambda: cand(*cand_in)},
-                               device, cfg, prepare={"reference": prep(ref_in), "candidate": prep_cand}, keep=keep)
+    timings = time_interleaved(fns, device, cfg, prepare={"reference": prep(ref_in), "candidate": prep_cand},
+                               keep=keep)
     facts["timing"] = {k: v.to_dict() for k, v in timings.items()}
     return [_cpu(keep["candidate"][r]) for r in check_reps]
 
@@ -155,7 +160,6 @@ def run_candidate(job: dict) -> None:
                    "output_aliases_input": False}
     outputs: dict = {}
     device = torch.device(job["device"])
-    strict = job["guards"] == "strict"
     protected = trace.protected_callables()
     t0 = time.perf_counter()
     try:
@@ -191,11 +195,11 @@ def run_candidate(job: dict) -> None:
         torch.manual_seed(int.from_bytes(os.urandom(4), "little"))
         trace.warm_thread_pools(device)
         with torch.no_grad():
-            outputs["trials"] = _run_trials(cand, data["trials"], device, facts, "trial", strict)
+            outputs["trials"] = _run_trials(cand, data["trials"], device, facts, "trial")
             if facts.get("lazy_output"):
                 return _write_outputs(job, facts, outputs)
             try:
-                outputs["variants"] = _run_trials(cand, data["variants"], device, facts, "shape variant", strict)
+                outputs["variants"] = _run_trials(cand, data["variants"], device, facts, "shape variant")
             except Exception as exc:  # noqa: BLE001 - failing on another shape is a wrong answer
                 facts["variant_error"] = f"{facts['stage']}: " + _error_text(exc, 600)
             facts["stage"] = "profiled ModelNew forward"

@@ -164,10 +164,11 @@ def own_kernel_names(code: str) -> list[str]:
     except SyntaxError:
         return []
     names = set()
-    glob = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?[\w:<>\s\*]*?\b(\w+)\s*\(")
+    glob = re.compile(r"__global__\s+[\w:<>,\s\*]*?\b(\w+)\s*\(")
+    bounds = re.compile(r"__launch_bounds__\s*\([^)]*\)")
     for n in ast.walk(tree):
         if isinstance(n, ast.Constant) and isinstance(n.value, str) and "__global__" in n.value:
-            names.update(glob.findall(n.value))
+            names.update(glob.findall(bounds.sub(" ", n.value)))
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for d in n.decorator_list:
                 target = d.func if isinstance(d, ast.Call) else d

@@ -70,13 +70,6 @@ def rebound(before: dict[str, Any]) -> list[str]:
     return [label for label, obj in before.items() if now.get(label) is not obj]
 
 
-def native_thread_count() -> int:
-    try:
-        return len(os.listdir("/proc/self/task"))
-    except OSError:
-        return threading.active_count()
-
-
 def warm_thread_pools(device: torch.device) -> None:
     """Start torch's own worker threads before any check, so threads that appear
     during a candidate call are the candidate's."""
@@ -171,10 +164,12 @@ class _OpRecorder:
         rec = self
         self.ops: set[str] = set()
         self.low_precision: set[str] = set()
+        self.produced: set[int] = set()  # storages written by torch compute functions
 
         class Mode(TorchFunctionMode):
             def __torch_function__(self, func, types, args=(), kwargs=None):
-                rec.ops.add(getattr(func, "__name__", str(func)).strip("_").removesuffix("_"))
+                name = getattr(func, "__name__", str(func)).strip("_").removesuffix("_")
+                rec.ops.add(name)
                 for t in _tensor_args(args, kwargs or {}):
                     if t.dtype in _LOW_DTYPES:
                         rec.low_precision.add(_LOW_DTYPES[t.dtype])
@@ -182,6 +177,8 @@ class _OpRecorder:
                 for t in _tensor_args((out,), {}):
                     if t.dtype in _LOW_DTYPES:
                         rec.low_precision.add(_LOW_DTYPES[t.dtype])
+                    if name not in PLUMBING and type(t) is torch.Tensor and t.numel():
+                        rec.produced.add(t.untyped_storage().data_ptr())
                 return out
 
         self.mode = Mode()
@@ -221,7 +218,7 @@ def profile_call(fn: Callable[[], Any], device: torch.device, tracer: OwnCodeTra
             if tracer is not None:
                 sys.setprofile(tracer)
             try:
-                fn()
+                result = fn()
                 if device.type == "cuda":
                     torch.cuda.synchronize()
             finally:
@@ -236,6 +233,10 @@ def profile_call(fn: Callable[[], Any], device: torch.device, tracer: OwnCodeTra
             if "CUDA" in str(getattr(e, "device_type", "")):
                 kernels[e.name] = kernels.get(e.name, 0.0) + float(getattr(e, "device_time", 0.0) or 0.0)
     leaves = sorted(op for op in rec.ops if op not in PLUMBING)
+    outs = [t for t in _tensor_args((result,), {}) if type(t) is torch.Tensor and t.numel()]
+    # every output tensor was written by a torch function called from Python
+    from_torch = bool(outs) and all(t.untyped_storage().data_ptr() in rec.produced for t in outs)
     return {"ops": sorted(rec.ops), "leaf_compute_ops": leaves, "low_precision": sorted(rec.low_precision),
+            "output_from_torch": from_torch,
             "kernels": kernels, "wall_s": wall,
             "own_calls": tracer.calls if tracer else 0, "own_s": tracer.seconds if tracer else 0.0}

@@ -1,0 +1,77 @@
+"""Cost of the reward-hacking guards: seconds per candidate with guards off,
+standard and strict, on the builtin suite's correct candidates.
+
+Each level verifies the same candidates with a fresh store and its own cache
+directory; built extensions are shared through a warm-up pass first, so the
+figures compare the run phase (checking, timing, the guards), not compilation.
+
+    python benchmarks/guards_cost.py --device cuda --languages cuda,triton,torch --json $OUT/guards.json
+    python benchmarks/guards_cost.py --device cpu --languages torch,cpp
+
+Prints a table; results go in docs/benchmarks.md by hand with the machine and date.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from kernelmill.tasks import load_tasks
+from kernelmill.tasks.builtin import builtin_samples
+from kernelmill.verify import VerifyConfig, verify_samples
+from kernelmill.verify.devices import device_name
+
+
+def run_level(level: str, tasks, samples, device: str, cache: Path, trials: int) -> dict:
+    cfg = VerifyConfig(device=device, trials=trials, guards=level, cache_dir=str(cache))
+    t0 = time.perf_counter()
+    verdicts = verify_samples(tasks, samples, cfg)
+    wall = time.perf_counter() - t0
+    run_s = [sum(v for k, v in v.phases.items() if k.endswith("_s") and k != "build_s") for v in verdicts]
+    guard_s = [v.phases.get("guard_ref_s", 0.0) + v.phases.get("guard_exchange_s", 0.0) for v in verdicts]
+    return {
+        "level": level, "candidates": len(verdicts), "wall_s": wall, "s_per_candidate": wall / len(verdicts),
+        "median_run_phase_s": statistics.median(run_s), "median_guard_overhead_s": statistics.median(guard_s),
+        "statuses": {s: sum(v.status == s for v in verdicts) for s in {v.status for v in verdicts}},
+        "flags": sorted({f for v in verdicts for f in v.flags}),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--languages", default="torch,cpp")
+    ap.add_argument("--trials", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=1, help="repeat each level (levels interleaved)")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    langs = set(args.languages.split(","))
+    samples = [s for s in builtin_samples() if s.meta.get("expect") == "ok" and s.language in langs]
+    tasks = load_tasks("builtin").by_id()
+    root = Path(tempfile.mkdtemp(prefix="guards-cost-"))
+    os.environ.setdefault("KERNELMILL_CACHE", str(root / "shared"))
+    # warm the extension cache once, so compilation is not part of any level's figure
+    verify_samples(tasks, samples, VerifyConfig(device=args.device, trials=1, time=False, guards="off",
+                                                cache_dir=str(root / "warm")))
+    results = []
+    for r in range(args.repeat):
+        for level in ("off", "standard", "strict"):
+            cache = root / "warm"  # same extension cache; no store, so every candidate runs
+            results.append(run_level(level, tasks, samples, args.device, cache, args.trials) | {"repeat": r})
+    print(f"device: {device_name(args.device)}; {len(samples)} candidates ({','.join(sorted(langs))}), "
+          f"{args.trials} trials")
+    print(f"{'level':10} {'s/candidate':>12} {'run phase (median s)':>22} {'guard overhead (median s)':>26}  statuses")
+    for r in results:
+        print(f"{r['level']:10} {r['s_per_candidate']:12.2f} {r['median_run_phase_s']:22.3f} "
+              f"{r['median_guard_overhead_s']:26.3f}  {r['statuses']} {r['flags']}")
+    if args.json:
+        args.json.write_text(json.dumps({"device": device_name(args.device), "results": results}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

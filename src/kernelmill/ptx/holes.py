@@ -1,0 +1,202 @@
+"""Numeric holes of a statement and how they progress from copy to copy.
+
+A statement is split into a *skeleton* (its text with every numeric hole
+blanked: register numbers, decimal immediates, address offsets, numbered labels,
+and the bases of existing VarExprs) and the tuple of hole values. Copies of an
+unrolled body share the skeleton; each hole follows a *model* in the copy index
+t, and the template writes the model as a VarExpr:
+
+- ("lin", d):    v_t = v_0 + t*d                  -> `v0+i*d` (the paper's Offset)
+- ("shr", b, m): v_t = b + sign(m)*(|m| >> t)     -> `b+(m>>i)` (halving: tree
+  reductions, shuffle ladders; floor semantics, so 511, 255, ..., 1, 0 is `(511>>i)`)
+- ("shl", b, m): v_t = b + sign(m)*(|m| << t)     -> `b+(m<<i)` (doubling strides)
+
+Geometric models are tried only for immediates and offsets (never register
+numbers or labels) and only when three copies disagree with a linear model.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .lexer import count_tokens
+from .syntax import (Addr, Block, Imm, Instr, Label, Loop, Neg, Paren, Pipe, Reg, Stmt, Sym,
+                     Vec, VarExpr, VarReg)
+
+REGNUM = re.compile(r"^(%[A-Za-z_]+?)(0|[1-9]\d*)$")
+# compiler-made labels: numbered, so an unrolled body with branches rolls too
+LABELNUM = re.compile(r"^(\$L\w*?_)(0|[1-9]\d*)$")
+GEOMETRIC_KINDS = frozenset({"imm", "vimm", "off", "off0"})
+
+
+def map_op(o, f):
+    """Rebuild operand `o`, passing each numeric hole to f(kind, node) -> node."""
+    if isinstance(o, Reg):
+        return f("reg", o) if REGNUM.match(o.name) else o
+    if isinstance(o, Sym):
+        return f("sym", o) if LABELNUM.match(o.name) else o
+    if isinstance(o, VarReg):
+        return f("vreg", o)
+    if isinstance(o, Imm):
+        return f("imm", o) if o.is_dec else o
+    if isinstance(o, VarExpr):
+        return f("vimm", o)
+    if isinstance(o, Neg):
+        return Neg(map_op(o.operand, f))
+    if isinstance(o, Vec):
+        return Vec(tuple(map_op(x, f) for x in o.items))
+    if isinstance(o, Paren):
+        return Paren(tuple(map_op(x, f) for x in o.items))
+    if isinstance(o, Pipe):
+        return Pipe(map_op(o.left, f), map_op(o.right, f))
+    if isinstance(o, Addr):
+        base = map_op(o.base, f) if o.base is not None else None
+        off = o.offset
+        # an explicit `+0` stays a constant: expand prints a 0-valued hole as no offset
+        if o.op == "+" and (isinstance(off, VarExpr)
+                            or (off is None and o.bracket)
+                            or (isinstance(off, Imm) and off.is_dec and off.text != "0")):
+            off = f("off0" if off is None else "off", off)
+        return Addr(base, off, o.op, tuple(map_op(x, f) for x in o.rest), o.bracket)
+    return o
+
+
+def map_stmt(s: Stmt, f) -> Stmt:
+    if isinstance(s, Instr):
+        g = map_op(s.guard, f) if s.guard is not None else None
+        return Instr(s.opcode, s.mods, tuple(map_op(o, f) for o in s.operands), g, s.line)
+    if isinstance(s, Loop):
+        return Loop(s.var, s.start, s.limit, s.step, tuple(map_stmt(b, f) for b in s.body))
+    if isinstance(s, Block):  # inline-asm scopes `{ cvt.rn.f16.f32 %rs1, %f1; }`
+        return Block(tuple(map_stmt(b, f) for b in s.body))
+    if isinstance(s, Label):
+        r = map_op(Sym(s.name) if s.expr is None else VarReg(s.name, s.expr), f)
+        # (a skeleton blanks a VarReg label to a Reg: only its repr is used)
+        return Label(r.prefix, r.expr) if isinstance(r, VarReg) else Label(r.name)
+    return s
+
+
+def hole_value(node) -> int:
+    if node is None:
+        return 0
+    if isinstance(node, Reg):
+        return int(REGNUM.match(node.name).group(2))
+    if isinstance(node, Sym):
+        return int(LABELNUM.match(node.name).group(2))
+    if isinstance(node, VarReg):
+        return node.expr.base
+    if isinstance(node, VarExpr):
+        return node.base
+    return int(node.text)
+
+
+def shape(node) -> tuple:
+    """The loop-variable part of a hole (part of the skeleton, shared by copies)."""
+    e = node.expr if isinstance(node, VarReg) else node
+    return (e.terms, e.shifts) if isinstance(e, VarExpr) else ((), ())
+
+
+def split(s: Stmt) -> tuple[str, tuple[int, ...], tuple[str, ...], tuple[tuple, ...]]:
+    """(skeleton key, hole values, hole kinds, hole shapes) of one statement."""
+    vals: list[int] = []
+    kinds: list[str] = []
+    shapes: list[tuple] = []
+
+    def rec(kind, node):
+        vals.append(hole_value(node))
+        kinds.append(kind)
+        shapes.append(shape(node))
+        if kind == "reg":
+            return Reg(REGNUM.match(node.name).group(1) + "#")
+        if kind == "sym":
+            return Sym(LABELNUM.match(node.name).group(1) + "#")
+        if kind == "vreg":
+            return Reg(f"{node.prefix}#{shape(node)}")
+        if kind in ("off", "off0"):
+            return Imm(f"#o{shape(node)}")
+        return Sym(f"#i{shape(node)}")
+
+    skel = repr(map_stmt(s, rec)) if isinstance(s, (Instr, Loop, Label, Block)) else repr(s)
+    return skel, tuple(vals), tuple(kinds), tuple(shapes)
+
+
+# --- models ---------------------------------------------------------------------
+def predict(model: tuple, v0: int, t: int) -> int:
+    if model[0] == "lin":
+        return v0 + t * model[1]
+    _, b, m = model
+    g = abs(m) >> t if model[0] == "shr" else abs(m) << t
+    return b + (g if m >= 0 else -g)
+
+
+def fit(kind: str, v0: int, v1: int, v2: int | None) -> tuple:
+    """The model of a hole from its values in copies 0, 1 and (if known) 2."""
+    lin = ("lin", v1 - v0)
+    if v2 is None or v2 - v1 == v1 - v0 or kind not in GEOMETRIC_KINDS:
+        return lin
+    tries = [("shr", 0, v0)] if v0 else []  # `(511>>i)`: no base, cheapest to print
+    d0, d1 = v1 - v0, v2 - v1
+    if d0 == 2 * d1 and d0:
+        tries.append(("shr", v0 + 2 * d0, -2 * d0))
+    if d1 == 2 * d0 and d0:
+        tries.append(("shl", v0 - d0, d0))
+    for m in tries:
+        if m[2] and all(predict(m, v0, t) == v for t, v in ((0, v0), (1, v1), (2, v2))):
+            return m
+    return lin
+
+
+def cost(kind: str, v0: int, model: tuple, node_shape: tuple) -> int:
+    """Extra tokens the template's VarExpr costs over the plain hole of copy 0."""
+    if model == ("lin", 0):
+        return 0
+    if model[0] == "lin":  # `+i*d`; a register or label also gains `(`, `)`
+        return {"reg": 7, "sym": 7, "off0": 6}.get(kind, 4)
+    # geometric: rare (only where linear failed), so count the printed text exactly
+    terms, shifts = node_shape
+    _, b, m = model
+    new = count_tokens(str(VarExpr(b, terms, shifts + ((m, ">>", "i"),))))
+    if kind == "off0":
+        return new + 1  # `[%r3]` -> `[%r3+(...)]`
+    return new - count_tokens(str(VarExpr(v0, terms, shifts)) if kind == "vimm" else str(v0))
+
+
+def template(s: Stmt, base: tuple[int, ...], models: tuple[tuple, ...], var: str) -> Stmt:
+    """Copy 0 of a body statement with each varying hole written in `var`."""
+    it = iter(zip(base, models))
+
+    def rec(kind, node):
+        v0, model = next(it)
+        if model == ("lin", 0):
+            return node
+        terms, shifts = shape(node)
+        if model[0] == "lin":
+            expr = VarExpr(v0, terms + ((var, model[1]),), shifts)
+        else:
+            _, b, m = model
+            expr = VarExpr(b, terms, shifts + ((m, ">>" if model[0] == "shr" else "<<", var),))
+        if kind in ("reg", "vreg", "sym"):
+            prefix = (REGNUM.match(node.name).group(1) if kind == "reg" else
+                      LABELNUM.match(node.name).group(1) if kind == "sym" else node.prefix)
+            return VarReg(prefix, expr)
+        return expr
+
+    return map_stmt(s, rec)
+
+
+def vars_in(stmts) -> set[str]:
+    out: set[str] = set()
+
+    def rec(kind, node):
+        e = node.expr if isinstance(node, VarReg) else node
+        if isinstance(e, VarExpr):
+            out.update(e.vars)
+        return node
+
+    for s in stmts:
+        if isinstance(s, Loop):
+            out.add(s.var)
+            out |= vars_in(s.body)
+        else:
+            map_stmt(s, rec)
+    return out
