@@ -90,7 +90,8 @@ def test_flags_are_explained_in_the_message(hostile):
 @pytest.mark.parametrize("name", sorted(HONEST))
 def test_honest_candidate_has_no_flag(honest, name):
     v = honest[name]
-    assert v.status == "ok" and not v.flags, f"{name}: {v.status} {v.flags} {v.message[:400]}"
+    # timing_skipped is the harness's note for Triton's CPU interpreter, not a guard flag
+    assert v.status == "ok" and not set(v.flags) - {"timing_skipped"}, f"{name}: {v.status} {v.flags} {v.message[:400]}"
 
 
 def test_builtin_correct_candidates_have_no_flag(honest):

@@ -159,7 +159,7 @@ def dedup(
     normalization: str = typer.Option("code", "--normalization", help="code (drop comments, canonical whitespace) | text (SPEC section 4's rule)."),
     scope: str = typer.Option("task", "--scope", help="task: compare records of the same task_id only | global."),
     excluded: Optional[Path] = typer.Option(None, "--excluded", help="Where dropped records go (default OUT.excluded.jsonl)."),
-    workers: int = typer.Option(0, "--workers", help="Processes for MinHash signatures (0 = all CPUs)."),
+    workers: int = typer.Option(0, "--workers", help="Processes for normalising, MinHash rows and shingle sets (0 = all CPUs); results do not depend on it."),
 ) -> None:
     """Remove exact and near-duplicate records, keeping the first occurrence.
 

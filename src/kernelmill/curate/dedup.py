@@ -53,7 +53,7 @@ class DedupConfig:
     num_perm: int = 128           # MinHash permutations
     normalization: str = "code"   # code | text (SPEC.md section 4's rule)
     scope: str = "task"           # task | global
-    workers: int = 0              # processes for signatures; 0 = all CPUs
+    workers: int = 0              # processes for fingerprints and shingle sets; 0 = all CPUs
     seed: int = 1                 # MinHash permutation seed
     # LSH band/row choice weighs missed pairs this much against false
     # candidates: candidates are verified exactly, so misses are what cost.
@@ -123,17 +123,15 @@ def _call(job):
 
 
 class _Runner:
-    """Maps a chunk function over index chunks, in `workers` processes or inline."""
+    """Maps a chunk function over index chunks, in up to `workers` processes
+    (started on the first map with more than one chunk, kept for the next) or
+    inline. With fork, workers read the records from the parent's memory."""
 
     def __init__(self, items: list[tuple[str, ...]], workers: int):
         self.items, self.workers, self.pool = items, workers, None
         self.fork = "fork" in mp.get_all_start_methods()
 
     def __enter__(self) -> "_Runner":
-        global _ITEMS
-        if self.workers > 1:
-            _ITEMS = self.items  # forked workers inherit it: no pickling of the texts
-            self.pool = mp.get_context("fork" if self.fork else "spawn").Pool(self.workers)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -141,11 +139,16 @@ class _Runner:
         if self.pool is not None:
             self.pool.terminate()
             self.pool.join()
+            self.pool = None
         _ITEMS = None
 
     def map(self, fn, chunks: list, *args) -> list:
-        if self.pool is None or len(chunks) <= 1:
+        global _ITEMS
+        if self.pool is None and (self.workers <= 1 or len(chunks) <= 1):
             return [fn([self.items[i] for i in idx], *args) for idx in chunks]
+        if self.pool is None:
+            _ITEMS = self.items  # before the fork: inherited, never pickled
+            self.pool = mp.get_context("fork" if self.fork else "spawn").Pool(min(self.workers, len(chunks)))
         jobs = [(fn, idx, None if self.fork else [self.items[i] for i in idx], args) for idx in chunks]
         return self.pool.map(_call, jobs, chunksize=1)
 

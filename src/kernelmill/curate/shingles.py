@@ -97,9 +97,34 @@ def token_hashes(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return h, offsets
 
 
-def shingle_batch(texts: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+def shingle_batch(texts: list[str], k: int, group_bytes: int = 1 << 22) -> tuple[np.ndarray, np.ndarray]:
     """(32-bit hash of every k-token shingle of every text, in position order, as
-    uint32; shingle offsets per text, len n+1). Repeated shingles are kept."""
+    uint32; shingle offsets per text, len n+1). Repeated shingles are kept.
+
+    Texts go through numpy in groups of about `group_bytes` (the byte-level
+    arrays take ~40 bytes per input byte), so huge inputs stay bounded."""
+    if k < 1:
+        raise ValueError(f"shingle size must be >= 1, not {k}")
+    groups, start, size = [], 0, 0
+    for i, t in enumerate(texts):
+        size += len(t) + 1
+        if size >= group_bytes:
+            groups.append((start, i + 1))
+            start, size = i + 1, 0
+    if start < len(texts) or not groups:
+        groups.append((start, len(texts)))
+    if len(groups) == 1:
+        return _shingle_group(texts, k)
+    parts = [_shingle_group(texts[a:b], k) for a, b in groups]
+    offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+    base = 0
+    for (a, b), (_, off) in zip(groups, parts):
+        offsets[a + 1:b + 1] = off[1:] + base
+        base += off[-1]
+    return np.concatenate([sh for sh, _ in parts]), offsets
+
+
+def _shingle_group(texts: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
     toks, toff = token_hashes(texts)
     counts = np.diff(toff)
     n = len(toks)

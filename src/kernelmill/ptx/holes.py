@@ -7,9 +7,9 @@ unrolled body share the skeleton; each hole follows a *model* in the copy index
 t, and the template writes the model as a VarExpr:
 
 - ("lin", d):    v_t = v_0 + t*d                  -> `v0+i*d` (the paper's Offset)
-- ("shr", b, m): v_t = b + sign(m)*(|m| >> t)     -> `b+(m>>i)` (halving: tree
+- ("shr", b, m, k): v_t = b + sign(m)*(|m| >> k*t)  -> `b+(m>>i*k)` (halving: tree
   reductions, shuffle ladders; floor semantics, so 511, 255, ..., 1, 0 is `(511>>i)`)
-- ("shl", b, m): v_t = b + sign(m)*(|m| << t)     -> `b+(m<<i)` (doubling strides)
+- ("shl", b, m, k): v_t = b + sign(m)*(|m| << k*t)  -> `b+(m<<i*k)` (doubling: scans)
 
 Geometric models are tried only for immediates and offsets (never register
 numbers or labels) and only when three copies disagree with a linear model.
@@ -124,9 +124,14 @@ def split(s: Stmt) -> tuple[str, tuple[int, ...], tuple[str, ...], tuple[tuple, 
 def predict(model: tuple, v0: int, t: int) -> int:
     if model[0] == "lin":
         return v0 + t * model[1]
-    _, b, m = model
-    g = abs(m) >> t if model[0] == "shr" else abs(m) << t
+    kind, b, m, k = model
+    g = abs(m) >> (t * k) if kind == "shr" else abs(m) << (t * k)
     return b + (g if m >= 0 else -g)
+
+
+def _log2(x: int) -> int:
+    """k when x == 2**k (k >= 1), else 0."""
+    return x.bit_length() - 1 if x > 1 and x & (x - 1) == 0 else 0
 
 
 def fit(kind: str, v0: int, v1: int, v2: int | None) -> tuple:
@@ -134,12 +139,21 @@ def fit(kind: str, v0: int, v1: int, v2: int | None) -> tuple:
     lin = ("lin", v1 - v0)
     if v2 is None or v2 - v1 == v1 - v0 or kind not in GEOMETRIC_KINDS:
         return lin
-    tries = [("shr", 0, v0)] if v0 else []  # `(511>>i)`: no base, cheapest to print
+    tries = []
+    if v0 and (v1 == 0 or (v0 > 0) == (v1 > 0)):  # `(511>>i)`: no base, cheapest to print
+        k = max(1, abs(v0).bit_length() - abs(v1).bit_length())
+        tries.append(("shr", 0, v0, k))
     d0, d1 = v1 - v0, v2 - v1
-    if d0 == 2 * d1 and d0:
-        tries.append(("shr", v0 + 2 * d0, -2 * d0))
-    if d1 == 2 * d0 and d0:
-        tries.append(("shl", v0 - d0, d0))
+    if d0 and d1 and d0 % d1 == 0 and (k := _log2(d0 // d1)):  # halving by 2**k
+        r = 1 << k
+        if (d0 * r) % (r - 1) == 0:
+            m = -(d0 * r) // (r - 1)
+            tries.append(("shr", v0 - m, m, k))
+    if d0 and d1 and d1 % d0 == 0 and (k := _log2(d1 // d0)):  # doubling by 2**k
+        r = 1 << k
+        if d0 % (r - 1) == 0:
+            m = d0 // (r - 1)
+            tries.append(("shl", v0 - m, m, k))
     for m in tries:
         if m[2] and all(predict(m, v0, t) == v for t, v in ((0, v0), (1, v1), (2, v2))):
             return m
@@ -154,8 +168,8 @@ def cost(kind: str, v0: int, model: tuple, node_shape: tuple) -> int:
         return {"reg": 7, "sym": 7, "off0": 6}.get(kind, 4)
     # geometric: rare (only where linear failed), so count the printed text exactly
     terms, shifts = node_shape
-    _, b, m = model
-    new = count_tokens(str(VarExpr(b, terms, shifts + ((m, ">>", "i"),))))
+    op, b, m, k = model
+    new = count_tokens(str(VarExpr(b, terms, shifts + ((m, ">>", "i", k),))))
     if kind == "off0":
         return new + 1  # `[%r3]` -> `[%r3+(...)]`
     return new - count_tokens(str(VarExpr(v0, terms, shifts)) if kind == "vimm" else str(v0))
@@ -173,8 +187,8 @@ def template(s: Stmt, base: tuple[int, ...], models: tuple[tuple, ...], var: str
         if model[0] == "lin":
             expr = VarExpr(v0, terms + ((var, model[1]),), shifts)
         else:
-            _, b, m = model
-            expr = VarExpr(b, terms, shifts + ((m, ">>" if model[0] == "shr" else "<<", var),))
+            op, b, m, k = model
+            expr = VarExpr(b, terms, shifts + ((m, ">>" if op == "shr" else "<<", var, k),))
         if kind in ("reg", "vreg", "sym"):
             prefix = (REGNUM.match(node.name).group(1) if kind == "reg" else
                       LABELNUM.match(node.name).group(1) if kind == "sym" else node.prefix)

@@ -341,15 +341,15 @@ class _Parser:
         return Reg(name)
 
     def at_shift(self, k: int = 0) -> bool:
-        """At a geometric term `(Nat>>var)` / `(Nat<<var)` (Rolled-PTX extension)?"""
+        """At a geometric term `(Nat>>var)`, `(Nat<<var*Nat)` (Rolled-PTX extension)?"""
         toks = [self.peek(k + d) for d in range(6)]
         if any(t is None for t in toks):
             return False
         o, n, a, b, v, c = toks
         return (o.text == "(" and n.kind == "dec" and a.text == b.text and a.text in "<>"
-                and b.glued and v.kind == "ident" and c.text == ")")
+                and b.glued and v.kind == "ident" and c.text in (")", "*"))
 
-    def shift(self, sign: int) -> tuple[int, str, str]:
+    def shift(self, sign: int) -> tuple[int, str, str, int]:
         self.expect("(")
         n = self.next()
         if n.text.endswith("U") or int(n.text) == 0:
@@ -357,13 +357,20 @@ class _Parser:
         op = self.next().text * 2
         self.next()
         var = self.next().text
+        k = 1
+        if self.at("*"):
+            self.next()
+            t = self.next()
+            if t.kind != "dec" or t.text.endswith("U") or int(t.text) == 0:
+                self.error(f"a shift step needs a positive integer, found {t.text!r}", t.pos)
+            k = int(t.text)
         self.expect(")")
-        return sign * int(n.text), op, var
+        return sign * int(n.text), op, var, k
 
     def number(self):
-        """An immediate, or a VarExpr `Int {(+|-) var*Nat} {(+|-) (Nat>>var)}`."""
+        """An immediate, or a VarExpr `Int {(+|-) var*Nat} {(+|-) (Nat>>var[*Nat])}`."""
         start = self.peek()
-        shifts: list[tuple[int, str, str]] = []
+        shifts: list[tuple[int, str, str, int]] = []
         if self.at_shift():  # `(2048>>i)`: a VarExpr whose base 0 is left out
             shifts.append(self.shift(1))
             t, text = start, "0"

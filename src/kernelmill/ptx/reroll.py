@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from .expand import expand_stmts
 from .holes import cost, fit, predict, split, template, vars_in
@@ -35,6 +36,8 @@ from .syntax import Block, Directive, Function, Instr, Loop, Module, Stmt, fmt_s
 # opcodes that end a basic block (never inside a loop body)
 _CONTROL = {"brx", "ret", "exit", "trap", "call", "brkpt"}
 _HEADER_TOKENS = 14  # for .size .N i in range ( a , b , c ) :
+# extra tokens of a linear hole: `%r7` -> `%r(7+i*1)`, `[%r8]` -> `[%r8+0+i*64]`, else `+i*d`
+_LINEAR_COST = {"reg": 7, "sym": 7, "off0": 6}
 _VARS = ("i", "j", "k", "l", "m", "n")
 
 
@@ -85,7 +88,12 @@ class _Cand:
     pos: int
     period: int
     copies: int
-    models: tuple  # per body statement, per hole
+    deltas: list       # per body statement, per hole: the linear step
+    geo: list | None   # per body statement, per hole: models (holes.py), if not all linear
+
+    @property
+    def models(self) -> list:
+        return self.geo or [tuple(("lin", d) for d in dk) for dk in self.deltas]
 
 
 class _Segment:
@@ -102,11 +110,14 @@ class _Segment:
             self.kinds.append(kd)
             self.shapes.append(sh)
             self.where.setdefault(sid, []).append(k)
+        # what a linear hole costs in the template, per statement and hole
+        self.lincost = [tuple(_LINEAR_COST.get(k, 4) for k in kd) for kd in self.kinds]
         self.cum = [0]
         for t in toks:
             self.cum.append(self.cum[-1] + t)
         # (pos, period) -> (copies, deltas) of all-linear runs, reused by pos - period
         self.linear: dict[tuple[int, int], tuple[int, list]] = {}
+        self.memo: dict[int, list[_Cand]] = {}  # shared by the plans (see reroll_stmts)
 
     def _copies(self, pos: int, p: int, models: list, start: int) -> int:
         n, sk, vals = len(self.items), self.sk, self.vals
@@ -136,6 +147,11 @@ class _Segment:
 
     def options(self, pos: int) -> list[_Cand]:
         """Loops that may start at `pos`: (body size, copies) with a positive gain."""
+        if pos not in self.memo:
+            self.memo[pos] = self._options(pos)
+        return self.memo[pos]
+
+    def _options(self, pos: int) -> list[_Cand]:
         n, sk, vals, cfg, cum = len(self.items), self.sk, self.vals, self.cfg, self.cum
         occ = self.where[sk[pos]]
         j = bisect_right(occ, pos)
@@ -149,7 +165,15 @@ class _Segment:
             # the same loop with a longer body: never better, so not searched
             if any(p % p0 == 0 and c0 * p0 >= 2 * p for p0, c0 in found):
                 continue
-            if sk[pos:q] != sk[q:q + p]:
+            body_sk = sk[pos:q]
+            if body_sk != sk[q:q + p]:
+                continue
+            # copies by skeleton alone bound the run: skip bodies that cannot pay
+            cs = 2
+            while pos + (cs + 1) * p <= n and sk[pos + cs * p:pos + (cs + 1) * p] == body_sk:
+                cs += 1
+            if cum[pos + cs * p] - cum[q] <= _HEADER_TOKENS:
+                found.append((p, cs))
                 continue
             deltas = [tuple(b - a for a, b in zip(v0, v1)) for v0, v1 in zip(vals[pos:q], vals[q:q + p])]
             models = None  # all linear, given by deltas
@@ -158,7 +182,7 @@ class _Segment:
                 c = nxt[0] + 1  # the run found one period later, plus this copy
             else:
                 c = self._copies_linear(pos, p, deltas)
-                if c == 2 and cfg.geometric and pos + 3 * p <= n and sk[q + p:q + 2 * p] == sk[pos:q]:
+                if c == 2 and cfg.geometric and cs > 2:
                     geo = [tuple(fit(kd, a, b, e) for kd, a, b, e in
                                  zip(self.kinds[pos + k], vals[pos + k], vals[q + k], vals[q + p + k]))
                            for k in range(p)]
@@ -173,13 +197,15 @@ class _Segment:
             if cum[pos + c * p] - cum[pos] <= fixed:
                 continue  # not even the longest run pays for its header
             if models is None:
-                models = [tuple(("lin", d) for d in dk) for dk in deltas]
-            fixed += sum(cost(kd, v, m, sh) for k in range(p) for kd, v, m, sh in
-                         zip(self.kinds[pos + k], vals[pos + k], models[k], self.shapes[pos + k]))
+                lc = self.lincost
+                fixed += sum(x for k in range(p) for x, d in zip(lc[pos + k], deltas[k]) if d)
+            else:
+                fixed += sum(cost(kd, v, m, sh) for k in range(p) for kd, v, m, sh in
+                             zip(self.kinds[pos + k], vals[pos + k], models[k], self.shapes[pos + k]))
             for cc in range(c, max(1, c - 3), -1):
                 gain = cum[pos + cc * p] - cum[pos] - fixed
                 if gain > 0:
-                    out.append(_Cand(gain, pos, p, cc, tuple(models)))
+                    out.append(_Cand(gain, pos, p, cc, deltas, models))
         return out
 
     def _plan_dp(self) -> list[_Cand | None]:
@@ -231,7 +257,7 @@ class _Segment:
                 if self._same(loop, span):
                     out.append(loop)
                     stats.loops += 1
-                    stats.geometric_loops += any(m[0] != "lin" for mk in b.models for m in mk)
+                    stats.geometric_loops += b.geo is not None
                     pos += b.period * b.copies
                     continue
                 stats.rejected_templates += 1
@@ -257,28 +283,32 @@ class _Segment:
 
 
 # --- drivers --------------------------------------------------------------------
+@lru_cache(maxsize=65536)
 def _tokens(s: Stmt) -> int:
     return count_tokens("\n".join(fmt_stmt(s)))
 
 
 def _roll_stream(stmts, cfg: RerollConfig, stats: RerollStats, strategy: str,
-                 free: tuple = ()) -> list[Stmt]:
+                 cache: dict, free: tuple = ()) -> list[Stmt]:
     out: list[Stmt] = []
     seg: list[Stmt] = []
 
     def flush():
         if len(seg) >= 4:
-            out.extend(_Segment(seg, cfg, [_tokens(s) for s in seg], free).roll(stats, strategy))
+            key = (tuple(seg), free)  # the plans start from the same segments
+            if key not in cache:
+                cache[key] = _Segment(list(seg), cfg, [_tokens(s) for s in seg], free)
+            out.extend(cache[key].roll(stats, strategy))
         else:
             out.extend(seg)
         seg.clear()
 
     for s in stmts:
         if isinstance(s, Block):  # a scope is one statement of the stream
-            seg.append(Block(tuple(_roll_stream(s.body, cfg, stats, strategy, free))))
+            seg.append(Block(tuple(_roll_stream(s.body, cfg, stats, strategy, cache, free))))
         elif isinstance(s, Loop):  # folds as one statement; its body is rolled too
             seg.append(Loop(s.var, s.start, s.limit, s.step,
-                            tuple(_roll_stream(s.body, cfg, stats, strategy, free + (s.var,)))))
+                            tuple(_roll_stream(s.body, cfg, stats, strategy, cache, free + (s.var,)))))
         elif _is_barrier(s):
             flush()
             out.append(s)
@@ -288,11 +318,12 @@ def _roll_stream(stmts, cfg: RerollConfig, stats: RerollStats, strategy: str,
     return out
 
 
-def _reroll_with(stmts, cfg: RerollConfig, stats: RerollStats, strategy: str) -> list[Stmt]:
+def _reroll_with(stmts, cfg: RerollConfig, stats: RerollStats, strategy: str,
+                 cache: dict) -> list[Stmt]:
     cur = list(stmts)
     for _ in range(cfg.max_passes):
         before = stats.loops
-        cur = _roll_stream(cur, cfg, stats, strategy)
+        cur = _roll_stream(cur, cfg, stats, strategy, cache)
         if stats.loops == before:
             break
     return cur
@@ -308,10 +339,10 @@ def reroll_stmts(stmts, cfg: RerollConfig | None = None,
     cfg = cfg or RerollConfig()
     stats = stats if stats is not None else RerollStats()
     plans = ("dp", "greedy") if cfg.strategy == "best" else (cfg.strategy,)
-    best = None
+    best, cache = None, {}
     for plan in plans:
         st = RerollStats()
-        out = _reroll_with(stmts, cfg, st, plan)
+        out = _reroll_with(stmts, cfg, st, plan, cache)
         n = count_tokens(fmt_stmts(out)) if len(plans) > 1 else 0
         if best is None or n < best[0]:
             best = (n, out, st)

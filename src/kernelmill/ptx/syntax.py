@@ -8,8 +8,8 @@ back its tokens in order (whitespace normalised).
 Rolled-PTX (SPEC.md section 3) adds: the `for` opcode with a `.size.N` modifier
 and a `var in range(a, b, c):` operand (`Loop`), `VarExpr` (`Nat {+ Var*Nat}`;
 we also allow a negative base and `- Var*Nat` terms, which nvcc's descending
-offsets need, and geometric terms `(Nat>>var)` / `(Nat<<var)` for the halving
-offsets of tree reductions and shuffle ladders) and `VarReg` (`%f(3+i*2)`).
+offsets need, and geometric terms `(Nat>>var)` / `(Nat<<var*2)` for the halving
+offsets of tree reductions and the doubling ones of scans) and `VarReg` (`%f(3+i*2)`).
 """
 
 from __future__ import annotations
@@ -26,22 +26,23 @@ class Reg:
 
 @dataclass(frozen=True, slots=True)
 class VarExpr:
-    """`Int {(+|-) var*Nat} {(+|-) (Nat>>var) | (Nat<<var)}`.
+    """`Int {(+|-) var*Nat} {(+|-) (Nat>>var[*Nat]) | (Nat<<var[*Nat])}`.
 
-    `terms` are the paper's linear Offsets; `shifts` are our geometric extension
-    (`(2048>>i)`: 2048, 1024, 512, ... with floor division, `(1<<i)`: 1, 2, 4, ...),
-    each `(sign * magnitude, op, var)`, worth `sign * (magnitude op var)`."""
+    `terms` are the paper's linear Offsets; `shifts` are our geometric extension:
+    `(2048>>i)` is 2048, 1024, 512, ... (floor division), `(1<<i*2)` is 1, 4, 16, ...
+    Each shift is `(sign * magnitude, op, var, k)`, worth `sign * (magnitude op (var*k))`
+    (C precedence: `*` binds tighter than the shift, so the text reads the same in C)."""
 
     base: int
     terms: tuple[tuple[str, int], ...] = ()  # (loop variable, coefficient)
-    shifts: tuple[tuple[int, str, str], ...] = ()  # (signed magnitude, ">>" | "<<", var)
+    shifts: tuple[tuple[int, str, str, int], ...] = ()  # (signed magnitude, ">>" | "<<", var, k)
 
     def eval(self, env: dict[str, int]) -> int:
         v = self.base + sum(env[x] * c for x, c in self.terms)
-        for c, op, x in self.shifts:
-            n = env[x]
+        for c, op, x, k in self.shifts:
+            n = env[x] * k
             if n < 0:
-                raise ValueError(f"shift by a negative amount ({x} = {n})")
+                raise ValueError(f"shift by a negative amount ({x}*{k} = {n})")
             m = abs(c) >> n if op == ">>" else abs(c) << n
             v += m if c >= 0 else -m
         return v
@@ -52,14 +53,14 @@ class VarExpr:
                    and self.shifts[0][0] > 0) else str(self.base)
         for v, c in self.terms:
             s += f"+{v}*{c}" if c >= 0 else f"-{v}*{-c}"
-        for c, op, v in self.shifts:
+        for c, op, v, k in self.shifts:
             sign = "" if not s else ("+" if c > 0 else "-")
-            s += f"{sign}({abs(c)}{op}{v})"
+            s += f"{sign}({abs(c)}{op}{v}" + (f"*{k})" if k != 1 else ")")
         return s
 
     @property
     def vars(self) -> set[str]:
-        return {v for v, _ in self.terms} | {v for _, _, v in self.shifts}
+        return {v for v, _ in self.terms} | {s[2] for s in self.shifts}
 
 
 @dataclass(frozen=True, slots=True)
