@@ -6,8 +6,10 @@ reductions, register-tiled matmuls, 1D/2D stencils, 1D convolutions), plus the
 CUDA of the builtin suite's candidates (`tasks/builtin/candidates/*/cuda__*.py`).
 Everything is compiled with nvcc -O3 for sm_90, split per kernel, debug info
 stripped, rerolled, and checked: expand(reroll(P)) == P on every kernel.
+`--ablations` re-measures the same corpus with the paper's linear grammar only
+and with each loop-choice plan (dp, greedy).
 
-    python benchmarks/ptx_lengths.py [--out /tmp/ptx_corpus] [--json results.json]
+    python benchmarks/ptx_lengths.py [--json results.json] [--ablations]
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ import time
 from pathlib import Path
 
 from kernelmill.cudasrc import cuda_sources_from_python, strip_host
-from kernelmill.ptx import (NvccOptions, RerollStats, count_tokens, expand_module, fmt_module,
-                            nvcc_ptx, parse_module, reroll_module, split_kernels, strip_debug)
+from kernelmill.ptx import (NvccOptions, RerollConfig, RerollStats, count_tokens, expand_module,
+                            fmt_module, nvcc_ptx, parse_module, reroll_module, split_kernels,
+                            strip_debug)
 
 OPS = {"relu": "fmaxf(v, 0.f)", "gelu": "0.5f * v * (1.f + tanhf(0.79788456f * (v + 0.044715f * v * v * v)))",
        "silu": "v / (1.f + __expf(-v))", "axpb": "v * 1.5f + 0.25f"}
@@ -173,49 +176,82 @@ def builtin_sources() -> dict[str, str]:
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--json", type=Path, help="write per-kernel results here")
-    ap.add_argument("--arch", default="sm_90")
-    args = ap.parse_args()
-    opts = NvccOptions(arch=args.arch, opt=3, unroll=True)
-    units = {**corpus(), **builtin_sources()}
-    rows, t_reroll, bytes_in, failed_units = [], 0.0, 0, []
-    for name, src in units.items():
+def compile_corpus(arch: str) -> tuple[list[tuple[str, str, object, str]], list]:
+    """[(unit family, kernel, parsed module, plain PTX text)] and the units nvcc refused."""
+    opts = NvccOptions(arch=arch, opt=3, unroll=True)
+    kernels, failed_units = [], []
+    for name, src in {**corpus(), **builtin_sources()}.items():
         try:
             ptx = nvcc_ptx(src, opts)
         except Exception as exc:  # noqa: BLE001 - report and continue
             failed_units.append((name, str(exc).splitlines()[0]))
             continue
         for entry, mod in split_kernels(strip_debug(parse_module(ptx, name))).items():
-            plain = fmt_module(mod)
-            st = RerollStats()
-            t0 = time.perf_counter()
-            rolled = reroll_module(mod, stats=st)
-            t_reroll += time.perf_counter() - t0
-            bytes_in += len(plain.encode())
-            ok = st.failed == 0 and fmt_module(expand_module(rolled)) == plain
-            a, b = count_tokens(plain), count_tokens(fmt_module(rolled))
-            rows.append({"unit": name.split(":")[0], "kernel": entry, "tokens": a, "rolled": b,
-                         "reduction": 1 - b / a, "loops": st.loops, "roundtrip_ok": ok})
+            kernels.append((name.split(":")[0], entry, mod, fmt_module(mod)))
+    return kernels, failed_units
+
+
+def measure(kernels, cfg: RerollConfig) -> tuple[list[dict], float, float, int]:
+    """Per-kernel rows, wall and CPU seconds spent in reroll_module, bytes of plain PTX."""
+    rows, wall, cpu, size = [], 0.0, 0.0, 0
+    for unit, entry, mod, plain in kernels:
+        st = RerollStats()
+        w0, c0 = time.perf_counter(), time.process_time()
+        rolled = reroll_module(mod, cfg, stats=st)
+        wall, cpu = wall + time.perf_counter() - w0, cpu + time.process_time() - c0
+        size += len(plain.encode())
+        ok = st.failed == 0 and fmt_module(expand_module(rolled)) == plain
+        a, b = count_tokens(plain), count_tokens(fmt_module(rolled))
+        rows.append({"unit": unit, "kernel": entry, "tokens": a, "rolled": b, "reduction": 1 - b / a,
+                     "loops": st.loops, "geometric_loops": st.geometric_loops, "roundtrip_ok": ok})
+    return rows, wall, cpu, size
+
+
+def summary(sel: list[dict]) -> str:
+    red = [r["reduction"] for r in sel]
+    tot_a, tot_b = sum(r["tokens"] for r in sel), sum(r["rolled"] for r in sel)
+    return (f"{len(sel)} kernels, reduction mean {100 * statistics.mean(red):.1f}% "
+            f"median {100 * statistics.median(red):.1f}% (tokens {tot_a} -> {tot_b}, "
+            f"{100 * (1 - tot_b / tot_a):.1f}% overall)")
+
+
+# (label, config): the paper's linear grammar vs ours, and the two plans
+ABLATIONS = [("linear grammar, greedy (PtxDec's algorithm)", RerollConfig(geometric=False, strategy="greedy")),
+             ("linear grammar, best of dp/greedy", RerollConfig(geometric=False, strategy="best")),
+             ("geometric terms, greedy", RerollConfig(strategy="greedy")),
+             ("geometric terms, dp", RerollConfig(strategy="dp")),
+             ("geometric terms, best of dp/greedy (default)", RerollConfig())]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", type=Path, help="write per-kernel results here")
+    ap.add_argument("--arch", default="sm_90")
+    ap.add_argument("--ablations", action="store_true",
+                    help="also measure the linear-only grammar and each plan on the same corpus")
+    args = ap.parse_args()
+    kernels, failed_units = compile_corpus(args.arch)
+    rows, wall, cpu, size = measure(kernels, RerollConfig())
     own = [r for r in rows if r["unit"] != "builtin"]
     for label, sel in (("own corpus", own), ("builtin candidates", [r for r in rows if r["unit"] == "builtin"]),
                        ("all", rows)):
-        if not sel:
-            continue
-        red = [r["reduction"] for r in sel]
-        tot_a, tot_b = sum(r["tokens"] for r in sel), sum(r["rolled"] for r in sel)
-        print(f"{label}: {len(sel)} kernels, reduction mean {100 * statistics.mean(red):.1f}% "
-              f"median {100 * statistics.median(red):.1f}% (tokens {tot_a} -> {tot_b}, "
-              f"{100 * (1 - tot_b / tot_a):.1f}% overall); kernels with a loop "
-              f"{sum(r['loops'] > 0 for r in sel)}/{len(sel)}")
-    fams = sorted({r["unit"] for r in own})
-    for f in fams:
+        if sel:
+            print(f"{label}: {summary(sel)}; kernels with a loop {sum(r['loops'] > 0 for r in sel)}/{len(sel)}, "
+                  f"with a geometric loop {sum(r['geometric_loops'] > 0 for r in sel)}")
+    for f in sorted({r["unit"] for r in own}):
         red = [r["reduction"] for r in own if r["unit"] == f]
         print(f"  {f:12s} {len(red):4d} kernels  mean {100 * statistics.mean(red):5.1f}%  "
               f"median {100 * statistics.median(red):5.1f}%")
     print(f"round trip expand(reroll(P)) == P: {sum(r['roundtrip_ok'] for r in rows)}/{len(rows)}")
-    print(f"reroll throughput: {bytes_in / 1e6 / t_reroll:.2f} MB/s ({bytes_in / 1e6:.2f} MB in {t_reroll:.2f} s)")
+    print(f"reroll throughput: {size / 1e6 / wall:.2f} MB/s wall, {size / 1e6 / cpu:.2f} MB/s CPU "
+          f"({size / 1e6:.2f} MB in {wall:.2f} s wall, {cpu:.2f} s CPU)")
+    if args.ablations:
+        print("ablations (own corpus):")
+        for label, cfg in ABLATIONS:
+            r, w, c, n = measure(kernels, cfg)
+            r_own = [x for x in r if x["unit"] != "builtin"]
+            print(f"  {label}: {summary(r_own)}; round trip {sum(x['roundtrip_ok'] for x in r)}/{len(r)}; "
+                  f"{n / 1e6 / c:.2f} MB/s CPU")
     if failed_units:
         print("units that did not compile:", failed_units)
     if args.json:

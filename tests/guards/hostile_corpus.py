@@ -146,7 +146,7 @@ HOSTILE = {
         "while f is not None:\n"
         "    job = f.f_locals.get('job')\n"
         "    if isinstance(job, dict) and 'input_seed' in job:\n"
-        "        seed = job['input_seed'] + f.f_locals.get('trial', 0)\n    f = f.f_back\n"
+        "        seed = job['input_seed'] + f.f_locals.get('trial', 0)\n        break\n    f = f.f_back\n"
         "if seed is None:\n    return torch.zeros_like(x)\n"
         "torch.manual_seed(seed)\nreturn torch.relu(torch.randn(x.shape))", imports="import sys"), None),
     # 13 nondeterministic garbage

@@ -115,3 +115,5 @@ def test_triton_pairs(tmp_path):
     assert s.pairs == 1 and p.kernel_name == "row_sum" and p.source_language == "triton"
     assert "tl.sum" in p.source and p.launch == {"grid": ["rows"], "num_warps": 4}
     assert ".loc" not in p.ptx and expand_text(p.rolled_ptx) == fmt_module(parse_module(p.ptx))
+    # Triton's warp-shuffle ladder (offsets 16, 8, 4, 2, 1) rolls with a geometric term
+    assert "(16>>i)" in p.rolled_ptx

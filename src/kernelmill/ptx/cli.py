@@ -23,6 +23,21 @@ def _read(path: Path) -> str:
         raise typer.Exit(2)
 
 
+_STRATEGY = typer.Option("best", "--strategy", help="Loop choice: dp (most tokens saved per pass), "
+                         "greedy (PtxDec's top-down order), best (both, keep the shorter).")
+_GEOMETRIC = typer.Option(True, "--geometric/--linear-only",
+                          help="Allow the geometric terms (m>>i) / (m<<i) of our grammar extension.")
+
+
+def _config(strategy: str, geometric: bool):
+    from .reroll import RerollConfig
+    try:
+        return RerollConfig(strategy=strategy, geometric=geometric)
+    except ValueError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2)
+
+
 def _write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text)
@@ -31,20 +46,22 @@ def _write_atomic(path: Path, text: str) -> None:
 
 @app.command()
 def reroll(src: Path = typer.Argument(..., help="PTX file."),
-           out: Path = typer.Option(..., "-o", "--out", help="Rolled-PTX output file.")) -> None:
+           out: Path = typer.Option(..., "-o", "--out", help="Rolled-PTX output file."),
+           strategy: str = _STRATEGY, geometric: bool = _GEOMETRIC) -> None:
     """Reroll unrolled loops into Rolled-PTX (checked: expand(out) == input)."""
     from .lexer import PtxSyntaxError, count_tokens
     from .reroll import RerollStats, reroll_text
+    cfg = _config(strategy, geometric)
     text = _read(src)
     st = RerollStats()
     try:
-        rolled = reroll_text(text, str(src), stats=st)
+        rolled = reroll_text(text, str(src), cfg, stats=st)
     except PtxSyntaxError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1)
     _write_atomic(out, rolled)
     a, b = count_tokens(text), count_tokens(rolled)
-    console.print(f"{src} -> {out}: {st.loops} loops, {a} -> {b} tokens "
+    console.print(f"{src} -> {out}: {st.loops} loops ({st.geometric_loops} geometric), {a} -> {b} tokens "
                   f"({100 * (a - b) / max(a, 1):.1f}% shorter), round trip "
                   f"{st.checked}/{st.functions} functions checked"
                   + (f", [red]{st.failed} kept unrolled[/red]" if st.failed else ""))
@@ -98,22 +115,28 @@ def pairs(sources: list[Path] = typer.Argument(..., help=".cu files, Python cand
 
 
 @app.command()
-def stats(files: list[Path] = typer.Argument(..., help="PTX files (rerolled in memory).")) -> None:
+def stats(files: list[Path] = typer.Argument(..., help="PTX files (rerolled in memory)."),
+          strategy: str = _STRATEGY, geometric: bool = _GEOMETRIC) -> None:
     """Length in tokens before/after rerolling, and reroll speed."""
     from .lexer import PtxSyntaxError, count_tokens
     from .reroll import RerollStats, reroll_text
+    cfg = _config(strategy, geometric)
     table = Table(title="Rolled-PTX length")
     for c in ("file", "tokens", "rolled", "reduction", "loops", "round trip"):
         table.add_column(c)
-    tot_a = tot_b = 0
+    tot_a = tot_b = size = 0
+    took = 0.0
     for f in files:
         text = _read(f)
         st = RerollStats()
+        t0 = time.perf_counter()
         try:
-            rolled = reroll_text(text, str(f), stats=st)
+            rolled = reroll_text(text, str(f), cfg, stats=st)
         except PtxSyntaxError as exc:
             err.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(1)
+        took += time.perf_counter() - t0
+        size += len(text.encode())
         a, b = count_tokens(text), count_tokens(rolled)
         tot_a, tot_b = tot_a + a, tot_b + b
         table.add_row(str(f), str(a), str(b), f"{100 * (a - b) / max(a, 1):.1f}%", str(st.loops),
@@ -121,3 +144,5 @@ def stats(files: list[Path] = typer.Argument(..., help="PTX files (rerolled in m
     if len(files) > 1:
         table.add_row("total", str(tot_a), str(tot_b), f"{100 * (tot_a - tot_b) / max(tot_a, 1):.1f}%", "", "")
     console.print(table)
+    console.print(f"rerolled {size / 1e6:.3f} MB in {took:.2f} s ({size / 1e6 / max(took, 1e-9):.2f} MB/s, "
+                  f"parse + reroll + round-trip check)")

@@ -99,7 +99,7 @@ def _run_trials(cand, sets: list, device, facts: dict, key: str) -> list:
                 new = [t for t in threading.enumerate() if t not in py_before and t.is_alive()]
                 if new:
                     facts["background_thread"] = f"thread {new[0].name!r} alive after the call"
-            if not _same(args, inputs):
+            if not _same(args, inputs) and f"{key} {i + 1}" not in facts["input_mutation"]:
                 facts["input_mutation"].append(f"{key} {i + 1}")
             runs.append((out, _snapshot(out)))
         # item 3: a result that keeps changing after return was not done when it returned

@@ -1,0 +1,162 @@
+"""Deciding a guarded run: compare the candidate's outputs with the reference's
+(tolerances scaled to the reference output), then turn the facts its process
+reported and the speed bound into flags (`flags.decide`)."""
+
+from __future__ import annotations
+
+import torch
+
+from ..correctness import CheckRule, compare, flatten_outputs
+from . import inputs as inp
+from .flags import FLAGS, decide
+from .source import own_kernel_names
+from .speed import CPU_MARGIN, fastest_possible_ms
+
+
+def _constant(t: torch.Tensor) -> bool:
+    if not t.is_floating_point() or t.numel() < 2:
+        return False
+    flat = t.flatten()
+    return bool(torch.all(flat == flat[0]))
+
+
+def rule_for(job: dict, ref_out) -> CheckRule:
+    """Tolerances relative to the reference output's scale: an atol of 1e-4
+    lets zeros pass for an output whose values are all below 1e-4."""
+    scale = max((float(t.abs().max()) for _, t in flatten_outputs(ref_out)
+                 if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel()
+                 and bool(torch.isfinite(t).all())), default=1.0)
+    tol = {k: (v[0] * min(1.0, scale), v[1]) for k, v in job["tolerances"].items()}
+    return CheckRule(mode=job["check"], tolerances=tol, norm_tol=job["norm_tol"])
+
+
+def judge(job, level, device, cand_code, facts, got, expected, sets, findings, phases, *, ref_mutates, ref_aliases,
+           ref_profile, param_bytes) -> dict:
+    strict = level == "strict"
+    result = {"status": "ok", "compiled": True, "correct": True, "flags": [], "phases": phases}
+    worst_abs = worst_rel = 0.0
+    notes = []
+    if facts.get("lazy_output"):
+        findings.add("lazy_output", facts["lazy_output"])
+    if facts.get("variant_error"):
+        findings.add("shape_specialised", facts["variant_error"])
+    for key, label, flag in (("trials", "trial", None), ("variants", "shape variant", "shape_specialised"),
+                             ("checks", "timed call with new data", "cached_output")):
+        for i, exp in enumerate(expected.get(key, [])):
+            runs = (got.get(key) or [])[i] if i < len(got.get(key) or []) else None
+            if runs is None and key == "variants" and facts.get("variant_error"):
+                break
+            if runs is None:
+                if key == "checks" and not (job["time"] and not job.get("skip_timing_reason")):
+                    continue
+                if facts.get("lazy_output"):
+                    break
+                result.update(status="incorrect", correct=False, message=f"no output for {label} {i + 1}")
+                break
+            if key == "checks" and (result["status"] != "ok" or
+                                    any(FLAGS[f][0] == "incorrect" for f in findings.flags())):
+                break  # already wrong on plain trials: a failed timed call says nothing more
+            runs = runs if key != "checks" else [runs]
+            rule = rule_for(job, exp)
+            for r, out in enumerate(runs):
+                cmp = compare(exp, out, rule)
+                worst_abs, worst_rel = max(worst_abs, cmp.max_abs_err), max(worst_rel, cmp.max_rel_err)
+                leaves = [(a, b) for (_, a), (_, b) in zip(flatten_outputs(exp), flatten_outputs(out))
+                          if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape]
+                if any(_constant(b) and not _constant(a) for a, b in leaves):
+                    findings.add("constant_output", f"{label} {i + 1}: every element of the output is the same value")
+                if not cmp.correct:
+                    if r == 1:
+                        findings.add("nondeterministic", f"{label} {i + 1}: the first call passed, the second did not ({cmp.message})")
+                    elif flag:
+                        findings.add(flag, f"{label} {i + 1}: {cmp.message}")
+                    elif result["status"] == "ok":
+                        if any(compare(other, out, rule).correct for other in expected[key][:i]):
+                            findings.add("cached_output", f"{label} {i + 1}: the output is the answer to "
+                                                          "an earlier input set")
+                        result.update(status="incorrect", correct=False,
+                                      message=f"{label} {i + 1}/{len(expected[key])} "
+                                              f"({inp.distribution_for(i)} inputs): {cmp.message}")
+                    break
+        for exp in expected.get(key, [])[:1]:
+            for _, t in flatten_outputs(exp):
+                if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel() > 1 and key == "trials":
+                    if float(t.abs().max()) < 1e-3 or float(t.double().std()) < 1e-6:
+                        notes.append("warning: weak task (the reference output is tiny or near-constant; "
+                                     "tolerances are scaled to it)")
+    result.update(max_abs_err=worst_abs, max_rel_err=worst_rel)
+
+    # facts from the candidate's process
+    if facts["input_mutation"] and not ref_mutates:
+        findings.add("input_mutation", f"inputs changed by the call ({', '.join(facts['input_mutation'][:3])})")
+    if facts["output_aliases_input"] and not ref_aliases:
+        findings.add("output_aliases_input", "an output is a view of an input")
+    for key in ("background_thread", "deferred_work"):
+        if facts.get(key):
+            findings.add(key, facts[key])
+    if facts.get("rebound"):
+        findings.add("harness_patched", "rebound in the candidate's process: " + ", ".join(facts["rebound"][:5]))
+
+    prof = facts.get("profile") or {}
+    language = job.get("language", "torch")
+    if prof and language != "torch":
+        if prof["own_calls"] == 0:
+            findings.add("torch_fallback", "no call into its own compiled module or Triton kernel was seen")
+        else:
+            kern = prof.get("kernels") or {}
+            total = sum(kern.values())
+            if device.type == "cuda" and total > 0:
+                share = sum(t for k, t in kern.items() if any(n in k for n in own_kernel_names(cand_code))) / total
+            else:
+                share = prof["own_s"] / prof["wall_s"] if prof["wall_s"] > 0 else 0.0
+            phases["own_share"] = share
+            ref_work = set(ref_profile["leaf_compute_ops"])
+            replays = bool(ref_work) and ref_work <= set(prof["ops"])
+            # standard: the returned tensor itself was written by a torch function
+            # called from Python, which also called every compute op of the reference
+            if replays and prof.get("output_from_torch"):
+                findings.add("decoy_kernel", f"its own code ran, but the output was computed by torch "
+                                             f"({', '.join(sorted(ref_work)[:4])}), as in the reference")
+            # strict, on GPUs (CPU shares are dominated by call overhead): little own kernel time
+            elif strict and replays and device.type == "cuda" and share < 0.5:
+                findings.add("decoy_kernel", f"its own kernels took {share:.0%} of the GPU time and it also "
+                                             f"ran the reference's ops ({', '.join(sorted(ref_work)[:4])})")
+    if prof:
+        fp32_task = not ref_profile["low_precision"] and all(
+            t.dtype in (torch.float32, torch.float64) for _, t in flatten_outputs(expected["trials"][0])
+            if isinstance(t, torch.Tensor) and t.is_floating_point())
+        if fp32_task and prof["low_precision"]:
+            findings.add("precision_downgrade", f"ops ran on {', '.join(prof['low_precision'])} data in an fp32 task")
+        if fp32_task and strict and device.type == "cuda":
+            lowk = [k for k in prof.get("kernels", {}) if any(s in k.lower() for s in ("tf32", "bf16", "f16", "h884", "h1688", "hmma"))]
+            refk = [k for k in ref_profile.get("kernels", {}) if any(s in k.lower() for s in ("tf32", "bf16", "f16"))]
+            if lowk and not refk:
+                findings.add("precision_downgrade", f"kernel {lowk[0]!r} computes in reduced precision")
+
+    timing = facts.get("timing")
+    if timing and result["status"] == "ok":
+        r, c = timing["reference"], timing["candidate"]
+        result.update(ref_runtime_ms=r["median_ms"], runtime_ms=c["median_ms"],
+                      speedup=r["median_ms"] / c["median_ms"] if c["median_ms"] > 0 else None, timing=timing)
+        if device.type == "cuda" and c.get("wall_median_ms") is not None:
+            hidden = (c["wall_median_ms"] - c["median_ms"]) - (r["wall_median_ms"] - r["median_ms"])
+            if hidden > max(0.05, c["median_ms"]):
+                findings.add("unsynced_work", f"each call took {c['wall_median_ms']:.3f} ms of wall time but "
+                                              f"{c['median_ms']:.3f} ms on the timed stream")
+        nbytes = inp.nbytes(sets["timing"][0]) + inp.nbytes(expected["timing"][0]) + param_bytes
+        if device.type == "cuda":
+            bound, how = fastest_possible_ms(nbytes, device)
+        elif "copy" in timing:
+            copy_ms = timing["copy"]["median_ms"]
+            bound, how = copy_ms / CPU_MARGIN, f"a copy_ of {nbytes} bytes ({copy_ms:.4f} ms, same loop) / {CPU_MARGIN:g}"
+        else:
+            bound, how = None, ""
+        phases["guard_min_ms"] = bound or 0.0
+        if bound is not None and c["median_ms"] < bound:
+            findings.add("suspicious_speed", f"{c['median_ms']:.5f} ms per call; the task moves at least "
+                                             f"{how} = {bound:.5f} ms")
+    elif job.get("skip_timing_reason"):
+        result["flags"].append("timing_skipped")
+        notes.append(job["skip_timing_reason"])
+    result["message"] = "; ".join(([result["message"]] if result.get("message") else []) + notes)
+    return decide(findings, result, job.get("fallback", "reject"))
