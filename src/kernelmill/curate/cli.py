@@ -164,7 +164,7 @@ def dedup(
     """Remove exact and near-duplicate records, keeping the first occurrence.
 
     Exact: SHA-1 of the normalised text. Near: MinHash over k-token shingles,
-    LSH candidates (datasketch), each confirmed with the exact Jaccard. Every
+    LSH candidates (bands chosen by datasketch), each confirmed with the exact Jaccard. Every
     dropped record is written to the exclusion file with the reason, the id of
     the kept record it duplicates and the similarity."""
     from .dedup import DedupConfig

@@ -25,7 +25,6 @@ _U64 = np.uint64
 _M1, _M2 = _U64(0xBF58476D1CE4E5B9), _U64(0x94D049BB133111EB)  # splitmix64 finaliser
 _TOKEN_BASE = _U64(0x100000001B3)      # polynomial base over bytes (odd: invertible mod 2^64)
 _SHINGLE_BASE = _U64(0x9E3779B97F4A7C15)
-_MASK32 = _U64(0xFFFFFFFF)
 _SEP = b"\n"                            # whitespace: no token spans two joined texts
 
 # byte class: 0 whitespace (as str.split sees ASCII), 1 part of a word, 2 punctuation

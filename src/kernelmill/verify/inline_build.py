@@ -177,16 +177,17 @@ class InlineBuilder:
         self.log: dict[str, object] = {}  # what happened, for the worker's phases/flags
 
     # -- objects -------------------------------------------------------------
-    def _pch(self, cxx: str, cflags: list[str]) -> Path | None:
+    def _pch(self, cxx: str, cflags: list[str], eager: bool = False) -> Path | None:
         """The precompiled torch/extension.h for these flags, or None when it is
-        not built yet and someone else is building it (we never wait for it)."""
+        not built yet and someone else is building it (we never wait for it).
+        `eager` builds it now whatever the use count (`prepare_pch`)."""
         flags = [f for f in cflags if not f.startswith("-DTORCH_EXTENSION_NAME=")]
         key = content_key("pch", _env_id(), tool_id(cxx), *flags)
         entry = self.cache.get("pch", key)
         if entry is not None:
             return entry / "torch_ext.h"
         # a PCH costs about two plain compiles to build: only for flag sets seen before
-        if self.cache.count_use("pch", key) < _PCH_AFTER_USES:
+        if not eager and self.cache.count_use("pch", key) < _PCH_AFTER_USES:
             return None
         lock = self.cache.try_lock("pch", key)
         if lock is None:

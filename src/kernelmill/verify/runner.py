@@ -96,6 +96,23 @@ class Verifier:
     def gpu_env(self, gpu: int) -> dict[str, str]:
         return scrubbed_env({"CUDA_VISIBLE_DEVICES": self.physical_gpu(gpu)})
 
+    def prepare_builds(self, jobs: list) -> None:
+        """Start building the precompiled torch headers for this run's compiled
+        candidates in the background (verify/build_prepare.py), so no candidate
+        waits for one; only for runs large enough to repay it."""
+        from .build_prepare import EAGER_MIN_CANDIDATES, start_background
+
+        if not self.config.fast_build:
+            return
+        langs = [j.sample.language for j in jobs if get_backend(j.sample.language).compiles_extension]
+        for lang in sorted(set(langs)):
+            if langs.count(lang) < EAGER_MIN_CANDIDATES:
+                continue
+            backend = get_backend(lang)
+            env = backend.env(backend.run_device(self.device), self.cache_dir, self.cache_dir / "ext",
+                              self.cuda_arch, build_jobs=1)
+            start_background(self.cache_dir / "build", with_cuda=lang == "cuda", env=scrubbed_env(env))
+
     # -- one candidate ------------------------------------------------------
     def _prepare(self, job: _Job) -> None:
         job.workdir = Path(tempfile.mkdtemp(prefix=job.key[:12] + "-", dir=self.cache_dir / "work"))
@@ -276,6 +293,7 @@ def verify_samples(
             finish(s, outcome)
 
     try:
+        verifier.prepare_builds(list(jobs.values()))
         executor.execute(verifier, list(jobs.values()), on_done, bar)
     except BaseException:
         for job in jobs.values():

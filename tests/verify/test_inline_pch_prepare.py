@@ -1,0 +1,74 @@
+"""Eager precompiled headers: built once per flag set before candidates need them,
+never waited for while another process builds them, and only for large runs.
+
+The compiler is replaced by a stand-in that writes the header file, so these
+tests check the cache protocol without a 40 s header build."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from kernelmill.verify import build_prepare, inline_build
+
+
+@pytest.fixture
+def fake_compiler(monkeypatch):
+    calls = []
+
+    def run(cmd, cwd):
+        calls.append(cmd)
+        out = cmd[cmd.index("-o") + 1]
+        (cwd / out).write_bytes(b"pch")
+        return 0, ""
+
+    monkeypatch.setattr(inline_build, "_run", run)
+    return calls
+
+
+def test_default_flag_sets_are_the_binding_units_flags():
+    (cxx, flags), = build_prepare.default_flag_sets(with_cuda=False)
+    torch_cflags = inline_build.torch_flags("other_name", False, None, None, None, None)["cflags"]
+    strip = [f for f in torch_cflags if not f.startswith("-DTORCH_EXTENSION_NAME=")]
+    assert [f for f in flags if not f.startswith("-DTORCH_EXTENSION_NAME=")] == strip
+    assert shlex.split(cxx)
+
+
+def test_prepare_builds_once_and_the_lazy_path_then_uses_it(tmp_path, fake_compiler):
+    first = build_prepare.prepare_pch(tmp_path, with_cuda=False)
+    assert first["sets"] == [{"ready": True, "seconds": first["sets"][0]["seconds"]}]
+    assert len(fake_compiler) == 1 and "c++-header" in fake_compiler[0]
+    again = build_prepare.prepare_pch(tmp_path, with_cuda=False)
+    assert again["sets"][0]["ready"] and len(fake_compiler) == 1  # cached: no second build
+    # a candidate's first unit (use count 0) finds the eager header at once
+    cxx, flags = build_prepare.default_flag_sets(False)[0]
+    pch = inline_build.InlineBuilder(tmp_path)._pch(cxx, ["-DTORCH_EXTENSION_NAME=cand", *flags])
+    assert pch is not None and pch.with_suffix(".h.gch").read_bytes() == b"pch"
+
+
+def test_a_header_being_built_elsewhere_is_not_waited_for(tmp_path, fake_compiler):
+    builder = inline_build.InlineBuilder(tmp_path)
+    cxx, flags = build_prepare.default_flag_sets(False)[0]
+    named = [f for f in flags if not f.startswith("-DTORCH_EXTENSION_NAME=")]
+    key = inline_build.content_key("pch", inline_build._env_id(), inline_build.tool_id(cxx), *named)
+    lock = builder.cache.try_lock("pch", key)
+    with lock:  # another process is building it
+        assert builder._pch(cxx, flags, eager=True) is None
+    assert fake_compiler == []
+
+
+def test_only_large_runs_start_it(monkeypatch, tmp_path):
+    from types import SimpleNamespace
+
+    from kernelmill.verify.config import VerifyConfig
+    from kernelmill.verify.runner import Verifier
+
+    started = []
+    monkeypatch.setattr(build_prepare, "start_background", lambda root, with_cuda, env: started.append(with_cuda))
+    verifier = Verifier(VerifyConfig(device="cpu", cache_dir=str(tmp_path)), None)
+    job = lambda lang: SimpleNamespace(sample=SimpleNamespace(language=lang))  # noqa: E731
+    verifier.prepare_builds([job("cpp")] * (build_prepare.EAGER_MIN_CANDIDATES - 1) + [job("torch")] * 10)
+    assert started == []
+    verifier.prepare_builds([job("cpp")] * build_prepare.EAGER_MIN_CANDIDATES)
+    assert started == [False]
