@@ -7,7 +7,7 @@ load_inline); we time that import (the build) and report per candidate:
 * stock_warm: the same again (torch's own reuse of its build folder);
 * ours_cold:  the cached builder, a source never built before. Before the
               first candidate the benchmark builds the precompiled torch headers
-              as a verification run does at its start (verify/build_prepare.py;
+              for the flag sets the candidates use, as a verification run does at its start (verify/build_prepare.py;
               timed separately as ours_pch_prepare_s, once per machine and
               torch version, kept across runs); --no-prepare leaves them to the
               lazy path (built by the third candidate, which waits for them);
@@ -91,8 +91,13 @@ def main() -> None:
     prepare = None
     if not args.no_prepare:
         t0 = time.perf_counter()
+        sys.path.insert(0, str(ROOT / "src"))
+        from kernelmill.verify.build_prepare import run_specs
+
+        # the flag sets these candidates use, read from their source as a verification run does
+        specs = run_specs([Path(f).read_text() for f in files], min_uses=1)
         res = subprocess.run([sys.executable, "-m", "kernelmill.verify.build_prepare", ours_cache,
-                              *([] if args.cpp else ["--cuda"])], capture_output=True, text=True, env=env)
+                              "--specs", json.dumps(specs)], capture_output=True, text=True, env=env)
         prepare = {"seconds": round(time.perf_counter() - t0, 2), "out": (res.stdout + res.stderr)[-500:]}
         print(json.dumps({"ours_pch_prepare": prepare}), flush=True)
     for f in files:

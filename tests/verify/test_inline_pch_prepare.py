@@ -36,10 +36,10 @@ def test_default_flag_sets_are_the_binding_units_flags():
 
 
 def test_prepare_builds_once_and_the_lazy_path_then_uses_it(tmp_path, fake_compiler):
-    first = build_prepare.prepare_pch(tmp_path, with_cuda=False)
+    first = build_prepare.prepare_pch(tmp_path, [(False, (), ())])
     assert first["sets"] == [{"ready": True, "seconds": first["sets"][0]["seconds"]}]
     assert len(fake_compiler) == 1 and "c++-header" in fake_compiler[0]
-    again = build_prepare.prepare_pch(tmp_path, with_cuda=False)
+    again = build_prepare.prepare_pch(tmp_path, [(False, (), ()), (False, (), ())])
     assert again["sets"][0]["ready"] and len(fake_compiler) == 1  # cached: no second build
     # a candidate's first unit (use count 0) finds the eager header at once
     cxx, flags = build_prepare.default_flag_sets(False)[0]
@@ -58,17 +58,35 @@ def test_a_header_being_built_elsewhere_is_not_waited_for(tmp_path, fake_compile
     assert fake_compiler == []
 
 
-def test_only_large_runs_start_it(monkeypatch, tmp_path):
+CANDIDATE = """
+import torch
+from torch.utils.cpp_extension import load_inline
+FLAGS = ["-O3"]
+a = load_inline(name="a", cpp_sources=src, functions=["f"], extra_cflags=FLAGS)
+b = torch.utils.cpp_extension.load_inline("b", src, cuda_sources=cu, extra_cuda_cflags=["-O3", "--use_fast_math"])
+c = load_inline(name="c", cpp_sources=src, extra_cflags=compute_flags())   # not a literal: lazy path
+d = load_inline(name="d", cpp_sources=src, extra_include_paths=["inc"])    # include folders: lazy path
+"""
+
+
+def test_flag_specs_are_read_from_the_source_without_running_it():
+    assert build_prepare.flag_specs(CANDIDATE) == [(False, ("-O3",), ()), (True, (), ("-O3", "--use_fast_math"))]
+    assert build_prepare.flag_specs("def broken(:") == []
+
+
+def test_only_flag_sets_used_often_enough_are_prepared(monkeypatch, tmp_path):
     from types import SimpleNamespace
 
     from kernelmill.verify.config import VerifyConfig
     from kernelmill.verify.runner import Verifier
 
     started = []
-    monkeypatch.setattr(build_prepare, "start_background", lambda root, with_cuda, env: started.append(with_cuda))
+    monkeypatch.setattr(build_prepare, "start_background", lambda root, specs, env: started.append(specs))
     verifier = Verifier(VerifyConfig(device="cpu", cache_dir=str(tmp_path)), None)
-    job = lambda lang: SimpleNamespace(sample=SimpleNamespace(language=lang))  # noqa: E731
-    verifier.prepare_builds([job("cpp")] * (build_prepare.EAGER_MIN_CANDIDATES - 1) + [job("torch")] * 10)
+    job = lambda lang, code: SimpleNamespace(sample=SimpleNamespace(language=lang, code=code))  # noqa: E731
+    n = build_prepare.EAGER_MIN_CANDIDATES
+    plain = 'load_inline(name="x", cpp_sources="", functions=["f"])'
+    verifier.prepare_builds([job("cpp", plain)] * (n - 1) + [job("torch", plain)] * 10)
     assert started == []
-    verifier.prepare_builds([job("cpp")] * build_prepare.EAGER_MIN_CANDIDATES)
-    assert started == [False]
+    verifier.prepare_builds([job("cpp", plain)] * n + [job("cpp", CANDIDATE)])
+    assert started == [[(False, (), ())]]

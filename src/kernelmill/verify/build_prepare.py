@@ -6,18 +6,21 @@ docs/verify_scale.md). Left to the builder, the header is built lazily, the
 second time a flag set is seen, and the candidate that builds it waits for it
 (26 s on the H200 machine). A verification run with enough compiled
 candidates instead starts `prepare_pch` in a background process as it starts
-(`start_background`): the headers for torch's default flag sets (no
-``extra_cflags``/``extra_include_paths``: KernelBench-style candidates) are
-built in parallel, in the shared build cache, so they are kept across runs and
-no candidate ever waits for one. Candidates that arrive while it runs compile
-without it (the builder never waits); a flag set it does not cover still gets
-the lazy path.
+(`start_background`) for the flag sets its candidates use: `flag_specs` reads
+each candidate's ``load_inline`` calls without running them (``extra_cflags``
+and ``extra_cuda_cflags`` given as literals or module-level literal names;
+``extra_include_paths`` or anything computed is left to the lazy path). The
+headers are built in parallel, in the shared build cache, so they are kept
+across runs and no candidate waits for one. Candidates that arrive while it
+runs compile without it (the builder never waits).
 
-Run by hand: ``python -m kernelmill.verify.build_prepare CACHE_DIR [--cuda]``.
+Run by hand: ``python -m kernelmill.verify.build_prepare CACHE_DIR [--cuda]
+[--specs JSON]`` (JSON: a list of ``[with_cuda, extra_cflags, extra_cuda_cflags]``).
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -29,38 +32,91 @@ from pathlib import Path
 from . import inline_build
 from .inline_build import InlineBuilder, Unsupported, torch_flags
 
-# an eager header costs ~2 plain compiles: worth starting only for runs this large
-EAGER_MIN_CANDIDATES = int(os.environ.get("KERNELMILL_PCH_EAGER_MIN", "4"))
+# an eager header costs ~2 plain compiles: worth it for a flag set this many candidates use
+EAGER_MIN_CANDIDATES = int(os.environ.get("KERNELMILL_PCH_EAGER_MIN", "3"))
+
+Spec = tuple  # (with_cuda, extra_cflags tuple, extra_cuda_cflags tuple)
 
 
-def default_flag_sets(with_cuda: bool) -> list[tuple[str, list[str]]]:
-    """(compiler, flags) of every g++ unit of a default ``load_inline`` call:
+def _literal_strings(node, names: dict) -> tuple | None:
+    if isinstance(node, ast.Name) and node.id in names:
+        node = names[node.id]
+    if isinstance(node, ast.Constant) and node.value is None:
+        return ()
+    if isinstance(node, (ast.List, ast.Tuple)) and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+        return tuple(e.value for e in node.elts)
+    return None
+
+
+def flag_specs(code: str) -> list[Spec]:
+    """The flag sets of the ``load_inline`` calls in `code`, read without running it;
+    calls whose flags are not literals (or that add include folders) are left out."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return []
+    names = {t.id: n.value for n in tree.body if isinstance(n, ast.Assign) for t in n.targets
+             if isinstance(t, ast.Name)}
+    specs = []
+    for call in ast.walk(tree):
+        if not isinstance(call, ast.Call):
+            continue
+        fn = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+        if fn != "load_inline" or call.args[3:]:
+            continue
+        kw = {k.arg: k.value for k in call.keywords}
+        if None in kw or kw.get("extra_include_paths") is not None:
+            continue
+        cuda = kw.get("cuda_sources")
+        with_cuda = cuda is not None and not (isinstance(cuda, ast.Constant) and cuda.value is None)
+        cflags = _literal_strings(kw.get("extra_cflags", ast.Constant(None)), names)
+        cuda_cflags = _literal_strings(kw.get("extra_cuda_cflags", ast.Constant(None)), names)
+        if cflags is not None and cuda_cflags is not None:
+            specs.append((with_cuda, cflags, cuda_cflags if with_cuda else ()))
+    return specs
+
+
+def flag_sets(spec: Spec) -> list[tuple[str, list[str]]]:
+    """(compiler, flags) of every g++ unit of a ``load_inline`` call with these flags:
     the binding unit and, with CUDA, the host unit of a split CUDA unit."""
     from .cuda_split import host_flags
 
-    flags = torch_flags("kernelmill_pch_probe", with_cuda, None, None, None, None)
+    with_cuda, cflags, cuda_cflags = spec
+    flags = torch_flags("kernelmill_pch_probe", with_cuda, list(cflags), list(cuda_cflags), None, None)
     sets = [(flags["cxx"], flags["cflags"])]
     if with_cuda:
         sets.append((flags["cxx"], host_flags(flags["cuda_cflags"])))
     return sets
 
 
-def prepare_pch(cache_root: str | Path, with_cuda: bool) -> dict:
-    """Build the precompiled headers for the default flag sets (in parallel);
-    returns what happened per set. Already built: nothing to do."""
+def default_flag_sets(with_cuda: bool) -> list[tuple[str, list[str]]]:
+    return flag_sets((with_cuda, (), ()))
+
+
+def prepare_pch(cache_root: str | Path, specs: list[Spec]) -> dict:
+    """Build the precompiled headers for these flag sets (in parallel); returns
+    what happened per set. Already built: nothing to do."""
     builder = InlineBuilder(cache_root)
-    inline_build._FINGERPRINT = ""  # default calls have no user include folders
+    inline_build._FINGERPRINT = ""  # these calls have no user include folders
+    sets: dict[str, tuple[str, list[str]]] = {}
     try:
-        sets = default_flag_sets(with_cuda)
+        for spec in specs:
+            for cxx, fl in flag_sets(spec):
+                named = [f for f in fl if not f.startswith("-DTORCH_EXTENSION_NAME=")]
+                sets.setdefault(json.dumps([cxx, named]), (cxx, fl))
     except Unsupported as exc:
         return {"error": str(exc)}
+    sets = list(sets.values())
+    if not sets:
+        return {"sets": []}
 
     def one(cs):
         t = time.perf_counter()
         path = builder._pch(cs[0], cs[1], eager=True)
         return {"ready": path is not None, "seconds": round(time.perf_counter() - t, 2)}
 
-    with ThreadPoolExecutor(max_workers=len(sets)) as pool:
+    with ThreadPoolExecutor(max_workers=min(4, len(sets))) as pool:
         done = list(pool.map(one, sets))
     out = {"sets": done}
     if "pch_error" in builder.log:
@@ -68,12 +124,21 @@ def prepare_pch(cache_root: str | Path, with_cuda: bool) -> dict:
     return out
 
 
-def start_background(cache_root: str | Path, with_cuda: bool, env: dict | None = None) -> subprocess.Popen | None:
+def run_specs(codes, min_uses: int = EAGER_MIN_CANDIDATES) -> list[Spec]:
+    """Flag sets used by at least `min_uses` of these candidate sources."""
+    counts: dict[Spec, int] = {}
+    for code in codes:
+        for spec in set(flag_specs(code)):
+            counts[spec] = counts.get(spec, 0) + 1
+    return sorted(s for s, n in counts.items() if n >= min_uses)
+
+
+def start_background(cache_root: str | Path, specs: list[Spec], env: dict | None = None) -> subprocess.Popen | None:
     """Start `prepare_pch` in its own process (not waited for; it finishes on
     its own even if the run ends first, and a kill leaves no entry)."""
     try:
         return subprocess.Popen([sys.executable, "-m", "kernelmill.verify.build_prepare", str(cache_root),
-                                 *(["--cuda"] if with_cuda else [])],
+                                 "--specs", json.dumps(specs)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
                                 start_new_session=True)
     except OSError as exc:
@@ -84,8 +149,15 @@ def start_background(cache_root: str | Path, with_cuda: bool, env: dict | None =
 def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0].startswith("-"):
-        raise SystemExit("usage: python -m kernelmill.verify.build_prepare CACHE_DIR [--cuda]")
-    print(json.dumps(prepare_pch(argv[0], "--cuda" in argv[1:])))
+        raise SystemExit("usage: python -m kernelmill.verify.build_prepare CACHE_DIR [--cuda] [--specs JSON]")
+    if "--specs" in argv:
+        try:
+            specs = [(bool(c), tuple(a), tuple(b)) for c, a, b in json.loads(argv[argv.index("--specs") + 1])]
+        except (IndexError, ValueError, TypeError) as exc:
+            raise SystemExit(f"--specs: expected a JSON list of [with_cuda, [cflags], [cuda_cflags]]: {exc}")
+    else:
+        specs = [("--cuda" in argv, (), ())]
+    print(json.dumps(prepare_pch(argv[0], specs)))
 
 
 if __name__ == "__main__":

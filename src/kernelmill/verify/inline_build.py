@@ -13,8 +13,9 @@ same compiler flags, only faster:
   binding unit (same ``cpp_sources`` and ``functions``) is compiled once for
   all candidates, and an identical source again is no compile at all;
 * the binding unit is compiled against a precompiled ``torch/extension.h``
-  (built once per flag set, in the cache; skipped, not waited for, while
-  another process builds it);
+  (built once per flag set, in the cache: ahead of the candidates by
+  `build_prepare` at a run's start, else lazily; skipped, not waited for,
+  while another process builds it);
 * the CUDA unit is split (`cuda_split`) into a kernel unit compiled by nvcc
   without the torch headers and a host unit compiled by the host compiler with
   the precompiled header, when that split provably keeps the meaning; else the

@@ -97,21 +97,25 @@ class Verifier:
         return scrubbed_env({"CUDA_VISIBLE_DEVICES": self.physical_gpu(gpu)})
 
     def prepare_builds(self, jobs: list) -> None:
-        """Start building the precompiled torch headers for this run's compiled
-        candidates in the background (verify/build_prepare.py), so no candidate
-        waits for one; only for runs large enough to repay it."""
-        from .build_prepare import EAGER_MIN_CANDIDATES, start_background
+        """Start building the precompiled torch headers for the flag sets this run's
+        compiled candidates use, in the background (verify/build_prepare.py), so no
+        candidate waits for one; only for flag sets used often enough to repay it."""
+        from . import build_prepare
 
         if not self.config.fast_build:
             return
-        langs = [j.sample.language for j in jobs if get_backend(j.sample.language).compiles_extension]
-        for lang in sorted(set(langs)):
-            if langs.count(lang) < EAGER_MIN_CANDIDATES:
+        by_lang: dict[str, list[str]] = {}
+        for j in jobs:
+            if get_backend(j.sample.language).compiles_extension:
+                by_lang.setdefault(j.sample.language, []).append(j.sample.code)
+        for lang, codes in sorted(by_lang.items()):
+            specs = build_prepare.run_specs(codes)
+            if not specs:
                 continue
             backend = get_backend(lang)
             env = backend.env(backend.run_device(self.device), self.cache_dir, self.cache_dir / "ext",
                               self.cuda_arch, build_jobs=1)
-            start_background(self.cache_dir / "build", with_cuda=lang == "cuda", env=scrubbed_env(env))
+            build_prepare.start_background(self.cache_dir / "build", specs, env=scrubbed_env(env))
 
     # -- one candidate ------------------------------------------------------
     def _prepare(self, job: _Job) -> None:

@@ -242,6 +242,10 @@ def main() -> None:
     job = json.loads(Path(job_path).read_text())
     os.unlink(job_path)
     apply_rlimits(job.get("rlimits") or {})
+    if job.get("build_cache"):
+        from ..inline_build import install
+
+        install(job["build_cache"])
     run_candidate(job)
     sys.stdout.flush()
     sys.stderr.flush()

@@ -106,22 +106,41 @@ def run_guarded(job: dict) -> dict:
     shutil.copy(job["candidate"], cdir / "candidate.py")
     priv = Path(job["result"]).parent / "exchange"
     priv.mkdir(exist_ok=True)
-    pid, go = _fork_candidate(job, cdir, priv / "job.json")
+    # On CUDA the candidate's process is started fresh (exec) once the inputs
+    # are ready: a forked child is only safe while this process has not touched
+    # CUDA, and on the GPU machine forked CUDA candidates were refused by torch
+    # ("Cannot re-initialize CUDA in forked subprocess"). On CPU, forking saves
+    # the second torch import.
+    spawn = device.type == "cuda"
+    pid, go = (None, None) if spawn else _fork_candidate(job, cdir, priv / "job.json")
+    state = {"pid": pid}
     try:
-        return _supervise(job, level, device, findings, cand_code, cdir, priv, pid, go)
+        return _supervise(job, level, device, findings, cand_code, cdir, priv, state, go)
     finally:
-        try:
-            os.close(go)
-        except OSError:
-            pass
-        try:
-            os.kill(pid, 9)
-            os.waitpid(pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
+        if go is not None:
+            try:
+                os.close(go)
+            except OSError:
+                pass
+        if state["pid"] is not None:
+            try:
+                os.kill(state["pid"], 9)
+                os.waitpid(state["pid"], 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
 
 
-def _supervise(job, level, device, findings, cand_code, cdir, priv, pid, go) -> dict:
+def _spawn_candidate(cdir: Path, job_path: Path) -> int:
+    """Start the candidate's process from scratch (see run_guarded)."""
+    import subprocess
+
+    with open(cdir / "stderr.txt", "wb") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "kernelmill.verify.guards.candidate", str(job_path)],
+                                cwd=cdir, stdin=subprocess.DEVNULL, stderr=err)
+    return proc.pid
+
+
+def _supervise(job, level, device, findings, cand_code, cdir, priv, state, go) -> dict:
     from ..worker import _clone, _error_text, _load_module, _to_device
 
     for f in check_source(cand_code, level, job.get("language", "torch")):
@@ -176,14 +195,18 @@ def _supervise(job, level, device, findings, cand_code, cdir, priv, pid, go) -> 
     t0 = time.perf_counter()
     torch.save(sets, priv / "inputs.pt")
     child_job = {k: job[k] for k in ("device", "sizes", "weight_seed", "message_limit", "time", "timing",
-                                     "guards") if k in job}
+                                     "guards", "build_cache", "rlimits") if k in job}
     child_job.update(candidate=str(cdir / "candidate.py"), task=job["task"], inputs=str(priv / "inputs.pt"),
                      outputs=str(priv / "outputs.pt"), facts=str(priv / "facts.json"),
                      skip_timing_reason=job.get("skip_timing_reason"), import_is_build=job.get("import_is_build"),
                      copy_bytes=inp.nbytes(sets["timing"][0]) + inp.nbytes(expected["timing"][0]) + param_bytes)
     (priv / "job.json").write_text(json.dumps(child_job))
-    os.write(go, b"1")
-    _, status = os.waitpid(pid, 0)
+    if go is None:
+        state["pid"] = _spawn_candidate(cdir, priv / "job.json")
+    else:
+        os.write(go, b"1")
+    _, status = os.waitpid(state["pid"], 0)
+    state["pid"] = None
     facts_path = priv / "facts.json"
     if not facts_path.exists():
         return {"status": "runtime_error", "compiled": True, "message": _child_failure(status, cdir / "stderr.txt")}
