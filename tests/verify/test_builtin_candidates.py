@@ -75,9 +75,9 @@ def test_gpu_candidates_including_illegal_access_then_correct(tmp_path):
     good = [s for s in samples if s.task_id == bad[0].task_id and s.meta["expect"] == "ok"]
     ordered = bad + good + [s for s in samples if s not in bad and s not in good]
     cfg = VerifyConfig(device="cuda", trials=3, workers=4, cache_dir=str(tmp_path / "cache"))
-    verdicts = verify_samples(load_tasks("builtin").by_id(), ordered, cfg)
-    for s, v in zip(ordered, verdicts):
-        print(f"{s.sample_id:60s} {v.status:14s} speedup={v.speedup} {v.phases} {v.message[:120]!r}")
+    # print each verdict as it lands: a run cut off by a time limit still reports
+    verdicts = verify_samples(load_tasks("builtin").by_id(), ordered, cfg, on_verdict=lambda v: print(
+        f"{v.sample_id:60s} {v.status:14s} speedup={v.speedup} {v.phases} {v.message[:200]!r}", flush=True))
     assert verdicts[0].status == "runtime_error" and "illegal memory access" in verdicts[0].message.lower()
     assert all(v.status == "ok" for v in verdicts[1:1 + len(good)])
     wrong = [(s.sample_id, s.meta["expect"], v.status, v.message[:300]) for s, v in zip(ordered, verdicts)
