@@ -32,11 +32,16 @@ def demo_command(
 
     config = config_from_options(device, trials, 600.0, run_timeout, workers)
     dev = config.resolved_device()
-    samples = [s for s in builtin_samples()
-               if get_backend(s.language) and get_backend(s.language).unsupported(dev) is None]
-    skipped = sorted({s.language for s in builtin_samples()} - {s.language for s in samples})
-    err.print(f"demo: {len(samples)} builtin example candidates runnable on {dev}"
-              + (f" (skipping {', '.join(skipped)}: not runnable here)" if skipped else ""))
+    samples, why_not = [], {}
+    for s in builtin_samples():
+        reason = get_backend(s.language).unsupported(dev)
+        if reason is None:
+            samples.append(s)
+        else:
+            why_not[s.language] = reason
+    err.print(f"demo: {len(samples)} builtin example candidates runnable on {dev}")
+    for reason in sorted(set(why_not.values())):
+        err.print(f"  skipped: {reason}")
     out_dir.mkdir(parents=True, exist_ok=True)
     samples_path = out_dir / "samples.jsonl"
     write_jsonl(samples_path, samples)
