@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 
 from ..records import Task
-from ..tasks import TaskSourceError, load_tasks
+from ..tasks.cli import load_tasks_or_exit
 from .backend import BACKENDS, BackendError, SamplingParams, make_backend
 from .prompts import TemplateError, list_templates, load_template
 from .refine import RefineConfig, default_verdicts_path, refine
@@ -67,13 +67,7 @@ def _template(name: str):
 
 
 def _tasks(source: str, only: Optional[str]) -> list[Task]:
-    try:
-        ts = load_tasks(source)
-    except TaskSourceError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2)
-    for p in ts.problems:
-        err.print(f"[yellow]skipped task[/yellow] {p}")
+    ts = load_tasks_or_exit(source)
     tasks = ts.tasks
     if only:
         wanted = [x.strip() for x in only.split(",") if x.strip()]

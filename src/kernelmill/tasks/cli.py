@@ -15,21 +15,23 @@ console = Console()
 err = Console(stderr=True)
 
 
-def _load(source: str):
+def load_tasks_or_exit(source: str):
+    """Tasks for a command: a source that cannot be read ends the command with
+    exit 2; files that are not tasks are reported by path and skipped."""
     try:
         ts = load_tasks(source)
     except TaskSourceError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2)
     for p in ts.problems:
-        err.print(f"[yellow]skipped[/yellow] {p}")
+        err.print(f"[yellow]skipped task[/yellow] {p}")
     return ts
 
 
 @app.command("list")
 def list_tasks(source: str = typer.Argument(..., help="Folder, .jsonl/.parquet table, or 'builtin'.")) -> None:
     """List the tasks of SOURCE with their level and type."""
-    ts = _load(source)
+    ts = load_tasks_or_exit(source)
     table = Table(title=f"{len(ts)} tasks from {source}")
     for col in ("task_id", "name", "level", "op_type", "sizes"):
         table.add_column(col)
@@ -42,7 +44,7 @@ def list_tasks(source: str = typer.Argument(..., help="Folder, .jsonl/.parquet t
 def show_task(source: str = typer.Argument(..., help="Folder, table, or 'builtin'."),
               task_id: str = typer.Argument(..., help="e.g. level1/19_ReLU")) -> None:
     """Print one task's metadata and code."""
-    ts = _load(source)
+    ts = load_tasks_or_exit(source)
     task = ts.by_id().get(task_id)
     if task is None:
         err.print(f"[red]error:[/red] no task {task_id!r} in {source} ({len(ts)} tasks; try `kernelmill tasks list {source}`)")

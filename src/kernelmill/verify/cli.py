@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 
 from ..records import ReadProblem, Sample, Verdict, append_jsonl, iter_jsonl, read_jsonl
-from ..tasks import TaskSourceError, load_tasks
+from ..tasks.cli import load_tasks_or_exit
 from .config import VerifyConfig, default_cache_dir
 from .runner import HarnessError, verify_samples
 from .store import StoreError
@@ -48,13 +48,7 @@ def run_verify(source: str, samples: list[Sample], out: Path, config: VerifyConf
                store: Path | None, progress: bool = True) -> list[Verdict]:
     """Load tasks, skip samples already in OUT, verify the rest appending to OUT.
     Returns all verdicts of OUT that belong to `samples`."""
-    try:
-        tasks = load_tasks(source)
-    except TaskSourceError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2)
-    for p in tasks.problems:
-        err.print(f"[yellow]skipped task[/yellow] {p}")
+    tasks = load_tasks_or_exit(source)
     done = done_sample_ids(out)
     todo = [s for s in samples if s.sample_id not in done]
     if done:
@@ -149,12 +143,7 @@ def serve_command(
     config = config_from_options(device, trials, 600.0, 300.0, workers, "auto", executor, address)
     tasks = {}
     if source:
-        try:
-            loaded = load_tasks(source)
-        except TaskSourceError as exc:
-            err.print(f"[red]error:[/red] {exc}")
-            raise typer.Exit(2)
-        tasks = loaded.by_id()
+        tasks = load_tasks_or_exit(source).by_id()
     if host not in ("127.0.0.1", "localhost", "::1") and not token:
         err.print("[yellow]warning:[/yellow] listening beyond this machine without --token: anyone who can reach "
                   "the port can run code here")

@@ -23,7 +23,6 @@ import os
 import sys
 import time
 import traceback
-from pathlib import Path
 from typing import Any
 
 
@@ -49,6 +48,20 @@ def _error_text(exc: BaseException, limit: int) -> str:
     if cand:
         text += f"\n(at candidate.py line {cand[-1].lineno}: {cand[-1].line})"
     return text
+
+
+def load_reference(job: dict):
+    """The task module with its size profile applied, its init inputs, and
+    `Model` built under the weight seed (the candidate is built under the same)."""
+    import torch
+
+    ref_mod = _load_module(job["task"], "reference")
+    for key, value in job["sizes"].items():
+        setattr(ref_mod, key, value)
+    torch.manual_seed(job["weight_seed"])
+    init_inputs = ref_mod.get_init_inputs() if hasattr(ref_mod, "get_init_inputs") else []
+    torch.manual_seed(job["weight_seed"])
+    return ref_mod, init_inputs, ref_mod.Model(*init_inputs)
 
 
 def _to_device(obj: Any, device):
@@ -114,13 +127,7 @@ def run(job: dict) -> dict:
     phases: dict[str, float] = {}
     t0 = time.perf_counter()
     try:
-        ref_mod = _load_module(job["task"], "reference")
-        for key, value in job["sizes"].items():
-            setattr(ref_mod, key, value)
-        torch.manual_seed(job["weight_seed"])
-        init_inputs = ref_mod.get_init_inputs() if hasattr(ref_mod, "get_init_inputs") else []
-        torch.manual_seed(job["weight_seed"])
-        ref = ref_mod.Model(*init_inputs)
+        ref_mod, init_inputs, ref = load_reference(job)
     except BaseException as exc:  # noqa: BLE001 - the task itself is broken
         return {"status": "runtime_error", "flags": ["reference_error"],
                 "message": "the reference program failed: " + _error_text(exc, job["message_limit"])}

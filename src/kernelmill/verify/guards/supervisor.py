@@ -141,7 +141,7 @@ def _spawn_candidate(cdir: Path, job_path: Path) -> int:
 
 
 def _supervise(job, level, device, findings, cand_code, cdir, priv, state, go) -> dict:
-    from ..worker import _clone, _error_text, _load_module, _to_device
+    from ..worker import _clone, _error_text, _to_device, load_reference
 
     for f in check_source(cand_code, level, job.get("language", "torch")):
         findings.add(f.flag, str(f))
@@ -151,13 +151,8 @@ def _supervise(job, level, device, findings, cand_code, cdir, priv, state, go) -
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
     try:
-        ref_mod = _load_module(job["task"], "reference")
-        for key, value in job["sizes"].items():
-            setattr(ref_mod, key, value)
-        torch.manual_seed(job["weight_seed"])
-        init_inputs = ref_mod.get_init_inputs() if hasattr(ref_mod, "get_init_inputs") else []
-        torch.manual_seed(job["weight_seed"])
-        ref = ref_mod.Model(*init_inputs).to(device).eval()
+        ref_mod, _, ref = load_reference(job)
+        ref = ref.to(device).eval()
         seed = job["input_seed"]
         sets = {
             "trials": [inp.draw_inputs(ref_mod, seed + t, inp.distribution_for(t)) for t in range(job["trials"])],
