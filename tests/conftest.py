@@ -21,3 +21,11 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def shared_build_cache(tmp_path_factory) -> str:
+    """One build cache for the whole test session. Entries are content-addressed,
+    so sharing is safe, and each candidate and precompiled header is built once
+    however many tests verify it (a GPU build costs seconds of device time)."""
+    return str(tmp_path_factory.mktemp("build-cache"))

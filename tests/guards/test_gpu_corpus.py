@@ -31,15 +31,19 @@ def _code(name, entry):
 
 
 @pytest.fixture(scope="module")
-def gpu_verdicts(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("gpu")
+def gpu_verdicts(shared_build_cache):
     samples = [Sample(name, TASKS[e[0]].task_id, e[1], _code(name, e)) for name, e in GPU_HOSTILE.items()]
     builtin = [s for s in builtin_samples() if s.meta.get("expect") == "ok"]
     tasks = {t.task_id: t for t in T.ALL}
     tasks.update(load_tasks("builtin").by_id())
-    hostile = verify_samples(tasks, samples, VerifyConfig(device="cuda", trials=3, cache_dir=str(tmp / "c1")))
+
+    def show(v):  # each verdict as it lands: a run cut off by a time limit still reports
+        print(f"{v.sample_id:50s} {v.status:14s} flags={v.flags} speedup={v.speedup} {v.message[:160]!r}", flush=True)
+
+    hostile = verify_samples(tasks, samples, VerifyConfig(device="cuda", trials=3, cache_dir=shared_build_cache),
+                             on_verdict=show)
     honest = verify_samples(tasks, builtin, VerifyConfig(device="cuda", trials=3, guards="strict",
-                                                         cache_dir=str(tmp / "c2")))
+                                                         cache_dir=shared_build_cache), on_verdict=show)
     return {v.sample_id: v for v in hostile + honest}
 
 

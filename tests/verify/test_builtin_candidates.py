@@ -66,7 +66,7 @@ def test_demo_rerun_is_answered_by_the_store(demo_run):
 
 
 @pytest.mark.gpu
-def test_gpu_candidates_including_illegal_access_then_correct(tmp_path):
+def test_gpu_candidates_including_illegal_access_then_correct(shared_build_cache):
     """CUDA and Triton candidates on the GPU; the illegal-memory-access kernel is
     verified right before a correct one in the same run, which must still pass."""
     samples = [s for s in builtin_samples() if s.language in ("cuda", "triton")]
@@ -74,7 +74,7 @@ def test_gpu_candidates_including_illegal_access_then_correct(tmp_path):
     assert bad, "the suite needs a CUDA candidate that faults"
     good = [s for s in samples if s.task_id == bad[0].task_id and s.meta["expect"] == "ok"]
     ordered = bad + good + [s for s in samples if s not in bad and s not in good]
-    cfg = VerifyConfig(device="cuda", trials=3, workers=4, cache_dir=str(tmp_path / "cache"))
+    cfg = VerifyConfig(device="cuda", trials=3, workers=4, cache_dir=shared_build_cache)
     # print each verdict as it lands: a run cut off by a time limit still reports
     verdicts = verify_samples(load_tasks("builtin").by_id(), ordered, cfg, on_verdict=lambda v: print(
         f"{v.sample_id:60s} {v.status:14s} speedup={v.speedup} {v.phases} {v.message[:200]!r}", flush=True))
