@@ -32,11 +32,13 @@ def run_level(level: str, tasks, samples, device: str, cache: Path, trials: int)
     t0 = time.perf_counter()
     verdicts = verify_samples(tasks, samples, cfg)
     wall = time.perf_counter() - t0
-    run_s = [sum(v for k, v in v.phases.items() if k.endswith("_s") and k != "build_s") for v in verdicts]
-    guard_s = [v.phases.get("guard_ref_s", 0.0) + v.phases.get("guard_exchange_s", 0.0) for v in verdicts]
+    run_s = [v.phases.get("run_wall_s", 0.0) for v in verdicts]  # the run process, start-up included
+    guard_s = [sum(t for k, t in v.phases.items() if k.startswith("guard_") and k.endswith("_s")) for v in verdicts]
     return {
         "level": level, "candidates": len(verdicts), "wall_s": wall, "s_per_candidate": wall / len(verdicts),
         "median_run_phase_s": statistics.median(run_s), "median_guard_overhead_s": statistics.median(guard_s),
+        "median_phases_s": {k: round(statistics.median(v.phases.get(k, 0.0) for v in verdicts), 3)
+                            for k in sorted({k for v in verdicts for k in v.phases})},
         "statuses": {s: sum(v.status == s for v in verdicts) for s in {v.status for v in verdicts}},
         "flags": sorted({f for v in verdicts for f in v.flags}),
     }
@@ -69,6 +71,7 @@ def main() -> None:
     for r in results:
         print(f"{r['level']:10} {r['s_per_candidate']:12.2f} {r['median_run_phase_s']:22.3f} "
               f"{r['median_guard_overhead_s']:26.3f}  {r['statuses']} {r['flags']}")
+        print(f"{'':10} median phases: {r['median_phases_s']}")
     if args.json:
         args.json.write_text(json.dumps({"device": device_name(args.device), "results": results}, indent=2))
 

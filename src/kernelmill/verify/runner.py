@@ -17,6 +17,7 @@ import os
 import secrets
 import shutil
 import tempfile
+import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable
@@ -210,9 +211,12 @@ class Verifier:
             # reward-hacking guards (kernelmill.verify.guards): the run phase supervises
             "guards": self.config.guards, "fallback": self.config.fallback, "language": job.sample.language,
         }
+        t0 = time.perf_counter()
         res, data = self._phase(job, "run", run_device, gpu if run_device == "cuda" else None, extra)
         if data is None:
             return self._failure(job, "run", res)
+        # the whole run process (start-up and imports included): the GPU's time on this candidate
+        data.setdefault("phases", {})["run_wall_s"] = time.perf_counter() - t0
         return self._verdict(job, data)
 
     def cleanup(self, job: _Job) -> None:

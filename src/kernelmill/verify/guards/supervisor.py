@@ -106,38 +106,53 @@ def run_guarded(job: dict) -> dict:
     shutil.copy(job["candidate"], cdir / "candidate.py")
     priv = Path(job["result"]).parent / "exchange"
     priv.mkdir(exist_ok=True)
-    # On CUDA the candidate's process is started fresh (exec) once the inputs
-    # are ready: a forked child is only safe while this process has not touched
-    # CUDA, and on the GPU machine forked CUDA candidates were refused by torch
-    # ("Cannot re-initialize CUDA in forked subprocess"). On CPU, forking saves
-    # the second torch import.
-    spawn = device.type == "cuda"
-    pid, go = (None, None) if spawn else _fork_candidate(job, cdir, priv / "job.json")
-    state = {"pid": pid}
+    # The candidate's process is started now, before this one holds a
+    # seed-derived input or a reference output, and waits for a byte on a pipe
+    # (b"1" = inputs are ready, anything else = exit): its start-up overlaps
+    # the reference's work. On CPU it is forked (torch already imported); on
+    # CUDA it is started fresh (exec), because a forked child cannot use CUDA
+    # ("Cannot re-initialize CUDA in forked subprocess"), and it opens its
+    # CUDA context and the profiler while it waits.
+    if device.type == "cuda":
+        proc, go = _spawn_candidate(cdir, priv / "job.json", device)
+        state = {"pid": proc.pid, "proc": proc}
+    else:
+        pid, go = _fork_candidate(job, cdir, priv / "job.json")
+        state = {"pid": pid}
     try:
         return _supervise(job, level, device, findings, cand_code, cdir, priv, state, go)
     finally:
-        if go is not None:
-            try:
-                os.close(go)
-            except OSError:
-                pass
+        try:
+            os.close(go)  # an unstarted child reads EOF and exits
+        except OSError:
+            pass
         if state["pid"] is not None:
             try:
                 os.kill(state["pid"], 9)
-                os.waitpid(state["pid"], 0)
+                _reap(state)
             except (ProcessLookupError, ChildProcessError):
                 pass
 
 
-def _spawn_candidate(cdir: Path, job_path: Path) -> int:
+def _spawn_candidate(cdir: Path, job_path: Path, device: torch.device):
     """Start the candidate's process from scratch (see run_guarded)."""
     import subprocess
 
+    r, w = os.pipe()
     with open(cdir / "stderr.txt", "wb") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "kernelmill.verify.guards.candidate", str(job_path)],
-                                cwd=cdir, stdin=subprocess.DEVNULL, stderr=err)
-    return proc.pid
+        proc = subprocess.Popen([sys.executable, "-m", "kernelmill.verify.guards.candidate", str(job_path),
+                                 str(device)], cwd=cdir, stdin=r, stderr=err)
+    os.close(r)
+    return proc, w
+
+
+def _reap(state: dict) -> int:
+    """Wait for the candidate's process; returns its wait status."""
+    _, status = os.waitpid(state["pid"], 0)
+    state["pid"] = None
+    if state.get("proc") is not None:  # the Popen object must not reap it again
+        state["proc"].returncode = os.waitstatus_to_exitcode(status)
+    return status
 
 
 def _supervise(job, level, device, findings, cand_code, cdir, priv, state, go) -> dict:
@@ -146,6 +161,8 @@ def _supervise(job, level, device, findings, cand_code, cdir, priv, state, go) -
     for f in check_source(cand_code, level, job.get("language", "torch")):
         findings.add(f.flag, str(f))
     _no_dumping()
+    fast_serialization()
+    phases: dict[str, float] = {}
     t0 = time.perf_counter()
     if device.type == "cuda":  # fp32 means fp32: no TF32 in the reference either
         torch.backends.cuda.matmul.allow_tf32 = False
@@ -154,38 +171,47 @@ def _supervise(job, level, device, findings, cand_code, cdir, priv, state, go) -
         ref_mod, _, ref = load_reference(job)
         ref = ref.to(device).eval()
         seed = job["input_seed"]
-        sets = {
-            "trials": [inp.draw_inputs(ref_mod, seed + t, inp.distribution_for(t)) for t in range(job["trials"])],
-            "checks": [inp.draw_inputs(ref_mod, seed + 1000 + k, "normal") for k in range(N_CHECK_SETS)],
-            "timing": [inp.draw_inputs(ref_mod, seed + 2000 + k, "normal") for k in range(N_TIMING_SETS)],
-            "variants": [inp.draw_inputs(ref_mod, seed + 3000 + j, "normal", v)
-                         for j, v in enumerate(inp.shape_variants(ref_mod))],
-        }
+        # drawn on the device (the task's own get_inputs, with factories defaulting
+        # to it): a CPU generator takes seconds for a full-size task's input sets
+        with torch.device(device):
+            sets = {
+                "trials": [inp.draw_inputs(ref_mod, seed + t, inp.distribution_for(t)) for t in range(job["trials"])],
+                "checks": [inp.draw_inputs(ref_mod, seed + 1000 + k, "normal") for k in range(N_CHECK_SETS)],
+                "timing": [inp.draw_inputs(ref_mod, seed + 2000 + k, "normal") for k in range(N_TIMING_SETS)],
+                "variants": [inp.draw_inputs(ref_mod, seed + 3000 + j, "normal", v)
+                             for j, v in enumerate(inp.shape_variants(ref_mod))],
+            }
         expected: dict[str, list] = {}
         ref_mutates = ref_aliases = False
         with torch.no_grad():
             for key, group in sets.items():
                 outs = []
-                for cpu_inputs in group:
-                    dev_inputs = _to_device(cpu_inputs, device)
+                for drawn in group:
+                    dev_inputs = _to_device(drawn, device)
                     args = _clone(dev_inputs)
                     out = ref(*args)
                     ref_mutates |= any(not torch.equal(a, b) for a, b in zip(inp.tensors_in(args), inp.tensors_in(dev_inputs)))
                     ptrs = {t.untyped_storage().data_ptr() for t in inp.tensors_in(args) if t.numel()}
                     ref_aliases |= any(isinstance(o, torch.Tensor) and o.numel() and o.untyped_storage().data_ptr() in ptrs
                                        for _, o in flatten_outputs(out))
-                    outs.append(_cpu(out))
+                    outs.append(_detached(out))
                 expected[key] = outs
+            sets = {key: [_cpu(s) for s in group] for key, group in sets.items()}  # what the candidate gets
+            phases["guard_inputs_s"] = time.perf_counter() - t0
+            t0 = time.perf_counter()
             args = _to_device(_clone(sets["trials"][0]), device)
             ref_profile = profile_call(lambda: ref(*args), device)
+            phases["guard_profile_s"] = time.perf_counter() - t0
         param_bytes = sum(t.numel() * t.element_size() for t in ref.state_dict().values())
         ref = args = dev_inputs = out = None  # noqa: F841 - free them before the candidate runs
+        # compare where the answers are cheapest to compare: on the device, unless
+        # keeping them there would crowd the candidate out of its memory
+        expected = _placed(expected, device)
         if device.type == "cuda":
             torch.cuda.empty_cache()  # the candidate's process needs the GPU memory, not us
     except BaseException as exc:  # noqa: BLE001 - the task itself is broken
         return {"status": "runtime_error", "flags": ["reference_error"],
                 "message": "the reference program failed: " + _error_text(exc, job["message_limit"])}
-    ref_s = time.perf_counter() - t0
 
     t0 = time.perf_counter()
     torch.save(sets, priv / "inputs.pt")
@@ -196,30 +222,65 @@ def _supervise(job, level, device, findings, cand_code, cdir, priv, state, go) -
                      skip_timing_reason=job.get("skip_timing_reason"), import_is_build=job.get("import_is_build"),
                      copy_bytes=inp.nbytes(sets["timing"][0]) + inp.nbytes(expected["timing"][0]) + param_bytes)
     (priv / "job.json").write_text(json.dumps(child_job))
-    if go is None:
-        state["pid"] = _spawn_candidate(cdir, priv / "job.json")
-    else:
-        os.write(go, b"1")
-    _, status = os.waitpid(state["pid"], 0)
-    state["pid"] = None
+    os.write(go, b"1")
+    status = _reap(state)
     facts_path = priv / "facts.json"
     if not facts_path.exists():
         return {"status": "runtime_error", "compiled": True, "message": _child_failure(status, cdir / "stderr.txt")}
     facts = json.loads(facts_path.read_text())
+    where = _where(expected)
     try:
-        got = torch.load(priv / "outputs.pt", weights_only=True) if (priv / "outputs.pt").exists() else {}
+        got = (torch.load(priv / "outputs.pt", weights_only=True, map_location=where)
+               if (priv / "outputs.pt").exists() else {})
     except Exception as exc:  # noqa: BLE001 - a file the candidate could have written
         got, facts["status"], facts["message"] = {}, "runtime_error", f"unreadable outputs: {exc}"
     for p in priv.iterdir():
         p.unlink()
     exchange_s = time.perf_counter() - t0
-    phases = dict(facts.get("phases") or {})
-    phases.update(guard_ref_s=ref_s, guard_exchange_s=max(0.0, exchange_s - sum(phases.values())))
+    phases.update(facts.get("phases") or {})
+    phases["guard_exchange_s"] = max(0.0, exchange_s - sum(v for k, v in (facts.get("phases") or {}).items()))
     if facts["status"] != "ran":
         return {"status": facts["status"], "compiled": facts["status"] != "compile_error",
                 "message": facts.get("message", ""), "phases": phases}
-    return judge(job, level, device, cand_code, facts, got, expected, sets, findings, phases,
-                  ref_mutates=ref_mutates, ref_aliases=ref_aliases, ref_profile=ref_profile, param_bytes=param_bytes)
+    t0 = time.perf_counter()
+    verdict = judge(job, level, device, cand_code, facts, got, expected, sets, findings, phases,
+                    ref_mutates=ref_mutates, ref_aliases=ref_aliases, ref_profile=ref_profile, param_bytes=param_bytes)
+    phases["guard_judge_s"] = time.perf_counter() - t0
+    return verdict
+
+
+def fast_serialization() -> None:
+    """The exchange files live for one candidate on a local disk: a CRC of
+    gigabytes of tensors costs more than it protects (torch >= 2.6 has the knob)."""
+    try:
+        import torch.utils.serialization as ser
+
+        ser.config.save.compute_crc32 = False
+    except (ImportError, AttributeError):
+        pass
+
+
+def _detached(out):
+    if isinstance(out, torch.Tensor):
+        return out.detach().contiguous()
+    if isinstance(out, (list, tuple)):
+        return [_detached(o) for o in out]
+    return out
+
+
+def _placed(expected: dict, device: torch.device) -> dict:
+    if device.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(device)
+        if sum(inp.nbytes(group) for group in expected.values()) < free // 4:
+            return expected
+    return {key: [_cpu(o) for o in group] for key, group in expected.items()}
+
+
+def _where(expected: dict) -> torch.device:
+    for group in expected.values():
+        for t in inp.tensors_in(group):
+            return t.device
+    return torch.device("cpu")
 
 
 def _cpu(out):
