@@ -66,7 +66,11 @@ def main() -> None:
                           fast_build=not args.no_fast_build, executor=args.executor, address=args.address)
     stats: dict = {}
     t0 = time.monotonic()
-    verdicts = verify_samples(tasks, samples, config, store=None, progress=True, stats=stats)
+    def show(v) -> None:  # one line per verdict as it lands: a run cut off by a time limit still reports
+        print(f"{v.sample_id:55s} {v.status:14s} build_s={v.phases.get('build_s')} "
+              f"run_wall_s={v.phases.get('run_wall_s')}", flush=True)
+
+    verdicts = verify_samples(tasks, samples, config, store=None, progress=False, stats=stats, on_verdict=show)
     wall = time.monotonic() - t0
     wrong = [(s.sample_id, s.meta["expect"], v.status) for s, v in zip(samples, verdicts) if v.status != s.meta["expect"]]
     result = {

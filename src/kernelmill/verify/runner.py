@@ -12,6 +12,7 @@ Identical (task, code, settings, device) keys are run once and shared.
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import os
 import secrets
@@ -83,6 +84,11 @@ class Verifier:
         self.build_workers = config.workers or os.cpu_count() or 1
         self.sandbox = Sandbox(config.memory_limit_gb, config.max_procs, config.output_limit,
                                limit_address_space=self.device == "cpu")
+        # the reference's profile per task (its kernels and ops depend on the task's
+        # code and shapes only): measured by a task's first guarded candidate, then
+        # handed to the others. Kept in this process, never in a file a candidate
+        # could rewrite.
+        self.ref_profiles: dict[tuple[str, str, str], dict] = {}
         try:
             (self.cache_dir / "work").mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -211,10 +217,15 @@ class Verifier:
             # reward-hacking guards (kernelmill.verify.guards): the run phase supervises
             "guards": self.config.guards, "fallback": self.config.fallback, "language": job.sample.language,
         }
+        pkey = (job.task.task_id, hashlib.sha256(job.task.code.encode()).hexdigest(), self.profile)
+        if self.config.guards != "off" and pkey in self.ref_profiles:
+            extra["ref_profile"] = self.ref_profiles[pkey]
         t0 = time.perf_counter()
         res, data = self._phase(job, "run", run_device, gpu if run_device == "cuda" else None, extra)
         if data is None:
             return self._failure(job, "run", res)
+        if isinstance(data.get("ref_profile"), dict):
+            self.ref_profiles.setdefault(pkey, data.pop("ref_profile"))
         # the whole run process (start-up and imports included): the GPU's time on this candidate
         data.setdefault("phases", {})["run_wall_s"] = time.perf_counter() - t0
         return self._verdict(job, data)

@@ -222,6 +222,11 @@ def main() -> None:
     from .sandbox import apply_rlimits
 
     apply_rlimits(job["rlimits"])
+    if phase == "run" and job.get("guards", "off") != "off" and str(job.get("device")).startswith("cuda"):
+        # the candidate's process starts now and warms up while this one imports torch
+        from .guards.launch import launch
+
+        job["_launched"] = launch(job)
     if job.get("build_cache"):
         # candidates' load_inline calls go through the shared, cached fast builder
         from .inline_build import builder_log, install

@@ -7,13 +7,20 @@ from __future__ import annotations
 CUDA_RELU_SRC = r'''
 #include <torch/extension.h>
 #include <cuda_runtime.h>
+#include <ATen/cuda/CUDAContext.h>
 __global__ void relu_kernel(const float* x, float* y, int64_t n) {
     int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (i < n) y[i] = x[i] > 0.f ? x[i] : 0.f;
 }
 __global__ void spin_relu_kernel(const float* x, float* y, int64_t n) {
+    // ~0.3 ms of dependent arithmetic per launch on a 2M-element input; v is used, so it is not removed
     int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    if (i < n) { float v = x[i]; for (int k = 0; k < 2000; ++k) v = v * 1.0000001f; y[i] = x[i] > 0.f ? x[i] : 0.f; }
+    if (i < n) {
+        float v = x[i];
+        for (int k = 0; k < 20000; ++k) v = v * 0.9999999f + 1e-7f;
+        float r = x[i] > 0.f ? x[i] : 0.f;
+        y[i] = (v == 12345.678f) ? v : r;
+    }
 }
 torch::Tensor relu(torch::Tensor x) {
     auto y = torch::empty_like(x);
@@ -30,6 +37,13 @@ torch::Tensor relu_side_stream(torch::Tensor x) {
     spin_relu_kernel<<<(n + 255) / 256, 256, 0, s>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
     return y;
 }
+torch::Tensor relu_current_stream(torch::Tensor x) {
+    // the slow kernel on whatever stream torch calls current (a side stream, in g3b)
+    auto y = torch::empty_like(x);
+    int64_t n = x.numel();
+    spin_relu_kernel<<<(n + 255) / 256, 256, 0, at::cuda::getCurrentCUDAStream()>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+    return y;
+}
 torch::Tensor relu_into_dummy(torch::Tensor x) {
     auto d = torch::empty({256}, x.options());
     relu_kernel<<<1, 256>>>(d.data_ptr<float>(), d.data_ptr<float>(), 256);
@@ -42,8 +56,9 @@ def cuda_model(forward: str, name: str) -> str:
     return ("import torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import load_inline\n"
             f"src = r'''{CUDA_RELU_SRC}'''\n"
             f"ext = load_inline(name='{name}', cpp_sources='torch::Tensor relu(torch::Tensor x);\\n"
-            "torch::Tensor relu_side_stream(torch::Tensor x);\\ntorch::Tensor relu_into_dummy(torch::Tensor x);',"
-            " cuda_sources=src, functions=['relu', 'relu_side_stream', 'relu_into_dummy'], verbose=False)\n\n"
+            "torch::Tensor relu_side_stream(torch::Tensor x);\\ntorch::Tensor relu_current_stream(torch::Tensor x);\\n"
+            "torch::Tensor relu_into_dummy(torch::Tensor x);', cuda_sources=src,"
+            " functions=['relu', 'relu_side_stream', 'relu_current_stream', 'relu_into_dummy'], verbose=False)\n\n"
             "class ModelNew(nn.Module):\n    def __init__(self, *args):\n        super().__init__()\n"
             "        self.cache = {}\n\n    def forward(self, x):\n"
             + "".join("        " + line + "\n" for line in forward.splitlines()))
@@ -57,8 +72,8 @@ GPU_HOSTILE = {
     # 3: work on a side stream the timer's events do not see
     "g3_side_stream": ("big_relu", "cuda", cuda_model("return ext.relu_side_stream(x)", "g3a"), {"unsynced_work"}),
     "g3_torch_side_stream": ("big_relu", "cuda", cuda_model(
-        "s = torch.cuda.Stream()\nwith torch.cuda.stream(s):\n    y = ext.relu(x)\n    for _ in range(50):\n"
-        "        y = ext.relu(y)\nreturn y", "g3b"), {"unsynced_work"}),
+        "s = torch.cuda.Stream()\nwith torch.cuda.stream(s):\n    y = ext.relu_current_stream(x)\nreturn y", "g3b"),
+        {"unsynced_work"}),
     # 8: a kernel launched on a dummy, the answer from PyTorch
     "g8_cuda_decoy": ("big_relu", "cuda", cuda_model("ext.relu_into_dummy(x)\nreturn torch.relu(x)", "g8a"),
                       {"decoy_kernel"}),

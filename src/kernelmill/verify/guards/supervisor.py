@@ -17,9 +17,6 @@ input ever exists in the candidate's process. See docs/guards.md.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import sys
 import time
 from pathlib import Path
 
@@ -29,6 +26,7 @@ from ..correctness import flatten_outputs
 from . import inputs as inp
 from .flags import Findings
 from .judge import judge
+from .launch import Launched, launch
 from .source import check_source
 from .trace import profile_call
 
@@ -46,118 +44,22 @@ def _no_dumping() -> None:
         pass
 
 
-def _child_failure(status: int, stderr_path: Path) -> str:
-    import signal
-
-    if os.WIFSIGNALED(status):
-        try:
-            name = signal.Signals(os.WTERMSIG(status)).name
-        except ValueError:
-            name = f"signal {os.WTERMSIG(status)}"
-        msg = f"run process crashed with {name}"
-    else:
-        msg = f"run process exited with code {os.waitstatus_to_exitcode(status)} before reporting a result"
-    try:
-        tail = stderr_path.read_text(errors="replace")[-2000:].strip()
-    except OSError:
-        tail = ""
-    return msg + ("\n" + tail if tail else "")
-
-
-def _fork_candidate(job: dict, cdir: Path, child_job_path: Path) -> tuple[int, int]:
-    """Fork the candidate's process now, before this one holds a seed-derived
-    input or a reference output, so it starts with torch imported (saving a
-    second per candidate) and nothing to find. It waits for a byte on a pipe:
-    b"1" = inputs are ready, anything else = exit."""
-    r, w = os.pipe()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid:
-        os.close(r)
-        return pid, w
-    try:
-        os.close(w)
-        job.pop("input_seed", None)  # our copy of the job is the only one left in this process
-        go = os.read(r, 1)
-        os.close(r)
-        if go != b"1":
-            os._exit(0)
-        fd = os.open(cdir / "stderr.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.dup2(fd, 2)
-        os.chdir(cdir)
-        sys.path[:] = [p for p in sys.path if p not in ("", ".")]
-        from . import candidate
-
-        candidate.main_forked(str(child_job_path))
-    finally:
-        os._exit(70)
-
-
 def run_guarded(job: dict) -> dict:
-
     level = job["guards"]
     device = torch.device(job["device"])
     findings = Findings()
     cand_code = Path(job["candidate"]).read_text(encoding="utf-8")
-    # the candidate's process gets a directory holding only its own code
-    cdir = Path(job["result"]).parent / "candidate"
-    cdir.mkdir(exist_ok=True)
-    shutil.copy(job["candidate"], cdir / "candidate.py")
-    priv = Path(job["result"]).parent / "exchange"
-    priv.mkdir(exist_ok=True)
-    # The candidate's process is started now, before this one holds a
-    # seed-derived input or a reference output, and waits for a byte on a pipe
-    # (b"1" = inputs are ready, anything else = exit): its start-up overlaps
-    # the reference's work. On CPU it is forked (torch already imported); on
-    # CUDA it is started fresh (exec), because a forked child cannot use CUDA
-    # ("Cannot re-initialize CUDA in forked subprocess"), and it opens its
-    # CUDA context and the profiler while it waits.
-    if device.type == "cuda":
-        proc, go = _spawn_candidate(cdir, priv / "job.json", device)
-        state = {"pid": proc.pid, "proc": proc}
-    else:
-        pid, go = _fork_candidate(job, cdir, priv / "job.json")
-        state = {"pid": pid}
+    launched = job.pop("_launched", None) or launch(job)  # started early by the worker on CUDA
     try:
-        return _supervise(job, level, device, findings, cand_code, cdir, priv, state, go)
+        return _supervise(job, level, device, findings, cand_code, launched)
     finally:
-        try:
-            os.close(go)  # an unstarted child reads EOF and exits
-        except OSError:
-            pass
-        if state["pid"] is not None:
-            try:
-                os.kill(state["pid"], 9)
-                _reap(state)
-            except (ProcessLookupError, ChildProcessError):
-                pass
+        launched.close()
 
 
-def _spawn_candidate(cdir: Path, job_path: Path, device: torch.device):
-    """Start the candidate's process from scratch (see run_guarded)."""
-    import subprocess
-
-    r, w = os.pipe()
-    with open(cdir / "stderr.txt", "wb") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "kernelmill.verify.guards.candidate", str(job_path),
-                                 str(device)], cwd=cdir, stdin=r, stderr=err)
-    os.close(r)
-    return proc, w
-
-
-def _reap(state: dict) -> int:
-    """Wait for the candidate's process; returns its wait status."""
-    _, status = os.waitpid(state["pid"], 0)
-    state["pid"] = None
-    if state.get("proc") is not None:  # the Popen object must not reap it again
-        state["proc"].returncode = os.waitstatus_to_exitcode(status)
-    return status
-
-
-def _supervise(job, level, device, findings, cand_code, cdir, priv, state, go) -> dict:
+def _supervise(job, level, device, findings, cand_code, launched: Launched) -> dict:
     from ..worker import _clone, _error_text, _to_device, load_reference
 
+    cdir, priv = launched.cdir, launched.priv
     for f in check_source(cand_code, level, job.get("language", "torch")):
         findings.add(f.flag, str(f))
     _no_dumping()
@@ -199,8 +101,12 @@ def _supervise(job, level, device, findings, cand_code, cdir, priv, state, go) -
             sets = {key: [_cpu(s) for s in group] for key, group in sets.items()}  # what the candidate gets
             phases["guard_inputs_s"] = time.perf_counter() - t0
             t0 = time.perf_counter()
-            args = _to_device(_clone(sets["trials"][0]), device)
-            ref_profile = profile_call(lambda: ref(*args), device)
+            # the reference's kernels and ops depend on the task and its shapes only:
+            # the runner passes the profile it got from this task's first candidate
+            ref_profile, profiled = job.get("ref_profile"), False
+            if ref_profile is None:
+                args = _to_device(_clone(sets["trials"][0]), device)
+                ref_profile, profiled = profile_call(lambda: ref(*args), device), True
             phases["guard_profile_s"] = time.perf_counter() - t0
         param_bytes = sum(t.numel() * t.element_size() for t in ref.state_dict().values())
         ref = args = dev_inputs = out = None  # noqa: F841 - free them before the candidate runs
@@ -222,11 +128,10 @@ def _supervise(job, level, device, findings, cand_code, cdir, priv, state, go) -
                      skip_timing_reason=job.get("skip_timing_reason"), import_is_build=job.get("import_is_build"),
                      copy_bytes=inp.nbytes(sets["timing"][0]) + inp.nbytes(expected["timing"][0]) + param_bytes)
     (priv / "job.json").write_text(json.dumps(child_job))
-    os.write(go, b"1")
-    status = _reap(state)
+    status = launched.go()
     facts_path = priv / "facts.json"
     if not facts_path.exists():
-        return {"status": "runtime_error", "compiled": True, "message": _child_failure(status, cdir / "stderr.txt")}
+        return {"status": "runtime_error", "compiled": True, "message": launched.failure(status)}
     facts = json.loads(facts_path.read_text())
     where = _where(expected)
     try:
@@ -246,6 +151,8 @@ def _supervise(job, level, device, findings, cand_code, cdir, priv, state, go) -
     verdict = judge(job, level, device, cand_code, facts, got, expected, sets, findings, phases,
                     ref_mutates=ref_mutates, ref_aliases=ref_aliases, ref_profile=ref_profile, param_bytes=param_bytes)
     phases["guard_judge_s"] = time.perf_counter() - t0
+    if profiled:
+        verdict["ref_profile"] = ref_profile
     return verdict
 
 
