@@ -61,20 +61,20 @@ def main() -> None:
     verify_samples(tasks, samples, VerifyConfig(device=args.device, trials=1, time=False, guards="off",
                                                 cache_dir=str(root / "warm")))
     results = []
+    print(f"device: {device_name(args.device)}; {len(samples)} candidates ({','.join(sorted(langs))}), "
+          f"{args.trials} trials", flush=True)
+    print(f"{'level':10} {'s/candidate':>12} {'run phase (median s)':>22} {'guard overhead (median s)':>26}  statuses")
     for r in range(args.repeat):
         for level in ("off", "standard", "strict"):
             cache = root / "warm"  # same extension cache; no store, so every candidate runs
-            results.append(run_level(level, tasks, samples, args.device, cache, args.trials) | {"repeat": r})
-    print(f"device: {device_name(args.device)}; {len(samples)} candidates ({','.join(sorted(langs))}), "
-          f"{args.trials} trials")
-    print(f"{'level':10} {'s/candidate':>12} {'run phase (median s)':>22} {'guard overhead (median s)':>26}  statuses")
-    for r in results:
-        print(f"{r['level']:10} {r['s_per_candidate']:12.2f} {r['median_run_phase_s']:22.3f} "
-              f"{r['median_guard_overhead_s']:26.3f}  {r['statuses']} {r['flags']}")
-        print(f"{'':10} median phases: {r['median_phases_s']}")
-    if args.json:
-        args.json.write_text(json.dumps({"device": device_name(args.device), "results": results}, indent=2))
-
+            res = run_level(level, tasks, samples, args.device, cache, args.trials) | {"repeat": r}
+            results.append(res)
+            # each level as it finishes, so a run cut off by a time limit still reports
+            print(f"{res['level']:10} {res['s_per_candidate']:12.2f} {res['median_run_phase_s']:22.3f} "
+                  f"{res['median_guard_overhead_s']:26.3f}  {res['statuses']} {res['flags']}")
+            print(f"{'':10} median phases: {res['median_phases_s']}", flush=True)
+            if args.json:
+                args.json.write_text(json.dumps({"device": device_name(args.device), "results": results}, indent=2))
 
 if __name__ == "__main__":
     main()

@@ -161,4 +161,39 @@ SUM = _task("guards/row_sum", """
         return []
 """)
 
-ALL = [RELU, BIG_RELU, LINEAR, TINY, SQMEAN, ABSMEAN, VARIANT, INPLACE, SUM]
+# item 15 on a CPU: 128 MB of traffic per call, so a plain copy_ (the CPU bound)
+# takes milliseconds, far above the ~0.1 ms a cached-result trick costs in Python
+LARGE_RELU = _task("guards/large_relu", """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return torch.relu(x)
+
+    def get_inputs():
+        return [torch.randn(4096, 4096)]
+
+    def get_init_inputs():
+        return []
+""")
+
+# item 15 on a GPU: big enough that the memory-traffic bound (268 MB, ~0.056 ms at
+# the H200's 4.8 TB/s) is above a timed call that launches nothing (~0.01-0.03 ms of
+# host time between the events); on smaller, launch-bound tasks the bound cannot bite
+HUGE_RELU = _task("guards/huge_relu", """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return torch.relu(x)
+
+    def get_inputs():
+        return [torch.randn(8192, 4096)]
+
+    def get_init_inputs():
+        return []
+""")
+
+ALL = [RELU, BIG_RELU, LINEAR, TINY, SQMEAN, ABSMEAN, VARIANT, INPLACE, SUM, LARGE_RELU, HUGE_RELU]

@@ -70,6 +70,21 @@ def timed_rep():
     return None, {}
 '''
 
+def skip_unchecked_by_frames(unset: str, compute: str, result: str) -> str:
+    """A forward that finds, by walking its caller's frames, which timed call is
+    running and which ones are checked, and computes (`compute`) only for those."""
+    return ("f = getattr(__import__('insp' + 'ect'), 'currentframe')()\n"
+            "i = checked = None\n"
+            "while f is not None:\n"
+            "    loc = getattr(f, 'f_' + 'locals')\n"
+            "    if isinstance(loc.get('keep'), dict) and 'i' in loc:\n"
+            "        i, checked = loc['i'], loc['keep'].get('candidate', {})\n        break\n"
+            "    f = getattr(f, 'f_' + 'back')\n"
+            f"if i is None or i < 0 or i in checked or {unset}:\n"
+            f"    {compute}\n"
+            f"return {result}")
+
+
 HOSTILE = {
     # 1 inputs written into
     "i1_zero_input": (T.RELU, "torch", model("y = torch.relu(x)\nx.zero_()\nreturn y"), {"input_mutation"}),
@@ -176,20 +191,12 @@ HOSTILE = {
         "    if isinstance(d, dict) and 'trials' in d:\n        return torch.relu(d['trials'][0][0]) * 0\n"
         "return torch.zeros_like(x)", imports="import glob"), None),
     # 15 speed the memory system cannot deliver: work only when the call is checked
-    "i15_skip_unchecked": (T.BIG_RELU, "torch", model(
+    "i15_skip_unchecked": (T.LARGE_RELU, "torch", model(
         "i, checked = timed_rep()\n"
         "if i is None or i < 0 or i in checked or self.out is None:\n"
         "    self.out = torch.relu(x)\n    return self.out\n"
         "return self.out", init="self.out = None", prelude=_FIND_TIMED_CALL), {"suspicious_speed"}),
-    "i15_skip_unchecked_inspect": (T.BIG_RELU, "torch", model(
-        "f = getattr(__import__('insp' + 'ect'), 'currentframe')()\n"
-        "i = checked = None\n"
-        "while f is not None:\n"
-        "    loc = getattr(f, 'f_' + 'locals')\n"
-        "    if isinstance(loc.get('keep'), dict) and 'i' in loc:\n"
-        "        i, checked = loc['i'], loc['keep'].get('candidate', {})\n        break\n"
-        "    f = getattr(f, 'f_' + 'back')\n"
-        "if i is None or i < 0 or i in checked or self.out is None:\n"
-        "    self.out = torch.relu(x)\n"
-        "return self.out", init="self.out = None"), {"suspicious_speed"}),
+    "i15_skip_unchecked_inspect": (T.LARGE_RELU, "torch", model(
+        skip_unchecked_by_frames("self.out is None", "self.out = torch.relu(x)", "self.out"),
+        init="self.out = None"), {"suspicious_speed"}),
 }

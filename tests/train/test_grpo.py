@@ -114,6 +114,27 @@ def test_stop_when_correct_and_unknown_prompt(tiny_model):
         runner([[{"role": "user", "content": "something else"}]], ScriptedTrainer(tok, [code("a")]))
 
 
+@pytest.mark.parametrize("processes, vllm, zero_stage, expected", [
+    (1, False, 3, False), (2, False, 0, False), (2, True, 0, True), (2, False, 3, True)])
+def test_processes_generate_in_lockstep_when_generation_is_collective(tiny_model, processes, vllm, zero_stage,
+                                                                       expected):
+    """Several processes with vLLM or ZeRO-3: an episode that stopped early still
+    rides along, so every process makes the same number of generate calls."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(tiny_model)
+    runner = EpisodeRunner(KernelReward(ScriptVerifier([("ok", 1.0), ("incorrect", None)])),
+                           EpisodeSettings(max_turns=3, stop_when_correct=True), [ROW])
+    trainer = ScriptedTrainer(tok, [code("a"), code("b"), code("c")])
+    plugin = SimpleNamespace(zero_stage=zero_stage) if zero_stage else None
+    trainer.accelerator = SimpleNamespace(num_processes=processes, is_main_process=True,
+                                          state=SimpleNamespace(deepspeed_plugin=plugin))
+    trainer.use_vllm = vllm
+    out = runner([PROMPT], trainer)
+    assert len(trainer.calls) == (3 if expected else 1)
+    assert out["episode_turns"] == [1] and out["episode_reward"] == [pytest.approx(1.3)]  # the ride-along is not scored
+
+
 def grpo_recipe(tmp_path, tiny_model, max_turns):
     data = tmp_path / "grpo.jsonl"
     rows = [{"prompt": [{"role": "user", "content": f"Write a kernel for {op}."}], "task_id": op,

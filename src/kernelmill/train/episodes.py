@@ -77,6 +77,18 @@ def _feedback_ids(tokenizer, feedback: str) -> list[int]:
     return list(full[len(prefix):])
 
 
+def _lockstep(trainer) -> bool:
+    """Whether every process must take part in every generate call: with vLLM
+    across processes, and with DeepSpeed ZeRO-3 (generation gathers the sharded
+    parameters, a collective). Then finished episodes ride along to the last
+    turn (their new tokens are dropped) so no process stops calling early."""
+    acc = trainer.accelerator
+    if getattr(acc, "num_processes", 1) <= 1:
+        return False
+    plugin = getattr(getattr(acc, "state", None), "deepspeed_plugin", None)
+    return bool(getattr(trainer, "use_vllm", False) or getattr(plugin, "zero_stage", 0) == 3)
+
+
 class EpisodeRunner:
     """A TRL `rollout_func`: `(prompts, trainer) -> {prompt_ids, completion_ids, logprobs, env_mask, ...}`."""
 
@@ -118,8 +130,7 @@ class EpisodeRunner:
         tok = getattr(tok, "tokenizer", tok)
         s = self.settings
         max_len = int(getattr(trainer, "max_completion_length", 0) or trainer.args.max_completion_length)
-        # with vLLM across processes every process must take part in every generate call
-        lockstep = trainer.accelerator.num_processes > 1 and getattr(trainer, "use_vllm", False)
+        lockstep = _lockstep(trainer)
         episodes = []
         for p in prompts:
             row = self.rows.get(prompt_key(p))

@@ -70,13 +70,16 @@ def plot_curves(log_history: list[dict[str, Any]], kind: str, path: str | Path, 
 def finish_run(trainer, tokenizer, kind: str, output_dir: str | Path, title: str = "") -> dict[str, Any]:
     """Save model/adapter + tokenizer, the log history and the curves."""
     out = Path(output_dir)
-    trainer.save_model(str(out))
-    tokenizer.save_pretrained(str(out))
+    trainer.save_model(str(out))  # every process: ZeRO-3 gathers the shards for the save
     history = trainer.state.log_history
-    with open(out / "log_history.jsonl", "w") as fh:
-        for h in history:
-            fh.write(json.dumps(h) + "\n")
-    png = plot_curves(history, kind, out / "curves.png", title=title)
+    png = None
+    if getattr(getattr(trainer, "accelerator", None), "is_main_process", True):
+        # one writer per file when several processes train (accelerate launch)
+        tokenizer.save_pretrained(str(out))
+        with open(out / "log_history.jsonl", "w") as fh:
+            for h in history:
+                fh.write(json.dumps(h) + "\n")
+        png = plot_curves(history, kind, out / "curves.png", title=title)
     losses = [h["loss"] for h in history if "loss" in h]
     return {"output_dir": str(out), "curves": str(png) if png else None, "steps": trainer.state.global_step,
             "first_loss": losses[0] if losses else None, "last_loss": losses[-1] if losses else None}

@@ -44,6 +44,10 @@ class VerifyConfig:
     guards: str = "standard"
     # candidates that fall back to PyTorch (item 7/8): reject | flag | allow
     fallback: str = "reject"
+    # run workers started ahead per GPU (verify/standby.py): their start-up overlaps
+    # the previous candidates' runs; -1 = auto (2 per GPU, none on CPU); 0 = start each
+    # run process when its job comes
+    standby: int = -1
 
     def resolved_device(self) -> str:
         if self.device != "auto":

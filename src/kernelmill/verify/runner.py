@@ -28,6 +28,8 @@ from ..records import LANGUAGES, Sample, Task, Verdict
 from .config import VerifyConfig
 from .devices import cuda_devices, device_name
 from .sandbox import PhaseResult, Sandbox, python_argv, scrubbed_env
+from .guards.launch import remove_exchange
+from .standby import Standby
 from .store import ResultStore, result_key
 
 
@@ -93,6 +95,21 @@ class Verifier:
             (self.cache_dir / "work").mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise HarnessError(f"cannot create the cache directory {self.cache_dir}: {exc}") from None
+        # a GPU run process starts up for ~5-10 s and a guarded run takes ~2-5 s:
+        # two spares per GPU keep one ready. On a CPU a spare warming up would share
+        # the cores with the candidate being timed, so none by default there.
+        depth = config.standby if config.standby >= 0 else (2 if self.device == "cuda" else 0)
+        self.standby = (Standby(self.sandbox, self.cache_dir / "work", self.device, self._visible,
+                                depth=depth) if depth > 0 else None)
+
+    def _visible(self, gpu: int | None) -> dict[str, str]:
+        """What a process for `gpu` sees of the GPUs (none for CPU work)."""
+        return {"CUDA_VISIBLE_DEVICES": "" if gpu is None else self.physical_gpu(gpu)}
+
+    def close(self) -> None:
+        """Stop the spares; nothing else outlives a run."""
+        if self.standby is not None:
+            self.standby.close()
 
     def physical_gpu(self, gpu: int) -> str:
         """Our GPU index as the parent's CUDA_VISIBLE_DEVICES names it (Ray and
@@ -101,7 +118,7 @@ class Verifier:
         return visible[gpu] if gpu < len(visible) else str(gpu)
 
     def gpu_env(self, gpu: int) -> dict[str, str]:
-        return scrubbed_env({"CUDA_VISIBLE_DEVICES": self.physical_gpu(gpu)})
+        return scrubbed_env(self._visible(gpu))
 
     def prepare_builds(self, jobs: list) -> None:
         """Start building the precompiled torch headers for the flag sets this run's
@@ -132,12 +149,14 @@ class Verifier:
 
     def _phase(self, job: _Job, phase: str, run_device: str, gpu: int | None, extra: dict) -> tuple[PhaseResult, dict | None]:
         backend = get_backend(job.sample.language)
-        phase_dir = job.workdir / phase
+        # a run on the run device goes to a spare started ahead (verify/standby.py)
+        spare = self.standby.take(gpu) if self.standby is not None and phase == "run" and run_device == self.device else None
+        phase_dir = spare.dir if spare is not None else job.workdir / phase
         phase_dir.mkdir(exist_ok=True)
         ext_dir = self.cache_dir / "ext" / result_key(Task("", ""), job.sample, "", "")[:20]
         env = backend.env(run_device, self.cache_dir, ext_dir, self.cuda_arch,
                           build_jobs=max(1, (os.cpu_count() or 1) // max(1, self.build_workers)))
-        env["CUDA_VISIBLE_DEVICES"] = "" if gpu is None else self.physical_gpu(gpu)
+        env = scrubbed_env({**env, **self._visible(gpu)}, home=str(phase_dir))
         result_path = phase_dir / "result.json"
         job_file = {
             "candidate": str(job.workdir / "candidate.py"), "task": str(job.workdir / "task.py"),
@@ -146,17 +165,30 @@ class Verifier:
         }
         if self.config.fast_build and backend.compiles_extension:
             job_file["build_cache"] = str(self.cache_dir / "build")
+        if spare is not None:
+            job_file["env"] = env  # what a fresh process would have been started with
         job_path = phase_dir / "job.json"
         job_path.write_text(json.dumps(job_file))
-        res = self.sandbox.run(python_argv("kernelmill.verify.worker", phase, str(job_path)),
-                               cwd=phase_dir, env=scrubbed_env(env, home=str(phase_dir)),
-                               timeout=self.config.build_timeout if phase == "build" else self.config.run_timeout)
-        data = None
-        if result_path.exists():
-            try:
-                data = json.loads(result_path.read_text())
-            except ValueError:
-                data = None
+        timeout = self.config.build_timeout if phase == "build" else self.config.run_timeout
+        try:
+            if spare is not None and spare.hand_over(job_path):
+                res = self.sandbox.watch(spare.proc, timeout)
+            else:
+                if spare is not None:  # it died waiting: a fresh process takes the job
+                    self.sandbox.discard(spare.proc)
+                res = self.sandbox.run(python_argv("kernelmill.verify.worker", phase, str(job_path)),
+                                       cwd=phase_dir, env=env, timeout=timeout)
+            data = None
+            if result_path.exists():
+                try:
+                    data = json.loads(result_path.read_text())
+                except ValueError:
+                    data = None
+        finally:
+            if phase == "run":
+                remove_exchange(phase_dir)
+            if spare is not None:
+                shutil.rmtree(spare.dir, ignore_errors=True)
         return res, data
 
     def _failure(self, job: _Job, phase: str, res: PhaseResult) -> Verdict:
@@ -319,6 +351,7 @@ def verify_samples(
             verifier.cleanup(job)
         raise
     finally:
+        verifier.close()
         bar.close()
         if stats is not None:
             stats.update(bar.stats())

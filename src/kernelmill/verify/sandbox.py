@@ -166,13 +166,31 @@ class Sandbox:
         return limits
 
     def run(self, argv: list[str], cwd: Path, env: dict[str, str], timeout: float) -> PhaseResult:
-        out_path, err_path = cwd / "stdout.txt", cwd / "stderr.txt"
-        t0 = time.monotonic()
-        with open(out_path, "wb") as out, open(err_path, "wb") as err:
-            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                    stderr=err, start_new_session=True)
+        return self.watch(self.start(argv, cwd, env), timeout)
+
+    def start(self, argv: list[str], cwd: Path, env: dict[str, str], stdin_pipe: bool = False) -> subprocess.Popen:
+        """Start a process in its own group; `watch` enforces the limits. With
+        `stdin_pipe`, the process can be started ahead and given its work later
+        (verify/standby.py); its stdout/stderr go to files in `cwd` either way."""
+        with open(cwd / "stdout.txt", "wb") as out, open(cwd / "stderr.txt", "wb") as err:
+            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err, start_new_session=True,
+                                    stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL)
+        proc.km_cwd = Path(cwd)  # where its output files are
+        self._live.add(proc.pid)
+        return proc
+
+    def discard(self, proc: subprocess.Popen) -> None:
+        """Kill a started process that will not be watched (a spare not used)."""
+        _kill_group(proc.pid)
+        proc.wait()
+        self._live.discard(proc.pid)
+
+    def watch(self, proc: subprocess.Popen, timeout: float) -> PhaseResult:
+        """Wait for `proc` under the deadline and the memory and process watchdogs
+        (counted from now), then kill whatever is left of its group."""
+        out_path, err_path = proc.km_cwd / "stdout.txt", proc.km_cwd / "stderr.txt"
         pgid = proc.pid
-        self._live.add(pgid)
+        t0 = time.monotonic()
         timed_out, reason, peak = False, "", 0.0
         try:
             poll = 0.01

@@ -213,20 +213,61 @@ def _die_with_parent() -> None:
         pass
 
 
+def _standby(phase_dir: str, device: str) -> tuple[dict, object] | None:
+    """A spare run worker (verify/standby.py): start the candidate's process and
+    warm up both before the job exists, then wait for the job's path on stdin.
+    Returns (job, the candidate's started process or None); None on EOF."""
+    from .guards.launch import prestart
+    from .standby import adopt_env
+
+    started_with = dict(os.environ)
+    started = prestart(phase_dir, device)
+    try:
+        import torch
+
+        from .guards import supervisor  # noqa: F401 - the guarded flow's imports, off the clock
+        from .guards.trace import warm_cuda
+
+        warm_cuda(torch.device(device))
+    except Exception as exc:  # noqa: BLE001 - the job itself will meet and report the same failure
+        print(f"standby warm-up failed: {exc}", file=sys.stderr)
+    line = sys.stdin.readline().strip()
+    if not line:
+        if started is not None:
+            started.close()
+        return None
+    with open(line) as fh:
+        job = json.load(fh)
+    os.unlink(line)
+    adopt_env(job.get("env") or {}, started_with)
+    return job, started
+
+
 def main() -> None:
     _die_with_parent()
-    phase, job_path = sys.argv[1], sys.argv[2]
-    with open(job_path) as fh:
-        job = json.load(fh)
-    os.unlink(job_path)
+    started = None
+    if sys.argv[1] == "standby":
+        handed = _standby(sys.argv[2], sys.argv[3])
+        if handed is None:
+            os._exit(0)
+        phase, (job, started) = "run", handed
+    else:
+        phase, job_path = sys.argv[1], sys.argv[2]
+        with open(job_path) as fh:
+            job = json.load(fh)
+        os.unlink(job_path)
     from .sandbox import apply_rlimits
 
     apply_rlimits(job["rlimits"])
-    if phase == "run" and job.get("guards", "off") != "off" and str(job.get("device")).startswith("cuda"):
-        # the candidate's process starts now and warms up while this one imports torch
+    guarded_cuda = phase == "run" and job.get("guards", "off") != "off" and str(job.get("device")).startswith("cuda")
+    if guarded_cuda:
+        # the candidate's process starts now (or started with the spare) and
+        # warms up while this one imports torch
         from .guards.launch import launch
 
-        job["_launched"] = launch(job)
+        job["_launched"] = launch(job, started)
+    elif started is not None:
+        started.close()
     if job.get("build_cache"):
         # candidates' load_inline calls go through the shared, cached fast builder
         from .inline_build import builder_log, install

@@ -4,6 +4,8 @@ time share). name -> (task name in guard_tasks, language, code, flags or None)."
 
 from __future__ import annotations
 
+from hostile_corpus import skip_unchecked_by_frames
+
 CUDA_RELU_SRC = r'''
 #include <torch/extension.h>
 #include <cuda_runtime.h>
@@ -94,4 +96,9 @@ GPU_HOSTILE = {
     # 15: the result of the first call, returned on every timed call
     "g15_cached_forever": ("big_relu", "cuda", cuda_model(
         "if 'y' not in self.cache:\n    self.cache['y'] = ext.relu(x)\nreturn self.cache['y']", "g15a"), None),
+    # 15: its own kernel, run only on the calls whose outputs are checked (found
+    # by walking the caller's frames); the other timed calls return the last answer
+    "g15_skip_unchecked": ("huge_relu", "cuda", cuda_model(
+        skip_unchecked_by_frames("'y' not in self.cache", "self.cache['y'] = ext.relu(x)", "self.cache['y']"),
+        "g15b"), {"suspicious_speed"}),
 }

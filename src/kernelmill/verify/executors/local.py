@@ -65,6 +65,8 @@ class LocalExecutor:
                     continue
                 if gpu is not None and verdict.status in _RETRYABLE and not gpu_healthy(gpu, verifier.gpu_env(gpu)):
                     dead_gpus.append(f"GPU {gpu}")
+                    if verifier.standby is not None:
+                        verifier.standby.drop_gpu(gpu)
                     print(f"kernelmill: GPU {gpu} failed its health check after {job.sample.sample_id}; "
                           "taking it out of this run", file=sys.stderr)
                     if job.key not in retried and len(dead_gpus) < n_runners:

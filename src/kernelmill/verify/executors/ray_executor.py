@@ -103,6 +103,7 @@ class RayExecutor:
         ray = self.ray
         self._init()
         cfg = dataclasses.asdict(verifier.config)
+        cfg["standby"] = 0  # a node's verifier lives for one task: no spares to keep warm
         gpu_run = verifier.device == "cuda"
         build_fn = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_build_task)
         run_fn = ray.remote(num_cpus=1, num_gpus=1 if gpu_run else 0, max_retries=MAX_RETRIES)(_run_task)

@@ -245,9 +245,7 @@ def _warm_up(device: torch.device) -> None:
     the reference: the CUDA context and the profiler's start-up."""
     from .. import correctness, timing, worker  # noqa: F401 - imported now, not on the clock
 
-    if device.type == "cuda":
-        torch.zeros(1, device=device)
-        trace.profile_call(lambda: torch.ones(8, device=device) * 2, device)
+    trace.warm_cuda(device)
 
 
 def main() -> None:
@@ -258,6 +256,7 @@ def main() -> None:
 
     _die_with_parent()
     job_path = sys.argv[1]
+    started_with = dict(os.environ)
     try:
         _warm_up(torch.device(sys.argv[2] if len(sys.argv) > 2 else "cpu"))
     except Exception as exc:  # noqa: BLE001 - the run below reports the same failure with context
@@ -267,6 +266,10 @@ def main() -> None:
     job = json.loads(Path(job_path).read_text())
     os.unlink(job_path)
     apply_rlimits(job.get("rlimits") or {})
+    if "env" in job:  # started before its job was known (verify/standby.py)
+        from ..standby import adopt_env
+
+        adopt_env(job["env"], started_with)
     if job.get("build_cache"):
         from ..inline_build import install
 

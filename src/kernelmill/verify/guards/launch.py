@@ -14,6 +14,7 @@ This module imports no torch: it must be cheap to import from the worker.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import signal
@@ -72,13 +73,39 @@ class Launched:
         return msg + ("\n" + tail if tail else "")
 
 
-def launch(job: dict) -> Launched:
-    phase_dir = Path(job["result"]).parent
-    cdir = phase_dir / "candidate"
+def shm_exchange_dir(priv: Path) -> Path:
+    """The /dev/shm folder a guarded run may exchange its tensors through
+    (`supervisor._tensor_dir`), named after the run's exchange folder."""
+    return Path("/dev/shm") / ("km-x-" + hashlib.sha1(str(priv.resolve()).encode()).hexdigest()[:20])
+
+
+def remove_exchange(phase_dir: Path) -> None:
+    """After the run process is gone: its /dev/shm folder holds memory, not disk."""
+    shutil.rmtree(shm_exchange_dir(Path(phase_dir) / "exchange"), ignore_errors=True)
+
+
+def _dirs(phase_dir: Path) -> tuple[Path, Path]:
+    cdir, priv = phase_dir / "candidate", phase_dir / "exchange"
     cdir.mkdir(exist_ok=True)
-    shutil.copy(job["candidate"], cdir / "candidate.py")
-    priv = phase_dir / "exchange"
     priv.mkdir(exist_ok=True)
+    return cdir, priv
+
+
+def prestart(phase_dir: Path, device: str) -> Launched | None:
+    """On CUDA, start the candidate's process before the job is known (a spare
+    run worker does this, verify/standby.py); None elsewhere (forked later)."""
+    if not str(device).startswith("cuda"):
+        return None
+    return _spawn(*_dirs(Path(phase_dir)), str(device))
+
+
+def launch(job: dict, started: Launched | None = None) -> Launched:
+    """The candidate's process for `job`: `started` (from `prestart`) if given,
+    else spawned now on CUDA or forked on CPU. Its folder gets the candidate's code."""
+    cdir, priv = _dirs(Path(job["result"]).parent)
+    shutil.copy(job["candidate"], cdir / "candidate.py")
+    if started is not None:
+        return started
     if str(job["device"]).startswith("cuda"):
         return _spawn(cdir, priv, str(job["device"]))
     return _fork(job, cdir, priv)

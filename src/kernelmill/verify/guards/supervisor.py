@@ -17,6 +17,7 @@ input ever exists in the candidate's process. See docs/guards.md.
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from ..correctness import flatten_outputs
 from . import inputs as inp
 from .flags import Findings
 from .judge import judge
-from .launch import Launched, launch
+from .launch import Launched, launch, shm_exchange_dir
 from .source import check_source
 from .trace import profile_call
 
@@ -120,27 +121,31 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched) -> d
                 "message": "the reference program failed: " + _error_text(exc, job["message_limit"])}
 
     t0 = time.perf_counter()
-    torch.save(sets, priv / "inputs.pt")
+    xdir = _tensor_dir(priv, inp.nbytes(sets) + 2 * inp.nbytes(expected))
+    torch.save(sets, xdir / "inputs.pt")
     child_job = {k: job[k] for k in ("device", "sizes", "weight_seed", "message_limit", "time", "timing",
-                                     "guards", "build_cache", "rlimits") if k in job}
-    child_job.update(candidate=str(cdir / "candidate.py"), task=job["task"], inputs=str(priv / "inputs.pt"),
-                     outputs=str(priv / "outputs.pt"), facts=str(priv / "facts.json"),
+                                     "guards", "build_cache", "rlimits", "env") if k in job}
+    child_job.update(candidate=str(cdir / "candidate.py"), task=job["task"], inputs=str(xdir / "inputs.pt"),
+                     outputs=str(xdir / "outputs.pt"), facts=str(priv / "facts.json"),
                      skip_timing_reason=job.get("skip_timing_reason"), import_is_build=job.get("import_is_build"),
                      copy_bytes=inp.nbytes(sets["timing"][0]) + inp.nbytes(expected["timing"][0]) + param_bytes)
     (priv / "job.json").write_text(json.dumps(child_job))
     status = launched.go()
     facts_path = priv / "facts.json"
-    if not facts_path.exists():
-        return {"status": "runtime_error", "compiled": True, "message": launched.failure(status)}
-    facts = json.loads(facts_path.read_text())
-    where = _where(expected)
     try:
-        got = (torch.load(priv / "outputs.pt", weights_only=True, map_location=where)
-               if (priv / "outputs.pt").exists() else {})
-    except Exception as exc:  # noqa: BLE001 - a file the candidate could have written
-        got, facts["status"], facts["message"] = {}, "runtime_error", f"unreadable outputs: {exc}"
-    for p in priv.iterdir():
-        p.unlink()
+        if not facts_path.exists():
+            return {"status": "runtime_error", "compiled": True, "message": launched.failure(status)}
+        facts = json.loads(facts_path.read_text())
+        where = _where(expected)
+        try:
+            got = (torch.load(xdir / "outputs.pt", weights_only=True, map_location=where)
+                   if (xdir / "outputs.pt").exists() else {})
+        except Exception as exc:  # noqa: BLE001 - a file the candidate could have written
+            got, facts["status"], facts["message"] = {}, "runtime_error", f"unreadable outputs: {exc}"
+    finally:  # the folders themselves go with the run (runner: remove_exchange, cleanup)
+        for d in {priv, xdir}:
+            for p in d.iterdir():
+                p.unlink()
     exchange_s = time.perf_counter() - t0
     phases.update(facts.get("phases") or {})
     phases["guard_exchange_s"] = max(0.0, exchange_s - sum(v for k, v in (facts.get("phases") or {}).items()))
@@ -154,6 +159,22 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched) -> d
     if profiled:
         verdict["ref_profile"] = ref_profile
     return verdict
+
+
+def _tensor_dir(priv: Path, nbytes: int) -> Path:
+    """Where the input and output tensors are exchanged: a folder in /dev/shm
+    (memory, no disk traffic: gigabytes per candidate for full-size tasks) when
+    it has room for them twice over, else the exchange folder. Its name follows
+    from `priv`, so the runner removes it even if this process is killed."""
+    shm = shm_exchange_dir(priv)
+    try:
+        st = os.statvfs(shm.parent)
+        if st.f_bavail * st.f_frsize > 2 * nbytes + (1 << 30):
+            shm.mkdir(mode=0o700)
+            return shm
+    except OSError:
+        pass
+    return priv
 
 
 def fast_serialization() -> None:

@@ -1,0 +1,121 @@
+"""Run workers started ahead of their candidate ("spares").
+
+Most of a guarded run phase on a GPU is start-up that does not depend on the
+candidate: a Python interpreter importing torch, a CUDA context and the
+profiler's start-up (CUPTI), twice over (the supervising worker and the
+candidate's own process). A spare is a run worker started with
+``worker standby DIR DEVICE``: it does all of that, starts the candidate's
+process (which warms up the same way), then waits on stdin for the path of its
+job file. The runner starts the next spare when it hands a job to the current
+one, so the start-up of candidate N+1 overlaps the run of candidate N.
+
+What stays true: every spare takes exactly one job and then exits, so each
+candidate still runs in fresh processes and no CUDA context that ran a
+candidate is reused; the deadline and the memory and process watchdogs count
+from the hand-over (`Sandbox.watch`); the job's environment (its extension
+folder, HOME, TMPDIR) is applied in both processes before the candidate is
+imported (`adopt_env`). A spare that died while waiting is discarded and a
+fresh process takes the job.
+
+This module imports no torch.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .sandbox import Sandbox, python_argv, scrubbed_env
+
+
+@dataclass
+class Spare:
+    proc: subprocess.Popen  # started with stdin=PIPE
+    dir: Path  # its phase directory: job.json, result.json, stdout/stderr, candidate/, exchange/
+
+    def hand_over(self, job_path: Path) -> bool:
+        """Give the spare its job; False if it is no longer there to take it."""
+        try:
+            self.proc.stdin.write((str(job_path) + "\n").encode())
+            self.proc.stdin.close()
+            return True
+        except (BrokenPipeError, OSError, ValueError):
+            return False
+
+
+class Standby:
+    """Up to `depth` warm spares per GPU (or for the CPU run worker)."""
+
+    def __init__(self, sandbox: Sandbox, work_dir: Path, device: str, env_for: Callable[[int | None], dict],
+                 depth: int = 1):
+        self.sandbox = sandbox
+        self.work_dir = Path(work_dir)
+        self.device = device
+        self.env_for = env_for
+        self.depth = depth
+        self._spares: dict[int | None, deque[Spare]] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def _start(self, gpu: int | None) -> Spare:
+        d = Path(tempfile.mkdtemp(prefix="spare-", dir=self.work_dir))
+        env = scrubbed_env(self.env_for(gpu), home=str(d))
+        proc = self.sandbox.start(python_argv("kernelmill.verify.worker", "standby", str(d), self.device), d, env,
+                                  stdin_pipe=True)
+        return Spare(proc, d)
+
+    def take(self, gpu: int | None) -> Spare:
+        """A warm spare for `gpu` (a fresh one if none is alive); the next one
+        starts warming up at once."""
+        with self._lock:
+            queue = self._spares.setdefault(gpu, deque())
+            spare = None
+            while queue and spare is None:
+                s = queue.popleft()
+                if s.proc.poll() is None:
+                    spare = s
+                else:
+                    self._drop(s)
+            spare = spare or self._start(gpu)
+            while not self._closed and len(queue) < self.depth:
+                queue.append(self._start(gpu))
+            return spare
+
+    def drop_gpu(self, gpu: int | None) -> None:
+        """Discard the spares of a GPU (it failed a health check)."""
+        with self._lock:
+            for s in self._spares.pop(gpu, deque()):
+                self._drop(s)
+
+    def _drop(self, spare: Spare) -> None:
+        try:
+            spare.proc.stdin.close()  # a waiting spare reads EOF and exits
+        except OSError:
+            pass
+        self.sandbox.discard(spare.proc)
+        shutil.rmtree(spare.dir, ignore_errors=True)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            for queue in self._spares.values():
+                for s in queue:
+                    self._drop(s)
+            self._spares.clear()
+
+
+def adopt_env(job_env: dict[str, str], started_with: dict[str, str]) -> None:
+    """Make this process's environment the job's: what the spare was started
+    with is replaced by what a fresh process for this job would have had."""
+    for key, value in started_with.items():
+        if key not in job_env and os.environ.get(key) == value:
+            del os.environ[key]
+    os.environ.update(job_env)
+    tempfile.tempdir = None  # TMPDIR is read again on next use

@@ -1,0 +1,105 @@
+"""Spare run workers (verify/standby.py): started ahead, one candidate each."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+
+from kernelmill.verify import verify_samples
+from kernelmill.verify.sandbox import Sandbox
+from kernelmill.verify.standby import Standby, adopt_env
+
+from verify_support import RELU_TASK, candidate, fast_config, sample
+
+
+def _reporting(path, extra: str = "") -> str:
+    """A correct candidate that appends, once per process, its pid, parent pid,
+    HOME, TMPDIR as tempfile sees it, and the working directory."""
+    return candidate(
+        "if not getattr(self, 'told', False):\n"
+        "    self.told = True\n"
+        "    with open(%r, 'a') as fh:\n"
+        "        fh.write(json.dumps({'pid': os.getpid(), 'ppid': os.getppid(), 'home': os.environ.get('HOME'),\n"
+        "                             'tmp': tempfile.gettempdir(), 'cwd': os.getcwd()}) + '\\n')\n"
+        "return x.clamp_min(0)" % str(path), imports="import json, os, tempfile")
+
+
+@pytest.mark.parametrize("guards", ["off", "standard"])
+def test_every_candidate_gets_fresh_processes_of_its_own(tmp_path, guards):
+    log = tmp_path / "pids.jsonl"
+    # distinct code per sample, so none is answered from another's verdict
+    samples = [sample(f"s{i}", _reporting(log) + f"# {i}\n") for i in range(4)]
+    verdicts = verify_samples([RELU_TASK], samples,
+                              fast_config(tmp_path, guards=guards, standby=2))
+    assert [v.status for v in verdicts] == ["ok"] * 4, [v.message for v in verdicts]
+    seen = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(seen) == 4
+    assert len({s["pid"] for s in seen}) == 4  # no process ran two candidates
+    if guards == "standard":  # the candidate's process is the supervisor's child, also fresh
+        assert len({s["ppid"] for s in seen}) == 4
+    for s in seen:  # the job's own folders, not what the spare was started with
+        assert s["tmp"] == s["home"]
+        assert s["cwd"].startswith(s["home"])
+    assert not list((tmp_path / "cache" / "work").iterdir())  # spares and phase folders removed
+
+
+def test_deadline_counts_from_the_hand_over(tmp_path):
+    """With two spares queued, the third candidate's spare waits through the first
+    two runs (~2 x 4 s) longer than the run timeout (8 s); it still gets all of it."""
+    cfg = fast_config(tmp_path, run_timeout=8, standby=2, guards="off")
+    code = candidate("if not hasattr(self, 'slept'):\n    self.slept = time.sleep(3)\nreturn x.clamp_min(0)",
+                     imports="import time")
+    samples = [sample(f"slow{i}", code + f"# {i}\n") for i in range(3)]
+    verdicts = verify_samples([RELU_TASK], samples, cfg)
+    assert [v.status for v in verdicts] == ["ok"] * 3, [v.message for v in verdicts]
+
+
+def test_adopt_env_makes_the_environment_the_jobs(monkeypatch):
+    monkeypatch.setenv("KM_TEST_SPARE_ONLY", "a")
+    monkeypatch.setenv("KM_TEST_CHANGED_LATER", "b")
+    monkeypatch.setenv("KM_TEST_SHARED", "c")
+    monkeypatch.setenv("KM_TEST_JOB_ONLY", "placeholder")  # so monkeypatch restores it
+    monkeypatch.delenv("KM_TEST_JOB_ONLY")
+    # only our variables: this is the test process's own environment (PATH and all)
+    started_with = {k: v for k, v in os.environ.items() if k.startswith("KM_TEST_")}
+    monkeypatch.setenv("KM_TEST_CHANGED_LATER", "set by torch at import")
+    adopt_env({"KM_TEST_SHARED": "c2", "KM_TEST_JOB_ONLY": "d"}, started_with)
+    assert "KM_TEST_SPARE_ONLY" not in os.environ  # the job would not have had it
+    assert os.environ["KM_TEST_CHANGED_LATER"] == "set by torch at import"  # not ours to undo
+    assert os.environ["KM_TEST_SHARED"] == "c2" and os.environ["KM_TEST_JOB_ONLY"] == "d"
+    assert "PATH" in os.environ
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_dead_spare_is_replaced_and_close_leaves_nothing(tmp_path):
+    sandbox = Sandbox(memory_limit_gb=4, max_procs=64, output_limit=4096, limit_address_space=False)
+    standby = Standby(sandbox, tmp_path, "cpu", lambda gpu: {"CUDA_VISIBLE_DEVICES": ""}, depth=1)
+    first = standby.take(None)  # none waiting: a fresh one, and one more starts
+    queued = standby._spares[None][0]
+    os.kill(queued.proc.pid, 9)
+    queued.proc.wait()
+    second = standby.take(None)
+    assert second.proc.pid not in (first.proc.pid, queued.proc.pid)
+    assert second.proc.poll() is None
+    assert not queued.dir.exists()  # the dead one's folder went with it
+    waiting = standby._spares[None][0]
+    pids = [first.proc.pid, second.proc.pid, waiting.proc.pid]
+    for s in (first, second):
+        sandbox.discard(s.proc)
+    standby.close()
+    deadline = time.monotonic() + 10
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(p) for p in pids)
+    assert not waiting.dir.exists()
+    assert not sandbox._live
