@@ -1,8 +1,8 @@
 """End-to-end verification throughput on >= 100 distinct CUDA candidates.
 
 The builtin suite's CUDA candidates (all but the compile error) are replicated
-with a comment added inside their CUDA source, so every replica is a new kernel
-translation unit (a cold kernel build) while the torch binding is shared, as
+with a macro added to their CUDA source, so every replica is a new kernel unit
+and a new host unit (a cold build) while the torch binding is shared, as
 with many generations for the same task. Reports candidates per minute, builds
 per second and the share of time the GPUs sat idle waiting for builds
 (1 - gpu_busy_share, measured from the first run's start to the last run's end).
@@ -11,6 +11,7 @@ per second and the share of time the GPUs sat idle waiting for builds
     python benchmarks/verify_throughput.py --copies 10 --no-fast-build   # torch's load_inline
     CUDA_VISIBLE_DEVICES=0 python benchmarks/verify_throughput.py ...   # one GPU of several
     python benchmarks/verify_throughput.py --device cpu --language cpp --copies 3   # CPU machine
+    python benchmarks/verify_throughput.py --device cpu --language triton --workers 1   # CPU scaling
 """
 
 from __future__ import annotations
@@ -33,14 +34,21 @@ from kernelmill.verify import VerifyConfig, verify_samples  # noqa: E402
 
 
 def replicas(language: str, copies: int, tag: str) -> list[Sample]:
-    base = [s for s in builtin_samples() if s.language == language and s.meta.get("expect") != "compile_error"]
+    # compile errors build and stop; timeouts would only measure the run timeout
+    base = [s for s in builtin_samples()
+            if s.language == language and s.meta.get("expect") not in ("compile_error", "timeout")]
     out = []
     for i in range(copies):
         for s in base:
-            # a comment inside the first raw string (the kernel source): a distinct unit
-            code, n = re.subn(r'r"""', f'r"""\n// replica {tag}-{i}\n', s.code, count=1)
-            if n != 1:
-                continue
+            if language in ("cuda", "cpp"):
+                # a macro at the top of the first raw string (the C++/CUDA source): the
+                # split keeps macros in both the kernel and the host unit (it drops
+                # comments, so a comment made every replica a cache hit): both are new
+                code, n = re.subn(r'r"""', f'r"""\n#define KM_REPLICA_{tag}_{i} 1\n', s.code, count=1)
+                if n != 1:
+                    continue
+            else:  # torch, Triton: nothing to build; a new source text is a new candidate
+                code = f"# replica {tag}-{i}\n{s.code}"
             out.append(Sample(sample_id=f"{s.sample_id}#{tag}-{i}", task_id=s.task_id, language=language,
                               code=code, meta={"expect": s.meta.get("expect")}))
     return out

@@ -12,6 +12,24 @@ def _task(task_id: str, body: str, level: int = 1) -> Task:
     return Task(task_id, textwrap.dedent(body), name=task_id.split("/")[-1], level=level, op_type="single")
 
 
+def _relu(task_id: str, rows: int, cols: int) -> Task:
+    """A ReLU over one (rows, cols) input: the speed-bound tasks differ only in size."""
+    return _task(task_id, f"""
+        import torch
+        import torch.nn as nn
+
+        class Model(nn.Module):
+            def forward(self, x):
+                return torch.relu(x)
+
+        def get_inputs():
+            return [torch.randn({rows}, {cols})]
+
+        def get_init_inputs():
+            return []
+    """)
+
+
 RELU = _task("guards/relu", """
     import torch
     import torch.nn as nn
@@ -30,20 +48,7 @@ RELU = _task("guards/relu", """
 """)
 
 # big enough that a copy of its bytes takes measurable time (item 15)
-BIG_RELU = _task("guards/big_relu", """
-    import torch
-    import torch.nn as nn
-
-    class Model(nn.Module):
-        def forward(self, x):
-            return torch.relu(x)
-
-    def get_inputs():
-        return [torch.randn(2048, 1024)]
-
-    def get_init_inputs():
-        return []
-""")
+BIG_RELU = _relu("guards/big_relu", 2048, 1024)
 
 LINEAR = _task("guards/linear", """
     import torch
@@ -163,37 +168,11 @@ SUM = _task("guards/row_sum", """
 
 # item 15 on a CPU: 128 MB of traffic per call, so a plain copy_ (the CPU bound)
 # takes milliseconds, far above the ~0.1 ms a cached-result trick costs in Python
-LARGE_RELU = _task("guards/large_relu", """
-    import torch
-    import torch.nn as nn
-
-    class Model(nn.Module):
-        def forward(self, x):
-            return torch.relu(x)
-
-    def get_inputs():
-        return [torch.randn(4096, 4096)]
-
-    def get_init_inputs():
-        return []
-""")
+LARGE_RELU = _relu("guards/large_relu", 4096, 4096)
 
 # item 15 on a GPU: big enough that the memory-traffic bound (268 MB, ~0.056 ms at
 # the H200's 4.8 TB/s) is above a timed call that launches nothing (~0.01-0.03 ms of
 # host time between the events); on smaller, launch-bound tasks the bound cannot bite
-HUGE_RELU = _task("guards/huge_relu", """
-    import torch
-    import torch.nn as nn
-
-    class Model(nn.Module):
-        def forward(self, x):
-            return torch.relu(x)
-
-    def get_inputs():
-        return [torch.randn(8192, 4096)]
-
-    def get_init_inputs():
-        return []
-""")
+HUGE_RELU = _relu("guards/huge_relu", 8192, 4096)
 
 ALL = [RELU, BIG_RELU, LINEAR, TINY, SQMEAN, ABSMEAN, VARIANT, INPLACE, SUM, LARGE_RELU, HUGE_RELU]
