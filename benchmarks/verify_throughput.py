@@ -11,7 +11,8 @@ per second and the share of time the GPUs sat idle waiting for builds
     python benchmarks/verify_throughput.py --copies 10 --no-fast-build   # torch's load_inline
     CUDA_VISIBLE_DEVICES=0 python benchmarks/verify_throughput.py ...   # one GPU of several
     python benchmarks/verify_throughput.py --device cpu --language cpp --copies 3   # CPU machine
-    python benchmarks/verify_throughput.py --device cpu --language triton --workers 1   # CPU scaling
+    OMP_NUM_THREADS=1 python benchmarks/verify_throughput.py --device cpu --language torch --cpu-runners 2
+                                           # scaling with run workers on CPU cores (no GPUs)
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ def main() -> None:
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--trials", type=int, default=5)
     ap.add_argument("--workers", type=int, default=0)
+    ap.add_argument("--cpu-runners", type=int, default=1, help="run workers on a CPU device (scaling without GPUs)")
     ap.add_argument("--no-fast-build", action="store_true")
     ap.add_argument("--executor", default="local")
     ap.add_argument("--address", default=None)
@@ -71,7 +73,8 @@ def main() -> None:
     tasks = load_tasks("builtin").by_id()
     cache = tempfile.mkdtemp(prefix="km-throughput-")
     config = VerifyConfig(device=args.device, trials=args.trials, workers=args.workers, cache_dir=cache,
-                          fast_build=not args.no_fast_build, executor=args.executor, address=args.address)
+                          fast_build=not args.no_fast_build, executor=args.executor, address=args.address,
+                          cpu_runners=args.cpu_runners)
     stats: dict = {}
     t0 = time.monotonic()
     def show(v) -> None:  # one line per verdict as it lands: a run cut off by a time limit still reports
@@ -83,7 +86,8 @@ def main() -> None:
     wrong = [(s.sample_id, s.meta["expect"], v.status) for s, v in zip(samples, verdicts) if v.status != s.meta["expect"]]
     result = {
         "candidates": len(samples), "wall_s": round(wall, 1), "per_minute": round(60 * len(samples) / wall, 1),
-        "gpu_busy_share": stats.get("gpu_busy_share"), "builds_per_s": round(stats.get("builds_per_s", 0), 3),
+        "gpu_busy_share": stats.get("gpu_busy_share"), "run_busy_share": stats.get("run_busy_share"),
+        "run_workers": args.cpu_runners if args.device == "cpu" else None, "builds_per_s": round(stats.get("builds_per_s", 0), 3),
         "median_build_s": sorted(v.phases.get("build_s", 0) for v in verdicts)[len(verdicts) // 2],
         "split_builds": stats.get("split_builds"), "fallback_builds": stats.get("fallback_builds"),
         "unexpected_verdicts": wrong[:20], "fast_build": not args.no_fast_build, "stats": stats,

@@ -70,7 +70,7 @@ def run_verify(source: str, samples: list[Sample], out: Path, config: VerifyConf
 def config_from_options(device: str, trials: int, build_timeout: float, run_timeout: float,
                         workers: int, profile: str = "auto", executor: str = "local",
                         address: str | None = None, fast_build: bool = True, guards: str = "standard",
-                        fallback: str = "reject", standby: int = -1) -> VerifyConfig:
+                        fallback: str = "reject", standby: int = -1, cpu_runners: int = 1) -> VerifyConfig:
     if guards not in ("off", "standard", "strict"):
         err.print(f"[red]error:[/red] --guards must be off, standard or strict, not {guards!r}")
         raise typer.Exit(2)
@@ -89,10 +89,16 @@ def config_from_options(device: str, trials: int, build_timeout: float, run_time
     if standby < -1:
         err.print(f"[red]error:[/red] --standby must be -1 (auto), 0 (off) or a number of spares, not {standby}")
         raise typer.Exit(2)
+    if cpu_runners < 1:
+        err.print(f"[red]error:[/red] --cpu-runners must be at least 1, not {cpu_runners}")
+        raise typer.Exit(2)
+    if cpu_runners > 1 and device != "cuda":
+        err.print(f"[yellow]warning:[/yellow] {cpu_runners} candidates run at once on the CPU: their timings "
+                  "share the cores (fine for correctness; for speedups use --cpu-runners 1)")
     return VerifyConfig(device=device, trials=trials, build_timeout=build_timeout,
                         run_timeout=run_timeout, workers=workers, profile=profile,
                         executor=executor, address=address, fast_build=fast_build, guards=guards,
-                        fallback=fallback, standby=standby)
+                        fallback=fallback, standby=standby, cpu_runners=cpu_runners)
 
 
 def verify_command(
@@ -114,12 +120,15 @@ def verify_command(
     fallback: str = typer.Option("reject", help="Candidates that fall back to PyTorch: reject, flag or allow."),
     standby: int = typer.Option(-1, help="Run processes started ahead per GPU, so their start-up overlaps earlier "
                                          "candidates (each still runs one candidate): -1 auto (2 per GPU, none on CPU), 0 off."),
+    cpu_runners: int = typer.Option(1, help="Candidates run at once on a CPU device (timings then share the cores); "
+                                            "on CUDA there is one per GPU."),
 ) -> None:
     """Build, run, check and time every sample in isolated processes; write verdicts."""
     from ..report.cli import print_metrics
 
     config = config_from_options(device, trials, build_timeout, run_timeout, workers, profile,
-                                 executor, address, fast_build, guards=guards, fallback=fallback, standby=standby)
+                                 executor, address, fast_build, guards=guards, fallback=fallback, standby=standby,
+                                 cpu_runners=cpu_runners)
     samples = load_samples_or_exit(samples_path)
     verdicts = run_verify(source, samples, out, config, store or default_cache_dir() / "verdicts.sqlite")
     print_metrics(verdicts, ks=[int(x) for x in k.split(",") if x.strip()])

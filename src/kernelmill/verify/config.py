@@ -48,6 +48,10 @@ class VerifyConfig:
     # the previous candidates' runs; -1 = auto (2 per GPU, none on CPU); 0 = start each
     # run process when its job comes
     standby: int = -1
+    # run workers on a CPU device: 1 (default) so that no two timed runs share the
+    # cores; more for correctness-heavy runs on many-core machines (timings are then
+    # contended: the CLI warns). On CUDA there is one run worker per GPU.
+    cpu_runners: int = 1
 
     def resolved_device(self) -> str:
         if self.device != "auto":

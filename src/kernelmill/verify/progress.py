@@ -83,8 +83,9 @@ class StatusProgress:
                 "cached": self.cached, "wall_s": wall, "builds": self.builds, "warm_builds": self.warm_builds,
                 "split_builds": self.split_builds, "fallback_builds": self.fallback_builds,
                 "build_s": self.build_s, "builds_per_s": self.builds / wall if wall > 0 else 0.0,
-                "runs": self.runs, "run_busy_s": busy,
+                "runs": self.runs, "run_busy_s": busy, "run_workers": len(self.run_s),
                 "gpu_busy_share": (busy / (n * span)) if self.gpus and span > 0 else None,
+                "run_busy_share": (busy / (n * span)) if span > 0 else None,  # the same for CPU run workers
                 "per_minute": 60 * sum(self.counts.values()) / wall if wall > 0 else 0.0,
             }
 

@@ -84,6 +84,7 @@ class Verifier:
         caps = {d["capability"] for d in cuda_devices()} if self.gpus else set()
         self.cuda_arch = ";".join(sorted(caps)) or None
         self.build_workers = config.workers or os.cpu_count() or 1
+        self.cpu_runners = max(1, config.cpu_runners)
         self.sandbox = Sandbox(config.memory_limit_gb, config.max_procs, config.output_limit,
                                limit_address_space=self.device == "cpu")
         # the reference's profile per task (its kernels and ops depend on the task's

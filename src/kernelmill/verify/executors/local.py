@@ -1,4 +1,5 @@
-"""The local executor: a build pool on every CPU core feeding one run worker per GPU.
+"""The local executor: a build pool on every CPU core feeding one run worker per GPU
+(on a CPU device, `cpu_runners` run workers: 1 unless asked).
 
 Builds run ahead of the GPUs in a thread pool (each build is its own sandboxed
 process); run workers pull built candidates as they free up. After a candidate
@@ -59,7 +60,8 @@ class LocalExecutor:
                 try:
                     t0 = time.monotonic()
                     verdict = verifier.run(job, gpu)
-                    accounting.note_run(gpu, t0, time.monotonic())
+                    accounting.note_run(gpu if gpu is not None else threading.current_thread().name, t0,
+                                        time.monotonic())
                 except BaseException as exc:  # noqa: BLE001
                     done_q.put((job, exc))
                     continue
@@ -78,9 +80,9 @@ class LocalExecutor:
                     return
                 done_q.put((job, verdict))
 
-        n_runners = max(1, len(verifier.gpus)) if verifier.device == "cuda" else 1
+        n_runners = max(1, len(verifier.gpus)) if verifier.device == "cuda" else max(1, verifier.cpu_runners)
         runners = [threading.Thread(target=run_worker, args=(verifier.gpus[i] if verifier.gpus else None,),
-                                    daemon=True) for i in range(n_runners)]
+                                    name=f"km-run-{i}", daemon=True) for i in range(n_runners)]
         for t in runners:
             t.start()
         pool = ThreadPoolExecutor(max_workers=verifier.build_workers, thread_name_prefix="km-build")
