@@ -92,7 +92,7 @@ def config_from_options(device: str, trials: int, build_timeout: float, run_time
     if cpu_runners < 1:
         err.print(f"[red]error:[/red] --cpu-runners must be at least 1, not {cpu_runners}")
         raise typer.Exit(2)
-    if cpu_runners > 1 and device != "cuda":
+    if cpu_runners > 1 and VerifyConfig(device=device).resolved_device() == "cpu":
         err.print(f"[yellow]warning:[/yellow] {cpu_runners} candidates run at once on the CPU: their timings "
                   "share the cores (fine for correctness; for speedups use --cpu-runners 1)")
     return VerifyConfig(device=device, trials=trials, build_timeout=build_timeout,
