@@ -76,5 +76,6 @@ def main() -> None:
             if args.json:
                 args.json.write_text(json.dumps({"device": device_name(args.device), "results": results}, indent=2))
 
+
 if __name__ == "__main__":
     main()

@@ -70,6 +70,7 @@ def timed_rep():
     return None, {}
 '''
 
+
 def skip_unchecked_by_frames(unset: str, compute: str, result: str) -> str:
     """A forward that finds, by walking its caller's frames, which timed call is
     running and which ones are checked, and computes (`compute`) only for those."""

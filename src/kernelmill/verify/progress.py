@@ -72,20 +72,21 @@ class StatusProgress:
     def stats(self) -> dict:
         """Counts and rates so far. `gpu_busy_share` is run-worker busy time over
         (number of GPUs x time from the first run's start to the last run's end):
-        what is missing from 1 is the time GPUs waited for builds."""
+        what is missing from 1 is the time GPUs waited for builds. `run_busy_share`
+        is the same figure for any run workers (CPU ones too)."""
         with self._lock:
             wall = time.monotonic() - self._t0
             busy = sum(self.run_s.values())
             span = (self._last_run - self._first_run) if self._first_run is not None else 0.0
             n = max(1, self.gpus or len(self.run_s))
+            share = busy / (n * span) if span > 0 else None
             return {
                 "done": sum(self.counts.values()), "total": self.total, "counts": dict(self.counts),
                 "cached": self.cached, "wall_s": wall, "builds": self.builds, "warm_builds": self.warm_builds,
                 "split_builds": self.split_builds, "fallback_builds": self.fallback_builds,
                 "build_s": self.build_s, "builds_per_s": self.builds / wall if wall > 0 else 0.0,
                 "runs": self.runs, "run_busy_s": busy, "run_workers": len(self.run_s),
-                "gpu_busy_share": (busy / (n * span)) if self.gpus and span > 0 else None,
-                "run_busy_share": (busy / (n * span)) if span > 0 else None,  # the same for CPU run workers
+                "gpu_busy_share": share if self.gpus else None, "run_busy_share": share,
                 "per_minute": 60 * sum(self.counts.values()) / wall if wall > 0 else 0.0,
             }
 

@@ -80,7 +80,7 @@ class LocalExecutor:
                     return
                 done_q.put((job, verdict))
 
-        n_runners = max(1, len(verifier.gpus)) if verifier.device == "cuda" else max(1, verifier.cpu_runners)
+        n_runners = max(1, len(verifier.gpus)) if verifier.device == "cuda" else verifier.cpu_runners
         runners = [threading.Thread(target=run_worker, args=(verifier.gpus[i] if verifier.gpus else None,),
                                     name=f"km-run-{i}", daemon=True) for i in range(n_runners)]
         for t in runners:
