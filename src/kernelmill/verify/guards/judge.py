@@ -10,7 +10,7 @@ from ..correctness import CheckRule, compare, flatten_outputs
 from . import inputs as inp
 from .flags import FLAGS, decide
 from .source import own_kernel_names
-from .speed import CPU_MARGIN, fastest_possible_ms
+from .speed import fastest_possible_ms
 
 
 def _constant(t: torch.Tensor) -> bool:
@@ -144,13 +144,7 @@ def judge(job, level, device, cand_code, facts, got, expected, sets, findings, p
                 findings.add("unsynced_work", f"each call took {c['wall_median_ms']:.3f} ms of wall time but "
                                               f"{c['median_ms']:.3f} ms on the timed stream")
         nbytes = inp.nbytes(sets["timing"][0]) + inp.nbytes(expected["timing"][0]) + param_bytes
-        if device.type == "cuda":
-            bound, how = fastest_possible_ms(nbytes, device)
-        elif "copy" in timing:
-            copy_ms = timing["copy"]["median_ms"]
-            bound, how = copy_ms / CPU_MARGIN, f"a copy_ of {nbytes} bytes ({copy_ms:.4f} ms, same loop) / {CPU_MARGIN:g}"
-        else:
-            bound, how = None, ""
+        bound, how = fastest_possible_ms(nbytes, device, timing.get("copy"))
         phases["guard_min_ms"] = bound or 0.0
         if bound is not None and c["median_ms"] < bound:
             findings.add("suspicious_speed", f"{c['median_ms']:.5f} ms per call; the task moves at least "
