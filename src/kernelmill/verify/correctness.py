@@ -99,35 +99,40 @@ def _compare_values(where: str, r: torch.Tensor, c: torch.Tensor, rule: CheckRul
     # errors of fp32 and narrower outputs are exact enough in fp32; float64 would
     # double the memory and the time of a check on 100M-element outputs
     work = torch.float32 if r.dtype in (torch.float32, torch.float16, torch.bfloat16) else torch.float64
-    r64 = r.detach().to(work)
-    c64 = c.detach().to(work)
-    r_nan, c_nan = torch.isnan(r64), torch.isnan(c64)
+    rw = r.detach().to(work)
+    cw = c.detach().to(work)
+    r_nan, c_nan = torch.isnan(rw), torch.isnan(cw)
     if not torch.equal(r_nan, c_nan):
         n = int((r_nan != c_nan).sum())
         return Comparison(False, math.inf, math.inf, f"{where}: NaN in {n} places where the reference has none (or the reverse)")
-    finite = ~r_nan
-    diff = (c64 - r64).abs()
-    diff = torch.where(finite, diff, torch.zeros_like(diff))
-    # inf == inf gives nan in the subtraction: count equal infinities as exact
-    diff = torch.nan_to_num(torch.where(c64 == r64, torch.zeros_like(diff), diff), nan=math.inf)
+    # an infinity matches only the same infinity: no tolerance covers it (|r| = inf
+    # would make atol + rtol * |r| infinite and let -inf pass for inf)
+    r_inf, c_inf = torch.isinf(rw), torch.isinf(cw)
+    inf_bad = (r_inf | c_inf) & (rw != cw)
+    if bool(inf_bad.any()):
+        n = int(inf_bad.sum())
+        return Comparison(False, math.inf, math.inf,
+                          f"{where}: {n} infinite values where the reference differs (value or sign)")
+    finite = ~(r_nan | r_inf)  # the places left: NaN and equal infinities are exact
+    diff = torch.where(finite, (cw - rw).abs(), torch.zeros_like(rw))
     max_abs = float(diff.max())
-    rel = diff / r64.abs().clamp_min(1e-12)
-    max_rel = float(torch.where(finite, rel, torch.zeros_like(rel)).max())
+    rel = diff / torch.where(finite, rw.abs(), torch.ones_like(rw)).clamp_min(1e-12)
+    max_rel = float(rel.max())
     if rule.mode == "max_norm_abs":
-        scale = float(r64.abs().max())
+        scale = float(torch.where(finite, rw.abs(), torch.zeros_like(rw)).max())
         err = max_abs / scale if scale > 0 else max_abs
         ok = err <= rule.norm_tol
         msg = "" if ok else f"{where}: max normalised abs error {err:.3g} > {rule.norm_tol:g}"
         return Comparison(ok, max_abs, max_rel, msg)
     atol, rtol = rule.tolerances.get(_dtype_name(r), DEFAULT_TOLERANCES["float32"])
-    bad = diff > (atol + rtol * r64.abs())
+    bad = diff > (atol + rtol * rw.abs())
     n_bad = int(bad.sum())
     if n_bad == 0:
         return Comparison(True, max_abs, max_rel)
     idx = int(torch.argmax(diff.flatten()))
     pos = tuple(int(i) for i in _unravel(idx, r.shape))
     msg = (f"{where}: {n_bad} of {r.numel()} elements outside atol={atol:g} rtol={rtol:g}; "
-           f"worst at {pos}: got {float(c64.flatten()[idx]):.6g}, expected {float(r64.flatten()[idx]):.6g} "
+           f"worst at {pos}: got {float(cw.flatten()[idx]):.6g}, expected {float(rw.flatten()[idx]):.6g} "
            f"(abs err {max_abs:.3g})")
     return Comparison(False, max_abs, max_rel, msg)
 
