@@ -87,7 +87,7 @@ def main() -> None:
     result = {
         "candidates": len(samples), "wall_s": round(wall, 1), "per_minute": round(60 * len(samples) / wall, 1),
         "gpu_busy_share": stats.get("gpu_busy_share"), "run_busy_share": stats.get("run_busy_share"),
-        "run_workers": args.cpu_runners if args.device == "cpu" else None, "builds_per_s": round(stats.get("builds_per_s", 0), 3),
+        "run_workers": stats.get("run_workers"), "builds_per_s": round(stats.get("builds_per_s", 0), 3),
         "median_build_s": sorted(v.phases.get("build_s", 0) for v in verdicts)[len(verdicts) // 2],
         "split_builds": stats.get("split_builds"), "fallback_builds": stats.get("fallback_builds"),
         "unexpected_verdicts": wrong[:20], "fast_build": not args.no_fast_build, "stats": stats,

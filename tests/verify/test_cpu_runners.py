@@ -3,6 +3,9 @@ verdicts one worker gives (the pull loop is the one the GPU workers use)."""
 
 from __future__ import annotations
 
+import pytest
+import typer
+
 from kernelmill.tasks import load_tasks
 from kernelmill.tasks.builtin import builtin_samples
 from kernelmill.verify import VerifyConfig, verify_samples
@@ -24,9 +27,6 @@ def test_two_cpu_run_workers_share_the_work(tmp_path):
 
 
 def test_cpu_runners_option_is_checked(capsys):
-    import pytest
-    import typer
-
     with pytest.raises(typer.Exit):
         config_from_options("cpu", 1, 60.0, 60.0, 0, cpu_runners=0)
     assert config_from_options("cpu", 1, 60.0, 60.0, 0, cpu_runners=3).cpu_runners == 3
