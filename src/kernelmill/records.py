@@ -66,9 +66,15 @@ class Verdict:
     status: str
     compiled: bool = False
     correct: bool = False
-    speedup: float | None = None
+    speedup: float | None = None  # reference time / candidate time (docs/SEMANTICS.md: GPU time)
     runtime_ms: float | None = None
     ref_runtime_ms: float | None = None
+    # 95% interval of `speedup` ([low, high]) from the interleaved rounds; a
+    # speedup whose interval holds 1.0 cannot be told from 1.0
+    speedup_ci: list[float] | None = None
+    # how the numbers were measured: timing method, repetitions, rounds, L2
+    # policy, both processes' backend flags, dtypes, GPU, versions (docs/SEMANTICS.md)
+    measurement: dict[str, Any] = field(default_factory=dict)
     max_abs_err: float | None = None
     max_rel_err: float | None = None
     flags: list[str] = field(default_factory=list)
