@@ -1,12 +1,17 @@
-"""`kernelmill tasks ...`: list and show tasks from any source."""
+"""`kernelmill tasks ...`: list, show and audit tasks from any source."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.syntax import Syntax
 from rich.table import Table
 
+from .audit import AuditOptions, render_table, run_audit
 from .sources import TaskSourceError, load_tasks
 
 app = typer.Typer(help="List and inspect tasks (KernelBench folders, JSONL/Parquet tables, 'builtin').",
@@ -51,3 +56,47 @@ def show_task(source: str = typer.Argument(..., help="Folder, table, or 'builtin
         raise typer.Exit(2)
     console.print(f"[bold]{task.task_id}[/bold]  name={task.name} level={task.level} op_type={task.op_type} sizes={task.sizes}")
     console.print(Syntax(task.code, "python", line_numbers=True))
+
+
+@app.command("audit")
+def audit_tasks(
+    source: str = typer.Argument(..., help="Folder, .jsonl/.parquet table, or 'builtin'."),
+    profile: str = typer.Option("auto", help="Task size profile: auto (small on CPU, full on CUDA), small, full."),
+    json_out: Path = typer.Option(None, "--json", help="Write every figure per task to this JSON file."),
+    limit: int = typer.Option(0, help="Audit only the first N tasks (0 = all)."),
+    timeout: float = typer.Option(300.0, help="Seconds per task before it is reported as a timeout."),
+    trials: int = typer.Option(2, help="Input sets per task (at least 2), each drawn with its own seed."),
+    device: str = typer.Option("cpu", help="Device to run the references on: cpu or cuda."),
+    memory_gb: float = typer.Option(8.0, help="Memory limit per task's process."),
+    threads: int = typer.Option(0, help="torch threads per task's process (0 = torch's default)."),
+    only: str = typer.Option("", help="Audit only task ids containing this text (e.g. level1/)."),
+) -> None:
+    """Would a trivial candidate (zeros, a constant, per-channel means, noise,
+    the input itself) pass the correctness check on each task? See docs/task_audit.md."""
+    if profile not in ("auto", "small", "full"):
+        err.print(f"[red]error:[/red] --profile must be auto, small or full (got {profile!r})")
+        raise typer.Exit(2)
+    if trials < 2:
+        err.print(f"[red]error:[/red] --trials must be at least 2 (got {trials})")
+        raise typer.Exit(2)
+    ts = load_tasks_or_exit(source)
+    tasks = [t for t in ts if only in t.task_id]
+    if limit > 0:
+        tasks = tasks[:limit]
+    opts = AuditOptions(profile=profile, device=device, trials=trials, timeout_s=timeout,
+                        memory_gb=memory_gb, threads=threads)
+    progress = Progress(TextColumn("[bold]audit[/bold]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        TextColumn("{task.description}"), console=err, transient=True)
+    with progress:
+        bar = progress.add_task("", total=len(tasks))
+        report = run_audit(tasks, source, opts,
+                           on_start=lambda t: progress.update(bar, description=t.task_id),
+                           on_done=lambda a: progress.advance(bar))
+    console.print(render_table(report))
+    console.print(report.summary_line())
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(report.to_dict(), indent=1) + "\n", encoding="utf-8")
+        console.print(f"wrote {json_out}")
+    if report.interrupted:
+        raise typer.Exit(130)
