@@ -6,10 +6,21 @@ Definitions (SPEC.md section 1), with verdicts grouped by task:
 * fast_p = mean over tasks of (samples correct *and* speedup > p) / samples;
   fast_0 equals Exec; a correct sample whose speed was not measured counts as
   correct but never as fast;
-* pass@k for Exec and fast_1: the unbiased estimator 1 - C(n-c, k) / C(n, k)
-  per task (n samples, c successes), averaged over tasks with n >= k; tasks
-  with fewer than k samples are left out and counted in `tasks_below_k`;
+* undecided at p = correct samples whose `speedup_ci` holds p (low <= p <= high):
+  their timing cannot tell them from p, so fast_p may hinge on them;
+  `fast_bounds` gives fast_p with all of them counted slow, then all fast;
+* pass@k for Exec and fast_1: the unbiased estimator of Chen et al. (2021),
+  1 - C(n-c, k) / C(n, k) per task (n samples, c successes), averaged over the
+  tasks with n >= k. The estimator is undefined for n < k, and padding such
+  tasks (pass@n in place of pass@k) would mix two quantities, so they are left
+  out: `pass_tasks` says on how many tasks each k was computed, `tasks_below_k`
+  how many were left out. A pass@k on fewer tasks than pass@(k-1) can sit
+  below it; with every task kept it never does;
 * G_speedup = geometric mean of speedups over correct samples with a speedup.
+
+Exec, fast_p and G_speedup carry 95% intervals (`exec_ci`, `fast_ci`,
+`geomean_speedup_ci`): a bootstrap over tasks in which each speedup is also
+redrawn within its own `speedup_ci` (report/intervals.py states the method).
 Reported per level and overall.
 """
 
@@ -21,6 +32,10 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from ..records import STATUSES, Verdict
+from .intervals import bootstrap
+
+RESAMPLES = 1000  # bootstrap rounds; the percentiles settle to about 0.1 point
+SEED = 0
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -49,51 +64,88 @@ class MetricSet:
     statuses: dict[str, int] = field(default_factory=dict)
     # verdicts the guards rejected or failed, by flag (a verdict may carry several)
     guard_flags: dict[str, int] = field(default_factory=dict)
+    # 95% intervals [low, high] (None: no value, or resamples=0)
+    exec_ci: list[float] | None = None
+    fast_ci: dict[str, list[float] | None] = field(default_factory=dict)
+    geomean_speedup_ci: list[float] | None = None
+    # correct samples whose speedup_ci holds p, and fast_p with them all slow / all fast
+    fast_undecided: dict[str, int] = field(default_factory=dict)
+    fast_bounds: dict[str, list[float]] = field(default_factory=dict)
+    # tasks with at least k samples: those pass@k is averaged over
+    pass_tasks: dict[str, int] = field(default_factory=dict)
+    # timed samples (correct, with a speedup) and how many of them carry a speedup_ci
+    timed_samples: int = 0
+    samples_with_speedup_ci: int = 0
+    ci_resamples: int = 0
+    ci_seed: int = SEED
 
 
 def _is_fast(v: Verdict, p: float) -> bool:
     return v.correct and v.speedup is not None and v.speedup > p
 
 
-def compute(verdicts: list[Verdict], ps: Iterable[float], ks: Iterable[int]) -> MetricSet:
+def _is_undecided(v: Verdict, p: float) -> bool:
+    ci = v.speedup_ci
+    return bool(v.correct and v.speedup is not None and ci and len(ci) == 2 and ci[0] <= p <= ci[1])
+
+
+def _task_mean(groups: list[list[Verdict]], hit) -> float:
+    return sum(sum(map(hit, vs)) / len(vs) for vs in groups) / len(groups)
+
+
+def compute(verdicts: list[Verdict], ps: Iterable[float], ks: Iterable[int], *,
+            resamples: int = RESAMPLES, seed: int = SEED) -> MetricSet:
+    """Metrics over `verdicts`; `resamples` bootstrap rounds (0: no intervals) from `seed`."""
     by_task: dict[str, list[Verdict]] = defaultdict(list)
     for v in verdicts:
         by_task[v.task_id].append(v)
+    # task and sample order fixed by ids, so the bootstrap does not depend on file order
+    groups = [sorted(by_task[t], key=lambda v: v.sample_id) for t in sorted(by_task)]
     ps, ks = list(ps), list(ks)
-    m = MetricSet(tasks=len(by_task), samples=len(verdicts))
+    m = MetricSet(tasks=len(by_task), samples=len(verdicts), ci_resamples=max(0, resamples), ci_seed=seed)
     m.statuses = {s: 0 for s in STATUSES}
     for v in verdicts:
         m.statuses[v.status] = m.statuses.get(v.status, 0) + 1
         if v.status in ("rejected", "incorrect"):
             for flag in v.flags:
                 m.guard_flags[flag] = m.guard_flags.get(flag, 0) + 1
+    timed = [v for v in verdicts if v.correct and v.speedup and v.speedup > 0]
+    m.timed_samples = len(timed)
+    m.samples_with_speedup_ci = sum(1 for v in timed if v.speedup_ci)
     if not by_task:
         return m
-    m.exec = sum(sum(v.correct for v in vs) / len(vs) for vs in by_task.values()) / len(by_task)
+    m.exec = _task_mean(groups, lambda v: v.correct)
     for p in ps:
-        m.fast[f"{p:g}"] = sum(sum(_is_fast(v, p) for v in vs) / len(vs) for vs in by_task.values()) / len(by_task)
+        key = f"{p:g}"
+        m.fast[key] = _task_mean(groups, lambda v: _is_fast(v, p))
+        m.fast_undecided[key] = sum(_is_undecided(v, p) for v in verdicts)
+        m.fast_bounds[key] = [_task_mean(groups, lambda v: _is_fast(v, p) and not _is_undecided(v, p)),
+                              _task_mean(groups, lambda v: _is_fast(v, p) or _is_undecided(v, p))]
     for k in ks:
-        eligible = [vs for vs in by_task.values() if len(vs) >= k]
-        m.tasks_below_k[str(k)] = len(by_task) - len(eligible)
+        eligible = [vs for vs in groups if len(vs) >= k]
+        m.pass_tasks[str(k)] = len(eligible)
+        m.tasks_below_k[str(k)] = len(groups) - len(eligible)
         if not eligible:
             m.pass_exec[str(k)] = m.pass_fast1[str(k)] = None
             continue
         m.pass_exec[str(k)] = sum(pass_at_k(len(vs), sum(v.correct for v in vs), k) for vs in eligible) / len(eligible)
         m.pass_fast1[str(k)] = sum(pass_at_k(len(vs), sum(_is_fast(v, 1.0) for v in vs), k)
                                    for vs in eligible) / len(eligible)
-    speedups = [v.speedup for v in verdicts if v.correct and v.speedup and v.speedup > 0]
-    if speedups:
-        m.geomean_speedup = math.exp(sum(math.log(s) for s in speedups) / len(speedups))
+    if timed:
+        m.geomean_speedup = math.exp(sum(math.log(v.speedup) for v in timed) / len(timed))
+    ci = bootstrap(groups, ps, resamples=resamples, seed=seed)
+    m.exec_ci, m.fast_ci, m.geomean_speedup_ci = ci.exec, ci.fast, ci.geomean_speedup
     return m
 
 
 def metrics_by_level(verdicts: list[Verdict], ps: Iterable[float] = (0, 0.5, 1, 1.5, 2),
-                     ks: Iterable[int] = (1,)) -> dict[str, MetricSet]:
+                     ks: Iterable[int] = (1,), *, resamples: int = RESAMPLES,
+                     seed: int = SEED) -> dict[str, MetricSet]:
     """{"level1": ..., "level2": ..., "all": ...} (levels that appear, sorted)."""
     ps, ks = list(ps), list(ks)
     levels: dict[str, list[Verdict]] = defaultdict(list)
     for v in verdicts:
         levels[f"level{v.level}" if v.level is not None else "unlabelled"].append(v)
-    out = {name: compute(levels[name], ps, ks) for name in sorted(levels)}
-    out["all"] = compute(verdicts, ps, ks)
+    out = {name: compute(levels[name], ps, ks, resamples=resamples, seed=seed) for name in sorted(levels)}
+    out["all"] = compute(verdicts, ps, ks, resamples=resamples, seed=seed)
     return out
