@@ -1,0 +1,504 @@
+"""Do kernelmill's speedups agree with an independent measurement?
+
+For every honest candidate of a corpus (benchmarks/corpus/, README there) this
+script (1) runs `kernelmill verify` on all of them in a subprocess (a fresh
+store in a temporary folder, so nothing is cached), or reads a verdicts JSONL
+given with --verdicts; (2) measures each candidate again, independently of
+kernelmill's timing and process code, in its own fresh process; (3) prints and
+writes a table of both measurements and a summary of their deviation.
+
+The independent measurement reproduces kernelmill's timing convention with
+other tools (no kernelmill import in that path):
+
+* cuda: reference `Model` and candidate `ModelNew`, each built under
+  torch.manual_seed(seed) as a fresh module is (no .eval(), no weight copy),
+  TF32 off, under torch.no_grad(), the same inputs every call;
+  triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median") per
+  side (it zeroes an L2-sized buffer before each call), reference and
+  candidate alternated over --rounds rounds; speedup = median over rounds of
+  (reference median / candidate median).
+* cpu: the same models and inputs, torch.set_num_threads(1),
+  torch.utils.benchmark.Timer(...).blocked_autorange(min_run_time=0.2) median
+  per side (num_threads=1), alternated over the rounds, median ratio.
+
+    python benchmarks/timing_fidelity.py --device cpu --only relu_64k__clamp_min,swish_4m__silu \
+        --out fidelity_cpu.json --markdown fidelity_cpu.md
+
+--out is rewritten after every candidate, so an interrupted run keeps what it
+measured; --resume skips candidates already measured in --out (and lets
+kernelmill resume its verdicts file next to it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_CORPUS = HERE / "corpus"
+HEADER = re.compile(r"^#\s*task:\s*(?P<task>\S+)\s+language:\s*(?P<language>\w+)\s+device:\s*(?P<device>\w+)(?P<rest>.*)$")
+LANGUAGES = ("cuda", "triton", "torch", "cpp")
+DEVICES = ("cuda", "cpu", "both")
+WEIGHT_SEED = 42
+INPUT_SEED = 1234
+# goals of the summary: |deviation| bound per device, and the GPU's median bound
+GOALS = {"cuda": {"within": 0.10, "median": 0.03}, "cpu": {"within": 0.25, "median": None}}
+
+
+# ---------------------------------------------------------------- the corpus
+
+@dataclass
+class Candidate:
+    name: str
+    path: str
+    task: str
+    language: str
+    device: str  # cuda, cpu or both
+    style: str = ""
+    fidelity: bool = True  # part of the GPU fidelity table
+
+    def runs_on(self, device: str) -> bool:
+        return self.device in (device, "both")
+
+
+def parse_header(text: str, where: str = "<candidate>") -> dict:
+    """The first line `# task: T  language: L  device: D [fidelity: no]` and an
+    optional `# style: ...` line after it; ValueError naming the problem."""
+    lines = text.splitlines()
+    m = HEADER.match(lines[0].strip()) if lines else None
+    if not m:
+        raise ValueError(f"{where}: first line must be '# task: <stem>  language: <lang>  device: <dev>'")
+    info = {"task": m["task"], "language": m["language"], "device": m["device"], "style": "", "fidelity": True}
+    if info["language"] not in LANGUAGES:
+        raise ValueError(f"{where}: language {info['language']!r} is not one of {', '.join(LANGUAGES)}")
+    if info["device"] not in DEVICES:
+        raise ValueError(f"{where}: device {info['device']!r} is not one of {', '.join(DEVICES)}")
+    fm = re.search(r"fidelity:\s*(\w+)", m["rest"])
+    if fm:
+        info["fidelity"] = fm.group(1).lower() not in ("no", "false", "0")
+    for line in lines[1:4]:
+        sm = re.match(r"^#\s*style:\s*(.*)$", line.strip())
+        if sm:
+            info["style"] = sm.group(1).strip()
+            break
+    return info
+
+
+def load_corpus(corpus: Path) -> list[Candidate]:
+    out = []
+    for path in sorted((corpus / "honest").glob("*.py")):
+        info = parse_header(path.read_text(encoding="utf-8"), str(path))
+        out.append(Candidate(name=path.stem, path=str(path), **info))
+    return out
+
+
+def task_path(corpus: Path, task: str) -> Path:
+    return corpus / "tasks" / f"{task}.py"
+
+
+def task_sizes(task_code: str, profile: str) -> dict:
+    """The module constants a size profile overrides (kernelmill's
+    SIZE_PROFILES convention; the full profile overrides nothing)."""
+    if profile == "full":
+        return {}
+    for node in ast.parse(task_code).body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id == "SIZE_PROFILES"):
+            return dict(ast.literal_eval(node.value).get(profile, {}))
+    return {}
+
+
+def select(cands: list[Candidate], device: str, only: list[str] | None) -> list[Candidate]:
+    chosen = [c for c in cands if c.runs_on(device)]
+    if device == "cuda":
+        chosen = [c for c in chosen if c.fidelity]
+    if only:
+        known = {c.name for c in chosen}
+        missing = [n for n in only if n not in known]
+        if missing:
+            raise SystemExit(f"--only names not in the {device} corpus: {', '.join(missing)}")
+        chosen = [c for c in chosen if c.name in set(only)]
+    return chosen
+
+
+# ------------------------------------------------- the independent measurement
+
+def _import_file(path: str, name: str):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _to(obj, device):
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        return obj.to(device)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_to(o, device) for o in obj)
+    return obj
+
+
+def _flat(obj) -> list:
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        return [obj]
+    if isinstance(obj, (list, tuple)):
+        return [t for o in obj for t in _flat(o)]
+    return []
+
+
+def measure_in_process(spec: dict) -> dict:
+    """Measure one candidate against its reference in THIS process (called in a
+    fresh one by `measure`). spec: task, candidate, device, sizes, rounds, seed,
+    and for cpu min_run_time."""
+    import torch
+
+    device = spec["device"]
+    seed = spec.get("seed", WEIGHT_SEED)
+    if device == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    else:
+        torch.set_num_threads(1)
+    task = _import_file(spec["task"], "fidelity_task")
+    for key, value in spec.get("sizes", {}).items():
+        setattr(task, key, value)
+    torch.manual_seed(seed)
+    init = task.get_init_inputs() if hasattr(task, "get_init_inputs") else []
+    torch.manual_seed(seed)
+    ref = task.Model(*init).to(device)
+    cand_mod = _import_file(spec["candidate"], "fidelity_candidate")
+    torch.manual_seed(seed)
+    cand = cand_mod.ModelNew(*init).to(device)
+    torch.manual_seed(spec.get("input_seed", INPUT_SEED))
+    inputs = _to(task.get_inputs(), device)
+
+    rounds = int(spec.get("rounds", 5))
+    ref_t, cand_t = [], []
+    with torch.no_grad():
+        want = _flat(ref(*inputs))
+        got = _flat(cand(*inputs))
+        max_err = max((float((g.float() - w.float()).abs().max()) for g, w in zip(got, want) if w.numel()),
+                      default=0.0)
+        shapes_ok = len(got) == len(want) and all(g.shape == w.shape for g, w in zip(got, want))
+        if device == "cuda":
+            from triton.testing import do_bench
+
+            def bench(model):
+                return do_bench(lambda: model(*inputs), warmup=25, rep=100, return_mode="median")
+        else:
+            from torch.utils.benchmark import Timer
+
+            min_run_time = float(spec.get("min_run_time", 0.2))
+
+            def bench(model):
+                timer = Timer(stmt="model(*inputs)", globals={"model": model, "inputs": inputs}, num_threads=1)
+                return timer.blocked_autorange(min_run_time=min_run_time).median * 1e3
+        for _ in range(rounds):
+            ref_t.append(bench(ref))
+            cand_t.append(bench(cand))
+    ratios = [r / c for r, c in zip(ref_t, cand_t)]
+    return {
+        "ref_ms": statistics.median(ref_t), "cand_ms": statistics.median(cand_t),
+        "speedup": statistics.median(ratios), "ratios": ratios,
+        "ref_rounds_ms": ref_t, "cand_rounds_ms": cand_t,
+        "max_abs_err": max_err, "shapes_ok": shapes_ok,
+        "method": ("triton.testing.do_bench(warmup=25, rep=100, median)" if device == "cuda"
+                   else f"torch.utils.benchmark.Timer.blocked_autorange(min_run_time={spec.get('min_run_time', 0.2)}), 1 thread"),
+        "torch": torch.__version__,
+    }
+
+
+def measure(spec: dict, timeout: float = 900.0) -> dict:
+    """`measure_in_process` in a fresh Python process; {"error": ...} if it fails."""
+    env = dict(os.environ)
+    if spec["device"] == "cpu" and spec.get("language") == "triton":
+        env["TRITON_INTERPRET"] = "1"
+    with tempfile.TemporaryDirectory(prefix="fidelity-") as tmp:
+        out = Path(tmp) / "result.json"
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--measure-one", json.dumps(spec), "--result", str(out)]
+        try:
+            proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return {"error": f"timed out after {timeout:.0f} s"}
+        if proc.returncode != 0 or not out.exists():
+            tail = (proc.stderr or proc.stdout or "").strip().splitlines()[-6:]
+            return {"error": f"exit {proc.returncode}: " + " | ".join(tail)}
+        return json.loads(out.read_text())
+
+
+# ------------------------------------------------------------ kernelmill side
+
+def write_samples(cands: list[Candidate], path: Path) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        for c in cands:
+            code = Path(c.path).read_text(encoding="utf-8")
+            f.write(json.dumps({"sample_id": c.name, "task_id": c.task, "language": c.language, "code": code,
+                                "meta": {"style": c.style}}) + "\n")
+
+
+def kernelmill_command() -> list[str]:
+    exe = shutil.which("kernelmill")
+    return [exe] if exe else [sys.executable, "-c", "from kernelmill.cli import main; main()"]
+
+
+def run_kernelmill(cands: list[Candidate], corpus: Path, device: str, profile: str, verdicts: Path,
+                   extra: list[str]) -> int:
+    with tempfile.TemporaryDirectory(prefix="fidelity-km-") as tmp:
+        samples = Path(tmp) / "samples.jsonl"
+        write_samples(cands, samples)
+        cmd = kernelmill_command() + [
+            "verify", str(corpus / "tasks"), str(samples), "--out", str(verdicts), "--device", device,
+            "--guards", "standard", "--profile", profile, "--store", str(Path(tmp) / "store.sqlite"), *extra]
+        print("$ " + " ".join(cmd[:1] + cmd[1:]), file=sys.stderr, flush=True)
+        return subprocess.run(cmd).returncode
+
+
+def read_verdicts(path: Path) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    if not path.exists():
+        return out
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if "sample_id" in row:
+            out[row["sample_id"]] = row  # a later line (a re-run) wins
+    return out
+
+
+# --------------------------------------------------------- table and summary
+
+def make_row(cand: Candidate, verdict: dict | None, ind: dict | None) -> dict:
+    v = verdict or {}
+    ind = ind or {}
+    km_speedup = v.get("speedup")
+    ind_speedup = ind.get("speedup")
+    deviation = None
+    if km_speedup is not None and ind_speedup:
+        deviation = km_speedup / ind_speedup - 1.0
+    return {
+        "candidate": cand.name, "task": cand.task, "language": cand.language, "style": cand.style,
+        "km_ref_ms": v.get("ref_runtime_ms"), "ind_ref_ms": ind.get("ref_ms"),
+        "km_cand_ms": v.get("runtime_ms"), "ind_cand_ms": ind.get("cand_ms"),
+        "km_speedup": km_speedup, "ind_speedup": ind_speedup, "deviation": deviation,
+        "speedup_ci": v.get("speedup_ci"), "status": v.get("status", "missing" if verdict is None else ""),
+        "flags": list(v.get("flags") or []), "message": (v.get("message") or "")[:200],
+        "measurement": v.get("measurement") or {}, "independent_error": ind.get("error"),
+    }
+
+
+def summarize(rows: list[dict], device: str) -> dict:
+    goal = GOALS[device]
+    devs = [abs(r["deviation"]) for r in rows if r.get("deviation") is not None]
+    flagged = [r["candidate"] for r in rows if r.get("status") != "ok" or r.get("flags")]
+    within = sum(d <= goal["within"] for d in devs)
+    median_dev = statistics.median(devs) if devs else None
+    ci_holds = [r for r in rows if r.get("speedup_ci") and r.get("ind_speedup")]
+    summary = {
+        "device": device, "candidates": len(rows), "n": len(devs),
+        "median_abs_deviation": median_dev, "max_abs_deviation": max(devs) if devs else None,
+        "within": within, "within_bound": goal["within"], "flagged": len(flagged), "flagged_names": flagged,
+        "ci_contains_independent": sum(r["speedup_ci"][0] <= r["ind_speedup"] <= r["speedup_ci"][1] for r in ci_holds),
+        "ci_n": len(ci_holds),
+    }
+    ok = bool(devs) and within == len(devs) and not flagged
+    if goal["median"] is not None:
+        ok = ok and median_dev is not None and median_dev <= goal["median"]
+    summary["goal_met"] = ok
+    return summary
+
+
+def _f(x, spec=".3f") -> str:
+    return "-" if x is None else format(x, spec)
+
+
+COLUMNS = ["candidate", "style", "ref ms (km / ind)", "cand ms (km / ind)", "speedup (km / ind)", "dev %",
+           "status", "flags"]
+
+
+def row_cells(r: dict) -> list[str]:
+    dev = "-" if r["deviation"] is None else f"{100 * r['deviation']:+.1f}"
+    status = r["status"] + (f" (ind: {r['independent_error'][:60]})" if r.get("independent_error") else "")
+    return [r["candidate"], r["style"][:48], f"{_f(r['km_ref_ms'], '.4f')} / {_f(r['ind_ref_ms'], '.4f')}",
+            f"{_f(r['km_cand_ms'], '.4f')} / {_f(r['ind_cand_ms'], '.4f')}",
+            f"{_f(r['km_speedup'], '.3f')} / {_f(r['ind_speedup'], '.3f')}", dev, status, ",".join(r["flags"]) or "-"]
+
+
+def summary_lines(s: dict) -> list[str]:
+    pct = lambda x: "-" if x is None else f"{100 * x:.1f}%"  # noqa: E731
+    lines = [
+        f"n = {s['n']} of {s['candidates']} candidates with both speedups ({s['device']})",
+        f"median |deviation| = {pct(s['median_abs_deviation'])}, max |deviation| = {pct(s['max_abs_deviation'])}",
+        f"within {pct(s['within_bound'])}: {s['within']} of {s['n']}",
+        f"flagged honest candidates (status not ok, or flags): {s['flagged']}"
+        + (f" ({', '.join(s['flagged_names'][:12])})" if s["flagged"] else ""),
+    ]
+    if s["ci_n"]:
+        lines.append(f"kernelmill's speedup_ci holds the independent speedup: {s['ci_contains_independent']} of {s['ci_n']}")
+    goal = GOALS[s["device"]]
+    lines.append(f"goal (all within {pct(goal['within'])}"
+                 + (f", median within {pct(goal['median'])}" if goal["median"] else "")
+                 + f", 0 flagged): {'met' if s['goal_met'] else 'NOT met'}")
+    return lines
+
+
+def markdown(rows: list[dict], summary: dict) -> str:
+    out = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    out += ["| " + " | ".join(c.replace("|", "/") for c in row_cells(r)) + " |" for r in rows]
+    out += [""] + [f"- {line}" for line in summary_lines(summary)]
+    return "\n".join(out) + "\n"
+
+
+def print_table(rows: list[dict], summary: dict) -> None:
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:  # plain text
+        for r in rows:
+            print("  ".join(row_cells(r)))
+    else:
+        table = Table(*COLUMNS, title=f"timing fidelity ({summary['device']})")
+        for r in rows:
+            table.add_row(*row_cells(r))
+        Console(width=200).print(table)
+    print("\n".join(summary_lines(summary)))
+
+
+# ------------------------------------------------------------ results file
+
+def load_results(path: Path | None) -> dict:
+    if path is None or not path.exists():
+        return {"independent": {}}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data.setdefault("independent", {})
+    return data
+
+
+def save_results(path: Path | None, data: dict) -> None:
+    if path is None:
+        return
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def pending(cands: list[Candidate], results: dict, resume: bool) -> list[Candidate]:
+    """Candidates still to measure: all of them, or with --resume those without
+    an independent result (an earlier error is measured again)."""
+    if not resume:
+        return list(cands)
+    done = results.get("independent", {})
+    return [c for c in cands if c.name not in done or "error" in done[c.name]]
+
+
+# --------------------------------------------------------------------- main
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--device", choices=("cuda", "cpu"))
+    ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    ap.add_argument("--only", default="", help="comma-separated candidate names")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--profile", default=None, help="task size profile (default: full on cuda, small on cpu)")
+    ap.add_argument("--out", type=Path, default=None, help="results JSON, rewritten after every candidate")
+    ap.add_argument("--markdown", type=Path, default=None)
+    ap.add_argument("--verdicts", type=Path, default=None, help="read these kernelmill verdicts instead of running it")
+    ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--min-run-time", type=float, default=0.2, help="cpu: blocked_autorange's min_run_time")
+    ap.add_argument("--kernelmill-arg", action="append", default=[], help="extra argument for kernelmill verify")
+    ap.add_argument("--measure-one", help=argparse.SUPPRESS)
+    ap.add_argument("--result", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+
+    if args.measure_one:  # the fresh process of `measure`
+        res = measure_in_process(json.loads(args.measure_one))
+        Path(args.result).write_text(json.dumps(res), encoding="utf-8")
+        return 0
+    if not args.device:
+        ap.error("--device is required")
+    if args.rounds < 5:
+        ap.error("--rounds must be at least 5")
+    device = args.device
+    profile = args.profile or ("full" if device == "cuda" else "small")
+    corpus = args.corpus.resolve()
+    only = [n.strip() for n in args.only.split(",") if n.strip()] or None
+    cands = select(load_corpus(corpus), device, only)
+    if not cands:
+        print("no candidates selected", file=sys.stderr)
+        return 1
+
+    results = load_results(args.out) if args.resume else {"independent": {}}
+    results.update({"device": device, "profile": profile, "rounds": args.rounds, "corpus": str(corpus)})
+
+    # (1) kernelmill's verdicts
+    if args.verdicts:
+        verdicts_path = args.verdicts
+    else:
+        verdicts_path = (args.out.with_suffix(".verdicts.jsonl") if args.out
+                         else Path(tempfile.mkdtemp(prefix="fidelity-")) / "verdicts.jsonl")
+        if not args.resume and verdicts_path.exists():
+            verdicts_path.unlink()
+        have = read_verdicts(verdicts_path)
+        todo = [c for c in cands if c.name not in have]
+        if todo:
+            t0 = time.perf_counter()
+            rc = run_kernelmill(todo, corpus, device, profile, verdicts_path, args.kernelmill_arg)
+            print(f"kernelmill verify: exit {rc}, {time.perf_counter() - t0:.0f} s for {len(todo)} candidates",
+                  file=sys.stderr, flush=True)
+    verdicts = read_verdicts(verdicts_path)
+    results["verdicts_file"] = str(verdicts_path)
+    save_results(args.out, results)
+
+    # (2) the independent measurement, one fresh process per candidate
+    todo = pending(cands, results, args.resume)
+    for i, c in enumerate(todo, 1):
+        tp = task_path(corpus, c.task)
+        spec = {"task": str(tp), "candidate": c.path, "device": device, "language": c.language,
+                "sizes": task_sizes(tp.read_text(encoding="utf-8"), profile), "rounds": args.rounds,
+                "seed": WEIGHT_SEED, "input_seed": INPUT_SEED, "min_run_time": args.min_run_time}
+        t0 = time.perf_counter()
+        ind = measure(spec)
+        results["independent"][c.name] = ind
+        save_results(args.out, results)
+        r = make_row(c, verdicts.get(c.name), ind)
+        dev = "-" if r["deviation"] is None else f"{100 * r['deviation']:+.1f}%"
+        print(f"[{i}/{len(todo)}] {c.name}: kernelmill {_f(r['km_speedup'])}x ({r['status']}), independent "
+              f"{_f(r['ind_speedup'])}x, deviation {dev}" + (f"  ERROR {ind['error']}" if "error" in ind else "")
+              + f"  ({time.perf_counter() - t0:.1f} s)", flush=True)
+
+    # (3) the table and its summary
+    rows = [make_row(c, verdicts.get(c.name), results["independent"].get(c.name)) for c in cands]
+    summary = summarize(rows, device)
+    results["rows"] = rows
+    results["summary"] = summary
+    save_results(args.out, results)
+    print_table(rows, summary)
+    if args.markdown:
+        args.markdown.write_text(markdown(rows, summary), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
