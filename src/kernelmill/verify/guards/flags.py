@@ -33,6 +33,13 @@ FLAGS: dict[str, tuple[str, int, str]] = {
     "nondeterministic": ("incorrect", 13, "two calls on the same inputs disagree"),
     "harness_introspection": ("rejected", 14, "reads the harness's frames, memory or files"),
     "suspicious_speed": ("rejected", 15, "faster than the memory traffic of the task allows"),
+    # items 17-19 (batch-and-skip, phase detection, pointer-keyed graphs) are
+    # caught as deferred_work or cached_output
+    "l2_persistence": ("rejected", 16, "pins data in L2 (persisting carve-out or access-policy window) "
+                                       "so it survives the cache flush between timed calls"),
+    "forged_output": ("rejected", 20, "writes reports of its own or takes over the harness's output channels"),
+    "launch_failure": ("incorrect", 21, "a kernel launch failed (e.g. an illegal configuration); the output "
+                                        "is whatever the memory held"),
 }
 # flags the fallback policy governs (item 7 and 8)
 FALLBACK_FLAGS = {"calls_reference", "torch_fallback", "try_fallback", "decoy_kernel"}

@@ -94,6 +94,14 @@ def judge(job, level, device, cand_code, facts, got, expected, sets, findings, p
     for key in ("background_thread", "deferred_work"):
         if facts.get(key):
             findings.add(key, facts[key])
+    if facts.get("post_loop_changed"):  # items 17/18: work of timed calls done by later calls
+        changed = facts["post_loop_changed"]
+        findings.add("deferred_work", f"outputs of timed calls changed before the timing loop ended "
+                                      f"({', '.join(map(str, changed[:3]))}{', ...' if len(changed) > 3 else ''})")
+    if facts.get("launch_error"):  # item 21
+        findings.add("launch_failure", f"a launch failed silently: {facts['launch_error']}")
+    if facts.get("l2_persisting"):  # item 16
+        findings.add("l2_persistence", facts["l2_persisting"])
     if facts.get("rebound"):
         findings.add("harness_patched", "rebound in the candidate's process: " + ", ".join(facts["rebound"][:5]))
 
