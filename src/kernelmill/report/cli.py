@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import typer
 from rich.console import Console
 
 from ..records import ReadProblem, Verdict, read_jsonl
-from .metrics import metrics_by_level
+from .metrics import RESAMPLES, SEED, metrics_by_level
 from .table import metrics_json, metrics_table
 
-# wide enough for the metrics table when stdout is a file or a pipe
-console = Console() if Console().is_terminal else Console(width=160)
+# wide enough for the metrics table when stdout is a file or a pipe (COLUMNS, when set, wins)
+console = Console() if Console().is_terminal or os.environ.get("COLUMNS") else Console(width=160)
 err = Console(stderr=True)
 
 
@@ -26,8 +27,8 @@ def _floats(text: str, name: str) -> list[float]:
 
 
 def print_metrics(verdicts: list[Verdict], ks: list[int] = (1,), ps: list[float] = (0, 0.5, 1, 1.5, 2),
-                  as_json: bool = False) -> dict:
-    levels = metrics_by_level(verdicts, ps=ps, ks=ks)
+                  as_json: bool = False, resamples: int = RESAMPLES, seed: int = SEED) -> dict:
+    levels = metrics_by_level(verdicts, ps=ps, ks=ks, resamples=resamples, seed=seed)
     if as_json:
         print(json.dumps(metrics_json(levels), indent=2))
     else:
@@ -37,12 +38,19 @@ def print_metrics(verdicts: list[Verdict], ks: list[int] = (1,), ps: list[float]
 
 def metrics_command(
     verdicts_path: Path = typer.Argument(..., metavar="VERDICTS.jsonl"),
-    k: str = typer.Option("1,10", "--k", help="pass@k values (samples per task must be >= k)."),
+    k: str = typer.Option("1,10", "--k", help="pass@k values; each is averaged over the tasks with >= k samples."),
     p: str = typer.Option("0,0.5,1,1.5,2", "--p", help="fast_p thresholds."),
     tasks: str = typer.Option(None, help="Task source to fill in levels missing from the verdicts."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    resamples: int = typer.Option(RESAMPLES, min=0, help="Bootstrap resamples for the 95% intervals (0: none)."),
+    seed: int = typer.Option(SEED, help="Seed of the bootstrap, so the same verdicts print the same intervals."),
 ) -> None:
-    """Exec, fast_p, pass@k (Exec and fast_1) and geometric-mean speedup, per level."""
+    """Exec, fast_p, pass@k (Exec and fast_1) and geometric-mean speedup, per level, with 95% intervals.
+
+    Intervals: bootstrap over tasks, each speedup redrawn within its speedup_ci
+    (src/kernelmill/report/intervals.py). "undecided" counts the correct samples
+    whose speedup_ci holds p.
+    """
     if not verdicts_path.exists():
         err.print(f"[red]error:[/red] verdicts file not found: {verdicts_path}")
         raise typer.Exit(2)
@@ -58,4 +66,4 @@ def metrics_command(
             if v.level is None:
                 v.level = levels.get(v.task_id)
     ks = [int(x) for x in _floats(k, "--k")]
-    print_metrics(verdicts, ks=ks, ps=_floats(p, "--p"), as_json=as_json)
+    print_metrics(verdicts, ks=ks, ps=_floats(p, "--p"), as_json=as_json, resamples=resamples, seed=seed)

@@ -91,41 +91,37 @@ def bootstrap(groups: Sequence[Sequence[Verdict]], ps: Sequence[float], resample
     exact = timed & ~noisy
     log_p = {p: math.log(p) if p > 0 else -math.inf for p in ps}
 
-    # per-task parts that do not change between rounds
-    exec_share = np.bincount(task, weights=correct, minlength=T) / n
-    timed_count = np.bincount(task, weights=timed, minlength=T)
-    exact_log = np.bincount(task, weights=np.where(exact, log_s, 0.0), minlength=T)
-    exact_fast = {p: np.bincount(task, weights=exact & (log_s > log_p[p]), minlength=T) / n for p in ps}
-    # samples redrawn each round; `flat` is grouped by task, so each task's are contiguous
-    mu, lo, hi = log_s[noisy], spread[noisy, 0], spread[noisy, 1]
+    # per-task parts that do not change between rounds, one column each:
+    # Exec share, timed samples, sum of exact log speedups, exact fast share per p
+    fixed = np.stack([np.bincount(task, weights=correct, minlength=T) / n,
+                      np.bincount(task, weights=timed, minlength=T),
+                      np.bincount(task, weights=np.where(exact, log_s, 0.0), minlength=T)]
+                     + [np.bincount(task, weights=exact & (log_s > log_p[p]), minlength=T) / n for p in ps], axis=1)
+    # samples redrawn each round, one row each; `flat` is grouped by task, so each
+    # task's rows are contiguous and np.add.reduceat sums them per task
+    mu, lo, hi = log_s[noisy, None], spread[noisy, 0, None], spread[noisy, 1, None]
     seg_task, seg_start = np.unique(task[noisy], return_index=True)
-    seg_n = n[seg_task]
+    seg_n = n[seg_task, None]
 
     rng = np.random.default_rng(seed)
-    exec_r = np.empty(resamples)
-    fast_r = {p: np.empty(resamples) for p in ps}
-    geo_r = np.empty(resamples)
+    out = np.empty((resamples, fixed.shape[1]))  # same columns as `fixed`, per round
     step = max(1, CHUNK_ELEMENTS // max(T, mu.size, 1))
     for start in range(0, resamples, step):
         b = min(step, resamples - start)
         drawn = rng.integers(0, T, size=(b, T))
         w = np.bincount((np.arange(b)[:, None] * T + drawn).ravel(), minlength=b * T).reshape(b, T).astype(float)
-        rows = slice(start, start + b)
-        exec_r[rows] = w @ exec_share / T
-        log_sum = w @ exact_log
-        fast = {p: w @ exact_fast[p] for p in ps}
+        rows = out[start:start + b]
+        rows[:] = w @ fixed
         if mu.size:
-            z = rng.standard_normal((b, mu.size))
+            z = rng.standard_normal((mu.size, b))
             redrawn = mu + z * np.where(z > 0, hi, lo)
-            ws = w[:, seg_task]
-            log_sum += (ws * np.add.reduceat(redrawn, seg_start, axis=1)).sum(axis=1)
-            for p in ps:
-                count = np.add.reduceat(redrawn > log_p[p], seg_start, axis=1, dtype=np.float64)
-                fast[p] += (ws * count / seg_n).sum(axis=1)
-        for p in ps:
-            fast_r[p][rows] = fast[p] / T
-        denom = w @ timed_count
-        with np.errstate(divide="ignore", invalid="ignore"):
-            geo_r[rows] = np.where(denom > 0, np.exp(log_sum / denom), np.nan)
-    return Intervals(exec=_percentiles(exec_r), fast={keys[p]: _percentiles(fast_r[p]) for p in ps},
-                     geomean_speedup=_percentiles(geo_r))
+            ws = w.T[seg_task]  # (tasks with redrawn samples, rounds)
+            rows[:, 2] += (ws * np.add.reduceat(redrawn, seg_start, axis=0)).sum(axis=0)
+            for i, p in enumerate(ps):
+                count = np.add.reduceat(redrawn > log_p[p], seg_start, axis=0, dtype=np.float64)
+                rows[:, 3 + i] += (ws * count / seg_n).sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        geo = np.where(out[:, 1] > 0, np.exp(out[:, 2] / out[:, 1]), np.nan)
+    return Intervals(exec=_percentiles(out[:, 0] / T),
+                     fast={keys[p]: _percentiles(out[:, 3 + i] / T) for i, p in enumerate(ps)},
+                     geomean_speedup=_percentiles(geo))
