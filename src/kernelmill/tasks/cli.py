@@ -91,7 +91,7 @@ def audit_tasks(
         bar = progress.add_task("", total=len(tasks))
         report = run_audit(tasks, source, opts,
                            on_start=lambda t: progress.update(bar, description=t.task_id),
-                           on_done=lambda a: progress.advance(bar))
+                           on_done=lambda a: _audit_done(progress, bar, a))
     console.print(render_table(report))
     console.print(report.summary_line())
     if json_out is not None:
@@ -100,3 +100,13 @@ def audit_tasks(
         console.print(f"wrote {json_out}")
     if report.interrupted:
         raise typer.Exit(130)
+
+
+def _audit_done(progress: Progress, bar, audit) -> None:
+    """Advance the bar; where stderr is a log rather than a terminal (no live
+    bar), say which task finished, so a long run can be followed."""
+    progress.advance(bar)
+    if not err.is_terminal:
+        weak = ",".join(audit.weak_by) or "-"
+        err.print(f"audit {audit.task_id}: {audit.status} in {audit.wall_s:.1f} s, weak by {weak}"
+                  + (f" ({audit.message[:120]})" if audit.message else ""), soft_wrap=True)
