@@ -24,6 +24,20 @@ HEAD = "import torch\nimport torch.nn as nn\n"
     (HEAD + "data = open('/proc/self/maps').read()\n", "harness_introspection"),
     (HEAD + "def forward(x):\n    try:\n        return ext.relu(x)\n    except RuntimeError:\n"
             "        return torch.relu(x)\n", "try_fallback"),
+    # 16: persisting L2, by name or by number
+    (HEAD + 'src = "cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, n);"\n', "l2_persistence"),
+    (HEAD + 'src = """\ncudaStreamAttrValue v;\nv.accessPolicyWindow.num_bytes = n;\n"""\n', "l2_persistence"),
+    (HEAD + 'src = "cudaDeviceSetLimit((cudaLimit)6, 1 << 20);"\n', "l2_persistence"),
+    (HEAD + 'src = "cudaStreamSetAttribute(s, (cudaStreamAttrID)1, &v);"\n', "l2_persistence"),
+    (HEAD + 'src = "cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, n);"\n', "l2_persistence"),
+    # 20: descriptors the harness opened, detached processes
+    (HEAD + "import os\nos.write(3, b'{\"status\": \"ok\"}')\n", "forged_output"),
+    (HEAD + "import os\nos.dup2(os.open('/dev/null', os.O_WRONLY), 5)\n", "forged_output"),
+    (HEAD + "import os\nif os.fork() == 0:\n    os.setsid()\n", "forged_output"),
+    (HEAD + "from os import fork as f\nf()\n", "forged_output"),
+    (HEAD + "import subprocess\nsubprocess.Popen(['python', 'w.py'], start_new_session=True)\n", "forged_output"),
+    (HEAD + "import subprocess as sp\nsp.Popen(['python', 'w.py'], process_group=0)\n", "forged_output"),
+    (HEAD + "import os\nos.system('nohup python w.py &')\n", "forged_output"),
 ])
 def test_pattern_is_flagged(code, flag):
     assert flag in {f.flag for f in check_source(code, "standard", "cuda")}
@@ -74,4 +88,95 @@ def test_decide_status_and_policy():
 
 
 def test_every_flag_has_a_status_and_item():
-    assert all(status in ("rejected", "incorrect") and 1 <= item <= 15 for status, item, _ in FLAGS.values())
+    assert all(status in ("rejected", "incorrect") and 1 <= item <= 21 for status, item, _ in FLAGS.values())
+    assert {FLAGS[f][1] for f in ("l2_persistence", "forged_output", "launch_failure")} == {16, 20, 21}
+
+
+# every way of naming torch.backends.cudnn / torch.backends.cuda in a module
+BACKEND_ALIASES = [
+    ("import torch\n", "torch.backends.cudnn", "torch.backends.cuda"),
+    ("import torch.backends.cudnn\nimport torch.backends.cuda\n", "torch.backends.cudnn", "torch.backends.cuda"),
+    ("from torch.backends import cudnn\nfrom torch.backends import cuda as bc\n", "cudnn", "bc"),
+    ("import torch.backends.cudnn as cudnn\nimport torch.backends.cuda as bc\n", "cudnn", "bc"),
+    ("import torch.backends as tb\n", "tb.cudnn", "tb.cuda"),
+    ("from torch import backends\n", "backends.cudnn", "backends.cuda"),
+    ("import torch as t\n", "t.backends.cudnn", "t.backends.cuda"),
+    ("import torch\ncudnn = torch.backends.cudnn\nbc = torch.backends.cuda\n", "cudnn", "bc"),
+]
+NUMERICS_PRESERVING = [
+    "{cudnn}.benchmark = True", "{cudnn}.deterministic = True", "{cudnn}.enabled = False",
+    "{cudnn}.benchmark_limit = 0", "{cudnn}.allow_tf32 = False", "{cudnn}.fp32_precision = 'ieee'",
+    "{cuda}.matmul.allow_tf32 = False", "{cuda}.matmul.allow_bf16_reduced_precision_reduction = False",
+    "{cuda}.enable_flash_sdp(False)", "{cuda}.enable_mem_efficient_sdp(True)", "{cuda}.enable_math_sdp(True)",
+    "{cuda}.preferred_linalg_library('cusolver')", "{cuda}.preferred_blas_library('cublaslt')",
+    "{cuda}.cufft_plan_cache.max_size = 32", "{cuda}.enable_fp16_bf16_reduction_math_sdp(False)",
+    "setattr({cudnn}, 'benchmark', True)",
+    "with {cudnn}.flags(enabled=True, benchmark=True, deterministic=True, allow_tf32=False):\n    pass",
+    "{cudnn}.set_flags(True, True, 10, True, False)",
+    "with {cuda}.sdp_kernel(enable_flash=True, enable_math=False):\n    pass",
+]
+PRECISION_REDUCING = [
+    "{cudnn}.allow_tf32 = True", "{cudnn}.fp32_precision = 'tf32'", "{cudnn}.conv.fp32_precision = 'tf32'",
+    "{cuda}.matmul.allow_tf32 = True", "{cuda}.matmul.allow_fp16_reduced_precision_reduction = True",
+    "{cuda}.matmul.allow_bf16_reduced_precision_reduction = True", "{cuda}.matmul.fp32_precision = 'tf32'",
+    "{cuda}.matmul.allow_fp16_accumulation = True", "{cuda}.enable_fp16_bf16_reduction_math_sdp(True)",
+    "{cuda}.allow_fp16_bf16_reduction_math_sdp(True)", "setattr({cudnn}, 'allow_tf32', True)",
+    "with {cudnn}.flags(enabled=True, allow_tf32=True):\n    pass", "{cudnn}.set_flags(True, True, 10, True, True)",
+    "{cudnn}.allow_tf32 = flag",
+]
+
+
+@pytest.mark.parametrize("imports,cudnn,cuda", BACKEND_ALIASES)
+@pytest.mark.parametrize("line", NUMERICS_PRESERVING)
+def test_numerics_preserving_backend_knobs_are_not_flagged(imports, cudnn, cuda, line):
+    code = imports + "flag = True\n" + line.format(cudnn=cudnn, cuda=cuda) + "\n"
+    assert check_source(code, "strict", "cuda") == [], code
+
+
+@pytest.mark.parametrize("imports,cudnn,cuda", BACKEND_ALIASES)
+@pytest.mark.parametrize("line", PRECISION_REDUCING)
+def test_precision_reducing_backend_knobs_are_flagged(imports, cudnn, cuda, line):
+    code = imports + "flag = True\n" + line.format(cudnn=cudnn, cuda=cuda) + "\n"
+    assert [f.flag for f in check_source(code, "standard", "cuda")] == ["precision_downgrade"], code
+
+
+@pytest.mark.parametrize("code,flag", [
+    ("import torch\ntorch.set_float32_matmul_precision('high')\n", "precision_downgrade"),
+    ("from torch import set_float32_matmul_precision as p\np('medium')\n", "precision_downgrade"),
+    ("import torch\ntorch.backends.fp32_precision = 'tf32'\n", "precision_downgrade"),
+    ("import torch\ntorch.backends.mkldnn.matmul.fp32_precision = 'bf16'\n", "precision_downgrade"),
+    ("import torch\ntorch.set_default_dtype(torch.bfloat16)\n", "precision_downgrade"),
+    ("import torch\ntorch.backends.cudnn = None\n", "harness_patched"),
+    ("import torch\ntorch.backends.cudnn.is_available = lambda: False\n", "harness_patched"),
+    ("import torch\ndef no():\n    return False\ntorch.backends.cuda.is_built = no\n", "harness_patched"),
+])
+def test_other_torch_settings(code, flag):
+    assert [f.flag for f in check_source(code, "standard")] == [flag]
+
+
+def test_full_precision_torch_settings_are_not_flagged():
+    code = ("import torch\ntorch.set_float32_matmul_precision('highest')\ntorch.backends.mkldnn.enabled = False\n"
+            "torch.backends.opt_einsum.strategy = 'optimal'\ntorch.use_deterministic_algorithms(True)\n"
+            "torch.set_default_dtype(torch.float32)\n")
+    assert check_source(code, "strict") == []
+
+
+@pytest.mark.parametrize("code", [
+    "import os, sys\nsaved = os.dup(1)\nos.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())\n",
+    "import os\nos.write(2, b'building\\n')\n",
+    "import atexit\natexit.register(lambda: None)\n",
+    "import signal\nsignal.signal(signal.SIGALRM, lambda *a: None)\n",
+])
+def test_output_channel_heuristics_are_strict_only(code):
+    assert check_source(code, "standard") == []
+    assert {f.flag for f in check_source(code, "strict")} == {"forged_output"}
+
+
+def test_honest_process_and_cuda_patterns_are_not_flagged():
+    code = ("import subprocess, os\nsubprocess.run(['nvcc', '--version'], check=True)\n"
+            "print('speed', flush=True)\n"
+            'src = """\n// no persisting L2 here, no accessPolicyWindow either\n'
+            "cudaDeviceSetLimit(cudaLimitStackSize, 4096);\n"
+            "cudaStreamSetAttribute(s, cudaLaunchAttributeSynchronizationPolicy, &v);\n"
+            'asm volatile("ld.global.L2::evict_last.f32 %0, [%1];" : "=f"(r) : "l"(p));\n"""\n')
+    assert check_source(code, "standard") == []
