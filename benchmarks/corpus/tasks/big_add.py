@@ -3,7 +3,7 @@ import torch
 import torch.nn as nn
 
 N = 1 << 26
-SIZE_PROFILES = {"small": {"N": 1 << 20}}
+SIZE_PROFILES = {"small": {"N": 1048576}}
 
 
 class Model(nn.Module):

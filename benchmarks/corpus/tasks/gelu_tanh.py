@@ -6,7 +6,7 @@ import torch
 import torch.nn as nn
 
 N = 1 << 24
-SIZE_PROFILES = {"small": {"N": 1 << 18}}
+SIZE_PROFILES = {"small": {"N": 262144}}
 
 
 class Model(nn.Module):
