@@ -72,8 +72,8 @@ def _notes(levels: dict[str, MetricSet]) -> list[str]:
     overall = levels["all"]
     notes = []
     if overall.ci_resamples:
-        notes.append(f"x% lo–hi: point figure, then its 95% interval: bootstrap over tasks ({overall.ci_resamples} resamples, seed "
-                     f"{overall.ci_seed}) with each speedup redrawn within its own speedup_ci "
+        notes.append(f"x% lo–hi: point figure, then its 95% interval: bootstrap over tasks "
+                     f"({overall.ci_resamples} resamples, seed {overall.ci_seed}) with each speedup redrawn within its own speedup_ci "
                      f"({overall.samples_with_speedup_ci} of {overall.timed_samples} timed samples have one).")
     undecided = {p: n for p, n in overall.fast_undecided.items() if n}
     if undecided:
