@@ -1,0 +1,180 @@
+"""benchmarks/timing_fidelity.py: the independent measurer on tiny CPU
+candidates (loose bounds, no timing assertion beyond "3x the work is slower"),
+the table and summary arithmetic on synthetic verdicts, and --resume."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _import(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+tf = _import(ROOT / "benchmarks" / "timing_fidelity.py", "kernelmill_bench_timing_fidelity")
+
+TASK = '''
+import torch
+import torch.nn as nn
+N = 1 << 16
+SIZE_PROFILES = {"small": {"N": 262144}}
+class Model(nn.Module):
+    def forward(self, x):
+        return x * 2
+def get_inputs():
+    return [torch.randn(N)]
+def get_init_inputs():
+    return []
+'''
+
+SAME = '''# task: double  language: torch  device: both
+# style: x + x
+import torch.nn as nn
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return x + x
+'''
+
+SLOW = '''# task: double  language: torch  device: both
+# style: three passes where one does
+import torch.nn as nn
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = x * 2
+        y = y * 1.0
+        return y + 0.0
+'''
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "honest").mkdir()
+    (tmp_path / "tasks" / "double.py").write_text(TASK)
+    (tmp_path / "honest" / "double__add.py").write_text(SAME)
+    (tmp_path / "honest" / "double__slow.py").write_text(SLOW)
+    return tmp_path
+
+
+def _spec(corpus, name):
+    task = corpus / "tasks" / "double.py"
+    return {"task": str(task), "candidate": str(corpus / "honest" / f"{name}.py"), "device": "cpu",
+            "language": "torch", "sizes": tf.task_sizes(task.read_text(), "small"), "rounds": 5,
+            "min_run_time": 0.02}
+
+
+def test_independent_measurer_on_tiny_cpu_candidates(corpus):
+    same = tf.measure(_spec(corpus, "double__add"))
+    assert "error" not in same, same
+    assert same["max_abs_err"] == 0.0 and same["shapes_ok"]
+    assert len(same["ratios"]) == 5
+    assert 1 / 3 < same["speedup"] < 3  # the same work: near 1, loosely
+    slow = tf.measure(_spec(corpus, "double__slow"))
+    assert "error" not in slow, slow
+    assert slow["speedup"] < 1.0  # three passes measured slower than one
+    assert slow["cand_ms"] > slow["ref_ms"]
+
+
+def test_measurer_reports_a_broken_candidate(corpus):
+    (corpus / "honest" / "double__broken.py").write_text(
+        "# task: double  language: torch  device: cpu\nraise RuntimeError('boom')\n")
+    res = tf.measure(_spec(corpus, "double__broken"))
+    assert "boom" in res["error"]
+
+
+def test_corpus_loading_and_selection(corpus):
+    cands = tf.load_corpus(corpus)
+    assert [c.name for c in cands] == ["double__add", "double__slow"]
+    assert cands[0].style == "x + x" and cands[0].runs_on("cpu") and cands[0].runs_on("cuda")
+    assert [c.name for c in tf.select(cands, "cpu", ["double__slow"])] == ["double__slow"]
+    with pytest.raises(SystemExit):
+        tf.select(cands, "cpu", ["nope"])
+    cands[0].fidelity = False
+    assert [c.name for c in tf.select(cands, "cuda", None)] == ["double__slow"]
+    assert tf.task_sizes(TASK, "small") == {"N": 262144}
+    assert tf.task_sizes(TASK, "full") == {}
+
+
+def test_samples_file(corpus, tmp_path):
+    out = tmp_path / "samples.jsonl"
+    tf.write_samples(tf.load_corpus(corpus), out)
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["sample_id"], r["task_id"], r["language"]) for r in rows] == [
+        ("double__add", "double", "torch"), ("double__slow", "double", "torch")]
+    assert rows[0]["code"] == SAME
+
+
+def _cand(name):
+    return tf.Candidate(name=name, path=f"/x/{name}.py", task="t", language="torch", device="both", style="s")
+
+
+def test_rows_and_summary_arithmetic():
+    verdicts = {
+        "a": {"status": "ok", "speedup": 1.1, "runtime_ms": 1.0, "ref_runtime_ms": 1.1, "flags": [],
+              "speedup_ci": [1.0, 1.2]},
+        "b": {"status": "ok", "speedup": 2.0, "runtime_ms": 0.5, "ref_runtime_ms": 1.0, "flags": []},
+        "c": {"status": "rejected", "speedup": None, "flags": ["slow_copy"]},
+        "d": {"status": "ok", "speedup": 0.5, "flags": ["suspicious"]},
+    }
+    ind = {"a": {"speedup": 1.0, "ref_ms": 1.0, "cand_ms": 1.0}, "b": {"speedup": 2.5},
+           "c": {"speedup": 1.0}, "d": {"error": "exit 1"}}
+    rows = [tf.make_row(_cand(n), verdicts[n], ind[n]) for n in "abcd"]
+    assert rows[0]["deviation"] == pytest.approx(0.1)
+    assert rows[1]["deviation"] == pytest.approx(-0.2)
+    assert rows[2]["deviation"] is None and rows[3]["deviation"] is None
+    s = tf.summarize(rows, "cpu")
+    assert s["n"] == 2 and s["candidates"] == 4
+    assert s["median_abs_deviation"] == pytest.approx(0.15)
+    assert s["max_abs_deviation"] == pytest.approx(0.2)
+    assert s["within"] == 2  # both within 25%
+    assert s["flagged"] == 2 and s["flagged_names"] == ["c", "d"]
+    assert s["ci_n"] == 1 and s["ci_contains_independent"] == 1
+    assert not s["goal_met"]
+    g = tf.summarize(rows, "cuda")
+    assert g["within"] == 1  # only a's 10% deviation is within the GPU bound
+    md = tf.markdown(rows, s)
+    assert md.count("\n| ") == 5  # separator line and four rows after the header
+    assert "+10.0" in md and "-20.0" in md and "slow_copy" in md
+    missing = tf.make_row(_cand("e"), None, None)
+    assert missing["status"] == "missing" and missing["deviation"] is None
+
+
+def test_goal_met_when_all_agree():
+    rows = [tf.make_row(_cand(n), {"status": "ok", "speedup": 1.0 + d, "flags": []}, {"speedup": 1.0})
+            for n, d in (("a", 0.01), ("b", -0.02), ("c", 0.05))]
+    assert tf.summarize(rows, "cuda")["goal_met"]  # all within 10%, median 2%
+    rows.append(tf.make_row(_cand("d"), {"status": "ok", "speedup": 1.2, "flags": []}, {"speedup": 1.0}))
+    assert not tf.summarize(rows, "cuda")["goal_met"]
+
+
+def test_resume_skips_measured_candidates(tmp_path):
+    out = tmp_path / "results.json"
+    results = tf.load_results(out)
+    assert results == {"independent": {}}
+    results["independent"]["a"] = {"speedup": 1.0}
+    results["independent"]["b"] = {"error": "timed out"}
+    tf.save_results(out, results)
+    again = tf.load_results(out)
+    cands = [_cand(n) for n in "abc"]
+    assert [c.name for c in tf.pending(cands, again, resume=True)] == ["b", "c"]
+    assert [c.name for c in tf.pending(cands, again, resume=False)] == ["a", "b", "c"]
+
+
+def test_read_verdicts_keeps_the_last_line_per_sample(tmp_path):
+    path = tmp_path / "v.jsonl"
+    path.write_text('{"sample_id": "a", "status": "timeout"}\nnot json\n{"sample_id": "a", "status": "ok"}\n'
+                    '{"sample_id": "b", "status": "ok"}\n{"sample_id": "c", "sta')
+    v = tf.read_verdicts(path)
+    assert sorted(v) == ["a", "b"] and v["a"]["status"] == "ok"
+    assert tf.read_verdicts(tmp_path / "none.jsonl") == {}
