@@ -144,7 +144,7 @@ def test_rows_and_summary_arithmetic():
     g = tf.summarize(rows, "cuda")
     assert g["within"] == 1  # only a's 10% deviation is within the GPU bound
     md = tf.markdown(rows, s)
-    assert md.count("\n| ") == 5  # separator line and four rows after the header
+    assert md.count("\n| ") == 4  # the four rows after the header and its separator
     assert "+10.0" in md and "-20.0" in md and "slow_copy" in md
     missing = tf.make_row(_cand("e"), None, None)
     assert missing["status"] == "missing" and missing["deviation"] is None
