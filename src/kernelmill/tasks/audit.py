@@ -255,18 +255,35 @@ def _rebuild(out: Any, leaves: list[Any]) -> Any:
 
 # ---------------------------------------------------------------- one task (child process)
 
+def load_reference(task_path: str, sizes: dict, weight_seed: int):
+    """The task module with its size profile applied, and `Model` built the way
+    verify builds it: seed, ``get_init_inputs()``, seed again, construct."""
+    import importlib.util
+
+    import torch
+
+    spec = importlib.util.spec_from_file_location("reference", task_path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["reference"] = module
+    spec.loader.exec_module(module)
+    for key, value in sizes.items():
+        setattr(module, key, value)
+    torch.manual_seed(weight_seed)
+    init_inputs = module.get_init_inputs() if hasattr(module, "get_init_inputs") else []
+    torch.manual_seed(weight_seed)
+    return module, module.Model(*init_inputs)
+
+
 def audit_reference(task_path: str, sizes: dict, opts: AuditOptions) -> dict[str, Any]:
     """Audit one task file in this process; returns the JSON-able result."""
     import torch
-
-    from ..verify.worker import load_reference
 
     if opts.threads > 0:
         torch.set_num_threads(opts.threads)
     device = torch.device(opts.device)
     stage = "building the reference"
     try:
-        ref_mod, _, model = load_reference({"task": task_path, "sizes": sizes, "weight_seed": opts.weight_seed})
+        ref_mod, model = load_reference(task_path, sizes, opts.weight_seed)
         model = model.to(device)  # training mode, as constructed: no .eval()
         rule = CheckRule(tolerances=dict(DEFAULT_TOLERANCES))
         names = ["zeros", "constant", "mean_channel", "mean_last", "shape_only", "input_copy"]
