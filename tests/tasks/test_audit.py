@@ -41,7 +41,6 @@ BODIES = {
     "level1/3_Identity": "return x",
     "level1/4_Raises": "raise RuntimeError('broken reference')",
     "level1/5_Bias": "return torch.arange(32.0).expand(16, 32) + 1e-6 * x",
-    "level1/6_Flatten": "return x.flatten()",
 }
 
 
@@ -86,8 +85,6 @@ def test_identity_lets_input_copy_pass(report):
     t = _by_id(report)["level1/3_Identity"]
     assert t.verdicts["input_copy"] == PASS and t.details["input_copy_mode"] == "as is"
     assert t.verdicts["zeros"] == FAIL and t.weak_by == ["input_copy"]
-    flat = _by_id(report)["level1/6_Flatten"]
-    assert flat.verdicts["input_copy"] == PASS and flat.details["input_copy_mode"] == "reshaped"
 
 
 def test_per_channel_constant_lets_mean_only_pass(report):
@@ -99,7 +96,7 @@ def test_per_channel_constant_lets_mean_only_pass(report):
 def test_reference_that_raises_is_an_error_row(report):
     t = _by_id(report)["level1/4_Raises"]
     assert t.status == "error" and "broken reference" in t.message and "reference forward" in t.message
-    assert report.summary()["errors"] == 1 and report.summary()["audited"] == 5
+    assert report.summary()["errors"] == 1 and report.summary()["audited"] == 4
 
 
 def test_input_copy_pads_truncates_and_reports_na():
@@ -109,6 +106,8 @@ def test_input_copy_pads_truncates_and_reports_na():
     assert mode == "zero-padded" and out.flatten().tolist() == [0, 1, 2, 3, 0, 0]
     out, mode = trivial_output("input_copy", ref, f, torch.arange(10.0), None)
     assert mode == "truncated" and out.shape == (2, 3) and out.flatten().tolist() == [0, 1, 2, 3, 4, 5]
+    out, mode = trivial_output("input_copy", ref, f, torch.arange(6.0).reshape(3, 2), None)
+    assert mode == "reshaped" and out.flatten().tolist() == [0, 1, 2, 3, 4, 5]
     assert trivial_output("input_copy", ref, f, None, None) == (None, "no tensor input")
     idx = torch.tensor([1, 2])
     out, _ = trivial_output("constant", idx, fit(idx), None, None)
@@ -118,21 +117,21 @@ def test_input_copy_pads_truncates_and_reports_na():
 def test_cli_writes_json_and_reports_timeouts(task_dir, tmp_path):
     slow = tmp_path / "slow"
     (slow / "level1").mkdir(parents=True)
-    for name in ("1_Zeros", "3_Identity"):
+    for name in ("1_Zeros",):
         (slow / "level1" / f"{name}.py").write_text((task_dir / "level1" / f"{name}.py").read_text())
     (slow / "level1" / "9_Hang.py").write_text(TEMPLATE.format(body="import time; time.sleep(600)"))
     out = tmp_path / "audit.json"
     res = CliRunner().invoke(app, ["tasks", "audit", str(slow), "--json", str(out), "--timeout", "10",
                                    "--threads", "1"])
     assert res.exit_code == 0, res.output
-    assert "2 weak" in res.output and "1 timeouts" in res.output
+    assert "1 weak" in res.output and "1 timeouts" in res.output
     data = json.loads(out.read_text())
-    assert data["summary"]["weak_by"]["zeros"] == 1 and data["summary"]["weak_by"]["input_copy"] == 1
+    assert data["summary"]["weak_by"]["zeros"] == 1 and data["summary"]["weak_by"]["input_copy"] == 0
     rows = {t["task_id"]: t for t in data["tasks"]}
     assert rows["level1/9_Hang"]["status"] == "timeout"
     assert rows["level1/1_Zeros"]["verdicts"]["input_copy"] == FAIL and rows["level1/1_Zeros"]["weak"]
-    assert rows["level1/3_Identity"]["outputs"][0]["shape"] == [16, 32]
-    assert rows["level1/3_Identity"]["overall"]["std"] > 0.5
+    assert rows["level1/1_Zeros"]["outputs"][0]["shape"] == [16, 32]
+    assert rows["level1/1_Zeros"]["overall"] == {"max_abs": 0.0, "std": 0.0, "zero_frac": 1.0}
 
 
 def test_cli_rejects_one_trial(task_dir):
