@@ -146,7 +146,8 @@ class Verifier:
     def _prepare(self, job: _Job) -> None:
         job.workdir = Path(tempfile.mkdtemp(prefix=job.key[:12] + "-", dir=self.cache_dir / "work"))
         (job.workdir / "candidate.py").write_text(job.sample.code, encoding="utf-8")
-        (job.workdir / "task.py").write_text(job.task.code, encoding="utf-8")
+        # the task's code travels inside the job file (read and deleted by the
+        # run process), never as a file beside the candidate
 
     def _phase(self, job: _Job, phase: str, run_device: str, gpu: int | None, extra: dict) -> tuple[PhaseResult, dict | None]:
         backend = get_backend(job.sample.language)
@@ -160,7 +161,7 @@ class Verifier:
         env = scrubbed_env({**env, **self._visible(gpu)}, home=str(phase_dir))
         result_path = phase_dir / "result.json"
         job_file = {
-            "candidate": str(job.workdir / "candidate.py"), "task": str(job.workdir / "task.py"),
+            "candidate": str(job.workdir / "candidate.py"), "task_code": job.task.code, "task_id": job.task.task_id,
             "result": str(result_path), "rlimits": self.sandbox.rlimits(),
             "message_limit": self.config.output_limit // 2, **extra,
         }
@@ -177,7 +178,10 @@ class Verifier:
             else:
                 if spare is not None:  # it died waiting: a fresh process takes the job
                     self.sandbox.discard(spare.proc)
-                res = self.sandbox.run(python_argv("kernelmill.verify.worker", phase, str(job_path)),
+                args = [phase, str(job_path)]
+                if phase == "run" and self.config.guards != "off":
+                    args = ["guarded", str(job_path), run_device]
+                res = self.sandbox.run(python_argv("kernelmill.verify.worker", *args),
                                        cwd=phase_dir, env=env, timeout=timeout)
             data = None
             if result_path.exists():
@@ -215,7 +219,8 @@ class Verifier:
 
     def _verdict(self, job: _Job, data: dict) -> Verdict:
         fields = {k: data[k] for k in ("compiled", "correct", "speedup", "runtime_ms", "ref_runtime_ms",
-                                       "max_abs_err", "max_rel_err") if data.get(k) is not None}
+                                       "max_abs_err", "max_rel_err", "speedup_ci", "measurement")
+                  if data.get(k) is not None}
         phases = dict(job.build.get("phases", {})) if job.build else {}
         phases.update(data.get("phases") or {})
         return Verdict(sample_id=job.sample.sample_id, task_id=job.sample.task_id, status=data["status"],

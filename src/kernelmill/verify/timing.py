@@ -1,58 +1,111 @@
 """The one timing utility. Nothing else in kernelmill times kernels.
 
-What it protects against:
-* asynchronous launches: on CUDA each call is bracketed by events and followed
-  by a *device-wide* synchronize, so work the callee pushed to other streams
-  is waited for before the next call starts (and shows up in the wall clock);
-* warm caches: before every timed call an L2-sized buffer is overwritten, so a
-  kernel does not look fast because its inputs are still in cache;
-* cold starts: warm-up calls run first (module load, autotuning, JIT);
-* order effects: the callables are interleaved call by call, so clock boost and
-  thermal drift affect reference and candidate alike;
-* too few samples: a time budget picks the repetition count from a measured
-  estimate, within [min_reps, max_reps].
+The convention (docs/SEMANTICS.md, "Timing"):
 
-* stale memory: each callable's last output stays alive until its next call,
-  so one callable cannot receive the other's freed output buffer;
-* results cached across calls (with the guards): `prepare` refills the inputs
-  in place before each call, outside the timed region, and `keep` returns the
-  outputs of chosen repetitions so they can be checked;
-* work the events do not see: each call's host wall time (through the
-  device-wide synchronize) is recorded beside the event time.
+* GPU: one timed call is the GPU time between two CUDA events around one
+  forward call. Before every call the L2 is flushed (a buffer of twice its size
+  is zeroed) and the events are recorded right after, with no host
+  synchronisation in between, so the host's launch overhead overlaps the flush
+  as in ``triton.testing.do_bench``: the figure is GPU time, not launch
+  latency. (A synchronize between flush and start put 20 us of launch latency
+  into every call: a 5 us ReLU was timed at 25 us on an H100.) The calls of
+  a round are queued back to back and the device is synchronised once at the
+  end of the round; the round's host wall time per call is kept beside the
+  event times (launch overhead included: the "wall" figures).
+* CPU: wall time (perf_counter) of one call, the process's intra-op threads
+  set to the same count on both sides (`TimingConfig.cpu_threads`).
+* Both: the same input buffers every call, refilled in place (`prepare`) outside
+  the timed region; warm-up first; the median per round.
+
+A comparison alternates reference and candidate *rounds* (A/B/A/B), each side
+in its own process if need be (`Bench` is one side; the guarded run drives a
+remote one through a pipe), until the speedup's relative standard error falls
+under `target_rse` or the budget ends. The speedup is the median over rounds of
+(reference median / candidate median), with a 95% interval from the spread of
+the per-round log ratios (Student t).
 
 What it does not do: judge anything (the guards compare event and wall time,
-and check kept outputs); on CPU it measures wall time with perf_counter.
+and check kept outputs).
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
-from dataclasses import asdict, dataclass
-from typing import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Protocol
 
 import torch
+
+# two-sided 95% Student t quantiles by degrees of freedom (scipy is not a core dependency)
+_T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
+        10: 2.228, 12: 2.179, 15: 2.131, 20: 2.086, 25: 2.060, 30: 2.042, 40: 2.021, 60: 2.000}
+
+
+def t95(dof: int) -> float:
+    if dof <= 0:
+        return float("inf")
+    best = max(k for k in _T95 if k <= dof) if dof < 60 else 60
+    return _T95[best] if dof < 60 else 1.96 + 2.4 / dof
 
 
 @dataclass
 class TimingConfig:
-    warmup_ms: float = 25.0
-    budget_ms: float = 200.0  # time spent in timed calls, per callable
-    min_reps: int = 10
-    max_reps: int = 1000
+    warmup_ms: float = 25.0  # per side, before the first round (also sizes the rounds)
+    round_ms: float = 20.0  # timed time per side per round
+    min_rounds: int = 5
+    max_rounds: int = 30
+    budget_ms: float = 600.0  # timed time per side, all rounds together
+    target_rse: float = 0.01  # stop once the speedup's relative standard error is below this
+    min_calls: int = 3  # calls per round
+    max_calls: int = 1000
     flush_l2: bool = True
+    cpu_threads: int = 1  # intra-op threads of each side's process on a CPU (both the same)
 
 
 @dataclass
 class Timing:
+    """One side's calls over all rounds."""
+
     median_ms: float
     p20_ms: float
     p80_ms: float
     mean_ms: float
     min_ms: float
     reps: int
-    wall_ms: float  # host wall time around all timed calls of this callable
-    wall_median_ms: float | None = None  # median host wall time of one call (to the device-wide sync)
+    wall_ms: float  # host wall time of all timed rounds of this side
+    wall_median_ms: float | None = None  # median over rounds of (round wall / calls): launch overhead included
+    rounds: int = 0
+    calls_per_round: int = 0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Round:
+    """What one side reports for one round."""
+
+    times_ms: list[float]
+    wall_ms: float  # host wall time of the round, through the final synchronize
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.times_ms)
+
+
+@dataclass
+class Comparison:
+    reference: Timing
+    candidate: Timing
+    speedup: float | None
+    speedup_ci: list[float] | None
+    rse: float | None  # relative standard error of the speedup
+    rounds: int
+    wall_speedup: float | None  # the same ratio from per-call wall times (launch overhead included)
+    ratios: list[float] = field(default_factory=list)
+    stopped: str = ""  # why the rounds ended: converged | budget | max_rounds
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -67,112 +120,246 @@ def _quantile(sorted_vals: list[float], q: float) -> float:
     return sorted_vals[lo] + (sorted_vals[hi] - sorted_vals[lo]) * (pos - lo)
 
 
-def _snapshot(out: object) -> object:
+def snapshot(out: object) -> object:
+    """A copy of an output, ordered on the current stream after the call."""
     if isinstance(out, torch.Tensor):
         return out.detach().clone()
     if isinstance(out, (list, tuple)):
-        return type(out)(_snapshot(o) for o in out)
+        return type(out)(snapshot(o) for o in out)
     return out
 
 
-class _Clock:
-    """Times one call on one device; the CUDA flavour uses events."""
+def set_cpu_threads(n: int) -> None:
+    """The CPU timing convention: every timing process uses `n` intra-op threads,
+    so one side's thread pool does not wait for cores the other side's load holds."""
+    if n > 0 and torch.get_num_threads() != n:
+        torch.set_num_threads(n)
 
-    def __init__(self, device: torch.device, flush_l2: bool):
-        self.cuda = device.type == "cuda"
+
+class Side(Protocol):
+    def warm(self, warmup_ms: float) -> float: ...  # per-call estimate, ms
+
+    def round(self, n: int, check: tuple[int, int] | None = None) -> Round: ...
+
+
+class Bench:
+    """One side of a comparison, in this process: `fn` timed in rounds.
+
+    `prepare(i)` runs before call i, untimed (warm-up calls get i < 0).
+    `on_check(set_index)` prepares a checked call and `keep` receives its
+    output: ``round(n, check=(position, set_index))`` makes call `position` of
+    the round a checked one; its output snapshot lands in ``kept[set_index]``
+    and the output object itself in ``kept_live[set_index]`` (post-loop
+    re-validation: a later write into it is work done after the call returned).
+    `before_round` runs before each round (the guards reset persisting L2 there)."""
+
+    def __init__(self, fn: Callable[[], object], device: torch.device | str, config: TimingConfig,
+                 prepare: Callable[[int], None] | None = None, on_check: Callable[[int], None] | None = None,
+                 before_round: Callable[[], None] | None = None):
+        self.fn, self.device, self.config = fn, torch.device(device), config
+        self.cuda = self.device.type == "cuda"
+        self.prepare, self.on_check, self.before_round = prepare, on_check, before_round
         self.flush = None
-        if self.cuda and flush_l2:
-            l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 64 << 20)
+        if self.cuda and config.flush_l2:
+            l2 = getattr(torch.cuda.get_device_properties(self.device), "L2_cache_size", 64 << 20)
             # twice the L2, in int32 words, so every line of it is evicted
-            self.flush = torch.empty(max(2 * l2, 1 << 20) // 4, dtype=torch.int32, device=device)
+            self.flush = torch.empty(max(2 * l2, 1 << 20) // 4, dtype=torch.int32, device=self.device)
+        self.kept: dict[int, object] = {}
+        self.kept_live: dict[int, object] = {}
+        self.returned: dict[int, int] = {}  # storage -> how many calls returned it (buffer reuse)
+        self.calls = 0
+        self._last: object = None
 
-    def sync(self) -> None:
+    def _sync(self) -> None:
         if self.cuda:
             torch.cuda.synchronize()
 
-    def time_call(self, fn: Callable[[], object]) -> tuple[float, object, float]:
-        """(event or perf_counter ms, the call's return value, host wall ms)."""
-        if self.flush is not None:
-            self.flush.zero_()
-        if self.cuda:
-            start = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            start.record()
-            out = fn()
-            end.record()
-            torch.cuda.synchronize()  # device-wide: other streams count too
-            wall = (time.perf_counter() - t0) * 1e3
-            return start.elapsed_time(end), out, wall
-        t0 = time.perf_counter()
-        out = fn()
-        ms = (time.perf_counter() - t0) * 1e3
-        return ms, out, ms
-
-
-def time_interleaved(
-    fns: dict[str, Callable[[], object]],
-    device: torch.device | str,
-    config: TimingConfig | None = None,
-    prepare: dict[str, Callable[[int], None]] | None = None,
-    keep: dict[str, dict[int, object]] | None = None,
-) -> dict[str, Timing]:
-    """Time each callable, interleaving them call by call; returns per-name stats.
-
-    `prepare[name](i)` runs before call i of `name` (warm-up calls get i < 0),
-    untimed. `keep[name]` maps repetition indices to None; the outputs of those
-    timed repetitions are stored there."""
-    config = config or TimingConfig()
-    device = torch.device(device)
-    clock = _Clock(device, config.flush_l2)
-    names = list(fns)
-    prepare = prepare or {}
-    keep = keep or {}
-    last: dict[str, object] = {}
-
-    def call(name: str, i: int) -> tuple[float, float]:
-        if name in prepare:
-            prepare[name](i)
-        ms, out, wall = clock.time_call(fns[name])
-        last[name] = out  # freed only when this callable runs again
-        if i in keep.get(name, {}):
-            keep[name][i] = _snapshot(out)  # later calls may reuse or overwrite the buffer
-        return ms, wall
-
-    # warm-up, which also gives the per-call estimate that sizes the run
-    est: dict[str, float] = {}
-    for name in names:
-        clock.sync()
+    def warm(self, warmup_ms: float) -> float:
+        self._sync()
         t0 = time.perf_counter()
         n = 0
         while True:
-            call(name, -1 - n)
+            if self.prepare is not None:
+                self.prepare(-1 - n)
+            self._last = None
+            self._last = self.fn()
+            self._sync()
             n += 1
-            if (time.perf_counter() - t0) * 1e3 >= config.warmup_ms and n >= 2:
+            if (time.perf_counter() - t0) * 1e3 >= warmup_ms and n >= 2:
                 break
-        est[name] = (time.perf_counter() - t0) * 1e3 / n
-    slowest = max(est.values())
-    reps = int(min(config.max_reps, max(config.min_reps, config.budget_ms / max(slowest, 1e-6))))
+        return (time.perf_counter() - t0) * 1e3 / n
 
-    samples: dict[str, list[float]] = {n: [] for n in names}
-    walls: dict[str, list[float]] = {n: [] for n in names}
-    wall: dict[str, float] = {n: 0.0 for n in names}
-    for rep in range(reps):
-        for name in names:
-            t0 = time.perf_counter()
-            ms, call_wall = call(name, rep)
-            samples[name].append(ms)
-            walls[name].append(call_wall)
-            wall[name] += (time.perf_counter() - t0) * 1e3
+    def changed_after_return(self) -> list[int]:
+        """Post-loop re-validation: the check sets whose output object no longer
+        holds what it held when its call returned. Buffers the candidate
+        returned from more than one call are skipped (reuse is not deferral)."""
+        changed = []
+        for j, live in self.kept_live.items():
+            if any(self.returned.get(p, 0) > 1 for p in _storages(live)):
+                continue
+            a, b = _tensors(live), _tensors(self.kept[j])
+            if len(a) != len(b) or not all(torch.equal(x, y) for x, y in zip(a, b)):
+                changed.append(j)
+        return changed
 
-    out = {}
-    for name in names:
-        vals = sorted(samples[name])
-        out[name] = Timing(
-            median_ms=statistics.median(vals), p20_ms=_quantile(vals, 0.2),
-            p80_ms=_quantile(vals, 0.8), mean_ms=statistics.fmean(vals),
-            min_ms=vals[0], reps=len(vals), wall_ms=wall[name],
-            wall_median_ms=statistics.median(walls[name]),
-        )
-    return out
+    def round(self, n: int, check: tuple[int, int] | None = None) -> Round:
+        if self.before_round is not None:
+            self.before_round()
+        self._sync()
+        times: list[float] = []
+        events = []
+        t0 = time.perf_counter()
+        for i in range(n):
+            checked = check is not None and i == check[0]
+            if checked and self.on_check is not None:
+                self.on_check(check[1])
+            elif self.prepare is not None:
+                self.prepare(self.calls)
+            self.calls += 1
+            if self.cuda:
+                if self.flush is not None:
+                    self.flush.zero_()
+                start = torch.cuda.Event(enable_timing=True)
+                end = torch.cuda.Event(enable_timing=True)
+                start.record()
+                out = self.fn()
+                end.record()
+                events.append((start, end))
+            else:
+                c0 = time.perf_counter()
+                out = self.fn()
+                times.append((time.perf_counter() - c0) * 1e3)
+            for p in _storages(out):
+                self.returned[p] = self.returned.get(p, 0) + 1
+            if checked:
+                self.kept[check[1]] = snapshot(out)
+                self.kept_live[check[1]] = out
+            self._last = out  # freed only when the next call has returned
+        self._sync()
+        wall = (time.perf_counter() - t0) * 1e3
+        if self.cuda:
+            times = [s.elapsed_time(e) for s, e in events]
+        return Round(times, wall)
+
+
+def _storages(out: object) -> set[int]:
+    if isinstance(out, torch.Tensor):
+        return {out.untyped_storage().data_ptr()} if out.numel() else set()
+    if isinstance(out, (list, tuple)):
+        return set().union(*(_storages(o) for o in out)) if out else set()
+    return set()
+
+
+def _tensors(out: object) -> list[torch.Tensor]:
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (list, tuple)):
+        return [t for o in out for t in _tensors(o)]
+    return []
+
+
+def summarize(rounds: list[Round], walls: list[float] | None = None) -> Timing:
+    """One side's `Timing` from its rounds. `walls` overrides each round's wall
+    time (the supervisor's own clock for a side in another process)."""
+    vals = sorted(t for r in rounds for t in r.times_ms)
+    walls = walls if walls is not None else [r.wall_ms for r in rounds]
+    per_call = [w / max(1, len(r.times_ms)) for w, r in zip(walls, rounds)]
+    return Timing(median_ms=statistics.median(vals), p20_ms=_quantile(vals, 0.2), p80_ms=_quantile(vals, 0.8),
+                  mean_ms=statistics.fmean(vals), min_ms=vals[0], reps=len(vals), wall_ms=sum(walls),
+                  wall_median_ms=statistics.median(per_call), rounds=len(rounds),
+                  calls_per_round=len(rounds[0].times_ms) if rounds else 0)
+
+
+def ratio_stats(ratios: list[float]) -> tuple[float | None, list[float] | None, float | None]:
+    """(median ratio, 95% interval, relative standard error) of per-round ratios."""
+    good = [r for r in ratios if r > 0 and math.isfinite(r)]
+    if not good:
+        return None, None, None
+    point = statistics.median(good)
+    if len(good) < 2:
+        return point, None, None
+    logs = [math.log(r) for r in good]
+    se = statistics.stdev(logs) / math.sqrt(len(logs))
+    half = t95(len(logs) - 1) * se
+    mean = statistics.fmean(logs)
+    lo, hi = math.exp(mean - half), math.exp(mean + half)
+    return point, [min(lo, point), max(hi, point)], se  # se of a log ratio is its relative error
+
+
+def calls_for(est_ms: float, config: TimingConfig) -> int:
+    return int(min(config.max_calls, max(config.min_calls, config.round_ms / max(est_ms, 1e-6))))
+
+
+def compare(reference: Side, candidate: Side, config: TimingConfig,
+            check_rounds: dict[int, int] | None = None, final_check: int | None = None,
+            rng=None, candidate_walls: list[float] | None = None) -> Comparison:
+    """Alternate reference and candidate rounds until the speedup is known to
+    `target_rse` or the budget ends.
+
+    `check_rounds` maps a round index to a check-set index for the candidate: a
+    call at a random position of that round is a checked one. `final_check` (a
+    set index) adds one last pair of rounds whose candidate round holds a
+    checked call, after the stopping rule has fired, so a candidate cannot
+    know which of its calls are checked. `candidate_walls`, if a list, receives
+    the wall time of each candidate round as this process measured it."""
+    import random
+
+    rng = rng or random.Random()
+    est_r = reference.warm(config.warmup_ms)
+    est_c = candidate.warm(config.warmup_ms)
+    n_r, n_c = calls_for(est_r, config), calls_for(est_c, config)
+    ref_rounds: list[Round] = []
+    cand_rounds: list[Round] = []
+    walls: list[float] = []
+    ratios: list[float] = []
+    spent_r = spent_c = 0.0
+    stopped = "max_rounds"
+    check_rounds = dict(check_rounds or {})
+
+    def pair(check: tuple[int, int] | None) -> None:
+        nonlocal spent_r, spent_c
+        r = reference.round(n_r)
+        t0 = time.perf_counter()
+        c = candidate.round(n_c, check)
+        walls.append((time.perf_counter() - t0) * 1e3)
+        ref_rounds.append(r)
+        cand_rounds.append(c)
+        spent_r += sum(r.times_ms)
+        spent_c += sum(c.times_ms)
+        ratios.append(r.median_ms / c.median_ms if c.median_ms > 0 else float("inf"))
+
+    for k in range(config.max_rounds):
+        spec = check_rounds.get(k)
+        pair((rng.randrange(n_c), spec) if spec is not None else None)
+        if k + 1 >= config.min_rounds:
+            _, _, rse = ratio_stats(ratios)
+            if rse is not None and rse < config.target_rse:
+                stopped = "converged"
+                break
+            if spent_r >= config.budget_ms and spent_c >= config.budget_ms:
+                stopped = "budget"
+                break
+    if final_check is not None:
+        pair((rng.randrange(n_c), final_check))
+    point, ci, rse = ratio_stats(ratios)
+    ref_t = summarize(ref_rounds)
+    cand_t = summarize(cand_rounds, walls if candidate_walls is not None else None)
+    if candidate_walls is not None:
+        candidate_walls.extend(walls)
+    wall_speedup = (ref_t.wall_median_ms / cand_t.wall_median_ms
+                    if ref_t.wall_median_ms and cand_t.wall_median_ms else None)
+    return Comparison(ref_t, cand_t, point, ci, rse, len(ratios), wall_speedup, ratios, stopped)
+
+
+def time_interleaved(fns: dict[str, Callable[[], object]], device: torch.device | str,
+                     config: TimingConfig | None = None) -> dict[str, Timing]:
+    """Time several callables in alternating rounds (no speedup): for tools that
+    want plain per-callable figures under the same convention (reference times)."""
+    config = config or TimingConfig()
+    benches = {name: Bench(fn, device, config) for name, fn in fns.items()}
+    n = {name: calls_for(b.warm(config.warmup_ms), config) for name, b in benches.items()}
+    rounds: dict[str, list[Round]] = {name: [] for name in fns}
+    for _ in range(config.min_rounds):
+        for name, b in benches.items():
+            rounds[name].append(b.round(n[name]))
+    return {name: summarize(rs) for name, rs in rounds.items()}

@@ -6,9 +6,12 @@ It is started fresh for every phase of every candidate by `runner` through the
 Phases:
 * ``build``: import the candidate (which compiles its extension with
   ``load_inline`` into the shared ``TORCH_EXTENSIONS_DIR``), check ``ModelNew``;
-* ``run``: import reference and candidate, build both under one seed, copy the
-  reference's weights into same-named parameters, check ``trials`` fresh input
-  sets, then time both interleaved with `timing`.
+* ``run`` (guards off): import reference and candidate, build both under one
+  seed in the mode a fresh module is in (no ``.eval()``, no weight copying:
+  docs/SEMANTICS.md), check ``trials`` fresh input sets, then time both in
+  alternating rounds with `timing`;
+* ``guarded``: the candidate's process is started first (`guards.launch`),
+  then this process reads its job and supervises (`guards.supervisor`).
 
 The job file is deleted as soon as it is read, so the input seed is not left
 on disk for the candidate to find. The result is written to a JSON file; a
@@ -34,6 +37,21 @@ def _load_module(path: str, name: str):
     return module
 
 
+def _module_from_source(code: str, name: str, label: str):
+    """A module run from source text (the task: it reaches the run process in
+    its job, never as a file a candidate could open). `label` names it in
+    tracebacks, and linecache keeps its lines for them."""
+    import linecache
+    import types
+
+    module = types.ModuleType(name)
+    module.__file__ = label
+    linecache.cache[label] = (len(code), None, code.splitlines(True), label)
+    sys.modules[name] = module
+    exec(compile(code, label, "exec"), module.__dict__)  # noqa: S102 - the task is trusted code
+    return module
+
+
 def _error_text(exc: BaseException, limit: int) -> str:
     """The useful part of an exception: compiler errors, else the last frames."""
     text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
@@ -55,7 +73,7 @@ def load_reference(job: dict):
     `Model` built under the weight seed (the candidate is built under the same)."""
     import torch
 
-    ref_mod = _load_module(job["task"], "reference")
+    ref_mod = _module_from_source(job["task_code"], "reference", f"<task {job.get('task_id', '')}>")
     for key, value in job["sizes"].items():
         setattr(ref_mod, key, value)
     torch.manual_seed(job["weight_seed"])
@@ -84,21 +102,6 @@ def _clone(obj: Any):
     return obj
 
 
-def _copy_weights(ref, cand) -> int:
-    """Copy reference parameters/buffers into same-named, same-shaped ones."""
-    import torch
-
-    ref_state = ref.state_dict()
-    copied = 0
-    with torch.no_grad():
-        for name, tensor in cand.state_dict().items():
-            src = ref_state.get(name)
-            if src is not None and src.shape == tensor.shape:
-                tensor.copy_(src.to(tensor.dtype))
-                copied += 1
-    return copied
-
-
 def build(job: dict) -> dict:
     t0 = time.perf_counter()
     try:
@@ -113,17 +116,18 @@ def build(job: dict) -> dict:
 
 
 def run(job: dict) -> dict:
-    if job.get("guards", "off") != "off":
-        # the guarded flow never imports the candidate in this process
-        from .guards.supervisor import run_guarded
-
-        return run_guarded(job)
+    """The unguarded run: reference and candidate in this one process."""
     import torch
 
     from .correctness import CheckRule, compare
-    from .timing import TimingConfig, time_interleaved
+    from .guards.candidate import backend_flags, fp32_means_fp32
+    from .guards.supervisor import attach_timing, measurement
+    from .timing import Bench, TimingConfig, compare as compare_speed, set_cpu_threads
 
     device = torch.device(job["device"])
+    cfg = TimingConfig(**job["timing"])
+    set_cpu_threads(cfg.cpu_threads if device.type == "cpu" else 0)
+    fp32_means_fp32(device)
     phases: dict[str, float] = {}
     t0 = time.perf_counter()
     try:
@@ -149,11 +153,11 @@ def run(job: dict) -> dict:
     t0 = time.perf_counter()
     stage = "constructing ModelNew"
     try:
+        # both built under the weight seed, in the mode a fresh module is in; the
+        # candidate's own state is never overwritten (docs/SEMANTICS.md)
         torch.manual_seed(job["weight_seed"])
-        cand = cand_mod.ModelNew(*init_inputs)
-        _copy_weights(ref, cand)
-        ref = ref.to(device).eval()
-        cand = cand.to(device).eval()
+        cand = cand_mod.ModelNew(*init_inputs).to(device)
+        ref = ref.to(device)
         rule = CheckRule(mode=job["check"], tolerances={k: tuple(v) for k, v in job["tolerances"].items()},
                          norm_tol=job["norm_tol"])
         worst_abs = worst_rel = 0.0
@@ -178,22 +182,23 @@ def run(job: dict) -> dict:
             phases["check_s"] = time.perf_counter() - t0
             result = {"status": "ok", "compiled": True, "correct": True, "max_abs_err": worst_abs,
                       "max_rel_err": worst_rel, "phases": phases, "flags": []}
+            comp = None
             if job["time"] and not job.get("skip_timing_reason"):
                 stage = "timing"
                 t0 = time.perf_counter()
                 torch.manual_seed(job["input_seed"] + job["trials"])
                 inputs = _to_device(ref_mod.get_inputs(), device)
-                timings = time_interleaved(
-                    {"reference": lambda: ref(*inputs), "candidate": lambda: cand(*inputs)},
-                    device, TimingConfig(**job["timing"]))
+                ref_in, cand_in = _clone(inputs), _clone(inputs)
+                comp = compare_speed(Bench(lambda: ref(*ref_in), device, cfg),
+                                     Bench(lambda: cand(*cand_in), device, cfg), cfg)
                 phases["time_s"] = time.perf_counter() - t0
-                r, c = timings["reference"], timings["candidate"]
-                result.update(ref_runtime_ms=r.median_ms, runtime_ms=c.median_ms,
-                              speedup=r.median_ms / c.median_ms if c.median_ms > 0 else None,
-                              timing={"reference": r.to_dict(), "candidate": c.to_dict()})
+                result["timing"] = {"reference": comp.reference.to_dict(), "candidate": comp.candidate.to_dict()}
+                attach_timing(result, comp)
             elif job.get("skip_timing_reason"):
                 result["flags"].append("timing_skipped")
                 result["message"] = job["skip_timing_reason"]
+            flags = backend_flags()
+            result["measurement"] = measurement(device, cfg, comp, flags, flags, inputs, ref_out, guards="off")
             return result
     except BaseException as exc:  # noqa: BLE001 - the candidate failed while running
         # CUDA errors are sticky and asynchronous: one surfacing in the reference
@@ -216,11 +221,12 @@ def _die_with_parent() -> None:
 def _standby(phase_dir: str, device: str) -> tuple[dict, object] | None:
     """A spare run worker (verify/standby.py): start the candidate's process and
     warm up both before the job exists, then wait for the job's path on stdin.
-    Returns (job, the candidate's started process or None); None on EOF."""
-    from .guards.launch import prestart
+    Returns (job, the candidate's started process); None on EOF."""
+    from .guards.launch import become_subreaper, prestart
     from .standby import adopt_env
 
     started_with = dict(os.environ)
+    become_subreaper()
     started = prestart(phase_dir, device)
     try:
         import torch
@@ -233,8 +239,7 @@ def _standby(phase_dir: str, device: str) -> tuple[dict, object] | None:
         print(f"standby warm-up failed: {exc}", file=sys.stderr)
     line = sys.stdin.readline().strip()
     if not line:
-        if started is not None:
-            started.close()
+        started.close()
         return None
     with open(line) as fh:
         job = json.load(fh)
@@ -244,6 +249,8 @@ def _standby(phase_dir: str, device: str) -> tuple[dict, object] | None:
 
 
 def main() -> None:
+    """``worker build JOB`` | ``worker run JOB`` | ``worker guarded JOB DEVICE`` |
+    ``worker standby DIR DEVICE`` (a spare that takes a run or guarded job on stdin)."""
     _die_with_parent()
     started = None
     if sys.argv[1] == "standby":
@@ -253,27 +260,38 @@ def main() -> None:
         phase, (job, started) = "run", handed
     else:
         phase, job_path = sys.argv[1], sys.argv[2]
+        if phase == "guarded":
+            # the candidate's process starts before this one has read anything of
+            # the task, so a forked child inherits no trace of it
+            from .guards.launch import become_subreaper, prestart
+
+            become_subreaper()
+            started = prestart(os.getcwd(), sys.argv[3])
+            phase = "run"
         with open(job_path) as fh:
             job = json.load(fh)
         os.unlink(job_path)
     from .sandbox import apply_rlimits
 
     apply_rlimits(job["rlimits"])
-    guarded_cuda = phase == "run" and job.get("guards", "off") != "off" and str(job.get("device")).startswith("cuda")
-    if guarded_cuda:
-        # the candidate's process starts now (or started with the spare) and
-        # warms up while this one imports torch
-        from .guards.launch import launch
-
-        job["_launched"] = launch(job, started)
-    elif started is not None:
+    guarded = phase == "run" and job.get("guards", "off") != "off"
+    if guarded and started is None:
+        raise SystemExit("a guarded run is started as 'worker guarded JOB DEVICE' (or handed to a spare)")
+    if not guarded and started is not None:
         started.close()
     if job.get("build_cache"):
         # candidates' load_inline calls go through the shared, cached fast builder
         from .inline_build import builder_log, install
 
         install(job["build_cache"])
-    result = build(job) if phase == "build" else run(job)
+    if phase == "build":
+        result = build(job)
+    elif guarded:
+        from .guards.supervisor import run_guarded
+
+        result = run_guarded(job, started)
+    else:
+        result = run(job)
     if job.get("build_cache"):
         result["build_info"] = builder_log()
     tmp = job["result"] + ".tmp"

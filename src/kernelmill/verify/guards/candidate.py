@@ -1,11 +1,15 @@
-"""The candidate's process in a guarded run (``python -m kernelmill.verify.guards.candidate JOB``).
+"""The candidate's process in a guarded run (``python -m kernelmill.verify.guards.candidate JOB DEVICE FD``).
 
-Started by the supervisor (`guards.supervisor`), in a working directory that
-holds only the candidate's code. It never sees the input seed (inputs arrive
-in a file it deletes after reading) nor any reference output of a checked
-input: it runs the candidate and reports *what happened*, writing the outputs
-to a file the supervisor reads after this process has exited. Everything here
-is reachable by the candidate, so nothing here decides a verdict.
+Started by the worker before it reads its job (`guards.launch`), in a working
+directory that holds only the candidate's code. It never holds anything of the
+reference: not its module, its model, its source, its outputs, nor the input
+seed. It gets the inputs (and the init inputs) in a file it deletes after
+reading, builds ``ModelNew`` under the weight seed, runs the checks, then
+serves timing rounds on the supervisor's command (`timing.Bench`; the
+reference is timed by the supervisor in its own process, alternating round by
+round). It reports *what happened* as JSON lines on a pipe and writes the
+outputs to a file the supervisor reads after this process has exited.
+Everything here is reachable by the candidate, so nothing here decides a verdict.
 """
 
 from __future__ import annotations
@@ -20,19 +24,53 @@ from pathlib import Path
 
 import torch
 
-from . import trace
+from ..timing import Bench, TimingConfig, set_cpu_threads
+from . import cudart, trace
 from .inputs import refill, tensors_in
 
 
-def _write_outputs(job: dict, facts: dict, outputs: dict) -> None:
+class Reporter:
+    """JSON lines to the supervisor, one ``write`` each."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+
+    def send(self, message: dict) -> None:
+        data = (json.dumps(message, default=float) + "\n").encode()
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.fd, view):]
+
+
+def backend_flags() -> dict:
+    """This process's numerics and speed settings, as the verdict records them."""
+    flags = {"num_threads": torch.get_num_threads(),
+             "float32_matmul_precision": torch.get_float32_matmul_precision(),
+             "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
+             "cudnn_benchmark": torch.backends.cudnn.benchmark,
+             "cudnn_deterministic": torch.backends.cudnn.deterministic,
+             "cudnn_enabled": torch.backends.cudnn.enabled}
+    if torch.cuda.is_available():
+        flags.update(matmul_allow_tf32=torch.backends.cuda.matmul.allow_tf32,
+                     cudnn_allow_tf32=torch.backends.cudnn.allow_tf32,
+                     matmul_fp16_reduced=torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
+                     matmul_bf16_reduced=torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction)
+    return flags
+
+
+def fp32_means_fp32(device: torch.device) -> None:
+    """Both processes compute fp32 in fp32 (torch's cuDNN default allows TF32)."""
+    if device.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+
+
+def _write_outputs(job: dict, outputs: dict) -> None:
     from .supervisor import fast_serialization
 
     fast_serialization()
     torch.save(outputs, job["outputs"] + ".tmp")
     os.replace(job["outputs"] + ".tmp", job["outputs"])
-    with open(job["facts"] + ".tmp", "w") as fh:
-        json.dump(facts, fh, default=float)
-    os.replace(job["facts"] + ".tmp", job["facts"])
 
 
 def _leaf_report(out, args) -> tuple[str, bool]:
@@ -78,9 +116,32 @@ def _same(a, b) -> bool:
     return len(ta) == len(tb) and all(torch.equal(x, y) for x, y in zip(ta, tb))
 
 
+def _poison(out, owned: set[int]) -> None:
+    """Item 21: after its answer is copied, an output the candidate returned is
+    filled with NaN, so a later call whose kernel never ran (a launch that
+    failed silently) cannot hand back this answer from a recycled buffer.
+    Tensors the module owns (parameters, buffers) are left alone."""
+    for t in tensors_in(out):
+        if (type(t) is torch.Tensor and t.is_floating_point() and t.numel()
+                and t.untyped_storage().data_ptr() not in owned):
+            t.fill_(float("nan"))
+
+
+def _owned(module: torch.nn.Module) -> set[int]:
+    return {t.untyped_storage().data_ptr() for t in module.state_dict().values()
+            if isinstance(t, torch.Tensor) and t.numel()}
+
+
+def _launch_check(facts: dict, where: str) -> None:
+    err = cudart.last_error()
+    if err and not facts.get("launch_error"):
+        facts["launch_error"] = f"{where}: {err}"
+
+
 def _run_trials(cand, sets: list, device, facts: dict, key: str) -> list:
     from ..worker import _clone, _to_device
 
+    owned = _owned(cand)
     saved = []
     for i, cpu_inputs in enumerate(sets):
         inputs = _to_device(cpu_inputs, device)
@@ -89,9 +150,11 @@ def _run_trials(cand, sets: list, device, facts: dict, key: str) -> list:
             facts["stage"] = f"ModelNew forward, {key} {i + 1}, call {run + 1}"
             args = _clone(inputs)
             py_before = set(threading.enumerate())
+            cudart.last_error()  # only the candidate's own launches count below
             out = cand(*args)
             if device.type == "cuda":
                 torch.cuda.synchronize()  # device-wide, before anything reads the output
+                _launch_check(facts, f"{key} {i + 1}")
             lazy, aliases = _leaf_report(out, args)
             if lazy:
                 facts["lazy_output"] = lazy
@@ -113,62 +176,71 @@ def _run_trials(cand, sets: list, device, facts: dict, key: str) -> list:
             if not _same(out, snap):
                 facts["deferred_work"] = f"{key} {i + 1}: the output changed after the call returned"
         saved.append([_cpu(snap) for _, snap in runs])
+        for out, _ in runs:
+            _poison(out, owned)
     return saved
 
 
-def _time_candidate(ref, cand, data: dict, job: dict, device, facts: dict) -> list:
-    """Interleaved timing where every call sees new data and a few randomly
-    chosen candidate calls get the check sets, whose outputs are kept."""
-    from ..timing import TimingConfig, time_interleaved
+def _timing_bench(cand, data: dict, job: dict, device, facts: dict) -> Bench:
+    """The candidate's side of the timing: every call sees new data (timing sets
+    refilled at a random scale); a call the supervisor names gets a check set."""
     from ..worker import _clone, _to_device
 
     timing_sets = [_to_device(s, device) for s in data["timing"]]
     check_sets = [_to_device(s, device) for s in data["checks"]]
-    ref_in, cand_in = _clone(timing_sets[0]), _clone(timing_sets[0])
+    cand_in = _clone(timing_sets[0])
     rng = random.Random(int.from_bytes(os.urandom(8), "little"))
-    cfg = TimingConfig(**job["timing"])
-    check_reps = sorted(rng.sample(range(cfg.min_reps), min(len(check_sets), cfg.min_reps)))
-    which = dict(zip(check_reps, range(len(check_sets))))
 
-    def prep(buffers):
-        def go(i: int) -> None:
-            refill(buffers, timing_sets[i % len(timing_sets)], rng.uniform(0.5, 1.5))
-        return go
+    def prep(i: int) -> None:
+        refill(cand_in, timing_sets[i % len(timing_sets)], rng.uniform(0.5, 1.5))
 
-    def prep_cand(i: int) -> None:
-        if i in which:
-            refill(cand_in, check_sets[which[i]], None)
-        else:
-            prep(cand_in)(i)
+    def on_check(j: int) -> None:
+        refill(cand_in, check_sets[j], None)
 
-    keep = {"candidate": {r: None for r in check_reps}}
-    fns = {"reference": lambda: ref(*ref_in), "candidate": lambda: cand(*cand_in)}
-    if device.type == "cpu":
-        # item 15 on a CPU: a copy_ of the task's bytes, timed in the same loop
-        # (same load, same caches) as the two models
-        n = max(1, int(job.get("copy_bytes", 0)) // 8)
-        src, dst = torch.randn(n), torch.empty(n)
-        fns["copy"] = lambda: dst.copy_(src)
+    def before_round() -> None:
+        # item 16: persisting L2 lines survive the flush; none may carry over into a round
+        limit = cudart.persisting_l2_limit() if device.type == "cuda" else None
+        if limit:
+            facts.setdefault("l2_persisting", f"a persisting-L2 limit of {limit} bytes was set")
+        if device.type == "cuda":
+            cudart.reset_persisting_l2()
+
+    return Bench(lambda: cand(*cand_in), device, TimingConfig(**job["timing"]), prepare=prep,
+                 on_check=on_check, before_round=before_round)
+
+
+def _serve_timing(bench: Bench, commands, report: Reporter, device, facts: dict) -> None:
+    """Answer the supervisor's timing commands until it says ``end``."""
     facts["stage"] = "timing"
-    timings = time_interleaved(fns, device, cfg, prepare={"reference": prep(ref_in), "candidate": prep_cand},
-                               keep=keep)
-    facts["timing"] = {k: v.to_dict() for k, v in timings.items()}
-    return [_cpu(keep["candidate"][r]) for r in check_reps]
+    report.send({"ready": True})
+    for line in commands:
+        msg = json.loads(line)
+        if msg["cmd"] == "warm":
+            report.send({"est_ms": bench.warm(msg["ms"])})
+        elif msg["cmd"] == "round":
+            check = tuple(msg["check"]) if msg.get("check") else None
+            cudart.last_error()
+            r = bench.round(msg["n"], check)
+            if device.type == "cuda":
+                _launch_check(facts, "timed call")
+            report.send({"times_ms": r.times_ms, "wall_ms": r.wall_ms})
+        elif msg["cmd"] == "end":
+            return
+    raise EOFError("the supervisor closed the command pipe during timing")
 
 
-def run_candidate(job: dict) -> None:
-    from ..worker import _copy_weights, _error_text, _load_module
+def run_candidate(job: dict, commands, report: Reporter) -> None:
+    from ..worker import _clone, _error_text, _load_module, _to_device
 
     facts: dict = {"status": "ran", "stage": "loading", "phases": {}, "input_mutation": [],
                    "output_aliases_input": False}
     outputs: dict = {}
     device = torch.device(job["device"])
     protected = trace.protected_callables()
+    set_cpu_threads(TimingConfig(**job["timing"]).cpu_threads if device.type == "cpu" else 0)
+    fp32_means_fp32(device)
     t0 = time.perf_counter()
     try:
-        ref_mod = _load_module(job["task"], "reference")
-        for key, value in job["sizes"].items():
-            setattr(ref_mod, key, value)
         before = set(sys.modules)
         try:
             cand_mod = _load_module(job["candidate"], "candidate")
@@ -178,66 +250,107 @@ def run_candidate(job: dict) -> None:
             status = "compile_error" if job.get("import_is_build") else "runtime_error"
             prefix = "" if job.get("import_is_build") else "import failed at run time: "
             facts.update(status=status, message=prefix + _error_text(exc, job["message_limit"]))
-            return _write_outputs(job, facts, outputs)
+            _write_outputs(job, outputs)
+            return report.send({"facts": facts})
         facts["phases"]["build_s" if job.get("import_is_build") else "load_s"] = time.perf_counter() - t0
         t1 = time.perf_counter()
         data = torch.load(job["inputs"], weights_only=True, mmap=True)  # pages are read as the sets are used
         os.unlink(job["inputs"])  # nothing of the harness is left to read
         facts["phases"]["inputs_s"] = time.perf_counter() - t1
-        if device.type == "cuda":
-            torch.backends.cuda.matmul.allow_tf32 = False
-            torch.backends.cudnn.allow_tf32 = False
         t0 = time.perf_counter()
         facts["stage"] = "constructing ModelNew"
+        # the candidate's own state is never overwritten: built under the weight
+        # seed, in the mode a fresh module is in (docs/SEMANTICS.md)
         torch.manual_seed(job["weight_seed"])
-        init_inputs = ref_mod.get_init_inputs() if hasattr(ref_mod, "get_init_inputs") else []
-        torch.manual_seed(job["weight_seed"])
-        ref = ref_mod.Model(*init_inputs)
-        torch.manual_seed(job["weight_seed"])
-        cand = cand_mod.ModelNew(*init_inputs)
-        _copy_weights(ref, cand)
-        ref, cand = ref.to(device).eval(), cand.to(device).eval()
+        cand = cand_mod.ModelNew(*data["init"]).to(device)
         torch.manual_seed(int.from_bytes(os.urandom(4), "little"))
         trace.warm_thread_pools(device)
         with torch.no_grad():
             outputs["trials"] = _run_trials(cand, data["trials"], device, facts, "trial")
             if facts.get("lazy_output"):
-                return _write_outputs(job, facts, outputs)
+                _write_outputs(job, outputs)
+                return report.send({"facts": facts})
             try:
                 outputs["variants"] = _run_trials(cand, data["variants"], device, facts, "shape variant")
             except Exception as exc:  # noqa: BLE001 - failing on another shape is a wrong answer
                 facts["variant_error"] = f"{facts['stage']}: " + _error_text(exc, 600)
             facts["stage"] = "profiled ModelNew forward"
-            from ..worker import _clone, _to_device
-
             tracer = trace.OwnCodeTracer(trace.extension_modules(before), trace.jit_functions(cand_mod))
             args = _to_device(_clone(data["trials"][0]), device)
             t2 = time.perf_counter()
             facts["profile"] = trace.profile_call(lambda: cand(*args), device, tracer)
             facts["phases"]["profile_s"] = time.perf_counter() - t2
             facts["phases"]["check_s"] = t2 - t0
+            args = None
+            facts["backend_flags"] = backend_flags()
             if job["time"] and not job.get("skip_timing_reason"):
                 t0 = time.perf_counter()
-                outputs["checks"] = _time_candidate(ref, cand, data, job, device, facts)
+                bench = _timing_bench(cand, data, job, device, facts)
+                _serve_timing(bench, commands, report, device, facts)
+                facts["post_loop_changed"] = [f"timed call with check set {j + 1}" for j in bench.changed_after_return()]
+                outputs["checks"] = [_cpu(bench.kept.get(j)) for j in range(len(data["checks"]))]
                 facts["phases"]["time_s"] = time.perf_counter() - t0
+                facts["backend_flags"] = backend_flags()
         facts["rebound"] = trace.rebound(protected)
     except BaseException as exc:  # noqa: BLE001 - the candidate failed while running
         facts.update(status="runtime_error", message=f"{facts['stage']}: " + _error_text(exc, job["message_limit"]))
         facts["rebound"] = trace.rebound(protected)
-    _write_outputs(job, facts, outputs)
+    _write_outputs(job, outputs)
+    report.send({"facts": facts})
 
 
-def main_forked(job_path: str) -> None:
-    """Entry of the process the supervisor forked (torch already imported)."""
-    from ..worker import _die_with_parent
-
-    _die_with_parent()
+def _serve(job_path: str, cmd_fd: int, report_fd: int) -> None:
     job = json.loads(Path(job_path).read_text())
     os.unlink(job_path)
-    run_candidate(job)
+    commands = os.fdopen(cmd_fd, "r")
+    report = Reporter(report_fd)
+    from ..sandbox import apply_rlimits
+
+    apply_rlimits(job.get("rlimits") or {})
+    if job.get("build_cache"):
+        from ..inline_build import install
+
+        install(job["build_cache"])
+    run_candidate(job, commands, report)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+
+
+def main_forked(job_path: str, cmd_fd: int, report_fd: int) -> None:
+    """Entry of the process the worker forked (torch already imported)."""
+    from ..worker import _die_with_parent
+
+    _die_with_parent()
+    drop_ptrace()
+    _serve(job_path, cmd_fd, report_fd)
+
+
+def drop_ptrace() -> None:
+    """Give up CAP_SYS_PTRACE (root has it): without it this process cannot read
+    the non-dumpable supervisor's memory through /proc/PID/mem or
+    process_vm_readv, even as root."""
+    import ctypes
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                    ("inheritable", ctypes.c_uint32)]
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(24, 19, 0, 0, 0)  # PR_CAPBSET_DROP, CAP_SYS_PTRACE (fails harmlessly without CAP_SETPCAP)
+        hdr, data = Header(0x20080522, 0), (Data * 2)()  # _LINUX_CAPABILITY_VERSION_3
+        if libc.capget(ctypes.byref(hdr), data) == 0:
+            bit = ~(1 << 19) & 0xFFFFFFFF
+            data[0].effective &= bit
+            data[0].permitted &= bit
+            data[0].inheritable &= bit
+            libc.capset(ctypes.byref(hdr), data)
+    except (OSError, AttributeError):
+        pass
 
 
 def _warm_up(device: torch.device) -> None:
@@ -249,35 +362,26 @@ def _warm_up(device: torch.device) -> None:
 
 
 def main() -> None:
-    """Entry of the process the supervisor starts on CUDA (``candidate JOB DEVICE``),
-    before the inputs exist: it warms up, then waits for b"1" on stdin."""
-    from ..sandbox import apply_rlimits
+    """Entry of the process started fresh on CUDA (``candidate JOB DEVICE REPORT_FD``),
+    before the job exists: it warms up, then waits for b"1" on stdin."""
     from ..worker import _die_with_parent
 
     _die_with_parent()
-    job_path = sys.argv[1]
+    drop_ptrace()
+    job_path, device, report_fd = sys.argv[1], sys.argv[2], int(sys.argv[3])
     started_with = dict(os.environ)
     try:
-        _warm_up(torch.device(sys.argv[2] if len(sys.argv) > 2 else "cpu"))
+        _warm_up(torch.device(device))
     except Exception as exc:  # noqa: BLE001 - the run below reports the same failure with context
         print(f"warm-up failed: {exc}", file=sys.stderr)
     if os.read(0, 1) != b"1":
         os._exit(0)
     job = json.loads(Path(job_path).read_text())
-    os.unlink(job_path)
-    apply_rlimits(job.get("rlimits") or {})
     if "env" in job:  # started before its job was known (verify/standby.py)
         from ..standby import adopt_env
 
         adopt_env(job["env"], started_with)
-    if job.get("build_cache"):
-        from ..inline_build import install
-
-        install(job["build_cache"])
-    run_candidate(job)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
+    _serve(job_path, 0, report_fd)
 
 
 if __name__ == "__main__":

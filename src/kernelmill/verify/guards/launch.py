@@ -1,13 +1,17 @@
 """Starting the candidate's process of a guarded run, before anything secret exists.
 
 The process starts while the supervisor is still importing torch and running
-the reference, and waits for one byte on a pipe: b"1" = the inputs and job file
-are ready, anything else (or EOF) = exit. On CPU it is forked from the
-supervisor (torch already imported); on CUDA it is started fresh (exec),
-because a forked child cannot use CUDA ("Cannot re-initialize CUDA in forked
-subprocess"), and it opens its CUDA context and the profiler while it waits
-(`candidate._warm_up`). The worker calls `launch` first thing for CUDA jobs,
-before its own imports, so the two start-ups overlap.
+the reference (in fact before the worker reads its job), and waits for one byte on a pipe: b"1" = the inputs and job file
+are ready, anything else (or EOF) = exit. After that byte the same pipe carries
+the supervisor's commands (timing rounds, one JSON line each) and a second pipe
+carries the candidate's reports back (`Channel`); nothing else of the
+candidate's reaches the supervisor except its outputs file. On CPU it is forked from the
+supervisor (torch already imported, no job read yet); on CUDA it is started
+fresh (exec), because a forked child cannot use CUDA ("Cannot re-initialize
+CUDA in forked subprocess"), and it opens its CUDA context and the profiler
+while it waits (`candidate._warm_up`). The worker calls `prestart` first thing,
+before it reads its job, so the two start-ups overlap and nothing of the task
+is ever in memory the candidate's process inherits.
 
 This module imports no torch: it must be cheap to import from the worker.
 """
@@ -15,6 +19,7 @@ This module imports no torch: it must be cheap to import from the worker.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -27,14 +32,21 @@ from pathlib import Path
 @dataclass
 class Launched:
     cdir: Path  # the candidate's working directory: only its own code
-    priv: Path  # the exchange directory (inputs, job, outputs, facts)
+    priv: Path  # the exchange directory (inputs, job, outputs)
     pid: int | None
-    pipe: int  # write end; one byte starts the candidate
+    pipe: int  # write end of the command pipe; one byte starts the candidate
     proc: subprocess.Popen | None = None
+    report: int = -1  # read end of the candidate's report pipe
 
-    def go(self) -> int:
-        """Start the candidate and wait for it; returns its wait status."""
+    def go(self) -> None:
+        """Start the candidate (its job and inputs are in place)."""
         os.write(self.pipe, b"1")
+
+    def send(self, message: dict) -> None:
+        os.write(self.pipe, (json.dumps(message) + "\n").encode())
+
+    def wait(self) -> int:
+        """Wait for the candidate's process to end; returns its wait status."""
         return self._reap()
 
     def _reap(self) -> int:
@@ -45,10 +57,11 @@ class Launched:
         return status
 
     def close(self) -> None:
-        try:
-            os.close(self.pipe)  # a child still waiting reads EOF and exits
-        except OSError:
-            pass
+        for fd in (self.pipe, self.report):
+            try:
+                os.close(fd)  # a child still waiting reads EOF and exits
+            except OSError:
+                pass
         if self.pid is not None:
             try:
                 os.kill(self.pid, signal.SIGKILL)
@@ -91,48 +104,50 @@ def _dirs(phase_dir: Path) -> tuple[Path, Path]:
     return cdir, priv
 
 
-def prestart(phase_dir: Path, device: str) -> Launched | None:
-    """On CUDA, start the candidate's process before the job is known (a spare
-    run worker does this, verify/standby.py); None elsewhere (forked later)."""
-    if not str(device).startswith("cuda"):
-        return None
-    return _spawn(*_dirs(Path(phase_dir)), str(device))
+def prestart(phase_dir: Path, device: str) -> Launched:
+    """Start the candidate's process before the worker has read its job (so the
+    worker's memory, which a forked child copies, never held the task): spawned
+    fresh on CUDA, forked on a CPU (torch is imported first, so the child
+    starts warm). The job's candidate code is copied in later (`place`)."""
+    cdir, priv = _dirs(Path(phase_dir))
+    if str(device).startswith("cuda"):
+        return _spawn(cdir, priv, str(device))
+    import torch  # noqa: F401 - imported once, before the fork, for both processes
+
+    return _fork(cdir, priv)
 
 
-def launch(job: dict, started: Launched | None = None) -> Launched:
-    """The candidate's process for `job`: `started` (from `prestart`) if given,
-    else spawned now on CUDA or forked on CPU. Its folder gets the candidate's code."""
-    cdir, priv = _dirs(Path(job["result"]).parent)
-    shutil.copy(job["candidate"], cdir / "candidate.py")
-    if started is not None:
-        return started
-    if str(job["device"]).startswith("cuda"):
-        return _spawn(cdir, priv, str(job["device"]))
-    return _fork(job, cdir, priv)
+def place(job: dict, launched: Launched) -> None:
+    """The candidate's folder gets the candidate's code (and nothing else)."""
+    shutil.copy(job["candidate"], launched.cdir / "candidate.py")
 
 
 def _spawn(cdir: Path, priv: Path, device: str) -> Launched:
     r, w = os.pipe()
+    rr, rw = os.pipe()
     with open(cdir / "stderr.txt", "wb") as err:
         proc = subprocess.Popen([sys.executable, "-m", "kernelmill.verify.guards.candidate",
-                                 str(priv / "job.json"), device], cwd=cdir, stdin=r, stderr=err)
+                                 str(priv / "job.json"), device, str(rw)], cwd=cdir, stdin=r, stderr=err,
+                                pass_fds=(rw,))
     os.close(r)
-    return Launched(cdir, priv, proc.pid, w, proc)
+    os.close(rw)
+    return Launched(cdir, priv, proc.pid, w, proc, rr)
 
 
-def _fork(job: dict, cdir: Path, priv: Path) -> Launched:
+def _fork(cdir: Path, priv: Path) -> Launched:
     r, w = os.pipe()
+    rr, rw = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
     if pid:
         os.close(r)
-        return Launched(cdir, priv, pid, w)
+        os.close(rw)
+        return Launched(cdir, priv, pid, w, None, rr)
     try:
         os.close(w)
-        job.pop("input_seed", None)  # our copy of the job is the only one left in this process
+        os.close(rr)
         go = os.read(r, 1)
-        os.close(r)
         if go != b"1":
             os._exit(0)
         fd = os.open(cdir / "stderr.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -141,6 +156,47 @@ def _fork(job: dict, cdir: Path, priv: Path) -> Launched:
         sys.path[:] = [p for p in sys.path if p not in ("", ".")]
         from . import candidate
 
-        candidate.main_forked(str(priv / "job.json"))
+        candidate.main_forked(str(priv / "job.json"), r, rw)
     finally:
         os._exit(70)
+
+
+def reap_descendants() -> int:
+    """Kill every process left below this one (the candidate's grandchildren,
+    re-parented here because the worker is a child subreaper): nothing of the
+    candidate's may run once its process has ended (item 20: a detached child
+    that rewrites the report). Returns how many were killed."""
+    killed = 0
+    for _ in range(5):
+        mine = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    stat = fh.read()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid():
+                mine.append(int(entry))
+        if not mine:
+            break
+        for pid in mine:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                killed += 1
+            except (ProcessLookupError, ChildProcessError):
+                pass
+    return killed
+
+
+def become_subreaper() -> None:
+    """Orphans of the candidate's process re-parent to this process, not to init,
+    so `reap_descendants` finds them even after setsid()."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass

@@ -2,16 +2,19 @@
 never imports the candidate.
 
     supervisor (this process; trusted)           candidate process (guards.candidate)
-    ─ reference built, inputs drawn from a       ─ loads candidate + reference (for timing)
-      seed it keeps, reference outputs          ─ reads inputs.pt, deletes it
-      computed and kept in memory only          ─ runs each input set twice, profiles one
-    ─ writes inputs.pt (no outputs, no seed)      call, times with fresh data per call
-    ─ starts the candidate process, waits  ──►  ─ writes outputs.pt + facts.json, exits
-    ─ compares outputs, reads facts, decides ◄──
+    ─ reference built, inputs drawn from a       ─ started before the worker read its job
+      seed it keeps, reference outputs          ─ loads the candidate only: never the
+      computed and kept in memory only            reference's module, model, source or outputs
+    ─ writes inputs.pt (inputs, init inputs;    ─ reads inputs.pt, deletes it; builds ModelNew
+      no outputs, no seed)                        under the weight seed; checks each set twice
+    ─ times the reference in rounds      ◄──►  ─ times ModelNew in rounds on command
+      alternating with the candidate's            (reports one JSON line per round)
+    ─ reads the final report, kills what   ◄──  ─ writes outputs.pt, sends its facts, exits
+      the candidate left behind, decides
 
 So writing into inputs cannot change the reference's answer, patching the
-comparison changes nothing that decides, and no reference output of a checked
-input ever exists in the candidate's process. See docs/guards.md.
+comparison changes nothing that decides, and neither the reference nor any
+reference output exists in the candidate's process. See docs/guards.md.
 """
 
 from __future__ import annotations
@@ -19,19 +22,22 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import torch
 
 from ..correctness import flatten_outputs
+from ..timing import Bench, Comparison, Round, TimingConfig, compare, set_cpu_threads
 from . import inputs as inp
+from .candidate import backend_flags, fp32_means_fp32
 from .flags import Findings
 from .judge import judge
-from .launch import Launched, launch, shm_exchange_dir
+from .launch import Launched, place, reap_descendants, shm_exchange_dir
 from .source import check_source
 from .trace import profile_call
 
-N_CHECK_SETS = 2  # timed calls whose outputs are checked
+N_CHECK_SETS = 2  # timed calls whose outputs are checked: one early, one in the last round
 N_TIMING_SETS = 2  # input sets the other timed calls rotate through (rescaled each call)
 
 
@@ -45,16 +51,110 @@ def _no_dumping() -> None:
         pass
 
 
-def run_guarded(job: dict) -> dict:
+def run_guarded(job: dict, launched: Launched) -> dict:
+    """The guarded run of `job`; `launched` is the candidate's process, started
+    by the worker before it read the job (`launch.prestart`)."""
     level = job["guards"]
     device = torch.device(job["device"])
     findings = Findings()
     cand_code = Path(job["candidate"]).read_text(encoding="utf-8")
-    launched = job.pop("_launched", None) or launch(job)  # started early by the worker on CUDA
+    place(job, launched)
     try:
         return _supervise(job, level, device, findings, cand_code, launched)
     finally:
         launched.close()
+        reap_descendants()
+
+
+class _RemoteSide:
+    """The candidate's side of the timing comparison, in its own process: each
+    command is one JSON line down the command pipe, each answer one line back."""
+
+    def __init__(self, launched: Launched, reports: "_Reports"):
+        self.launched, self.reports = launched, reports
+
+    def warm(self, warmup_ms: float) -> float:
+        self.launched.send({"cmd": "warm", "ms": warmup_ms})
+        return float(self.reports.expect("est_ms"))
+
+    def round(self, n: int, check=None) -> Round:
+        self.launched.send({"cmd": "round", "n": n, "check": list(check) if check else None})
+        msg = self.reports.expect("times_ms", whole=True)
+        times = [float(t) for t in msg["times_ms"]]
+        if len(times) != n:
+            raise _ChannelError(f"a timing round of {n} calls reported {len(times)} times")
+        return Round(times, float(msg["wall_ms"]))
+
+
+class _ChannelError(RuntimeError):
+    """The candidate's process ended, or said something out of turn, mid-protocol."""
+
+
+class _Reports:
+    """The candidate's report pipe, read one JSON line at a time. A report out
+    of protocol (a second final report, text that is no report) is kept as a
+    forged-output finding (item 20)."""
+
+    def __init__(self, fd: int):
+        self.file = os.fdopen(os.dup(fd), "rb")
+        self.final: dict | None = None
+        self.forged: list[str] = []
+
+    def next(self) -> dict | None:
+        line = self.file.readline()
+        if not line:
+            return None
+        try:
+            msg = json.loads(line)
+            if not isinstance(msg, dict):
+                raise ValueError("not an object")
+        except ValueError:
+            self.forged.append(f"a line that is no report: {line[:80]!r}")
+            return self.next()
+        if "facts" in msg:
+            if self.final is not None:
+                self.forged.append("a second final report")
+            else:
+                self.final = msg["facts"]
+        return msg
+
+    def expect(self, key: str, whole: bool = False):
+        while True:
+            msg = self.next()
+            if msg is None:
+                raise _ChannelError("the candidate's process ended during timing")
+            if key in msg:
+                return msg if whole else msg[key]
+            if "facts" in msg:
+                raise _ChannelError("the candidate's process stopped during timing")
+
+    def drain(self) -> None:
+        """Everything left once the process (and anything it started) is gone."""
+        while self.next() is not None:
+            pass
+        self.file.close()
+
+
+class _ReferenceSide(Bench):
+    """The reference's side: a `Bench` in this process. On a CPU each round is
+    followed by a copy_ of the task's bytes timed the same way (item 15's
+    bound), so the copy sees the same load as both models."""
+
+    def __init__(self, fn, device, config, prepare, copy_bytes: int):
+        super().__init__(fn, device, config, prepare=prepare)
+        self.copy = None
+        self.copy_min_ms: float | None = None
+        if device.type == "cpu":
+            n = max(1, copy_bytes // 8)
+            src, dst = torch.randn(n), torch.empty(n)
+            self.copy = Bench(lambda: dst.copy_(src), device, config)
+
+    def round(self, n: int, check=None) -> Round:
+        r = super().round(n, check)
+        if self.copy is not None:
+            c = self.copy.round(max(3, min(n, 50)))
+            self.copy_min_ms = min([self.copy_min_ms or float("inf")] + c.times_ms)
+        return r
 
 
 def _supervise(job, level, device, findings, cand_code, launched: Launched) -> dict:
@@ -66,13 +166,13 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched) -> d
     _no_dumping()
     fast_serialization()
     phases: dict[str, float] = {}
+    cfg = TimingConfig(**job["timing"])
+    set_cpu_threads(cfg.cpu_threads if device.type == "cpu" else 0)
+    fp32_means_fp32(device)
     t0 = time.perf_counter()
-    if device.type == "cuda":  # fp32 means fp32: no TF32 in the reference either
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
     try:
-        ref_mod, _, ref = load_reference(job)
-        ref = ref.to(device).eval()
+        ref_mod, init_inputs, ref = load_reference(job)
+        ref = ref.to(device)  # in the mode a fresh module is in (docs/SEMANTICS.md)
         seed = job["input_seed"]
         # drawn on the device (the task's own get_inputs, with factories defaulting
         # to it): a CPU generator takes seconds for a full-size task's input sets
@@ -99,6 +199,7 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched) -> d
                                        for _, o in flatten_outputs(out))
                     outs.append(_detached(out))
                 expected[key] = outs
+            timing_sets = sets["timing"]  # kept on the device: the reference is timed here
             sets = {key: [_cpu(s) for s in group] for key, group in sets.items()}  # what the candidate gets
             phases["guard_inputs_s"] = time.perf_counter() - t0
             t0 = time.perf_counter()
@@ -110,32 +211,58 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched) -> d
                 ref_profile, profiled = profile_call(lambda: ref(*args), device), True
             phases["guard_profile_s"] = time.perf_counter() - t0
         param_bytes = sum(t.numel() * t.element_size() for t in ref.state_dict().values())
-        ref = args = dev_inputs = out = None  # noqa: F841 - free them before the candidate runs
+        args = dev_inputs = out = None  # noqa: F841 - free them before the candidate runs
         # compare where the answers are cheapest to compare: on the device, unless
         # keeping them there would crowd the candidate out of its memory
         expected = _placed(expected, device)
         if device.type == "cuda":
             torch.cuda.empty_cache()  # the candidate's process needs the GPU memory, not us
+        ref_flags = backend_flags()
     except BaseException as exc:  # noqa: BLE001 - the task itself is broken
         return {"status": "runtime_error", "flags": ["reference_error"],
                 "message": "the reference program failed: " + _error_text(exc, job["message_limit"])}
 
     t0 = time.perf_counter()
     xdir = _tensor_dir(priv, inp.nbytes(sets) + 2 * inp.nbytes(expected))
-    torch.save(sets, xdir / "inputs.pt")
-    child_job = {k: job[k] for k in ("device", "sizes", "weight_seed", "message_limit", "time", "timing",
+    torch.save({**sets, "init": _cpu(list(init_inputs))}, xdir / "inputs.pt")
+    child_job = {k: job[k] for k in ("device", "weight_seed", "message_limit", "time", "timing",
                                      "guards", "build_cache", "rlimits", "env") if k in job}
-    child_job.update(candidate=str(cdir / "candidate.py"), task=job["task"], inputs=str(xdir / "inputs.pt"),
-                     outputs=str(xdir / "outputs.pt"), facts=str(priv / "facts.json"),
-                     skip_timing_reason=job.get("skip_timing_reason"), import_is_build=job.get("import_is_build"),
-                     copy_bytes=inp.nbytes(sets["timing"][0]) + inp.nbytes(expected["timing"][0]) + param_bytes)
+    child_job.update(candidate=str(cdir / "candidate.py"), inputs=str(xdir / "inputs.pt"),
+                     outputs=str(xdir / "outputs.pt"),
+                     skip_timing_reason=job.get("skip_timing_reason"), import_is_build=job.get("import_is_build"))
     (priv / "job.json").write_text(json.dumps(child_job))
-    status = launched.go()
-    facts_path = priv / "facts.json"
+    reports = _Reports(launched.report)
+    launched.go()
+    comparison, timing_error = None, None
     try:
-        if not facts_path.exists():
-            return {"status": "runtime_error", "compiled": True, "message": launched.failure(status)}
-        facts = json.loads(facts_path.read_text())
+        first = reports.next()
+        while first is not None and "ready" not in first and "facts" not in first:
+            first = reports.next()
+        if first is not None and "ready" in first:
+            comparison = _time_both(ref, timing_sets, launched, reports, device, cfg, job, sets, expected,
+                                    param_bytes)
+            launched.send({"cmd": "end"})
+            while reports.final is None and reports.next() is not None:
+                pass
+    except _ChannelError as exc:
+        timing_error = str(exc)
+    except BaseException as exc:  # noqa: BLE001 - the reference failed while being timed
+        launched.close()
+        return {"status": "runtime_error", "flags": ["reference_error"],
+                "message": "the reference program failed while timed: " + _error_text(exc, job["message_limit"])}
+    status = launched.wait()
+    reap_descendants()  # nothing the candidate started may write after this point
+    reports.drain()
+    if reports.forged:
+        findings.add("forged_output", "; ".join(reports.forged[:3]))
+    ref = timing_sets = None  # noqa: F841
+    facts = reports.final
+    try:
+        if facts is None:
+            msg = launched.failure(status)
+            if timing_error:
+                msg = f"{timing_error}: {msg}"
+            return {"status": "runtime_error", "compiled": True, "message": msg}
         where = _where(expected)
         try:
             got = (torch.load(xdir / "outputs.pt", weights_only=True, map_location=where)
@@ -152,13 +279,104 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched) -> d
     if facts["status"] != "ran":
         return {"status": facts["status"], "compiled": facts["status"] != "compile_error",
                 "message": facts.get("message", ""), "phases": phases}
+    if comparison is not None:
+        facts["timing"] = comparison["timing"]
+    _runtime_findings(facts, ref_flags, expected, ref_profile, findings)
     t0 = time.perf_counter()
     verdict = judge(job, level, device, cand_code, facts, got, expected, sets, findings, phases,
                     ref_mutates=ref_mutates, ref_aliases=ref_aliases, ref_profile=ref_profile, param_bytes=param_bytes)
     phases["guard_judge_s"] = time.perf_counter() - t0
+    if comparison is not None:
+        attach_timing(verdict, comparison["comparison"])
+    verdict["measurement"] = measurement(device, cfg, comparison and comparison["comparison"], ref_flags,
+                                         facts.get("backend_flags") or {}, sets["trials"][0], expected["trials"][0],
+                                         guards=level)
     if profiled:
         verdict["ref_profile"] = ref_profile
     return verdict
+
+
+def _time_both(ref, timing_sets, launched, reports, device, cfg, job, sets, expected, param_bytes) -> dict:
+    """Reference rounds here, candidate rounds in its process, alternated; two
+    timed candidate calls at positions only this process knows are checked."""
+    import random
+
+    rng = random.Random(int.from_bytes(os.urandom(8), "little"))
+    ref_in = _clone_all(timing_sets[0])
+
+    def prep(i: int) -> None:
+        inp.refill(ref_in, timing_sets[i % len(timing_sets)], rng.uniform(0.5, 1.5))
+
+    copy_bytes = inp.nbytes(sets["timing"][0]) + inp.nbytes(expected["timing"][0]) + param_bytes
+    ref_side = _ReferenceSide(lambda: ref(*ref_in), device, cfg, prep, copy_bytes)
+    with torch.no_grad():
+        comp = compare(ref_side, _RemoteSide(launched, reports), cfg,
+                       check_rounds={rng.randrange(cfg.min_rounds): 0}, final_check=1, rng=rng,
+                       candidate_walls=[])
+    timing = {"reference": comp.reference.to_dict(), "candidate": comp.candidate.to_dict()}
+    if ref_side.copy_min_ms is not None:
+        timing["copy"] = {"min_ms": ref_side.copy_min_ms}
+    return {"timing": timing, "comparison": comp}
+
+
+def _clone_all(group):
+    if isinstance(group, torch.Tensor):
+        return group.clone()
+    if isinstance(group, (list, tuple)):
+        return type(group)(_clone_all(g) for g in group)
+    return group
+
+
+def _runtime_findings(facts: dict, ref_flags: dict, expected: dict, ref_profile: dict, findings: Findings) -> None:
+    """Facts of the candidate's process that only the supervisor can put in context."""
+    cand_flags = facts.get("backend_flags") or {}
+    fp32_task = not (ref_profile or {}).get("low_precision") and all(
+        t.dtype in (torch.float32, torch.float64) for _, t in flatten_outputs(expected["trials"][0])
+        if isinstance(t, torch.Tensor) and t.is_floating_point())
+    if fp32_task:
+        raised = [k for k in ("matmul_allow_tf32", "cudnn_allow_tf32", "matmul_fp16_reduced")
+                  if cand_flags.get(k) and not ref_flags.get(k)]
+        if cand_flags.get("float32_matmul_precision", "highest") != ref_flags.get("float32_matmul_precision", "highest"):
+            raised.append(f"float32_matmul_precision={cand_flags['float32_matmul_precision']}")
+        if raised:
+            findings.add("precision_downgrade", "the candidate's process turned on " + ", ".join(raised))
+
+
+def attach_timing(verdict: dict, comp: Comparison) -> None:
+    """The speedup, its interval and a plain word when it cannot be told from 1.0."""
+    if verdict.get("status") != "ok" or comp.speedup is None:
+        return
+    verdict.update(speedup=comp.speedup, speedup_ci=comp.speedup_ci,
+                   runtime_ms=comp.candidate.median_ms, ref_runtime_ms=comp.reference.median_ms)
+    if comp.speedup_ci and comp.speedup_ci[0] <= 1.0 <= comp.speedup_ci[1]:
+        note = (f"speedup {comp.speedup:.3f}x cannot be told from 1.0 "
+                f"(95% interval {comp.speedup_ci[0]:.3f}-{comp.speedup_ci[1]:.3f})")
+        verdict["message"] = "; ".join(m for m in (verdict.get("message"), note) if m)
+
+
+def measurement(device: torch.device, cfg: TimingConfig, comp: Comparison | None, ref_flags: dict, cand_flags: dict,
+                inputs, outputs, guards: str) -> dict:
+    """How a verdict's numbers were measured (docs/SEMANTICS.md): enough to tell
+    from two records alone whether their figures are comparable."""
+    from ..environment import describe
+
+    m = {"method": ("cuda events per call, calls queued back to back, L2 flushed before each call"
+                    if device.type == "cuda" else "perf_counter per call"),
+         "l2": ("flushed (2x L2 zeroed) before every call" if device.type == "cuda" and cfg.flush_l2 else "not flushed"),
+         "inputs": "the same buffers every call, refilled in place with new values between calls",
+         "config": asdict(cfg), "guards": guards,
+         "flags": {"reference": ref_flags, "candidate": cand_flags},
+         "dtypes": {"inputs": sorted({str(t.dtype) for t in inp.tensors_in(inputs)}),
+                    "outputs": sorted({str(t.dtype) for _, t in flatten_outputs(outputs) if isinstance(t, torch.Tensor)})},
+         **describe(device)}
+    if comp is not None:
+        m.update(rounds=comp.rounds, stopped=comp.stopped, rse=comp.rse, ratios=[round(r, 5) for r in comp.ratios],
+                 calls_per_round={"reference": comp.reference.calls_per_round,
+                                  "candidate": comp.candidate.calls_per_round},
+                 reps={"reference": comp.reference.reps, "candidate": comp.candidate.reps},
+                 wall_speedup=comp.wall_speedup,
+                 indistinguishable_from_1=bool(comp.speedup_ci and comp.speedup_ci[0] <= 1.0 <= comp.speedup_ci[1]))
+    return m
 
 
 def _tensor_dir(priv: Path, nbytes: int) -> Path:

@@ -56,10 +56,11 @@ def protected_callables() -> dict[str, Any]:
         "torch.nn.Module.__call__": (torch.nn.Module, "__call__"),
         "threading.enumerate": (threading, "enumerate"), "sys.setprofile": (sys, "setprofile"),
         "os._exit": (os, "_exit"), "json.dump": (sys.modules["json"], "dump"),
-        "timing.time_interleaved": (timing, "time_interleaved"), "timing._Clock.time_call": (timing._Clock, "time_call"),
+        "timing.Bench.round": (timing.Bench, "round"), "timing.Bench.warm": (timing.Bench, "warm"),
+        "timing.Bench.changed_after_return": (timing.Bench, "changed_after_return"),
         "correctness.compare": (correctness, "compare"), "inputs.refill": (inputs, "refill"),
     }
-    for name in ("run_candidate", "_run_trials", "_time_candidate", "_write_outputs"):
+    for name in ("run_candidate", "_run_trials", "_timing_bench", "_serve_timing", "_write_outputs", "_poison"):
         named[f"candidate.{name}"] = (candidate, name)
     # getattr_static: a classmethod read through getattr is a new object each time
     return {label: inspect.getattr_static(owner, attr, None) for label, (owner, attr) in named.items()}
