@@ -1,6 +1,7 @@
 """CUDA and Triton hostile candidates for the catalogue items whose trick
 needs a GPU (stream tricks, the caching allocator, kernel dtypes, kernel
-time share). name -> (task name in guard_tasks, language, code, flags or None)."""
+time share, L2 persistence, CUDA graphs, launch errors). name -> (task name
+in guard_tasks, language, code, flags or None)."""
 
 from __future__ import annotations
 
@@ -66,6 +67,97 @@ def cuda_model(forward: str, name: str) -> str:
             + "".join("        " + line + "\n" for line in forward.splitlines()))
 
 
+# items 16, 19 and 21: a module of their own (one load_inline each)
+CUDA_TRICKS_SRC = r'''
+#include <torch/extension.h>
+#include <cuda_runtime.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <unordered_map>
+__global__ void relu_k(const float* x, float* y, int64_t n) {
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i] > 0.f ? x[i] : 0.f;
+}
+__global__ void relu_smem_k(const float* x, float* y, int64_t n) {
+    extern __shared__ float tile[];
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i < n) { tile[threadIdx.x] = x[i]; y[i] = tile[threadIdx.x] > 0.f ? tile[threadIdx.x] : 0.f; }
+}
+torch::Tensor relu_cached_by_pointer(torch::Tensor x) {
+    // item 19: a result cache inside the extension, keyed on the input's address
+    static std::unordered_map<const void*, torch::Tensor> cache;
+    auto it = cache.find(x.data_ptr());
+    if (it != cache.end()) return it->second;
+    auto y = torch::empty_like(x);
+    int64_t n = x.numel();
+    relu_k<<<(n + 255) / 256, 256, 0, at::cuda::getCurrentCUDAStream()>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+    cache[x.data_ptr()] = y;
+    return y;
+}
+torch::Tensor relu_2048_threads(torch::Tensor x) {
+    // item 21: 2048 threads per block is an invalid configuration; nothing checks
+    auto y = torch::empty_like(x);
+    int64_t n = x.numel();
+    relu_k<<<(n + 2047) / 2048, 2048, 0, at::cuda::getCurrentCUDAStream()>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+    return y;
+}
+torch::Tensor relu_too_much_smem(torch::Tensor x) {
+    // item 21: 200 KB of dynamic shared memory without cudaFuncSetAttribute: the launch fails
+    auto y = torch::empty_like(x);
+    int64_t n = x.numel();
+    relu_smem_k<<<(n + 255) / 256, 256, 200 * 1024, at::cuda::getCurrentCUDAStream()>>>(
+        x.data_ptr<float>(), y.data_ptr<float>(), n);
+    return y;
+}
+'''
+_TRICKS = ["relu_cached_by_pointer", "relu_2048_threads", "relu_too_much_smem"]
+# item 16 (only in g16_access_policy_window: the static check flags any source holding it)
+PINNED_SRC = r'''
+torch::Tensor relu_pinned(torch::Tensor x) {
+    // item 16: a persisting carve-out and a window over the input: its lines survive the flush
+    static bool set = false;
+    cudaStream_t s = at::cuda::getCurrentCUDAStream();
+    if (!set) {
+        cudaDeviceProp p; cudaGetDeviceProperties(&p, x.get_device());
+        cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, p.persistingL2CacheMaxSize);
+        cudaStreamAttrValue v = {};
+        v.accessPolicyWindow.base_ptr = x.data_ptr();
+        v.accessPolicyWindow.num_bytes = std::min<size_t>(x.nbytes(), p.accessPolicyMaxWindowSize);
+        v.accessPolicyWindow.hitRatio = 1.0f;
+        v.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+        v.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+        cudaStreamSetAttribute(s, cudaStreamAttributeAccessPolicyWindow, &v);
+        set = true;
+    }
+    auto y = torch::empty_like(x);
+    int64_t n = x.numel();
+    relu_k<<<(n + 255) / 256, 256, 0, s>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+    return y;
+}
+'''
+
+
+# item 16 with nothing in the source: the limit is set through the runtime that
+# is already loaded, found in /proc/self/maps, with the enum as a number
+_CTYPES_PIN = (
+    "import ctypes\n"
+    "def pin_l2(nbytes):\n"
+    "    maps = open('/pro' + 'c/self/maps').read().split()\n"
+    "    lib = ctypes.CDLL(next(p for p in maps if 'libcuda' + 'rt.so' in p))\n"
+    "    getattr(lib, 'cudaDevice' + 'SetLimit')(ctypes.c_int(6), ctypes.c_size_t(nbytes))\n")
+
+
+def tricks_model(forward: str, name: str, pinned: bool = False) -> str:
+    fns = _TRICKS + ["relu_pinned"] * pinned
+    decls = "".join(f"torch::Tensor {f}(torch::Tensor x);\\n" for f in fns)
+    return ("import torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import load_inline\n"
+            f"src = r'''{CUDA_TRICKS_SRC + PINNED_SRC * pinned}'''\n"
+            f"ext = load_inline(name='{name}', cpp_sources='{decls}', cuda_sources=src, functions={fns!r}, "
+            "verbose=False)\n\n"
+            "class ModelNew(nn.Module):\n    def __init__(self, *args):\n        super().__init__()\n"
+            "        self.cache = {}\n\n    def forward(self, x):\n"
+            + "".join("        " + line + "\n" for line in forward.splitlines()))
+
+
 GPU_HOSTILE = {
     # 2: the caching allocator hands back the block the reference just freed
     "g2_empty_like": ("big_relu", "cuda", cuda_model("return torch.empty_like(x)", "g2a"), None),
@@ -101,4 +193,27 @@ GPU_HOSTILE = {
     "g15_skip_unchecked": ("huge_relu", "cuda", cuda_model(
         skip_unchecked_by_frames("'y' not in self.cache", "self.cache['y'] = ext.relu(x)", "self.cache['y']"),
         "g15b"), {"suspicious_speed"}),
+    # 16: persisting L2 lines that survive the flush between timed calls
+    "g16_access_policy_window": ("big_relu", "cuda", tricks_model("return ext.relu_pinned(x)", "g16a", pinned=True),
+                                 {"l2_persistence"}),
+    "g16_limit_through_ctypes": ("big_relu", "cuda", cuda_model(
+        "if not self.cache:\n    self.cache['pinned'] = pin_l2(64 << 20)\nreturn ext.relu(x)", "g16b").replace(
+        "class ModelNew", _CTYPES_PIN + "\n\nclass ModelNew"), {"l2_persistence"}),
+    # 19: stale answers keyed on the input's address (the harness refills one buffer)
+    "g19_graph_by_pointer": ("big_relu", "cuda", tricks_model(
+        "key = x.data_ptr()\n"
+        "if key not in self.cache:  # capture once per buffer, on a private copy of the input\n"
+        "    static_in = x.clone()\n    torch.cuda.synchronize()\n    g = torch.cuda.CUDAGraph()\n"
+        "    with torch.cuda.graph(g):\n        static_out = torch.relu(static_in)\n"
+        "    self.cache[key] = (g, static_in, static_out)\n"
+        "g, static_in, static_out = self.cache[key]\n"
+        "g.replay()  # the private copy is never refreshed: the first call's data\n"
+        "return static_out", "g19a"), {"cached_output"}),
+    "g19_extension_cache_by_pointer": ("big_relu", "cuda", tricks_model(
+        "return ext.relu_cached_by_pointer(x)", "g19b"), {"cached_output"}),
+    # 21: illegal launch configurations whose failure nobody checks
+    "g21_2048_threads": ("big_relu", "cuda", tricks_model("return ext.relu_2048_threads(x)", "g21a"),
+                         {"launch_failure"}),
+    "g21_too_much_shared_memory": ("big_relu", "cuda", tricks_model("return ext.relu_too_much_smem(x)", "g21b"),
+                                   {"launch_failure"}),
 }
