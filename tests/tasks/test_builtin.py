@@ -66,8 +66,9 @@ def test_reference_runs_on_cpu_small(task_id):
     # tiny tensors, so Triton-interpreter candidates stay fast; this also proves
     # get_inputs reads the overridden globals at call time
     assert sum(x.numel() for x in inputs) <= 5000, task_id
+    assert model.training  # the harness runs the reference as constructed
     with torch.no_grad():
-        out = model.eval()(*inputs)
+        out = model(*inputs)
     assert isinstance(out, torch.Tensor)
     if out.is_floating_point():
         assert torch.isfinite(out.float()).all(), task_id
@@ -188,6 +189,44 @@ def test_cuda_candidates_compile_with_nvcc():
     results = run_checks(sources)
     bad = [v for v in judge(sources, results) if not v[1]]
     assert not bad, (bad, [r.log[-3000:] for r in results if not r.ok])
+
+
+def test_selfcheck_builds_both_under_the_seed_in_training_mode_and_copies_nothing():
+    from kernelmill.records import Sample
+
+    task = TASKS.by_id()["level2/01_Gemm_Bias_ReLU"]
+
+    def candidate(init: str, forward: str) -> Sample:
+        code = ("import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+                "    def __init__(self, in_features, out_features):\n        super().__init__()\n"
+                f"        {init}\n\n    def forward(self, x):\n        return {forward}\n")
+        return Sample("probe", task.task_id, "torch", code, meta={"expect": "ok"})
+
+    same = "self.gemm = nn.Linear(in_features, out_features)"
+    assert check_candidate(task, candidate(same, "torch.relu(self.gemm(x))")).status == "ok"
+    # a candidate that is only right in eval mode is wrong: nothing calls .eval()
+    only_eval = "torch.relu(self.gemm(x)) if not self.training else x[:, :1] * 0 + self.gemm.bias"
+    assert check_candidate(task, candidate(same, only_eval)).status == "incorrect"
+    # the same parameter names, but drawn after an extra draw: the reference's are not copied in
+    shifted = "torch.rand(1); self.gemm = nn.Linear(in_features, out_features)"
+    assert check_candidate(task, candidate(shifted, "torch.relu(self.gemm(x))")).status == "incorrect"
+
+
+def test_reference_times_uses_the_timing_api():
+    from kernelmill.tasks.builtin.reference_times import time_references, timing_config
+
+    config = timing_config(100.0)
+    assert (config.min_rounds, config.max_rounds, config.round_ms, config.min_calls, config.max_calls,
+            config.cpu_threads) == (5, 5, 20.0, 1, 40, 1)
+    threads = torch.get_num_threads()
+    try:
+        rows = time_references("cpu", "small", budget_ms=2.0)
+    finally:
+        torch.set_num_threads(threads)
+    assert [r["task_id"] for r in rows] == TASK_IDS
+    for r in rows:
+        assert r["rounds"] == 5 and 5 <= r["reps"] <= 200 and r["reps"] == 5 * r["calls_per_round"], r
+        assert 0 < r["p20_ms"] <= r["median_ms"] <= r["p80_ms"], r
 
 
 def test_selfcheck_isolated_run_reports_through_a_child_process():

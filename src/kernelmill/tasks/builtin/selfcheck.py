@@ -9,6 +9,12 @@ candidates only where CUDA exists. Triton candidates run on the CPU under
 ``TRITON_INTERPRET=1`` (set before triton is imported; the CLI entry point
 does that).
 
+The semantics are the harness's (KernelBench's): the reference and the
+candidate are each built under the same seed, in the state a fresh module is
+in (training mode: no ``.eval()``), and the candidate's parameters are its
+own (nothing is copied from the reference), so an `ok` candidate must create
+and initialise its parameters as the reference does.
+
     python -m kernelmill.tasks.builtin.selfcheck --language torch --language triton
 """
 
@@ -75,19 +81,6 @@ def build_reference(task: Task, profile: str = "small", seed: int = 0):
     return module, module.Model(*init_inputs), init_inputs
 
 
-def copy_matching_weights(src, dst) -> int:
-    """Copy parameters and buffers whose names and shapes match; returns the count."""
-    import torch
-
-    theirs = src.state_dict()
-    mine = dst.state_dict()
-    shared = {k: v for k, v in theirs.items() if k in mine and mine[k].shape == v.shape}
-    with torch.no_grad():
-        for key, value in shared.items():
-            mine[key].copy_(value)
-    return len(shared)
-
-
 def compare(ref_out, cand_out) -> tuple[bool, float | None, str]:
     import torch
 
@@ -126,10 +119,10 @@ def check_candidate(task: Task, sample: Sample, profile: str = "small", device: 
         result.seconds = time.perf_counter() - t0
         return result
     try:
+        # the same seed, and nothing copied: the candidate's weights are its own
         torch.manual_seed(seed)
         cand = cand_module.ModelNew(*init_inputs)
-        copy_matching_weights(ref, cand)
-        ref, cand = ref.to(device).eval(), cand.to(device).eval()
+        ref, cand = ref.to(device), cand.to(device)  # training mode, as constructed
         worst = 0.0
         with torch.no_grad():
             for trial in range(trials):

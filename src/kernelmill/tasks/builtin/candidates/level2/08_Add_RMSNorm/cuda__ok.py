@@ -65,7 +65,8 @@ class ModelNew(nn.Module):
     def __init__(self, hidden: int, eps: float = 1e-6):
         super().__init__()
         self.eps = eps
-        self.weight = nn.Parameter(torch.ones(hidden))  # overwritten with the reference's weight
+        # drawn as the reference draws it, so under the same seed it is equal
+        self.weight = nn.Parameter(1.0 + 0.1 * torch.randn(hidden))
 
     def forward(self, x: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
         return rms_ext.add_rmsnorm_cuda(x, residual, self.weight, self.eps)

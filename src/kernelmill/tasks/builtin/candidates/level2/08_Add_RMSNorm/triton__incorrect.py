@@ -23,7 +23,8 @@ class ModelNew(nn.Module):
     def __init__(self, hidden: int, eps: float = 1e-6):
         super().__init__()
         self.eps = eps
-        self.weight = nn.Parameter(torch.ones(hidden))
+        # drawn as the reference draws it, so under the same seed it is equal
+        self.weight = nn.Parameter(1.0 + 0.1 * torch.randn(hidden))
 
     def forward(self, x: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
         xc, rc = x.contiguous(), residual.contiguous()
