@@ -49,7 +49,7 @@ CANDIDATES = ("zeros", "constant", "mean_only", "shape_only", "input_copy")
 # the candidates whose pass makes a task weak (shape_only is the sanity row)
 WEAK_BY = ("zeros", "constant", "mean_only", "input_copy")
 PASS, FAIL, NA = "pass", "FAIL", "n/a"
-NEAR_CONSTANT_SPREAD = 0.01  # std under 1% of max|x| counts as near-constant
+NEAR_CONSTANT_SPREAD = 0.01  # std under 1% of max|x| counts as near-constant (outputs of 2+ elements)
 NOISE_SEED = 20240601
 
 
@@ -174,7 +174,7 @@ def output_stats(where: str, t) -> OutputStats:
         max_abs=max_abs, mean=mean, std=std,
         zero_frac=float((w == 0).sum()) / n if n else 0.0,
         nonfinite_frac=float((~fin).sum()) / n if n else 0.0,
-        near_constant=bool(n) and std <= NEAR_CONSTANT_SPREAD * max_abs)
+        near_constant=n > 1 and std <= NEAR_CONSTANT_SPREAD * max_abs)
 
 
 def _axis_means(t, keep: int):
