@@ -397,11 +397,12 @@ class AuditReport:
     options: AuditOptions
     tasks: list[TaskAudit] = field(default_factory=list)
     interrupted: bool = False
+    planned: int = 0  # tasks the audit was asked to run
 
     def summary(self) -> dict[str, Any]:
         done = [t for t in self.tasks if t.status == "ok"]
         return {
-            "tasks": len(self.tasks), "audited": len(done),
+            "planned": self.planned, "tasks": len(self.tasks), "audited": len(done),
             "weak": sum(t.weak for t in done),
             "weak_by": {c: sum(t.verdicts.get(c) == PASS for t in done) for c in WEAK_BY},
             "shape_only_passed": sum(t.verdicts.get("shape_only") == PASS for t in done),
@@ -418,7 +419,7 @@ class AuditReport:
         if s["shape_only_passed"]:
             line += f"; shape-only passed on {s['shape_only_passed']} (random noise passes: the output barely matters)"
         if self.interrupted:
-            line += "; interrupted (Ctrl-C): the rest were not run"
+            line += f"; interrupted: {self.planned - len(self.tasks)} tasks not run"
         return line
 
     def to_dict(self) -> dict[str, Any]:
@@ -437,7 +438,7 @@ def run_audit(tasks: list[Task], source: str, opts: AuditOptions,
         raise ValueError(f"trials must be at least 2 (got {opts.trials}): a trivial candidate must pass on several input sets")
     sandbox = Sandbox(memory_limit_gb=opts.memory_gb, max_procs=64, output_limit=4000,
                       limit_address_space=not opts.device.startswith("cuda"))
-    report = AuditReport(source, opts)
+    report = AuditReport(source, opts, planned=len(tasks))
     try:
         for task in tasks:
             if on_start:

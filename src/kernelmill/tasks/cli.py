@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
 import typer
@@ -87,11 +88,16 @@ def audit_tasks(
                         memory_gb=memory_gb, threads=threads)
     progress = Progress(TextColumn("[bold]audit[/bold]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         TextColumn("{task.description}"), console=err, transient=True)
-    with progress:
-        bar = progress.add_task("", total=len(tasks))
-        report = run_audit(tasks, source, opts,
-                           on_start=lambda t: progress.update(bar, description=t.task_id),
-                           on_done=lambda a: _audit_done(progress, bar, a))
+    # SIGTERM stops the audit like Ctrl-C (a run in the background ignores SIGINT)
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        with progress:
+            bar = progress.add_task("", total=len(tasks))
+            report = run_audit(tasks, source, opts,
+                               on_start=lambda t: progress.update(bar, description=t.task_id),
+                               on_done=lambda a: _audit_done(progress, bar, a))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     console.print(render_table(report))
     console.print(report.summary_line())
     if json_out is not None:
@@ -100,6 +106,10 @@ def audit_tasks(
         console.print(f"wrote {json_out}")
     if report.interrupted:
         raise typer.Exit(130)
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
 
 
 def _audit_done(progress: Progress, bar, audit) -> None:
