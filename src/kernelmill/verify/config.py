@@ -5,8 +5,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from ..records import HARNESS_VERSION
 from .correctness import DEFAULT_TOLERANCES
@@ -17,6 +18,18 @@ def default_cache_dir() -> Path:
     base = os.environ.get("KERNELMILL_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "kernelmill")
     return Path(base)
+
+
+class ConfigError(ValueError):
+    """A verify setting that cannot work (the message says which and why)."""
+
+
+def _timing_from_dict(data: dict) -> TimingConfig:
+    known = {f.name for f in fields(TimingConfig)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ConfigError(f"timing: unknown setting(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+    return TimingConfig(**data)
 
 
 @dataclass
@@ -31,7 +44,7 @@ class VerifyConfig:
     tolerances: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
     norm_tol: float = 1e-3
     time: bool = True  # measure speed of correct candidates
-    timing: TimingConfig = field(default_factory=TimingConfig)
+    timing: TimingConfig = field(default_factory=TimingConfig)  # or a dict of its fields
     weight_seed: int = 42  # both models are built under this seed
     memory_limit_gb: float = 16.0  # host memory of one candidate's process tree
     max_procs: int = 128  # processes of one candidate's tree (fork bombs)
@@ -52,6 +65,77 @@ class VerifyConfig:
     # cores; more for correctness-heavy runs on many-core machines (timings are then
     # contended: the CLI warns). On CUDA there is one run worker per GPU.
     cpu_runners: int = 1
+
+    def __post_init__(self) -> None:
+        if isinstance(self.timing, dict):
+            self.timing = _timing_from_dict(self.timing)
+        self.tolerances = {k: tuple(v) for k, v in self.tolerances.items()}
+        problems = self.problems()
+        if problems:
+            raise ConfigError("; ".join(problems))
+
+    def problems(self) -> list[str]:
+        """Every setting that cannot work, in words a user can act on."""
+        out = []
+
+        def one_of(name: str, allowed: tuple) -> None:
+            if getattr(self, name) not in allowed:
+                out.append(f"{name} must be one of {', '.join(map(str, allowed))}, not {getattr(self, name)!r}")
+
+        one_of("device", ("auto", "cpu", "cuda"))
+        one_of("profile", ("auto", "small", "full"))
+        one_of("check", ("allclose", "max_norm_abs"))
+        one_of("executor", ("local", "ray"))
+        one_of("guards", ("off", "standard", "strict"))
+        one_of("fallback", ("reject", "flag", "allow"))
+        for name in ("trials", "max_procs", "cpu_runners", "output_limit"):
+            if getattr(self, name) < 1:
+                out.append(f"{name} must be at least 1, not {getattr(self, name)}")
+        for name in ("build_timeout", "run_timeout", "memory_limit_gb", "norm_tol"):
+            if not getattr(self, name) > 0:
+                out.append(f"{name} must be positive, not {getattr(self, name)}")
+        if self.workers < 0:
+            out.append(f"workers must be 0 (one per core) or more, not {self.workers}")
+        if self.standby < -1:
+            out.append(f"standby must be -1 (auto), 0 (off) or a number of spares, not {self.standby}")
+        if self.address and self.executor != "ray":
+            out.append("address is a Ray cluster's address: it goes with executor ray")
+        t = self.timing
+        if t.min_rounds < 2 or t.max_rounds < t.min_rounds:
+            out.append(f"timing: need 2 <= min_rounds <= max_rounds, not {t.min_rounds} and {t.max_rounds}")
+        if t.min_calls < 1 or t.max_calls < t.min_calls:
+            out.append(f"timing: need 1 <= min_calls <= max_calls, not {t.min_calls} and {t.max_calls}")
+        if not (t.round_ms > 0 and t.budget_ms > 0 and t.warmup_ms >= 0 and 0 < t.target_rse < 1):
+            out.append("timing: round_ms and budget_ms must be positive, warmup_ms >= 0 and 0 < target_rse < 1")
+        if t.cpu_threads < 1:
+            out.append(f"timing: cpu_threads must be at least 1, not {t.cpu_threads}")
+        for dtype, tol in self.tolerances.items():
+            if len(tol) != 2 or any(float(x) < 0 for x in tol):
+                out.append(f"tolerances[{dtype!r}] must be (atol, rtol) >= 0, not {tol!r}")
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], where: str = "verify settings") -> "VerifyConfig":
+        """The one way to build a config from plain data (the CLI, `kernelmill
+        serve`, the GRPO reward's YAML, Ray nodes): unknown keys and bad values
+        are errors that name `where`."""
+        if not isinstance(data, dict):
+            raise ConfigError(f"{where}: expected a mapping of settings, not {type(data).__name__}")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"{where}: unknown setting(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+        try:
+            return cls(**data)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        except TypeError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["tolerances"] = {k: list(v) for k, v in self.tolerances.items()}
+        return d
 
     def resolved_device(self) -> str:
         if self.device != "auto":

@@ -197,7 +197,7 @@ GPU_HOSTILE = {
     "g16_access_policy_window": ("big_relu", "cuda", tricks_model("return ext.relu_pinned(x)", "g16a", pinned=True),
                                  {"l2_persistence"}),
     "g16_limit_through_ctypes": ("big_relu", "cuda", cuda_model(
-        "if not self.cache:\n    self.cache['pinned'] = pin_l2(64 << 20)\nreturn ext.relu(x)", "g16b").replace(
+        "if not self.cache:\n    self.cache['pinned'] = pin_l2(3 << 20)\nreturn ext.relu(x)", "g16b").replace(
         "class ModelNew", _CTYPES_PIN + "\n\nclass ModelNew"), {"l2_persistence"}),
     # 19: stale answers keyed on the input's address (the harness refills one buffer)
     "g19_graph_by_pointer": ("big_relu", "cuda", tricks_model(

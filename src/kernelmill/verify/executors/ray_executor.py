@@ -33,12 +33,8 @@ def _require_ray():
 def _node_verifier(config_dict: dict):
     from ..config import VerifyConfig
     from ..runner import Verifier
-    from ..timing import TimingConfig
 
-    cfg = dict(config_dict)
-    cfg["timing"] = TimingConfig(**cfg["timing"])
-    cfg["tolerances"] = {k: tuple(v) for k, v in cfg["tolerances"].items()}
-    return Verifier(VerifyConfig(**cfg), None)
+    return Verifier(VerifyConfig.from_dict(config_dict, "the Ray driver's verify settings"), None)
 
 
 def _job(key: str, task: dict, sample: dict):

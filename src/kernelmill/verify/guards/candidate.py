@@ -132,8 +132,22 @@ def _owned(module: torch.nn.Module) -> set[int]:
             if isinstance(t, torch.Tensor) and t.numel()}
 
 
+_PROBE: list = []
+
+
 def _launch_check(facts: dict, where: str) -> None:
+    """Item 21: a launch that failed (bad configuration, too much shared memory)
+    leaves an error that nothing raises until the next launch checks it. Read
+    it through the runtimes we can see and through torch's own launch check
+    (a one-element kernel), and clear it either way."""
     err = cudart.last_error()
+    if err is None:
+        if not _PROBE:
+            _PROBE.append(torch.zeros(1, device="cuda"))
+        try:
+            _PROBE[0].add_(1)  # torch checks the launch: a pending error surfaces here
+        except RuntimeError as exc:  # torch.AcceleratorError is a RuntimeError
+            err = str(exc).splitlines()[0]
     if err and not facts.get("launch_error"):
         facts["launch_error"] = f"{where}: {err}"
 
@@ -181,7 +195,7 @@ def _run_trials(cand, sets: list, device, facts: dict, key: str) -> list:
     return saved
 
 
-def _timing_bench(cand, data: dict, job: dict, device, facts: dict) -> Bench:
+def _timing_bench(cand, data: dict, job: dict, device, facts: dict, l2_limit: int | None) -> Bench:
     """The candidate's side of the timing: every call sees new data (timing sets
     refilled at a random scale); a call the supervisor names gets a check set."""
     from ..worker import _clone, _to_device
@@ -199,11 +213,17 @@ def _timing_bench(cand, data: dict, job: dict, device, facts: dict) -> Bench:
 
     def before_round() -> None:
         # item 16: persisting L2 lines survive the flush; none may carry over into a round
-        limit = cudart.persisting_l2_limit() if device.type == "cuda" else None
-        if limit:
-            facts.setdefault("l2_persisting", f"a persisting-L2 limit of {limit} bytes was set")
-        if device.type == "cuda":
-            cudart.reset_persisting_l2()
+        if device.type != "cuda":
+            return
+        limit = cudart.persisting_l2_limit()
+        window = cudart.access_policy_window(torch.cuda.current_stream().cuda_stream)
+        if limit is not None and l2_limit is not None and limit != l2_limit:
+            facts.setdefault("l2_persisting", f"the persisting-L2 limit was changed from {l2_limit} to {limit} bytes")
+        elif window is not None:
+            facts.setdefault("l2_persisting", f"an access-policy window of {window.num_bytes} bytes is set on the stream")
+        else:
+            return
+        cudart.reset_persisting_l2(l2_limit or 0)
 
     return Bench(lambda: cand(*cand_in), device, TimingConfig(**job["timing"]), prepare=prep,
                  on_check=on_check, before_round=before_round)
@@ -237,6 +257,7 @@ def run_candidate(job: dict, commands, report: Reporter) -> None:
     outputs: dict = {}
     device = torch.device(job["device"])
     protected = trace.protected_callables()
+    l2_limit = cudart.persisting_l2_limit() if device.type == "cuda" else None  # before the candidate runs
     set_cpu_threads(TimingConfig(**job["timing"]).cpu_threads if device.type == "cpu" else 0)
     fp32_means_fp32(device)
     t0 = time.perf_counter()
@@ -253,6 +274,7 @@ def run_candidate(job: dict, commands, report: Reporter) -> None:
             _write_outputs(job, outputs)
             return report.send({"facts": facts})
         facts["phases"]["build_s" if job.get("import_is_build") else "load_s"] = time.perf_counter() - t0
+        cudart.runtimes(refresh=True)  # the candidate's extensions may have brought their own
         t1 = time.perf_counter()
         data = torch.load(job["inputs"], weights_only=True, mmap=True)  # pages are read as the sets are used
         os.unlink(job["inputs"])  # nothing of the harness is left to read
@@ -285,7 +307,7 @@ def run_candidate(job: dict, commands, report: Reporter) -> None:
             facts["backend_flags"] = backend_flags()
             if job["time"] and not job.get("skip_timing_reason"):
                 t0 = time.perf_counter()
-                bench = _timing_bench(cand, data, job, device, facts)
+                bench = _timing_bench(cand, data, job, device, facts, l2_limit)
                 _serve_timing(bench, commands, report, device, facts)
                 facts["post_loop_changed"] = [f"timed call with check set {j + 1}" for j in bench.changed_after_return()]
                 outputs["checks"] = [_cpu(bench.kept.get(j)) for j in range(len(data["checks"]))]

@@ -54,14 +54,23 @@ def cudart_paths(maps_text: str) -> list[str]:
     return paths
 
 
-def runtimes() -> list[ctypes.CDLL]:
+_found: list[str] | None = None
+
+
+def runtimes(refresh: bool = False) -> list[ctypes.CDLL]:
     """The CUDA runtimes loaded in this process (empty without CUDA). dlopen of a
-    path already mapped returns that library, so nothing new is loaded."""
-    try:
-        with open("/proc/self/maps") as fh:
-            paths = cudart_paths(fh.read())
-    except OSError:
-        return []
+    path already mapped returns that library, so nothing new is loaded. The
+    list is read from /proc/self/maps once (a torch process maps thousands of
+    regions: reading it per call cost milliseconds) and again on `refresh`,
+    which the candidate's process asks for after the candidate's own imports."""
+    global _found
+    if _found is None or refresh:
+        try:
+            with open("/proc/self/maps") as fh:
+                _found = cudart_paths(fh.read())
+        except OSError:
+            _found = []
+    paths = _found
     libs = []
     for path in paths:
         if path not in _cache:
@@ -116,10 +125,11 @@ def access_policy_window(stream: int) -> AccessPolicyWindow | None:
     return None
 
 
-def reset_persisting_l2() -> None:
+def reset_persisting_l2(limit: int = 0) -> None:
     """Evict persisting lines to normal (cudaCtxResetPersistingL2Cache) and set
-    the persisting carve-out back to 0, so nothing a candidate pinned survives."""
+    the persisting carve-out back to `limit` (the value the process started
+    with), so nothing a candidate pinned survives."""
     for lib in runtimes():
         lib.cudaCtxResetPersistingL2Cache()
-        lib.cudaDeviceSetLimit(CUDA_LIMIT_PERSISTING_L2, 0)
+        lib.cudaDeviceSetLimit(CUDA_LIMIT_PERSISTING_L2, limit)
         break

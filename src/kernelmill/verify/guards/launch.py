@@ -161,12 +161,15 @@ def _fork(cdir: Path, priv: Path) -> Launched:
         os._exit(70)
 
 
-def reap_descendants() -> int:
+def reap_descendants() -> list[str]:
     """Kill every process left below this one (the candidate's grandchildren,
     re-parented here because the worker is a child subreaper): nothing of the
     candidate's may run once its process has ended (item 20: a detached child
-    that rewrites the report). Returns how many were killed."""
-    killed = 0
+    that rewrites the report). Returns a line for each killed process that had
+    left our session (setsid: detached on purpose); ordinary stragglers (a
+    compile worker still shutting down) are killed without a word."""
+    detached = []
+    me, my_session = os.getpid(), os.getsid(0)
     for _ in range(5):
         mine = []
         for entry in os.listdir("/proc"):
@@ -174,21 +177,23 @@ def reap_descendants() -> int:
                 continue
             try:
                 with open(f"/proc/{entry}/stat") as fh:
-                    stat = fh.read()
+                    fields = fh.read().rsplit(")", 1)[1].split()
             except OSError:
                 continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid():
-                mine.append(int(entry))
+            if int(fields[1]) == me:  # ppid
+                mine.append((int(entry), int(fields[3])))  # (pid, session)
         if not mine:
             break
-        for pid in mine:
+        for pid, session in mine:
             try:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
-                killed += 1
             except (ProcessLookupError, ChildProcessError):
-                pass
-    return killed
+                continue
+            if session != my_session:
+                detached.append(f"process {pid} in a session of its own was still running after the "
+                                "candidate's process ended (killed before its report was read)")
+    return detached
 
 
 def become_subreaper() -> None:

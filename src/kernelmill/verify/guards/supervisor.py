@@ -251,10 +251,10 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched) -> d
         return {"status": "runtime_error", "flags": ["reference_error"],
                 "message": "the reference program failed while timed: " + _error_text(exc, job["message_limit"])}
     status = launched.wait()
-    reap_descendants()  # nothing the candidate started may write after this point
+    left = reap_descendants()  # nothing the candidate started may write after this point
     reports.drain()
-    if reports.forged:
-        findings.add("forged_output", "; ".join(reports.forged[:3]))
+    if reports.forged or left:
+        findings.add("forged_output", "; ".join((reports.forged + left)[:3]))
     ref = timing_sets = None  # noqa: F841
     facts = reports.final
     try:
