@@ -78,6 +78,9 @@ class Timing:
     wall_median_ms: float | None = None  # median over rounds of (round wall / calls): launch overhead included
     rounds: int = 0
     calls_per_round: int = 0
+    # median over rounds of (time the device-wide synchronize still waited once the
+    # timed stream had finished / calls): GPU work the events did not see
+    tail_median_ms: float | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -89,6 +92,7 @@ class Round:
 
     times_ms: list[float]
     wall_ms: float  # host wall time of the round, through the final synchronize
+    tail_ms: float = 0.0  # the final synchronize's wait after the timed stream's last event
 
     @property
     def median_ms(self) -> float:
@@ -235,11 +239,17 @@ class Bench:
                 self.kept[check[1]] = snapshot(out)
                 self.kept_live[check[1]] = out
             self._last = out  # freed only when the next call has returned
+        tail = 0.0
+        if self.cuda and events:
+            events[-1][1].synchronize()  # the timed stream is done ...
+            t1 = time.perf_counter()
+            torch.cuda.synchronize()  # ... is anything else still running?
+            tail = (time.perf_counter() - t1) * 1e3
         self._sync()
         wall = (time.perf_counter() - t0) * 1e3
         if self.cuda:
             times = [s.elapsed_time(e) for s, e in events]
-        return Round(times, wall)
+        return Round(times, wall, tail)
 
 
 def _storages(out: object) -> set[int]:
@@ -267,7 +277,8 @@ def summarize(rounds: list[Round], walls: list[float] | None = None) -> Timing:
     return Timing(median_ms=statistics.median(vals), p20_ms=_quantile(vals, 0.2), p80_ms=_quantile(vals, 0.8),
                   mean_ms=statistics.fmean(vals), min_ms=vals[0], reps=len(vals), wall_ms=sum(walls),
                   wall_median_ms=statistics.median(per_call), rounds=len(rounds),
-                  calls_per_round=len(rounds[0].times_ms) if rounds else 0)
+                  calls_per_round=len(rounds[0].times_ms) if rounds else 0,
+                  tail_median_ms=statistics.median(r.tail_ms / max(1, len(r.times_ms)) for r in rounds))
 
 
 def ratio_stats(ratios: list[float]) -> tuple[float | None, list[float] | None, float | None]:

@@ -243,7 +243,7 @@ def _serve_timing(bench: Bench, commands, report: Reporter, device, facts: dict)
             r = bench.round(msg["n"], check)
             if device.type == "cuda":
                 _launch_check(facts, "timed call")
-            report.send({"times_ms": r.times_ms, "wall_ms": r.wall_ms})
+            report.send({"times_ms": r.times_ms, "wall_ms": r.wall_ms, "tail_ms": r.tail_ms})
         elif msg["cmd"] == "end":
             return
     raise EOFError("the supervisor closed the command pipe during timing")

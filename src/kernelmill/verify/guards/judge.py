@@ -146,11 +146,15 @@ def judge(job, level, device, cand_code, facts, got, expected, sets, findings, p
         r, c = timing["reference"], timing["candidate"]
         result.update(ref_runtime_ms=r["median_ms"], runtime_ms=c["median_ms"],
                       speedup=r["median_ms"] / c["median_ms"] if c["median_ms"] > 0 else None, timing=timing)
-        if device.type == "cuda" and c.get("wall_median_ms") is not None:
-            hidden = (c["wall_median_ms"] - c["median_ms"]) - (r["wall_median_ms"] - r["median_ms"])
+        # GPU work the timed stream's events did not see: how long the device-wide
+        # synchronize at the end of a round still waited after the timed stream's
+        # last event (host overhead does not count here, so a host-bound honest
+        # candidate is not mistaken for one)
+        if device.type == "cuda" and c.get("tail_median_ms") is not None:
+            hidden = c["tail_median_ms"] - (r.get("tail_median_ms") or 0.0)
             if hidden > max(0.05, c["median_ms"]):
-                findings.add("unsynced_work", f"each call took {c['wall_median_ms']:.3f} ms of wall time but "
-                                              f"{c['median_ms']:.3f} ms on the timed stream")
+                findings.add("unsynced_work", f"each call left {hidden:.3f} ms of GPU work running after its "
+                                              f"timed stream finished ({c['median_ms']:.3f} ms on the timed stream)")
         nbytes = inp.nbytes(sets["timing"][0]) + inp.nbytes(expected["timing"][0]) + param_bytes
         bound, how = fastest_possible_ms(nbytes, device, timing.get("copy"))
         phases["guard_min_ms"] = bound or 0.0

@@ -83,7 +83,7 @@ class _RemoteSide:
         times = [float(t) for t in msg["times_ms"]]
         if len(times) != n:
             raise _ChannelError(f"a timing round of {n} calls reported {len(times)} times")
-        return Round(times, float(msg["wall_ms"]))
+        return Round(times, float(msg["wall_ms"]), float(msg.get("tail_ms") or 0.0))
 
 
 class _ChannelError(RuntimeError):
