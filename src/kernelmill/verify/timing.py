@@ -7,7 +7,9 @@ The convention (docs/SEMANTICS.md, "Timing"):
   is zeroed) and the events are recorded right after, with no host
   synchronisation in between, so the host's launch overhead overlaps the flush
   as in ``triton.testing.do_bench``: the figure is GPU time, not launch
-  latency. (A synchronize between flush and start put 20 us of launch latency
+  latency. The device then spins for `launch_cover_us` (100 us) before the
+  start event, so the call is queued before the GPU gets there even when the
+  host is slowed by other work (concurrent builds on the same machine). (A synchronize between flush and start put 20 us of launch latency
   into every call: a 5 us ReLU was timed at 25 us on an H100.) The calls of
   a round are queued back to back and the device is synchronised once at the
   end of the round; the round's host wall time per call is kept beside the
@@ -61,6 +63,10 @@ class TimingConfig:
     min_calls: int = 3  # calls per round
     max_calls: int = 1000
     flush_l2: bool = True
+    # GPU time the device spins after the flush, before the start event, so the
+    # host's launch of the call is queued before the GPU reaches it even on a
+    # loaded host (a 5 us kernel read 25-35 us when the host fell behind)
+    launch_cover_us: float = 100.0
     cpu_threads: int = 1  # intra-op threads of each side's process on a CPU (both the same)
 
 
@@ -168,6 +174,10 @@ class Bench:
             l2 = getattr(torch.cuda.get_device_properties(self.device), "L2_cache_size", 64 << 20)
             # twice the L2, in int32 words, so every line of it is evicted
             self.flush = torch.empty(max(2 * l2, 1 << 20) // 4, dtype=torch.int32, device=self.device)
+        self.spin_cycles = 0
+        if self.cuda and config.launch_cover_us > 0 and hasattr(torch.cuda, "_sleep"):
+            mhz = getattr(torch.cuda.get_device_properties(self.device), "clock_rate", 0) / 1e3 or 1800.0
+            self.spin_cycles = int(config.launch_cover_us * mhz)
         self.kept: dict[int, object] = {}
         self.kept_live: dict[int, object] = {}
         self.returned: dict[int, int] = {}  # storage -> how many calls returned it (buffer reuse)
@@ -223,6 +233,8 @@ class Bench:
             if self.cuda:
                 if self.flush is not None:
                     self.flush.zero_()
+                if self.spin_cycles:
+                    torch.cuda._sleep(self.spin_cycles)
                 start = torch.cuda.Event(enable_timing=True)
                 end = torch.cuda.Event(enable_timing=True)
                 start.record()
