@@ -9,8 +9,8 @@ import time
 import pytest
 
 from kernelmill.verify import verify_samples
-from kernelmill.verify.sandbox import Sandbox
-from kernelmill.verify.standby import Standby, adopt_env
+from kernelmill.verify.process.sandbox import Sandbox
+from kernelmill.verify.process.standby import Standby, adopt_env
 
 from verify_support import RELU_TASK, candidate, fast_config, sample
 

@@ -43,7 +43,7 @@ from typing import Any, Callable
 
 from ..records import Task
 from ..verify.correctness import DEFAULT_TOLERANCES, CheckRule, compare, flatten_outputs
-from ..verify.sandbox import Sandbox, apply_rlimits, python_argv
+from ..verify.process.sandbox import Sandbox, apply_rlimits, python_argv
 
 CANDIDATES = ("zeros", "constant", "mean_only", "shape_only", "input_copy")
 # the candidates whose pass makes a task weak (shape_only is the sanity row)

@@ -27,9 +27,10 @@ from ..backends import get_backend
 from ..records import LANGUAGES, Sample, Task, Verdict
 from .config import VerifyConfig
 from .devices import cuda_devices, device_name
-from .sandbox import PhaseResult, Sandbox, python_argv, scrubbed_env
-from .guards.launch import remove_exchange
-from .standby import Standby
+from .process.sandbox import PhaseResult, Sandbox, python_argv, scrubbed_env
+from .process.job import RunJob
+from .process.launch import remove_exchange
+from .process.standby import Standby
 from .store import ResultStore, result_key
 
 
@@ -160,17 +161,16 @@ class Verifier:
                           build_jobs=max(1, (os.cpu_count() or 1) // max(1, self.build_workers)))
         env = scrubbed_env({**env, **self._visible(gpu)}, home=str(phase_dir))
         result_path = phase_dir / "result.json"
-        job_file = {
-            "candidate": str(job.workdir / "candidate.py"), "task_code": job.task.code, "task_id": job.task.task_id,
-            "result": str(result_path), "rlimits": self.sandbox.rlimits(),
-            "message_limit": self.config.output_limit // 2, **extra,
-        }
-        if self.config.fast_build and backend.compiles_extension:
-            job_file["build_cache"] = str(self.cache_dir / "build")
-        if spare is not None:
-            job_file["env"] = env  # what a fresh process would have been started with
+        job_file = RunJob(
+            candidate=str(job.workdir / "candidate.py"), result=str(result_path), rlimits=self.sandbox.rlimits(),
+            message_limit=self.config.output_limit // 2, task_id=job.task.task_id,
+            # the build process imports the candidate: it gets no task code to find
+            task_code=job.task.code if phase == "run" else "",
+            build_cache=str(self.cache_dir / "build") if self.config.fast_build and backend.compiles_extension else None,
+            env=env if spare is not None else None,  # what a fresh process would have been started with
+            **extra)
         job_path = phase_dir / "job.json"
-        job_path.write_text(json.dumps(job_file))
+        job_file.write(job_path)
         timeout = self.config.build_timeout if phase == "build" else self.config.run_timeout
         try:
             if spare is not None and spare.hand_over(job_path):
@@ -181,7 +181,7 @@ class Verifier:
                 args = [phase, str(job_path)]
                 if phase == "run" and self.config.guards != "off":
                     args = ["guarded", str(job_path), run_device]
-                res = self.sandbox.run(python_argv("kernelmill.verify.worker", *args),
+                res = self.sandbox.run(python_argv("kernelmill.verify.process.worker", *args),
                                        cwd=phase_dir, env=env, timeout=timeout)
             data = None
             if result_path.exists():

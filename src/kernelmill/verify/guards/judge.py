@@ -26,8 +26,8 @@ def rule_for(job: dict, ref_out) -> CheckRule:
     scale = max((float(t.abs().max()) for _, t in flatten_outputs(ref_out)
                  if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel()
                  and bool(torch.isfinite(t).all())), default=1.0)
-    tol = {k: (v[0] * min(1.0, scale), v[1]) for k, v in job["tolerances"].items()}
-    return CheckRule(mode=job["check"], tolerances=tol, norm_tol=job["norm_tol"])
+    tol = {k: (v[0] * min(1.0, scale), v[1]) for k, v in job.tolerances.items()}
+    return CheckRule(mode=job.check, tolerances=tol, norm_tol=job.norm_tol)
 
 
 def judge(job, level, device, cand_code, facts, got, expected, sets, findings, phases, *, ref_mutates, ref_aliases,
@@ -47,7 +47,7 @@ def judge(job, level, device, cand_code, facts, got, expected, sets, findings, p
             if runs is None and key == "variants" and facts.get("variant_error"):
                 break
             if runs is None:
-                if key == "checks" and not (job["time"] and not job.get("skip_timing_reason")):
+                if key == "checks" and not job.timed:
                     continue
                 if facts.get("lazy_output"):
                     break
@@ -106,7 +106,7 @@ def judge(job, level, device, cand_code, facts, got, expected, sets, findings, p
         findings.add("harness_patched", "rebound in the candidate's process: " + ", ".join(facts["rebound"][:5]))
 
     prof = facts.get("profile") or {}
-    language = job.get("language", "torch")
+    language = job.language
     if prof and language != "torch":
         if prof["own_calls"] == 0:
             findings.add("torch_fallback", "no call into its own compiled module or Triton kernel was seen")
@@ -161,8 +161,8 @@ def judge(job, level, device, cand_code, facts, got, expected, sets, findings, p
         if bound is not None and c["median_ms"] < bound:
             findings.add("suspicious_speed", f"{c['median_ms']:.5f} ms per call; the task moves at least "
                                              f"{how} = {bound:.5f} ms")
-    elif job.get("skip_timing_reason"):
+    elif job.skip_timing_reason:
         result["flags"].append("timing_skipped")
-        notes.append(job["skip_timing_reason"])
+        notes.append(job.skip_timing_reason)
     result["message"] = "; ".join(([result["message"]] if result.get("message") else []) + notes)
-    return decide(findings, result, job.get("fallback", "reject"))
+    return decide(findings, result, job.fallback)

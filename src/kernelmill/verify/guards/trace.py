@@ -40,7 +40,8 @@ def protected_callables() -> dict[str, Any]:
     """Objects the harness relies on inside the candidate's process; the
     candidate must leave every one of them bound where it found it."""
     from .. import correctness, timing
-    from . import candidate, inputs
+    from ..process import candidate
+    from . import inputs
 
     named = {
         "time.perf_counter": (time, "perf_counter"), "time.perf_counter_ns": (time, "perf_counter_ns"),

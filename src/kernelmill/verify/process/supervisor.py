@@ -29,13 +29,15 @@ import torch
 
 from ..correctness import flatten_outputs
 from ..timing import Bench, Comparison, Round, TimingConfig, compare, set_cpu_threads
-from . import inputs as inp
+from ..guards import inputs as inp
 from .candidate import backend_flags, fp32_means_fp32
-from .flags import Findings
-from .judge import judge
+from ..guards.flags import Findings
+from ..guards.judge import judge
 from .launch import Launched, place, reap_descendants, shm_exchange_dir
-from .source import check_source
-from .trace import profile_call
+from ..guards.source import check_source
+from ..guards.trace import profile_call
+from .job import CandidateJob, RunJob
+from .loading import clone, error_text, load_reference, to_device
 
 N_CHECK_SETS = 2  # timed calls whose outputs are checked: one early, one in the last round
 N_TIMING_SETS = 2  # input sets the other timed calls rotate through (rescaled each call)
@@ -51,13 +53,13 @@ def _no_dumping() -> None:
         pass
 
 
-def run_guarded(job: dict, launched: Launched) -> dict:
+def run_guarded(job: RunJob, launched: Launched) -> dict:
     """The guarded run of `job`; `launched` is the candidate's process, started
     by the worker before it read the job (`launch.prestart`)."""
-    level = job["guards"]
-    device = torch.device(job["device"])
+    level = job.guards
+    device = torch.device(job.device)
     findings = Findings()
-    cand_code = Path(job["candidate"]).read_text(encoding="utf-8")
+    cand_code = Path(job.candidate).read_text(encoding="utf-8")
     place(job, launched)
     try:
         return _supervise(job, level, device, findings, cand_code, launched)
@@ -158,27 +160,26 @@ class _ReferenceSide(Bench):
 
 
 def _supervise(job, level, device, findings, cand_code, launched: Launched) -> dict:
-    from ..worker import _clone, _error_text, _to_device, load_reference
 
     cdir, priv = launched.cdir, launched.priv
-    for f in check_source(cand_code, level, job.get("language", "torch")):
+    for f in check_source(cand_code, level, job.language):
         findings.add(f.flag, str(f))
     _no_dumping()
     fast_serialization()
     phases: dict[str, float] = {}
-    cfg = TimingConfig(**job["timing"])
+    cfg = job.timing_config()
     set_cpu_threads(cfg.cpu_threads if device.type == "cpu" else 0)
     fp32_means_fp32(device)
     t0 = time.perf_counter()
     try:
         ref_mod, init_inputs, ref = load_reference(job)
         ref = ref.to(device)  # in the mode a fresh module is in (docs/SEMANTICS.md)
-        seed = job["input_seed"]
+        seed = job.input_seed
         # drawn on the device (the task's own get_inputs, with factories defaulting
         # to it): a CPU generator takes seconds for a full-size task's input sets
         with torch.device(device):
             sets = {
-                "trials": [inp.draw_inputs(ref_mod, seed + t, inp.distribution_for(t)) for t in range(job["trials"])],
+                "trials": [inp.draw_inputs(ref_mod, seed + t, inp.distribution_for(t)) for t in range(job.trials)],
                 "checks": [inp.draw_inputs(ref_mod, seed + 1000 + k, "normal") for k in range(N_CHECK_SETS)],
                 "timing": [inp.draw_inputs(ref_mod, seed + 2000 + k, "normal") for k in range(N_TIMING_SETS)],
                 "variants": [inp.draw_inputs(ref_mod, seed + 3000 + j, "normal", v)
@@ -190,8 +191,8 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched) -> d
             for key, group in sets.items():
                 outs = []
                 for drawn in group:
-                    dev_inputs = _to_device(drawn, device)
-                    args = _clone(dev_inputs)
+                    dev_inputs = to_device(drawn, device)
+                    args = clone(dev_inputs)
                     out = ref(*args)
                     ref_mutates |= any(not torch.equal(a, b) for a, b in zip(inp.tensors_in(args), inp.tensors_in(dev_inputs)))
                     ptrs = {t.untyped_storage().data_ptr() for t in inp.tensors_in(args) if t.numel()}
@@ -205,9 +206,9 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched) -> d
             t0 = time.perf_counter()
             # the reference's kernels and ops depend on the task and its shapes only:
             # the runner passes the profile it got from this task's first candidate
-            ref_profile, profiled = job.get("ref_profile"), False
+            ref_profile, profiled = job.ref_profile, False
             if ref_profile is None:
-                args = _to_device(_clone(sets["trials"][0]), device)
+                args = to_device(clone(sets["trials"][0]), device)
                 ref_profile, profiled = profile_call(lambda: ref(*args), device), True
             phases["guard_profile_s"] = time.perf_counter() - t0
         param_bytes = sum(t.numel() * t.element_size() for t in ref.state_dict().values())
@@ -220,17 +221,16 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched) -> d
         ref_flags = backend_flags()
     except BaseException as exc:  # noqa: BLE001 - the task itself is broken
         return {"status": "runtime_error", "flags": ["reference_error"],
-                "message": "the reference program failed: " + _error_text(exc, job["message_limit"])}
+                "message": "the reference program failed: " + error_text(exc, job.message_limit)}
 
     t0 = time.perf_counter()
     xdir = _tensor_dir(priv, inp.nbytes(sets) + 2 * inp.nbytes(expected))
     torch.save({**sets, "init": _cpu(list(init_inputs))}, xdir / "inputs.pt")
-    child_job = {k: job[k] for k in ("device", "weight_seed", "message_limit", "time", "timing",
-                                     "guards", "build_cache", "rlimits", "env") if k in job}
-    child_job.update(candidate=str(cdir / "candidate.py"), inputs=str(xdir / "inputs.pt"),
-                     outputs=str(xdir / "outputs.pt"),
-                     skip_timing_reason=job.get("skip_timing_reason"), import_is_build=job.get("import_is_build"))
-    (priv / "job.json").write_text(json.dumps(child_job))
+    CandidateJob(candidate=str(cdir / "candidate.py"), inputs=str(xdir / "inputs.pt"),
+                 outputs=str(xdir / "outputs.pt"), device=job.device, weight_seed=job.weight_seed,
+                 message_limit=job.message_limit, rlimits=job.rlimits, time=job.time, timing=job.timing,
+                 guards=job.guards, skip_timing_reason=job.skip_timing_reason, import_is_build=job.import_is_build,
+                 build_cache=job.build_cache, env=job.env).write(priv / "job.json")
     reports = _Reports(launched.report)
     launched.go()
     comparison, timing_error = None, None
@@ -249,7 +249,7 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched) -> d
     except BaseException as exc:  # noqa: BLE001 - the reference failed while being timed
         launched.close()
         return {"status": "runtime_error", "flags": ["reference_error"],
-                "message": "the reference program failed while timed: " + _error_text(exc, job["message_limit"])}
+                "message": "the reference program failed while timed: " + error_text(exc, job.message_limit)}
     status = launched.wait()
     left = reap_descendants()  # nothing the candidate started may write after this point
     reports.drain()

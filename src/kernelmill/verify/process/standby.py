@@ -67,7 +67,7 @@ class Standby:
     def _start(self, gpu: int | None) -> Spare:
         d = Path(tempfile.mkdtemp(prefix="spare-", dir=self.work_dir))
         env = scrubbed_env(self.env_for(gpu), home=str(d))
-        proc = self.sandbox.start(python_argv("kernelmill.verify.worker", "standby", str(d), self.device), d, env,
+        proc = self.sandbox.start(python_argv("kernelmill.verify.process.worker", "standby", str(d), self.device), d, env,
                                   stdin_pipe=True)
         return Spare(proc, d)
 

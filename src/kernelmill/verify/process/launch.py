@@ -119,14 +119,14 @@ def prestart(phase_dir: Path, device: str) -> Launched:
 
 def place(job: dict, launched: Launched) -> None:
     """The candidate's folder gets the candidate's code (and nothing else)."""
-    shutil.copy(job["candidate"], launched.cdir / "candidate.py")
+    shutil.copy(job.candidate, launched.cdir / "candidate.py")
 
 
 def _spawn(cdir: Path, priv: Path, device: str) -> Launched:
     r, w = os.pipe()
     rr, rw = os.pipe()
     with open(cdir / "stderr.txt", "wb") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "kernelmill.verify.guards.candidate",
+        proc = subprocess.Popen([sys.executable, "-m", "kernelmill.verify.process.candidate",
                                  str(priv / "job.json"), device, str(rw)], cwd=cdir, stdin=r, stderr=err,
                                 pass_fds=(rw,))
     os.close(r)

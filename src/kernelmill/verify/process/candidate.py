@@ -25,8 +25,10 @@ from pathlib import Path
 import torch
 
 from ..timing import Bench, TimingConfig, set_cpu_threads
-from . import cudart, trace
-from .inputs import refill, tensors_in
+from ..guards import cudart, trace
+from ..guards.inputs import refill, tensors_in
+from .job import CandidateJob
+from .loading import clone, die_with_parent, error_text, load_module, to_device
 
 
 class Reporter:
@@ -65,12 +67,12 @@ def fp32_means_fp32(device: torch.device) -> None:
         torch.backends.cudnn.allow_tf32 = False
 
 
-def _write_outputs(job: dict, outputs: dict) -> None:
+def _write_outputs(job: CandidateJob, outputs: dict) -> None:
     from .supervisor import fast_serialization
 
     fast_serialization()
-    torch.save(outputs, job["outputs"] + ".tmp")
-    os.replace(job["outputs"] + ".tmp", job["outputs"])
+    torch.save(outputs, job.outputs + ".tmp")
+    os.replace(job.outputs + ".tmp", job.outputs)
 
 
 def _leaf_report(out, args) -> tuple[str, bool]:
@@ -153,16 +155,15 @@ def _launch_check(facts: dict, where: str) -> None:
 
 
 def _run_trials(cand, sets: list, device, facts: dict, key: str) -> list:
-    from ..worker import _clone, _to_device
 
     owned = _owned(cand)
     saved = []
     for i, cpu_inputs in enumerate(sets):
-        inputs = _to_device(cpu_inputs, device)
+        inputs = to_device(cpu_inputs, device)
         runs = []
         for run in range(2):  # item 13: every check runs the candidate twice
             facts["stage"] = f"ModelNew forward, {key} {i + 1}, call {run + 1}"
-            args = _clone(inputs)
+            args = clone(inputs)
             py_before = set(threading.enumerate())
             cudart.last_error()  # only the candidate's own launches count below
             out = cand(*args)
@@ -195,14 +196,13 @@ def _run_trials(cand, sets: list, device, facts: dict, key: str) -> list:
     return saved
 
 
-def _timing_bench(cand, data: dict, job: dict, device, facts: dict, l2_limit: int | None) -> Bench:
+def _timing_bench(cand, data: dict, job: CandidateJob, device, facts: dict, l2_limit: int | None) -> Bench:
     """The candidate's side of the timing: every call sees new data (timing sets
     refilled at a random scale); a call the supervisor names gets a check set."""
-    from ..worker import _clone, _to_device
 
-    timing_sets = [_to_device(s, device) for s in data["timing"]]
-    check_sets = [_to_device(s, device) for s in data["checks"]]
-    cand_in = _clone(timing_sets[0])
+    timing_sets = [to_device(s, device) for s in data["timing"]]
+    check_sets = [to_device(s, device) for s in data["checks"]]
+    cand_in = clone(timing_sets[0])
     rng = random.Random(int.from_bytes(os.urandom(8), "little"))
 
     def prep(i: int) -> None:
@@ -225,7 +225,7 @@ def _timing_bench(cand, data: dict, job: dict, device, facts: dict, l2_limit: in
             return
         cudart.reset_persisting_l2(l2_limit or 0)
 
-    return Bench(lambda: cand(*cand_in), device, TimingConfig(**job["timing"]), prepare=prep,
+    return Bench(lambda: cand(*cand_in), device, job.timing_config(), prepare=prep,
                  on_check=on_check, before_round=before_round)
 
 
@@ -249,41 +249,40 @@ def _serve_timing(bench: Bench, commands, report: Reporter, device, facts: dict)
     raise EOFError("the supervisor closed the command pipe during timing")
 
 
-def run_candidate(job: dict, commands, report: Reporter) -> None:
-    from ..worker import _clone, _error_text, _load_module, _to_device
+def run_candidate(job: CandidateJob, commands, report: Reporter) -> None:
 
     facts: dict = {"status": "ran", "stage": "loading", "phases": {}, "input_mutation": [],
                    "output_aliases_input": False}
     outputs: dict = {}
-    device = torch.device(job["device"])
+    device = torch.device(job.device)
     protected = trace.protected_callables()
     l2_limit = cudart.persisting_l2_limit() if device.type == "cuda" else None  # before the candidate runs
-    set_cpu_threads(TimingConfig(**job["timing"]).cpu_threads if device.type == "cpu" else 0)
+    set_cpu_threads(job.timing_config().cpu_threads if device.type == "cpu" else 0)
     fp32_means_fp32(device)
     t0 = time.perf_counter()
     try:
         before = set(sys.modules)
         try:
-            cand_mod = _load_module(job["candidate"], "candidate")
+            cand_mod = load_module(job.candidate, "candidate")
             if not isinstance(getattr(cand_mod, "ModelNew", None), type):
                 raise ImportError("the candidate defines no class ModelNew")
         except BaseException as exc:  # noqa: BLE001 - the candidate's failure to import
-            status = "compile_error" if job.get("import_is_build") else "runtime_error"
-            prefix = "" if job.get("import_is_build") else "import failed at run time: "
-            facts.update(status=status, message=prefix + _error_text(exc, job["message_limit"]))
+            status = "compile_error" if job.import_is_build else "runtime_error"
+            prefix = "" if job.import_is_build else "import failed at run time: "
+            facts.update(status=status, message=prefix + error_text(exc, job.message_limit))
             _write_outputs(job, outputs)
             return report.send({"facts": facts})
-        facts["phases"]["build_s" if job.get("import_is_build") else "load_s"] = time.perf_counter() - t0
+        facts["phases"]["build_s" if job.import_is_build else "load_s"] = time.perf_counter() - t0
         cudart.runtimes(refresh=True)  # the candidate's extensions may have brought their own
         t1 = time.perf_counter()
-        data = torch.load(job["inputs"], weights_only=True, mmap=True)  # pages are read as the sets are used
-        os.unlink(job["inputs"])  # nothing of the harness is left to read
+        data = torch.load(job.inputs, weights_only=True, mmap=True)  # pages are read as the sets are used
+        os.unlink(job.inputs)  # nothing of the harness is left to read
         facts["phases"]["inputs_s"] = time.perf_counter() - t1
         t0 = time.perf_counter()
         facts["stage"] = "constructing ModelNew"
         # the candidate's own state is never overwritten: built under the weight
         # seed, in the mode a fresh module is in (docs/SEMANTICS.md)
-        torch.manual_seed(job["weight_seed"])
+        torch.manual_seed(job.weight_seed)
         cand = cand_mod.ModelNew(*data["init"]).to(device)
         torch.manual_seed(int.from_bytes(os.urandom(4), "little"))
         trace.warm_thread_pools(device)
@@ -295,17 +294,17 @@ def run_candidate(job: dict, commands, report: Reporter) -> None:
             try:
                 outputs["variants"] = _run_trials(cand, data["variants"], device, facts, "shape variant")
             except Exception as exc:  # noqa: BLE001 - failing on another shape is a wrong answer
-                facts["variant_error"] = f"{facts['stage']}: " + _error_text(exc, 600)
+                facts["variant_error"] = f"{facts['stage']}: " + error_text(exc, 600)
             facts["stage"] = "profiled ModelNew forward"
             tracer = trace.OwnCodeTracer(trace.extension_modules(before), trace.jit_functions(cand_mod))
-            args = _to_device(_clone(data["trials"][0]), device)
+            args = to_device(clone(data["trials"][0]), device)
             t2 = time.perf_counter()
             facts["profile"] = trace.profile_call(lambda: cand(*args), device, tracer)
             facts["phases"]["profile_s"] = time.perf_counter() - t2
             facts["phases"]["check_s"] = t2 - t0
             args = None
             facts["backend_flags"] = backend_flags()
-            if job["time"] and not job.get("skip_timing_reason"):
+            if job.timed:
                 t0 = time.perf_counter()
                 bench = _timing_bench(cand, data, job, device, facts, l2_limit)
                 _serve_timing(bench, commands, report, device, facts)
@@ -315,24 +314,23 @@ def run_candidate(job: dict, commands, report: Reporter) -> None:
                 facts["backend_flags"] = backend_flags()
         facts["rebound"] = trace.rebound(protected)
     except BaseException as exc:  # noqa: BLE001 - the candidate failed while running
-        facts.update(status="runtime_error", message=f"{facts['stage']}: " + _error_text(exc, job["message_limit"]))
+        facts.update(status="runtime_error", message=f"{facts['stage']}: " + error_text(exc, job.message_limit))
         facts["rebound"] = trace.rebound(protected)
     _write_outputs(job, outputs)
     report.send({"facts": facts})
 
 
 def _serve(job_path: str, cmd_fd: int, report_fd: int) -> None:
-    job = json.loads(Path(job_path).read_text())
-    os.unlink(job_path)
+    job = CandidateJob.read(job_path, delete=True)
     commands = os.fdopen(cmd_fd, "r")
     report = Reporter(report_fd)
-    from ..sandbox import apply_rlimits
+    from .sandbox import apply_rlimits
 
-    apply_rlimits(job.get("rlimits") or {})
-    if job.get("build_cache"):
+    apply_rlimits(job.rlimits or {})
+    if job.build_cache:
         from ..inline_build import install
 
-        install(job["build_cache"])
+        install(job.build_cache)
     run_candidate(job, commands, report)
     sys.stdout.flush()
     sys.stderr.flush()
@@ -341,9 +339,8 @@ def _serve(job_path: str, cmd_fd: int, report_fd: int) -> None:
 
 def main_forked(job_path: str, cmd_fd: int, report_fd: int) -> None:
     """Entry of the process the worker forked (torch already imported)."""
-    from ..worker import _die_with_parent
 
-    _die_with_parent()
+    die_with_parent()
     drop_ptrace()
     _serve(job_path, cmd_fd, report_fd)
 
@@ -378,7 +375,8 @@ def drop_ptrace() -> None:
 def _warm_up(device: torch.device) -> None:
     """What every candidate needs, done while the supervisor is still busy with
     the reference: the CUDA context and the profiler's start-up."""
-    from .. import correctness, timing, worker  # noqa: F401 - imported now, not on the clock
+    from .. import correctness, timing  # noqa: F401
+    from . import loading  # noqa: F401 - imported now, not on the clock
 
     trace.warm_cuda(device)
 
@@ -386,9 +384,8 @@ def _warm_up(device: torch.device) -> None:
 def main() -> None:
     """Entry of the process started fresh on CUDA (``candidate JOB DEVICE REPORT_FD``),
     before the job exists: it warms up, then waits for b"1" on stdin."""
-    from ..worker import _die_with_parent
 
-    _die_with_parent()
+    die_with_parent()
     drop_ptrace()
     job_path, device, report_fd = sys.argv[1], sys.argv[2], int(sys.argv[3])
     started_with = dict(os.environ)
@@ -398,11 +395,11 @@ def main() -> None:
         print(f"warm-up failed: {exc}", file=sys.stderr)
     if os.read(0, 1) != b"1":
         os._exit(0)
-    job = json.loads(Path(job_path).read_text())
-    if "env" in job:  # started before its job was known (verify/standby.py)
-        from ..standby import adopt_env
+    job = CandidateJob.read(job_path)
+    if job.env is not None:  # started before its job was known (verify/standby.py)
+        from .standby import adopt_env
 
-        adopt_env(job["env"], started_with)
+        adopt_env(job.env, started_with)
     _serve(job_path, 0, report_fd)
 
 

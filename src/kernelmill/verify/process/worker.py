@@ -20,94 +20,21 @@ process that dies before writing it is judged by its exit status in `runner`.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
 import time
-import traceback
-from typing import Any
 
-
-def _load_module(path: str, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def _module_from_source(code: str, name: str, label: str):
-    """A module run from source text (the task: it reaches the run process in
-    its job, never as a file a candidate could open). `label` names it in
-    tracebacks, and linecache keeps its lines for them."""
-    import linecache
-    import types
-
-    module = types.ModuleType(name)
-    module.__file__ = label
-    linecache.cache[label] = (len(code), None, code.splitlines(True), label)
-    sys.modules[name] = module
-    exec(compile(code, label, "exec"), module.__dict__)  # noqa: S102 - the task is trusted code
-    return module
-
-
-def _error_text(exc: BaseException, limit: int) -> str:
-    """The useful part of an exception: compiler errors, else the last frames."""
-    text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-    lines = text.splitlines()
-    errors = [ln for ln in lines if " error" in ln or ln.startswith("error") or "Error" in ln]
-    if len(text) > limit and errors:
-        text = "\n".join(errors)
-    if len(text) > limit:
-        text = text[: limit // 2] + "\n[...]\n" + text[-limit // 2:]
-    tb = traceback.extract_tb(exc.__traceback__)
-    cand = [f for f in tb if f.filename.endswith("candidate.py")]
-    if cand:
-        text += f"\n(at candidate.py line {cand[-1].lineno}: {cand[-1].line})"
-    return text
-
-
-def load_reference(job: dict):
-    """The task module with its size profile applied, its init inputs, and
-    `Model` built under the weight seed (the candidate is built under the same)."""
-    import torch
-
-    ref_mod = _module_from_source(job["task_code"], "reference", f"<task {job.get('task_id', '')}>")
-    for key, value in job["sizes"].items():
-        setattr(ref_mod, key, value)
-    torch.manual_seed(job["weight_seed"])
-    init_inputs = ref_mod.get_init_inputs() if hasattr(ref_mod, "get_init_inputs") else []
-    torch.manual_seed(job["weight_seed"])
-    return ref_mod, init_inputs, ref_mod.Model(*init_inputs)
-
-
-def _to_device(obj: Any, device):
-    import torch
-
-    if isinstance(obj, torch.Tensor):
-        return obj.to(device)
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(_to_device(o, device) for o in obj)
-    return obj
-
-
-def _clone(obj: Any):
-    import torch
-
-    if isinstance(obj, torch.Tensor):
-        return obj.clone()
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(_clone(o) for o in obj)
-    return obj
+from .job import RunJob
+from .loading import clone, die_with_parent, error_text, load_module, load_reference, to_device
 
 
 def build(job: dict) -> dict:
     t0 = time.perf_counter()
     try:
-        module = _load_module(job["candidate"], "candidate")
+        module = load_module(job.candidate, "candidate")
     except BaseException as exc:  # noqa: BLE001 - any failure to import is the candidate's
-        return {"status": "compile_error", "message": _error_text(exc, job["message_limit"]),
+        return {"status": "compile_error", "message": error_text(exc, job.message_limit),
                 "phases": {"build_s": time.perf_counter() - t0}}
     if not isinstance(getattr(module, "ModelNew", None), type):
         return {"status": "compile_error", "message": "the candidate defines no class ModelNew",
@@ -119,13 +46,13 @@ def run(job: dict) -> dict:
     """The unguarded run: reference and candidate in this one process."""
     import torch
 
-    from .correctness import CheckRule, compare
-    from .guards.candidate import backend_flags, fp32_means_fp32
-    from .guards.supervisor import attach_timing, measurement
-    from .timing import Bench, TimingConfig, compare as compare_speed, set_cpu_threads
+    from ..correctness import CheckRule, compare
+    from .candidate import backend_flags, fp32_means_fp32
+    from .supervisor import attach_timing, measurement
+    from ..timing import Bench, TimingConfig, compare as compare_speed, set_cpu_threads
 
-    device = torch.device(job["device"])
-    cfg = TimingConfig(**job["timing"])
+    device = torch.device(job.device)
+    cfg = job.timing_config()
     set_cpu_threads(cfg.cpu_threads if device.type == "cpu" else 0)
     fp32_means_fp32(device)
     phases: dict[str, float] = {}
@@ -134,8 +61,8 @@ def run(job: dict) -> dict:
         ref_mod, init_inputs, ref = load_reference(job)
     except BaseException as exc:  # noqa: BLE001 - the task itself is broken
         return {"status": "runtime_error", "flags": ["reference_error"],
-                "message": "the reference program failed: " + _error_text(exc, job["message_limit"])}
-    if job.get("import_is_build"):
+                "message": "the reference program failed: " + error_text(exc, job.message_limit)}
+    if job.import_is_build:
         # languages with nothing to compile ahead skip the build process: the
         # import here is their build, and its failures are compile errors
         built = build(job)
@@ -145,9 +72,9 @@ def run(job: dict) -> dict:
         phases.update(built["phases"])
     else:
         try:
-            cand_mod = _load_module(job["candidate"], "candidate")
+            cand_mod = load_module(job.candidate, "candidate")
         except BaseException as exc:  # noqa: BLE001
-            return {"status": "runtime_error", "message": "import failed at run time: " + _error_text(exc, job["message_limit"])}
+            return {"status": "runtime_error", "message": "import failed at run time: " + error_text(exc, job.message_limit)}
     phases["load_s"] = time.perf_counter() - t0 - phases.get("build_s", 0.0)
 
     t0 = time.perf_counter()
@@ -155,21 +82,21 @@ def run(job: dict) -> dict:
     try:
         # both built under the weight seed, in the mode a fresh module is in; the
         # candidate's own state is never overwritten (docs/SEMANTICS.md)
-        torch.manual_seed(job["weight_seed"])
+        torch.manual_seed(job.weight_seed)
         cand = cand_mod.ModelNew(*init_inputs).to(device)
         ref = ref.to(device)
-        rule = CheckRule(mode=job["check"], tolerances={k: tuple(v) for k, v in job["tolerances"].items()},
-                         norm_tol=job["norm_tol"])
+        rule = CheckRule(mode=job.check, tolerances={k: tuple(v) for k, v in job.tolerances.items()},
+                         norm_tol=job.norm_tol)
         worst_abs = worst_rel = 0.0
         with torch.no_grad():
-            for trial in range(job["trials"]):
+            for trial in range(job.trials):
                 stage = f"correctness trial {trial + 1}"
-                torch.manual_seed(job["input_seed"] + trial)
-                inputs = _to_device(ref_mod.get_inputs(), device)
+                torch.manual_seed(job.input_seed + trial)
+                inputs = to_device(ref_mod.get_inputs(), device)
                 stage = f"reference forward, trial {trial + 1}"
-                ref_out = ref(*_clone(inputs))
+                ref_out = ref(*clone(inputs))
                 stage = f"ModelNew forward, trial {trial + 1}"
-                cand_out = cand(*_clone(inputs))
+                cand_out = cand(*clone(inputs))
                 if device.type == "cuda":
                     torch.cuda.synchronize()
                 cmp = compare(ref_out, cand_out, rule)
@@ -177,26 +104,26 @@ def run(job: dict) -> dict:
                 if not cmp.correct:
                     phases["check_s"] = time.perf_counter() - t0
                     return {"status": "incorrect", "compiled": True,
-                            "message": f"trial {trial + 1}/{job['trials']}: {cmp.message}",
+                            "message": f"trial {trial + 1}/{job.trials}: {cmp.message}",
                             "max_abs_err": worst_abs, "max_rel_err": worst_rel, "phases": phases}
             phases["check_s"] = time.perf_counter() - t0
             result = {"status": "ok", "compiled": True, "correct": True, "max_abs_err": worst_abs,
                       "max_rel_err": worst_rel, "phases": phases, "flags": []}
             comp = None
-            if job["time"] and not job.get("skip_timing_reason"):
+            if job.timed:
                 stage = "timing"
                 t0 = time.perf_counter()
-                torch.manual_seed(job["input_seed"] + job["trials"])
-                inputs = _to_device(ref_mod.get_inputs(), device)
-                ref_in, cand_in = _clone(inputs), _clone(inputs)
+                torch.manual_seed(job.input_seed + job.trials)
+                inputs = to_device(ref_mod.get_inputs(), device)
+                ref_in, cand_in = clone(inputs), clone(inputs)
                 comp = compare_speed(Bench(lambda: ref(*ref_in), device, cfg),
                                      Bench(lambda: cand(*cand_in), device, cfg), cfg)
                 phases["time_s"] = time.perf_counter() - t0
                 result["timing"] = {"reference": comp.reference.to_dict(), "candidate": comp.candidate.to_dict()}
                 attach_timing(result, comp)
-            elif job.get("skip_timing_reason"):
+            elif job.skip_timing_reason:
                 result["flags"].append("timing_skipped")
-                result["message"] = job["skip_timing_reason"]
+                result["message"] = job.skip_timing_reason
             flags = backend_flags()
             result["measurement"] = measurement(device, cfg, comp, flags, flags, inputs, ref_out, guards="off")
             return result
@@ -204,25 +131,14 @@ def run(job: dict) -> dict:
         # CUDA errors are sticky and asynchronous: one surfacing in the reference
         # was most likely caused by the candidate's previous launch
         return {"status": "runtime_error", "compiled": True,
-                "message": f"{stage}: " + _error_text(exc, job["message_limit"]), "phases": phases}
-
-
-def _die_with_parent() -> None:
-    """If the harness is killed (kill -9), take this worker down too."""
-    try:
-        import ctypes
-        import signal
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+                "message": f"{stage}: " + error_text(exc, job.message_limit), "phases": phases}
 
 
 def _standby(phase_dir: str, device: str) -> tuple[dict, object] | None:
     """A spare run worker (verify/standby.py): start the candidate's process and
     warm up both before the job exists, then wait for the job's path on stdin.
     Returns (job, the candidate's started process); None on EOF."""
-    from .guards.launch import become_subreaper, prestart
+    from .launch import become_subreaper, prestart
     from .standby import adopt_env
 
     started_with = dict(os.environ)
@@ -231,8 +147,8 @@ def _standby(phase_dir: str, device: str) -> tuple[dict, object] | None:
     try:
         import torch
 
-        from .guards import supervisor  # noqa: F401 - the guarded flow's imports, off the clock
-        from .guards.trace import warm_cuda
+        from . import supervisor  # noqa: F401 - the guarded flow's imports, off the clock
+        from ..guards.trace import warm_cuda
 
         warm_cuda(torch.device(device))
     except Exception as exc:  # noqa: BLE001 - the job itself will meet and report the same failure
@@ -241,17 +157,15 @@ def _standby(phase_dir: str, device: str) -> tuple[dict, object] | None:
     if not line:
         started.close()
         return None
-    with open(line) as fh:
-        job = json.load(fh)
-    os.unlink(line)
-    adopt_env(job.get("env") or {}, started_with)
+    job = RunJob.read(line, delete=True)
+    adopt_env(job.env or {}, started_with)
     return job, started
 
 
 def main() -> None:
     """``worker build JOB`` | ``worker run JOB`` | ``worker guarded JOB DEVICE`` |
     ``worker standby DIR DEVICE`` (a spare that takes a run or guarded job on stdin)."""
-    _die_with_parent()
+    die_with_parent()
     started = None
     if sys.argv[1] == "standby":
         handed = _standby(sys.argv[2], sys.argv[3])
@@ -263,41 +177,39 @@ def main() -> None:
         if phase == "guarded":
             # the candidate's process starts before this one has read anything of
             # the task, so a forked child inherits no trace of it
-            from .guards.launch import become_subreaper, prestart
+            from .launch import become_subreaper, prestart
 
             become_subreaper()
             started = prestart(os.getcwd(), sys.argv[3])
             phase = "run"
-        with open(job_path) as fh:
-            job = json.load(fh)
-        os.unlink(job_path)
+        job = RunJob.read(job_path, delete=True)
     from .sandbox import apply_rlimits
 
-    apply_rlimits(job["rlimits"])
-    guarded = phase == "run" and job.get("guards", "off") != "off"
+    apply_rlimits(job.rlimits)
+    guarded = phase == "run" and job.guards != "off"
     if guarded and started is None:
         raise SystemExit("a guarded run is started as 'worker guarded JOB DEVICE' (or handed to a spare)")
     if not guarded and started is not None:
         started.close()
-    if job.get("build_cache"):
+    if job.build_cache:
         # candidates' load_inline calls go through the shared, cached fast builder
-        from .inline_build import builder_log, install
+        from ..inline_build import builder_log, install
 
-        install(job["build_cache"])
+        install(job.build_cache)
     if phase == "build":
         result = build(job)
     elif guarded:
-        from .guards.supervisor import run_guarded
+        from .supervisor import run_guarded
 
         result = run_guarded(job, started)
     else:
         result = run(job)
-    if job.get("build_cache"):
+    if job.build_cache:
         result["build_info"] = builder_log()
-    tmp = job["result"] + ".tmp"
+    tmp = job.result + ".tmp"
     with open(tmp, "w") as fh:
         json.dump(result, fh, default=float)
-    os.replace(tmp, job["result"])
+    os.replace(tmp, job.result)
     sys.stdout.flush()
     sys.stderr.flush()
     # skip interpreter teardown: candidate destructors and atexit hooks must not

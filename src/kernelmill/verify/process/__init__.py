@@ -1,0 +1,10 @@
+"""The processes that run candidates, and how they talk.
+
+    runner (harness) ── sandbox ──► worker build | worker run (guards off)
+                                    worker guarded ──► supervisor ◄─pipes─► candidate
+                                    standby: workers started ahead of their job
+
+`job` holds the typed records the runner hands down; `loading` the shared
+code-loading helpers. What a run's facts mean is judged beside this package,
+in `verify/guards/` (flags, judge, source, speed, trace, inputs, cudart).
+"""

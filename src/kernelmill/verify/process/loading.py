@@ -1,0 +1,96 @@
+"""Loading code and moving tensors, for the processes that run candidates
+(`worker`, `supervisor`, `candidate`): one copy, public, so no process module
+reaches into another's private helpers."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import traceback
+from typing import Any
+
+
+def load_module(path: str, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def module_from_source(code: str, name: str, label: str):
+    """A module run from source text (the task: it reaches the run process in
+    its job, never as a file a candidate could open). `label` names it in
+    tracebacks, and linecache keeps its lines for them."""
+    import linecache
+    import types
+
+    module = types.ModuleType(name)
+    module.__file__ = label
+    linecache.cache[label] = (len(code), None, code.splitlines(True), label)
+    sys.modules[name] = module
+    exec(compile(code, label, "exec"), module.__dict__)  # noqa: S102 - the task is trusted code
+    return module
+
+
+def error_text(exc: BaseException, limit: int) -> str:
+    """The useful part of an exception: compiler errors, else the last frames."""
+    text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    lines = text.splitlines()
+    errors = [ln for ln in lines if " error" in ln or ln.startswith("error") or "Error" in ln]
+    if len(text) > limit and errors:
+        text = "\n".join(errors)
+    if len(text) > limit:
+        text = text[: limit // 2] + "\n[...]\n" + text[-limit // 2:]
+    tb = traceback.extract_tb(exc.__traceback__)
+    cand = [f for f in tb if f.filename.endswith("candidate.py")]
+    if cand:
+        text += f"\n(at candidate.py line {cand[-1].lineno}: {cand[-1].line})"
+    return text
+
+
+def load_reference(job):
+    """The task module with its size profile applied, its init inputs, and
+    `Model` built under the weight seed (the candidate is built under the same)."""
+    import torch
+
+    ref_mod = module_from_source(job.task_code, "reference", f"<task {job.task_id}>")
+    for key, value in job.sizes.items():
+        setattr(ref_mod, key, value)
+    torch.manual_seed(job.weight_seed)
+    init_inputs = ref_mod.get_init_inputs() if hasattr(ref_mod, "get_init_inputs") else []
+    torch.manual_seed(job.weight_seed)
+    return ref_mod, init_inputs, ref_mod.Model(*init_inputs)
+
+
+def to_device(obj: Any, device):
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        return obj.to(device)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(to_device(o, device) for o in obj)
+    return obj
+
+
+def clone(obj: Any):
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        return obj.clone()
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(clone(o) for o in obj)
+    return obj
+
+
+def die_with_parent() -> None:
+    """If the harness is killed (kill -9), take this worker down too."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
