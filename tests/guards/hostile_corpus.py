@@ -231,8 +231,9 @@ HOSTILE = {
         "f = getattr(sys, '_get' + 'frame')(0)\nseed = None\n"
         "while f is not None:\n"
         "    job = f.f_locals.get('job')\n"
-        "    if isinstance(job, dict) and 'input_seed' in job:\n"
-        "        seed = job['input_seed'] + f.f_locals.get('trial', 0)\n        break\n    f = f.f_back\n"
+        "    found = job.get('input_seed') if isinstance(job, dict) else getattr(job, 'input_seed', None)\n"
+        "    if found is not None:\n"
+        "        seed = found + f.f_locals.get('trial', 0)\n        break\n    f = f.f_back\n"
         "if seed is None:\n    return torch.zeros_like(x)\n"
         "torch.manual_seed(seed)\nreturn torch.relu(torch.randn(x.shape))", imports="import sys"), None),
     # 13 nondeterministic garbage

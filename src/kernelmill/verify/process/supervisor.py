@@ -31,7 +31,7 @@ from ..correctness import flatten_outputs
 from ..timing import Bench, Comparison, Round, TimingConfig, compare, set_cpu_threads
 from ..guards import inputs as inp
 from .candidate import backend_flags, fp32_means_fp32
-from ..guards.flags import Findings
+from ..guards.flags import Findings, decide
 from ..guards.judge import judge
 from .launch import Launched, place, reap_descendants, shm_exchange_dir
 from ..guards.source import check_source
@@ -277,8 +277,10 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched) -> d
     phases.update(facts.get("phases") or {})
     phases["guard_exchange_s"] = max(0.0, exchange_s - sum(v for k, v in (facts.get("phases") or {}).items()))
     if facts["status"] != "ran":
-        return {"status": facts["status"], "compiled": facts["status"] != "compile_error",
-                "message": facts.get("message", ""), "phases": phases}
+        # the candidate failed before it ran; a trick its source shows (importing the
+        # reference) still decides, as everywhere: a rejection outranks the failure
+        return decide(findings, {"status": facts["status"], "compiled": facts["status"] != "compile_error",
+                                 "message": facts.get("message", ""), "phases": phases}, job.fallback)
     if comparison is not None:
         facts["timing"] = comparison["timing"]
     _runtime_findings(facts, ref_flags, expected, ref_profile, findings)
