@@ -28,7 +28,7 @@ from ..timing import Bench, TimingConfig, set_cpu_threads
 from ..guards import cudart, trace
 from ..guards.inputs import refill, tensors_in
 from .job import CandidateJob
-from .loading import clone, die_with_parent, error_text, load_module, to_device
+from .loading import clone, die_with_parent, error_text, load_module, to_cpu, to_device
 
 
 class Reporter:
@@ -104,13 +104,6 @@ def _snapshot(out):
         return [_snapshot(o) for o in out]
     return out
 
-
-def _cpu(out):
-    if isinstance(out, torch.Tensor):
-        return out.detach().cpu().contiguous()
-    if isinstance(out, (list, tuple)):
-        return [_cpu(o) for o in out]
-    return out
 
 
 def _same(a, b) -> bool:
@@ -190,7 +183,7 @@ def _run_trials(cand, sets: list, device, facts: dict, key: str) -> list:
         for out, snap in runs:
             if not _same(out, snap):
                 facts["deferred_work"] = f"{key} {i + 1}: the output changed after the call returned"
-        saved.append([_cpu(snap) for _, snap in runs])
+        saved.append([to_cpu(snap) for _, snap in runs])
         for out, _ in runs:
             _poison(out, owned)
     return saved
@@ -309,7 +302,7 @@ def run_candidate(job: CandidateJob, commands, report: Reporter) -> None:
                 bench = _timing_bench(cand, data, job, device, facts, l2_limit)
                 _serve_timing(bench, commands, report, device, facts)
                 facts["post_loop_changed"] = [f"timed call with check set {j + 1}" for j in bench.changed_after_return()]
-                outputs["checks"] = [_cpu(bench.kept.get(j)) for j in range(len(data["checks"]))]
+                outputs["checks"] = [to_cpu(bench.kept.get(j)) for j in range(len(data["checks"]))]
                 facts["phases"]["time_s"] = time.perf_counter() - t0
                 facts["backend_flags"] = backend_flags()
         facts["rebound"] = trace.rebound(protected)

@@ -94,3 +94,14 @@ def die_with_parent() -> None:
         pass
 
 
+
+
+def to_cpu(out: Any):
+    """An output (a tensor or nested lists of them) as contiguous CPU tensors."""
+    import torch
+
+    if isinstance(out, torch.Tensor):
+        return out.detach().cpu().contiguous()
+    if isinstance(out, (list, tuple)):
+        return [to_cpu(o) for o in out]
+    return out

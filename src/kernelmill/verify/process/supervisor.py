@@ -37,7 +37,7 @@ from .launch import Launched, place, reap_descendants, shm_exchange_dir
 from ..guards.source import check_source
 from ..guards.trace import profile_call
 from .job import CandidateJob, RunJob
-from .loading import clone, error_text, load_reference, to_device
+from .loading import clone, error_text, load_reference, to_cpu, to_device
 
 N_CHECK_SETS = 2  # timed calls whose outputs are checked: one early, one in the last round
 N_TIMING_SETS = 2  # input sets the other timed calls rotate through (rescaled each call)
@@ -201,7 +201,7 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched) -> d
                     outs.append(_detached(out))
                 expected[key] = outs
             timing_sets = sets["timing"]  # kept on the device: the reference is timed here
-            sets = {key: [_cpu(s) for s in group] for key, group in sets.items()}  # what the candidate gets
+            sets = {key: [to_cpu(s) for s in group] for key, group in sets.items()}  # what the candidate gets
             phases["guard_inputs_s"] = time.perf_counter() - t0
             t0 = time.perf_counter()
             # the reference's kernels and ops depend on the task and its shapes only:
@@ -225,7 +225,7 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched) -> d
 
     t0 = time.perf_counter()
     xdir = _tensor_dir(priv, inp.nbytes(sets) + 2 * inp.nbytes(expected))
-    torch.save({**sets, "init": _cpu(list(init_inputs))}, xdir / "inputs.pt")
+    torch.save({**sets, "init": to_cpu(list(init_inputs))}, xdir / "inputs.pt")
     CandidateJob(candidate=str(cdir / "candidate.py"), inputs=str(xdir / "inputs.pt"),
                  outputs=str(xdir / "outputs.pt"), device=job.device, weight_seed=job.weight_seed,
                  message_limit=job.message_limit, rlimits=job.rlimits, time=job.time, timing=job.timing,
@@ -421,7 +421,7 @@ def _placed(expected: dict, device: torch.device) -> dict:
         free, _ = torch.cuda.mem_get_info(device)
         if sum(inp.nbytes(group) for group in expected.values()) < free // 4:
             return expected
-    return {key: [_cpu(o) for o in group] for key, group in expected.items()}
+    return {key: [to_cpu(o) for o in group] for key, group in expected.items()}
 
 
 def _where(expected: dict) -> torch.device:
@@ -430,10 +430,3 @@ def _where(expected: dict) -> torch.device:
             return t.device
     return torch.device("cpu")
 
-
-def _cpu(out):
-    if isinstance(out, torch.Tensor):
-        return out.detach().cpu().contiguous()
-    if isinstance(out, (list, tuple)):
-        return [_cpu(o) for o in out]
-    return out
