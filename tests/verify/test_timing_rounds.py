@@ -1,0 +1,80 @@
+"""The timing comparison's arithmetic and its rounds, with fake sides whose
+times are known (no clocks involved in what is asserted)."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import torch
+
+from kernelmill.verify.timing import Bench, Round, TimingConfig, compare, ratio_stats, summarize
+
+
+class FakeSide:
+    """A side whose every call 'takes' `ms` times a noise factor; records what it was asked."""
+
+    def __init__(self, ms: float, noise: float = 0.0, seed: int = 0):
+        self.ms, self.noise, self.rng = ms, noise, random.Random(seed)
+        self.rounds: list[tuple[int, tuple | None]] = []
+
+    def warm(self, warmup_ms: float) -> float:
+        return self.ms
+
+    def round(self, n: int, check=None) -> Round:
+        self.rounds.append((n, check))
+        return Round([self.ms * (1 + self.rng.gauss(0, self.noise)) for _ in range(n)], self.ms * n)
+
+
+def test_ratio_stats_interval_holds_the_point_and_narrows():
+    point, ci, rse = ratio_stats([2.0, 2.02, 1.98, 2.01, 1.99])
+    assert point == 2.0 and ci[0] < 2.0 < ci[1] and rse < 0.01
+    wide = ratio_stats([1.5, 2.5, 2.0, 1.8, 2.2])[1]
+    assert wide[1] - wide[0] > ci[1] - ci[0]
+    assert ratio_stats([])[0] is None and ratio_stats([3.0])[1] is None
+
+
+def test_compare_converges_on_a_known_speedup_and_checks_where_told():
+    cfg = TimingConfig(min_rounds=5, max_rounds=30, round_ms=1.0, budget_ms=1e9)
+    ref, cand = FakeSide(2.0, 0.001, 1), FakeSide(1.0, 0.001, 2)
+    comp = compare(ref, cand, cfg, check_rounds={2: 0}, final_check=1, rng=random.Random(0))
+    assert abs(comp.speedup - 2.0) < 0.01 and comp.speedup_ci[0] <= 2.0 <= comp.speedup_ci[1]
+    assert comp.stopped == "converged" and comp.rounds == 6  # 5 rounds, then the checked last pair
+    checks = [(i, c) for i, (_, c) in enumerate(cand.rounds) if c is not None]
+    assert [i for i, _ in checks] == [2, 5] and [c[1] for _, c in checks] == [0, 1]
+    assert all(0 <= c[0] < n for n, c in cand.rounds if c is not None)
+    assert all(c is None for _, c in ref.rounds)
+
+
+def test_noisy_sides_stop_at_the_round_limit_with_a_wide_interval():
+    cfg = TimingConfig(min_rounds=5, max_rounds=8, round_ms=1.0, budget_ms=1e9, min_calls=3, max_calls=3)
+    comp = compare(FakeSide(1.0, 0.5, 3), FakeSide(1.0, 0.5, 4), cfg, rng=random.Random(1))
+    assert comp.stopped == "max_rounds" and comp.rounds == 8
+    assert comp.speedup_ci[0] < 1.0 < comp.speedup_ci[1]
+
+
+def test_summarize_uses_the_walls_it_is_given():
+    rounds = [Round([1.0, 1.0], 2.0), Round([1.0, 3.0], 4.0)]
+    t = summarize(rounds, walls=[10.0, 10.0])
+    assert t.reps == 4 and t.median_ms == 1.0 and t.wall_median_ms == 5.0 and t.rounds == 2
+
+
+def test_cpu_bench_checked_call_and_post_loop_revalidation():
+    x = torch.arange(4.0)
+    state = {"scale": 1.0}
+    held = []
+
+    def fn():  # returns a fresh tensor, and (deferred work) rewrites the first one later
+        y = x * state["scale"]
+        held.append(y)
+        if len(held) > 3:
+            held[0].add_(100.0)
+        return y
+
+    b = Bench(fn, "cpu", TimingConfig(), prepare=lambda i: state.update(scale=1.0),
+              on_check=lambda j: state.update(scale=2.0))
+    b.round(2, check=(0, 0))
+    b.round(3)
+    assert torch.equal(b.kept[0], x * 2.0)  # the checked call's answer as it returned
+    assert b.changed_after_return() == [0]  # ... and the object changed afterwards
+    assert math.isfinite(b.round(3).median_ms)
