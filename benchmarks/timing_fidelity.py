@@ -177,6 +177,13 @@ def measure_in_process(spec: dict) -> dict:
         torch.backends.cudnn.allow_tf32 = False
     else:
         torch.set_num_threads(1)
+        # the CPU convention's allocator (docs/SEMANTICS.md): glibc keeps freed memory
+        # instead of unmapping it between calls (set here by hand, not through kernelmill)
+        import ctypes
+
+        libc = ctypes.CDLL(None)
+        libc.mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD
+        libc.mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD
     task = _import_file(spec["task"], "fidelity_task")
     for key, value in spec.get("sizes", {}).items():
         setattr(task, key, value)
