@@ -115,6 +115,13 @@ def to_dict(record: Any) -> dict[str, Any]:
     return dataclasses.asdict(record)
 
 
+def unknown_fields(cls: type, data: dict[str, Any]) -> list[str]:
+    """Keys of `data` that name no field of the dataclass `cls`, sorted (for the
+    records that refuse them: settings and process jobs, where a typo must not
+    be silently ignored)."""
+    return sorted(set(data) - {f.name for f in dataclasses.fields(cls)})
+
+
 def from_dict(cls: type[R], data: dict[str, Any], where: str = "") -> R:
     """Build `cls` from a dict, ignoring unknown keys, naming missing ones."""
     names = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]

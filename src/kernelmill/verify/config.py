@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from ..records import HARNESS_VERSION
+from ..records import HARNESS_VERSION, unknown_fields
 from .correctness import DEFAULT_TOLERANCES
 from .timing import TimingConfig
 
@@ -24,11 +24,15 @@ class ConfigError(ValueError):
     """A verify setting that cannot work (the message says which and why)."""
 
 
-def _timing_from_dict(data: dict) -> TimingConfig:
-    known = {f.name for f in fields(TimingConfig)}
-    unknown = sorted(set(data) - known)
+def _refuse_unknown(cls: type, data: dict, where: str) -> None:
+    unknown = unknown_fields(cls, data)
     if unknown:
-        raise ConfigError(f"timing: unknown setting(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+        known = sorted(f.name for f in fields(cls))
+        raise ConfigError(f"{where}unknown setting(s) {', '.join(unknown)} (known: {', '.join(known)})")
+
+
+def _timing_from_dict(data: dict) -> TimingConfig:
+    _refuse_unknown(TimingConfig, data, "timing: ")
     return TimingConfig(**data)
 
 
@@ -121,10 +125,7 @@ class VerifyConfig:
         are errors that name `where`."""
         if not isinstance(data, dict):
             raise ConfigError(f"{where}: expected a mapping of settings, not {type(data).__name__}")
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ConfigError(f"{where}: unknown setting(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+        _refuse_unknown(cls, data, f"{where}: ")
         try:
             return cls(**data)
         except ConfigError as exc:

@@ -1,7 +1,11 @@
-"""What machine and software a verdict was measured on (`Verdict.measurement`).
+"""The settings every timing process starts from, and what machine and
+software a verdict was measured on (`Verdict.measurement`).
 
-Read once per process and cached: versions, the GPU's name and, where the
-driver tells, its clocks; the CPU's model and core count.
+`settle_process` is called by each process that runs a model (the unguarded
+worker, the supervisor, the candidate's process), so both sides of a
+comparison compute and time under the same rules (docs/SEMANTICS.md).
+Machine facts are read once per process and cached: versions, the GPU's name
+and, where the driver tells, its clocks; the CPU's model and core count.
 """
 
 from __future__ import annotations
@@ -64,3 +68,31 @@ def describe(device: torch.device) -> dict:
     if device.type == "cuda":
         info.update(_gpu(device.index if device.index is not None else torch.cuda.current_device()))
     return info
+
+
+def settle_process(device: torch.device, timing) -> None:
+    """fp32 means fp32 (torch's cuDNN default allows TF32); on a CPU, the timing
+    convention's thread count and steady allocator (`timing.set_cpu_threads`)."""
+    from .timing import set_cpu_threads
+
+    if device.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    else:
+        set_cpu_threads(timing.cpu_threads)
+
+
+def backend_flags() -> dict:
+    """This process's numerics and speed settings, as the verdict records them."""
+    flags = {"num_threads": torch.get_num_threads(),
+             "float32_matmul_precision": torch.get_float32_matmul_precision(),
+             "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
+             "cudnn_benchmark": torch.backends.cudnn.benchmark,
+             "cudnn_deterministic": torch.backends.cudnn.deterministic,
+             "cudnn_enabled": torch.backends.cudnn.enabled}
+    if torch.cuda.is_available():
+        flags.update(matmul_allow_tf32=torch.backends.cuda.matmul.allow_tf32,
+                     cudnn_allow_tf32=torch.backends.cudnn.allow_tf32,
+                     matmul_fp16_reduced=torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
+                     matmul_bf16_reduced=torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction)
+    return flags

@@ -20,6 +20,14 @@ def _constant(t: torch.Tensor) -> bool:
     return bool(torch.all(flat == flat[0]))
 
 
+def fp32_task(ref_profile: dict, expected: dict) -> bool:
+    """The reference computes in fp32 (or fp64) only: lower precision anywhere
+    in the candidate is then a downgrade."""
+    return not ref_profile.get("low_precision") and all(
+        t.dtype in (torch.float32, torch.float64) for _, t in flatten_outputs(expected["trials"][0])
+        if isinstance(t, torch.Tensor) and t.is_floating_point())
+
+
 def rule_for(job: dict, ref_out) -> CheckRule:
     """Tolerances relative to the reference output's scale: an atol of 1e-4
     lets zeros pass for an output whose values are all below 1e-4."""
@@ -130,12 +138,10 @@ def judge(job, level, device, cand_code, facts, got, expected, sets, findings, p
                 findings.add("decoy_kernel", f"its own kernels took {share:.0%} of the GPU time and it also "
                                              f"ran the reference's ops ({', '.join(sorted(ref_work)[:4])})")
     if prof:
-        fp32_task = not ref_profile["low_precision"] and all(
-            t.dtype in (torch.float32, torch.float64) for _, t in flatten_outputs(expected["trials"][0])
-            if isinstance(t, torch.Tensor) and t.is_floating_point())
-        if fp32_task and prof["low_precision"]:
+        fp32 = fp32_task(ref_profile, expected)
+        if fp32 and prof["low_precision"]:
             findings.add("precision_downgrade", f"ops ran on {', '.join(prof['low_precision'])} data in an fp32 task")
-        if fp32_task and strict and device.type == "cuda":
+        if fp32 and strict and device.type == "cuda":
             lowk = [k for k in prof.get("kernels", {}) if any(s in k.lower() for s in ("tf32", "bf16", "f16", "h884", "h1688", "hmma"))]
             refk = [k for k in ref_profile.get("kernels", {}) if any(s in k.lower() for s in ("tf32", "bf16", "f16"))]
             if lowk and not refk:

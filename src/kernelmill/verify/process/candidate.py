@@ -20,11 +20,11 @@ import random
 import sys
 import threading
 import time
-from pathlib import Path
 
 import torch
 
-from ..timing import Bench, TimingConfig, set_cpu_threads
+from ..environment import backend_flags, settle_process
+from ..timing import Bench, snapshot
 from ..guards import cudart, trace
 from ..guards.inputs import refill, tensors_in
 from .job import CandidateJob
@@ -42,29 +42,6 @@ class Reporter:
         view = memoryview(data)
         while view:
             view = view[os.write(self.fd, view):]
-
-
-def backend_flags() -> dict:
-    """This process's numerics and speed settings, as the verdict records them."""
-    flags = {"num_threads": torch.get_num_threads(),
-             "float32_matmul_precision": torch.get_float32_matmul_precision(),
-             "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
-             "cudnn_benchmark": torch.backends.cudnn.benchmark,
-             "cudnn_deterministic": torch.backends.cudnn.deterministic,
-             "cudnn_enabled": torch.backends.cudnn.enabled}
-    if torch.cuda.is_available():
-        flags.update(matmul_allow_tf32=torch.backends.cuda.matmul.allow_tf32,
-                     cudnn_allow_tf32=torch.backends.cudnn.allow_tf32,
-                     matmul_fp16_reduced=torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
-                     matmul_bf16_reduced=torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction)
-    return flags
-
-
-def fp32_means_fp32(device: torch.device) -> None:
-    """Both processes compute fp32 in fp32 (torch's cuDNN default allows TF32)."""
-    if device.type == "cuda":
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
 
 
 def _write_outputs(job: CandidateJob, outputs: dict) -> None:
@@ -95,15 +72,6 @@ def _leaf_report(out, args) -> tuple[str, bool]:
         elif not isinstance(leaf, (int, float, bool, str, type(None))):
             return f"{where} is a {type(leaf).__name__}", aliases
     return "", aliases
-
-
-def _snapshot(out):
-    if isinstance(out, torch.Tensor):
-        return out.detach().clone()
-    if isinstance(out, (list, tuple)):
-        return [_snapshot(o) for o in out]
-    return out
-
 
 
 def _same(a, b) -> bool:
@@ -175,7 +143,7 @@ def _run_trials(cand, sets: list, device, facts: dict, key: str) -> list:
                     facts["background_thread"] = f"thread {new[0].name!r} alive after the call"
             if not _same(args, inputs) and f"{key} {i + 1}" not in facts["input_mutation"]:
                 facts["input_mutation"].append(f"{key} {i + 1}")
-            runs.append((out, _snapshot(out)))
+            runs.append((out, snapshot(out)))
         # item 3: a result that keeps changing after return was not done when it returned
         time.sleep(0.002)
         if device.type == "cuda":
@@ -250,8 +218,7 @@ def run_candidate(job: CandidateJob, commands, report: Reporter) -> None:
     device = torch.device(job.device)
     protected = trace.protected_callables()
     l2_limit = cudart.persisting_l2_limit() if device.type == "cuda" else None  # before the candidate runs
-    set_cpu_threads(job.timing_config().cpu_threads if device.type == "cpu" else 0)
-    fp32_means_fp32(device)
+    settle_process(device, job.timing_config())
     t0 = time.perf_counter()
     try:
         before = set(sys.modules)

@@ -10,9 +10,11 @@ process is an error in the first candidate, not a silently ignored setting.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ...records import unknown_fields
 
 
 class JobError(ValueError):
@@ -20,8 +22,7 @@ class JobError(ValueError):
 
 
 def _from_dict(cls, data: dict[str, Any], where: str):
-    names = {f.name for f in fields(cls)}
-    unknown = sorted(set(data) - names)
+    unknown = unknown_fields(cls, data)
     if unknown:
         raise JobError(f"{where}: unknown field(s) {', '.join(unknown)}")
     try:

@@ -28,11 +28,11 @@ from pathlib import Path
 import torch
 
 from ..correctness import flatten_outputs
-from ..timing import Bench, Comparison, Round, TimingConfig, compare, set_cpu_threads
+from ..environment import backend_flags, describe, settle_process
+from ..timing import Bench, Comparison, Round, TimingConfig, compare
 from ..guards import inputs as inp
-from .candidate import backend_flags, fp32_means_fp32
 from ..guards.flags import Findings, decide
-from ..guards.judge import judge
+from ..guards.judge import fp32_task, judge
 from .launch import Launched, place, reap_descendants, shm_exchange_dir
 from ..guards.source import check_source
 from ..guards.trace import profile_call
@@ -103,16 +103,17 @@ class _Reports:
         self.forged: list[str] = []
 
     def next(self) -> dict | None:
-        line = self.file.readline()
-        if not line:
-            return None
-        try:
-            msg = json.loads(line)
-            if not isinstance(msg, dict):
-                raise ValueError("not an object")
-        except ValueError:
+        while True:  # a loop, not recursion: a candidate may write any number of junk lines
+            line = self.file.readline()
+            if not line:
+                return None
+            try:
+                msg = json.loads(line)
+                if isinstance(msg, dict):
+                    break
+            except ValueError:
+                pass
             self.forged.append(f"a line that is no report: {line[:80]!r}")
-            return self.next()
         if "facts" in msg:
             if self.final is not None:
                 self.forged.append("a second final report")
@@ -168,8 +169,7 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched) -> d
     fast_serialization()
     phases: dict[str, float] = {}
     cfg = job.timing_config()
-    set_cpu_threads(cfg.cpu_threads if device.type == "cpu" else 0)
-    fp32_means_fp32(device)
+    settle_process(device, cfg)
     t0 = time.perf_counter()
     try:
         ref_mod, init_inputs, ref = load_reference(job)
@@ -304,7 +304,7 @@ def _time_both(ref, timing_sets, launched, reports, device, cfg, job, sets, expe
     import random
 
     rng = random.Random(int.from_bytes(os.urandom(8), "little"))
-    ref_in = _clone_all(timing_sets[0])
+    ref_in = clone(timing_sets[0])
 
     def prep(i: int) -> None:
         inp.refill(ref_in, timing_sets[i % len(timing_sets)], rng.uniform(0.5, 1.5))
@@ -321,21 +321,10 @@ def _time_both(ref, timing_sets, launched, reports, device, cfg, job, sets, expe
     return {"timing": timing, "comparison": comp}
 
 
-def _clone_all(group):
-    if isinstance(group, torch.Tensor):
-        return group.clone()
-    if isinstance(group, (list, tuple)):
-        return type(group)(_clone_all(g) for g in group)
-    return group
-
-
 def _runtime_findings(facts: dict, ref_flags: dict, expected: dict, ref_profile: dict, findings: Findings) -> None:
     """Facts of the candidate's process that only the supervisor can put in context."""
     cand_flags = facts.get("backend_flags") or {}
-    fp32_task = not (ref_profile or {}).get("low_precision") and all(
-        t.dtype in (torch.float32, torch.float64) for _, t in flatten_outputs(expected["trials"][0])
-        if isinstance(t, torch.Tensor) and t.is_floating_point())
-    if fp32_task:
+    if fp32_task(ref_profile or {}, expected):
         raised = [k for k in ("matmul_allow_tf32", "cudnn_allow_tf32", "matmul_fp16_reduced")
                   if cand_flags.get(k) and not ref_flags.get(k)]
         if cand_flags.get("float32_matmul_precision", "highest") != ref_flags.get("float32_matmul_precision", "highest"):
@@ -360,8 +349,6 @@ def measurement(device: torch.device, cfg: TimingConfig, comp: Comparison | None
                 inputs, outputs, guards: str) -> dict:
     """How a verdict's numbers were measured (docs/SEMANTICS.md): enough to tell
     from two records alone whether their figures are comparable."""
-    from ..environment import describe
-
     m = {"method": ("cuda events per call, calls queued back to back, L2 flushed before each call"
                     if device.type == "cuda" else "perf_counter per call"),
          "l2": ("flushed (2x L2 zeroed) before every call" if device.type == "cuda" and cfg.flush_l2 else "not flushed"),

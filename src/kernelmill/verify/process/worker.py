@@ -47,14 +47,13 @@ def run(job: dict) -> dict:
     import torch
 
     from ..correctness import CheckRule, compare
-    from .candidate import backend_flags, fp32_means_fp32
+    from ..environment import backend_flags, settle_process
     from .supervisor import attach_timing, measurement
-    from ..timing import Bench, TimingConfig, compare as compare_speed, set_cpu_threads
+    from ..timing import Bench, compare as compare_speed
 
     device = torch.device(job.device)
     cfg = job.timing_config()
-    set_cpu_threads(cfg.cpu_threads if device.type == "cpu" else 0)
-    fp32_means_fp32(device)
+    settle_process(device, cfg)
     phases: dict[str, float] = {}
     t0 = time.perf_counter()
     try:
