@@ -78,3 +78,44 @@ def test_cpu_bench_checked_call_and_post_loop_revalidation():
     assert torch.equal(b.kept[0], x * 2.0)  # the checked call's answer as it returned
     assert b.changed_after_return() == [0]  # ... and the object changed afterwards
     assert math.isfinite(b.round(3).median_ms)
+
+
+def test_cpu_short_calls_are_timed_in_blocks_with_the_checked_call_alone():
+    """A call far under `cpu_block_us` is timed in blocks (inputs refilled before
+    each block, not each call); the checked call is a block of one with its own
+    check data, placed where it was asked for."""
+    x = torch.ones(8)
+    log: list[tuple[str, int]] = []  # ("prep", i) / ("check", j) / ("call", n)
+    calls = {"n": 0}
+
+    def fn():
+        calls["n"] += 1
+        log.append(("call", calls["n"]))
+        return x * 2.0
+
+    b = Bench(fn, "cpu", TimingConfig(cpu_block_us=10_000.0), prepare=lambda i: log.append(("prep", i)),
+              on_check=lambda j: log.append(("check", j)))
+    b.warm(1.0)
+    assert b.block > 1  # a multiply of 8 floats is far below 10 ms
+    log.clear()
+    before = b.calls
+    r = b.round(40, check=(17, 3))
+    assert len(r.times_ms) == 40 and b.calls - before == 40
+    kinds = [k for k, _ in log]
+    assert kinds.count("call") == 40 and kinds.count("check") == 1
+    assert kinds.count("prep") < 40  # refilled per block, not per call
+    pos = kinds.index("check")
+    calls_before_check = kinds[:pos].count("call")
+    assert calls_before_check == 17 and kinds[pos + 1] == "call" and log[pos][1] == 3
+    assert kinds[pos + 2] in ("prep",)  # the checked call was a block of its own
+    assert torch.equal(b.kept[3], x * 2.0)
+
+
+def test_cpu_calls_longer_than_the_block_are_timed_one_by_one():
+    import time as _time
+
+    b = Bench(lambda: _time.sleep(0.002), "cpu", TimingConfig(cpu_block_us=200.0))
+    b.warm(5.0)
+    assert b.block == 1
+    r = b.round(3)
+    assert len(r.times_ms) == 3 and min(r.times_ms) >= 2.0
