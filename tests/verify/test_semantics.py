@@ -90,14 +90,25 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("guards", ["standard", "off"])
-def test_reference_semantics(tmp_path, guards):
+def _check(tmp_path, guards: str, device: str, time: bool) -> None:
     tasks = [BATCHNORM, DROPOUT0, FOLD, TWO_LAYERS]
     samples = [Sample(name, task.task_id, "torch", code) for name, (task, code, _) in CASES.items()]
-    cfg = VerifyConfig(device="cpu", trials=2, time=False, guards=guards, cache_dir=str(tmp_path / "cache"),
+    cfg = VerifyConfig(device=device, trials=2, time=time, guards=guards, cache_dir=str(tmp_path / "cache"),
                        workers=1)
     verdicts = {v.sample_id: v for v in verify_samples(tasks, samples, cfg)}
     got = {name: verdicts[name].status for name in CASES}
     want = {name: expected for name, (_, _, expected) in CASES.items()}
     assert got == want, {n: verdicts[n].message for n in CASES if got[n] != want[n]}
     assert not any(verdicts[n].flags for n in CASES if want[n] == "ok")
+
+
+@pytest.mark.parametrize("guards", ["standard", "off"])
+def test_reference_semantics(tmp_path, guards):
+    _check(tmp_path, guards, "cpu", time=False)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("guards", ["standard", "off"])
+def test_reference_semantics_on_the_gpu(tmp_path, guards):
+    """The same rules through the GPU path, timed (the flags of honest timed candidates count too)."""
+    _check(tmp_path, guards, "cuda", time=True)
