@@ -9,11 +9,21 @@ vector groups, address expressions, immediates `0f...`/`0d...`/hex/decimal,
 symbols, `a|b` predicate pairs, `(..)` call lists). Rolled-PTX adds the `for`
 header, VarExpr (with our geometric `(Nat>>var)` terms) and VarReg. Every error
 names source, line and column.
+
+Linear time: a line that is one plain instruction (`@%p1 bra $L__BB0_2;`, the bulk
+of an unrolled kernel) is read by `scan.py` in one step into a `stmt` token that
+holds the parsed instruction; anything else is tokenized and parsed here. Where
+a `stmt` token turns up outside a statement it is split back into its tokens,
+so both paths give the same tree (tests/ptx/test_parse_speed.py checks that).
 """
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_right
+
 from .lexer import PtxSyntaxError, Token, line_col, tokenize
+from .scan import scan
 from .syntax import (Addr, Block, Comment, Directive, Function, Imm, Instr, Label, Loop,
                      Module, Neg, Paren, Pipe, Reg, Stmt, Sym, Vec, VarExpr, VarReg)
 
@@ -37,28 +47,43 @@ def parse_statements(text: str, source: str = "<ptx>") -> list[Stmt]:
 
 
 class _Parser:
-    def __init__(self, text: str, source: str):
+    def __init__(self, text: str, source: str, fast: bool = True):
         self.text, self.source = text, source
-        self.toks: list[Token] = tokenize(text, source)
+        if fast:
+            self.toks, self.stmts = scan(text, source, _operand_of)
+        else:
+            self.toks, self.stmts = tokenize(text, source), {}
+        self._nl: list[int] | None = None
         self.i = 0
 
     # -- token helpers ---------------------------------------------------------
     def eof(self) -> bool:
         return self.i >= len(self.toks)
 
+    def _split(self, j: int) -> None:
+        """Replace the `stmt` token at j by its ordinary tokens."""
+        t = self.toks[j]
+        self.toks[j:j + 1] = [Token(x.kind, x.text, x.pos + t.pos, x.glued and k > 0)
+                              for k, x in enumerate(tokenize(t.text, self.source))]
+
     def peek(self, k: int = 0) -> Token | None:
+        for j in range(self.i, min(self.i + k + 1, len(self.toks))):
+            if self.toks[j].kind == "stmt":
+                self._split(j)
         j = self.i + k
         return self.toks[j] if j < len(self.toks) else None
 
     def next(self) -> Token:
         if self.eof():
             self.error("unexpected end of input", len(self.text))
-        t = self.toks[self.i]
+        t = self.peek()
         self.i += 1
         return t
 
     def at(self, text: str, k: int = 0) -> bool:
-        t = self.peek(k)
+        # a `stmt` token starts with an opcode or `@`, never with what is asked for here
+        j = self.i + k
+        t = self.toks[j] if j < len(self.toks) else None
         return t is not None and t.text == text and t.kind in ("punct", "ident", "dot")
 
     def expect(self, text: str) -> Token:
@@ -76,7 +101,9 @@ class _Parser:
         raise PtxSyntaxError(message, line, col, self.source)
 
     def line_of(self, t: Token) -> int:
-        return line_col(self.text, t.pos)[0]
+        if self._nl is None:
+            self._nl = [m.start() for m in re.finditer("\n", self.text)]
+        return bisect_right(self._nl, t.pos - 1) + 1
 
     # -- module ----------------------------------------------------------------
     def module(self) -> Module:
@@ -108,7 +135,8 @@ class _Parser:
         toks, hoisted = [(first.text, False)], []
         line = self.line_of(first)
         if first.text in _LINE_DIRECTIVES:
-            while (t := self.peek()) is not None and self.line_of(t) == line:
+            while (not self.eof() and self.toks[self.i].kind != "stmt"  # a stmt starts a line
+                   and (t := self.peek()) is not None and self.line_of(t) == line):
                 if t.kind == "comment":
                     hoisted.append(Comment(self.next().text))
                 else:
@@ -188,6 +216,10 @@ class _Parser:
 
     # -- statements --------------------------------------------------------------
     def statement(self) -> list[Stmt]:
+        t = self.toks[self.i]
+        if t.kind == "stmt":
+            self.i += 1
+            return [self.stmts[t.pos]]
         t = self.peek()
         if t.kind == "comment":
             return [Comment(self.next().text)]
@@ -419,3 +451,13 @@ class _Parser:
             rest.append(self.operand())
         self.expect("]")
         return Addr(base, offset, op, tuple(rest))
+
+
+def _operand_of(text: str):
+    """One operand read alone (scan.py's cache fills from this), or None."""
+    try:
+        p = _Parser(text, "<operand>", fast=False)
+        o = p.operand()
+    except PtxSyntaxError:
+        return None
+    return o if p.eof() else None

@@ -1,0 +1,120 @@
+"""The parser's input in one linear pass: tokens, with instruction lines pre-read.
+
+Most of an unrolled kernel is lines holding exactly one instruction. Such a line
+(`[@guard] opcode.mods operands;`, nothing else on it) becomes one `stmt` token
+whose `Instr` is built here: the operands are split at top-level commas and each
+distinct operand text is read once by the parser (`operand_of`) and cached.
+Anything unusual on the line (a comment, a `{`, a Rolled-PTX `for`, an operand
+the parser does not read alone) sends it through the ordinary tokenizer.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from .lexer import _RX, PtxSyntaxError, Token, line_col
+from .syntax import Addr, Imm, Instr, Neg, Reg, Sym, Vec
+
+_LINE = re.compile(r"(?:@([^\s;/]+)[ \t]+)?([A-Za-z_$][\w$]*)((?:\.[\w$]+(?:::[\w$]+)*)*)"
+                   r"(?:[ \t]+([^;/\n\"]*?))?[ \t]*;(?=[ \t]*(?:\n|\Z))")
+_OPERAND = re.compile(r"[ \t]*((?:[^,{\[(\s]|[ \t]+(?=[^,\s])|\{[^{}\n]*\}|\[[^\[\]\n]*\]|\([^()\n]*\))+)"
+                      r"[ \t]*(,|\Z)")
+_MOD = re.compile(r"\.[\w$]+(?:::[\w$]+)*")
+# the common operand forms, read directly (the same trees the parser builds)
+_REG = r"%[A-Za-z_$][\w$]*(?:\.[\w$]+(?:::[\w$]+)*)*"
+_IDENT = r"[A-Za-z_$][\w$]*"
+_INT = r"-?(?:0[xX][0-9a-fA-F]+U?|\d+U?)"
+_SIMPLE = re.compile(rf"(!)?({_REG})|({_IDENT})|({_INT}|-?0[fF][0-9a-fA-F]{{8}}|-?0[dD][0-9a-fA-F]{{16}})"
+                     rf"|\[({_REG}|{_IDENT})(?:([+-])({_INT}))?\]|\{{([^{{}}]*)\}}")
+_ITEM = re.compile(rf"({_REG})|({_IDENT})|({_INT})")
+
+
+def _simple(text: str):
+    """The operand for the forms above, or None (then the parser reads it)."""
+    m = _SIMPLE.fullmatch(text)
+    if m is None:
+        return None
+    neg, reg, ident, num, base, op, off, vec = m.groups()
+    if reg is not None:
+        return Neg(Reg(reg)) if neg else Reg(reg)
+    if ident is not None:
+        return Sym(ident)
+    if num is not None:
+        return Imm(num)
+    if base is not None:
+        b = Reg(base) if base[0] == "%" else Sym(base)
+        return Addr(b, None if off is None else Imm(off), op or "+")
+    items = []
+    for x in vec.split(","):
+        im = _ITEM.fullmatch(x.strip())
+        if im is None:
+            return None
+        r, i, k = im.groups()
+        items.append(Reg(r) if r else Sym(i) if i else Imm(k))
+    return Vec(tuple(items))
+
+
+def _operands(text: str, cache: dict, operand_of) -> tuple | None:
+    out, pos, n = [], 0, len(text)
+    while True:
+        m = _OPERAND.match(text, pos)
+        if m is None:
+            return None
+        o = cache.get(m.group(1), cache)
+        if o is cache:
+            o = cache[m.group(1)] = _simple(m.group(1)) or operand_of(m.group(1))
+        if o is None:
+            return None
+        out.append(o)
+        pos = m.end()
+        if not m.group(2):
+            return tuple(out) if pos == n else None
+
+
+def scan(text: str, source: str, operand_of: Callable[[str], object]):
+    """(tokens, {position of a stmt token: its Instr})."""
+    toks: list[Token] = []
+    stmts: dict[int, Instr] = {}
+    cache: dict = {}
+    mods_cache: dict[str, tuple] = {}
+    pos, n, line = 0, len(text), 1
+    line_start, glued = True, False
+    rx_match, line_match = _RX.match, _LINE.match
+    while pos < n:
+        if line_start:
+            m = line_match(text, pos)
+            if m is not None and m.group(2) != "for":
+                guard = None
+                ok = True
+                if m.group(1) is not None:
+                    guard = cache.get(m.group(1), cache)
+                    if guard is cache:
+                        guard = cache[m.group(1)] = operand_of(m.group(1))
+                    ok = guard is not None
+                ops = () if m.group(4) is None else (_operands(m.group(4), cache, operand_of) if ok else None)
+                if ok and ops is not None:
+                    mods = mods_cache.get(m.group(3))
+                    if mods is None:
+                        mods = mods_cache[m.group(3)] = tuple(_MOD.findall(m.group(3)))
+                    stmts[pos] = Instr(m.group(2), mods, ops, guard, line)
+                    toks.append(Token("stmt", m.group(), pos, False))
+                    pos = m.end()
+                    line_start = glued = False  # a newline (or the end) follows
+                    continue
+        m = rx_match(text, pos)
+        if m is None or m.end() == pos:
+            ln, col = line_col(text, pos)
+            raise PtxSyntaxError(f"unexpected character {text[pos]!r}", ln, col, source)
+        kind = m.lastgroup
+        if kind == "ws":
+            k = m.group().count("\n")
+            line += k
+            line_start, glued = k > 0, False
+        else:
+            if kind == "comment":
+                line += m.group().count("\n")
+            toks.append(Token(kind, m.group(), pos, glued and bool(toks)))
+            line_start, glued = False, True
+        pos = m.end()
+    return toks, stmts
