@@ -16,7 +16,7 @@ import traceback
 from pathlib import Path
 
 root = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(root / "tests" / "guards" / "gpu_corpus")]
+sys.path[:0] = [str(root / "tests" / "guards"), str(root / "tests" / "guards" / "gpu_corpus")]
 
 import torch  # noqa: E402
 from gpu_hostile import tricks_model  # noqa: E402

@@ -278,7 +278,13 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched) -> d
     phases["guard_exchange_s"] = max(0.0, exchange_s - sum(v for k, v in (facts.get("phases") or {}).items()))
     if facts["status"] != "ran":
         # the candidate failed before it ran; a trick its source shows (importing the
-        # reference) still decides, as everywhere: a rejection outranks the failure
+        # reference) still decides, as everywhere: a rejection outranks the failure.
+        # So does a launch that failed before the stage that raised (item 21: the
+        # error an illegal launch left is raised by a later call, e.g. the profiled one)
+        if facts.get("launch_error"):
+            findings.add("launch_failure", f"a launch failed silently: {facts['launch_error']}")
+            facts["status"] = "incorrect"  # the catalogue's status for item 21; the later error stays in the message
+            facts["message"] = f"launch_failure: {facts['launch_error']}; then {facts.get('message', '')}"
         return decide(findings, {"status": facts["status"], "compiled": facts["status"] != "compile_error",
                                  "message": facts.get("message", ""), "phases": phases}, job.fallback)
     if comparison is not None:
