@@ -122,6 +122,12 @@ def unknown_fields(cls: type, data: dict[str, Any]) -> list[str]:
     return sorted(set(data) - {f.name for f in dataclasses.fields(cls)})
 
 
+# fields that must hold a number (or null) when read from JSON: a string there
+# ("1.5x", "fast") would otherwise surface as a TypeError deep in the metrics
+_NUMBER_FIELDS = {"Verdict": ("speedup", "runtime_ms", "ref_runtime_ms", "max_abs_err", "max_rel_err")}
+_INTERVAL_FIELDS = {"Verdict": ("speedup_ci",)}
+
+
 def from_dict(cls: type[R], data: dict[str, Any], where: str = "") -> R:
     """Build `cls` from a dict, ignoring unknown keys, naming missing ones."""
     names = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
@@ -132,6 +138,15 @@ def from_dict(cls: type[R], data: dict[str, Any], where: str = "") -> R:
     missing = [n for n in required if n not in data]
     if missing:
         raise RecordError(f"{where}: {cls.__name__} is missing {', '.join(missing)}")
+    for name in _NUMBER_FIELDS.get(cls.__name__, ()):
+        value = data.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise RecordError(f"{where}: {cls.__name__}.{name} must be a number or null, got {value!r:.60}")
+    for name in _INTERVAL_FIELDS.get(cls.__name__, ()):
+        value = data.get(name)
+        if value is not None and not (isinstance(value, list) and len(value) == 2 and all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) for x in value)):
+            raise RecordError(f"{where}: {cls.__name__}.{name} must be [low, high] numbers or null, got {value!r:.60}")
     extra = {k: v for k, v in data.items() if k not in names}
     kwargs = {k: v for k, v in data.items() if k in names}
     if extra and "meta" in names:

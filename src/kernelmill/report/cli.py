@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from ..records import ReadProblem, Verdict, read_jsonl
+from ..records import Verdict
 from .metrics import RESAMPLES, SEED, metrics_by_level
 from .table import metrics_json, metrics_table
 
@@ -51,19 +51,74 @@ def metrics_command(
     (src/kernelmill/report/intervals.py). "undecided" counts the correct samples
     whose speedup_ci holds p.
     """
-    if not verdicts_path.exists():
-        err.print(f"[red]error:[/red] verdicts file not found: {verdicts_path}")
-        raise typer.Exit(2)
-    problems: list[ReadProblem] = []
-    verdicts = read_jsonl(verdicts_path, Verdict, problems)
-    for prob in problems:
-        err.print(f"[yellow]skipped[/yellow] {prob}")
-    if tasks:
-        from ..tasks import load_tasks
+    from .inputs import ReportInputError, load_inputs
 
-        levels = {t.task_id: t.level for t in load_tasks(tasks)}
-        for v in verdicts:
-            if v.level is None:
-                v.level = levels.get(v.task_id)
+    try:
+        inputs = load_inputs(verdicts_path, None, tasks)
+    except ReportInputError as exc:
+        err.print(f"[red]error:[/red] {exc}", soft_wrap=True)
+        raise typer.Exit(2)
+    for w in inputs.warnings:
+        err.print(f"[yellow]warning:[/yellow] {w}", soft_wrap=True)
+    verdicts = inputs.verdicts
     ks = [int(x) for x in _floats(k, "--k")]
     print_metrics(verdicts, ks=ks, ps=_floats(p, "--p"), as_json=as_json, resamples=resamples, seed=seed)
+
+
+def write_report(inputs, out: Path, markdown_path: Path | None = None, csv_path: Path | None = None,
+                 ps=(0, 0.5, 1, 1.5, 2), ks=(1,), resamples: int = RESAMPLES, seed: int = SEED,
+                 with_code: bool = True, title: str = "kernelmill report") -> list[Path]:
+    """The HTML page, and the Markdown and CSV summaries beside it (same stem
+    unless given); each written whole to a temp file, then renamed."""
+    from .html import render_html
+    from .summary import breakdown, csv_text, markdown
+
+    b = breakdown(inputs, ps=ps, ks=ks, resamples=resamples, seed=seed)
+    written = []
+    for path, text in ((out, lambda: render_html(inputs, b, with_code=with_code, title=title, seed=seed)),
+                       (markdown_path or out.with_suffix(".md"), lambda: markdown(b, inputs)),
+                       (csv_path or out.with_suffix(".csv"), lambda: csv_text(b))):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text(), encoding="utf-8")
+        os.replace(tmp, path)
+        written.append(path)
+    return written
+
+
+def report_command(
+    verdicts_path: Path = typer.Argument(..., metavar="VERDICTS.jsonl"),
+    samples: Path = typer.Option(None, "--samples", "-s", help="Samples JSONL: adds languages, code and reasoning."),
+    tasks: str = typer.Option(None, "--tasks", "-t", help="Task source (folder, table, 'builtin'): adds names, "
+                                                          "levels and op_types, and names verdicts of unknown tasks."),
+    out: Path = typer.Option(Path("report.html"), "-o", "--out", help="The HTML page (self-contained)."),
+    markdown_path: Path = typer.Option(None, "--markdown", help="Markdown summary (default: OUT with .md)."),
+    csv_path: Path = typer.Option(None, "--csv", help="CSV summary (default: OUT with .csv)."),
+    k: str = typer.Option("1", "--k", help="pass@k values."),
+    p: str = typer.Option("0,0.5,1,1.5,2", "--p", help="fast_p thresholds."),
+    resamples: int = typer.Option(RESAMPLES, min=0, help="Bootstrap resamples for the 95% intervals (0: none)."),
+    seed: int = typer.Option(SEED, help="Seed of the bootstrap."),
+    code: bool = typer.Option(True, "--code/--no-code", help="Include each sample's code (highlighted)."),
+    title: str = typer.Option("kernelmill report", help="Page title."),
+) -> None:
+    """One self-contained HTML page over a verdicts file (metrics per level, language and op_type with 95%
+    intervals, fast_p curve, speedup histogram, statuses and flags, every task's samples with search and
+    sort), plus Markdown and CSV summaries."""
+    from .inputs import ReportInputError, load_inputs
+
+    ks = [int(x) for x in _floats(k, "--k")]
+    ps = _floats(p, "--p")
+    try:
+        inputs = load_inputs(verdicts_path, samples, tasks)
+    except ReportInputError as exc:
+        err.print(f"[red]error:[/red] {exc}", soft_wrap=True)
+        raise typer.Exit(2)
+    if not inputs.verdicts:
+        err.print(f"[red]error:[/red] {verdicts_path} holds no verdicts")
+        raise typer.Exit(2)
+    for w in inputs.warnings:
+        err.print(f"[yellow]warning:[/yellow] {w}", soft_wrap=True)
+    written = write_report(inputs, out, markdown_path, csv_path, ps=ps, ks=ks, resamples=resamples, seed=seed,
+                           with_code=code, title=title)
+    for path in written:
+        console.print(f"wrote {path}")

@@ -16,7 +16,12 @@ Definitions (SPEC.md section 1), with verdicts grouped by task:
   out: `pass_tasks` says on how many tasks each k was computed, `tasks_below_k`
   how many were left out. A pass@k on fewer tasks than pass@(k-1) can sit
   below it; with every task kept it never does;
-* G_speedup = geometric mean of speedups over correct samples with a speedup.
+* G_speedup = geometric mean of speedups over correct samples with a speedup;
+* not run: verdicts that say the candidate never ran through no fault of its
+  own (`NOT_RUN_FLAGS`: a CUDA candidate on a machine without a GPU, a sample
+  for a task the source does not have) count in no metric, neither as samples
+  nor as failures; `not_run` counts them by flag and `not_run_tasks` names the
+  unknown tasks.
 
 Exec, fast_p and G_speedup carry 95% intervals (`exec_ci`, `fast_ci`,
 `geomean_speedup_ci`): a bootstrap over tasks in which each speedup is also
@@ -29,11 +34,19 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable
 
 from ..records import STATUSES, Verdict
 from .intervals import bootstrap
 
+# flags of verdicts for candidates that never ran, through no fault of theirs
+# (verify/runner.py's static verdicts): the machine lacks the device the language
+# needs, or the sample names a task the task source does not have
+NOT_RUN_FLAGS = {
+    "unsupported_device": "not run: this machine lacks the device the kernel language needs (e.g. CUDA without a GPU)",
+    "unknown_task": "not run: the sample names a task the task source does not have",
+    "reference_error": "not run: the task's reference program failed, so there was nothing to compare with",
+}
 RESAMPLES = 1000  # bootstrap rounds; the percentiles settle to about 0.1 point
 SEED = 0
 
@@ -78,6 +91,14 @@ class MetricSet:
     samples_with_speedup_ci: int = 0
     ci_resamples: int = 0
     ci_seed: int = SEED
+    # verdicts left out of every figure above because the candidate never ran (NOT_RUN_FLAGS)
+    not_run: dict[str, int] = field(default_factory=dict)
+    not_run_tasks: list[str] = field(default_factory=list)  # task ids of unknown_task verdicts
+
+
+def not_run_flag(v: Verdict) -> str | None:
+    """The NOT_RUN_FLAGS flag of a verdict whose candidate never ran, else None."""
+    return next((f for f in v.flags if f in NOT_RUN_FLAGS), None)
 
 
 def _is_fast(v: Verdict, p: float) -> bool:
@@ -95,20 +116,37 @@ def _task_mean(groups: list[list[Verdict]], hit) -> float:
 
 def compute(verdicts: list[Verdict], ps: Iterable[float], ks: Iterable[int], *,
             resamples: int = RESAMPLES, seed: int = SEED) -> MetricSet:
-    """Metrics over `verdicts`; `resamples` bootstrap rounds (0: no intervals) from `seed`."""
+    """Metrics over `verdicts`; `resamples` bootstrap rounds (0: no intervals) from `seed`.
+    Verdicts of candidates that never ran (`not_run_flag`) are counted apart."""
+    not_run: dict[str, int] = {}
+    unknown: set[str] = set()
+    ran = []
+    for v in verdicts:
+        flag = not_run_flag(v)
+        if flag is None:
+            ran.append(v)
+            continue
+        not_run[flag] = not_run.get(flag, 0) + 1
+        if flag == "unknown_task":
+            unknown.add(v.task_id)
+    verdicts = ran
     by_task: dict[str, list[Verdict]] = defaultdict(list)
     for v in verdicts:
         by_task[v.task_id].append(v)
     # task and sample order fixed by ids, so the bootstrap does not depend on file order
     groups = [sorted(by_task[t], key=lambda v: v.sample_id) for t in sorted(by_task)]
     ps, ks = list(ps), list(ks)
-    m = MetricSet(tasks=len(by_task), samples=len(verdicts), ci_resamples=max(0, resamples), ci_seed=seed)
+    m = MetricSet(tasks=len(by_task), samples=len(verdicts), ci_resamples=max(0, resamples), ci_seed=seed,
+                  not_run=not_run, not_run_tasks=sorted(unknown))
+    from ..verify.guards.flags import FLAGS as guard_catalogue
+
     m.statuses = {s: 0 for s in STATUSES}
     for v in verdicts:
         m.statuses[v.status] = m.statuses.get(v.status, 0) + 1
         if v.status in ("rejected", "incorrect"):
             for flag in v.flags:
-                m.guard_flags[flag] = m.guard_flags.get(flag, 0) + 1
+                if flag in guard_catalogue:  # not the harness's notes (timing_skipped, ...)
+                    m.guard_flags[flag] = m.guard_flags.get(flag, 0) + 1
     timed = [v for v in verdicts if v.correct and v.speedup and v.speedup > 0]
     m.timed_samples = len(timed)
     m.samples_with_speedup_ci = sum(1 for v in timed if v.speedup_ci)
@@ -138,14 +176,27 @@ def compute(verdicts: list[Verdict], ps: Iterable[float], ks: Iterable[int], *,
     return m
 
 
+def level_name(v: Verdict) -> str:
+    return f"level{v.level}" if v.level is not None else "unlabelled"
+
+
+def metrics_by(verdicts: list[Verdict], key: Callable[[Verdict], str], ps: Iterable[float] = (0, 0.5, 1, 1.5, 2),
+               ks: Iterable[int] = (1,), *, resamples: int = RESAMPLES, seed: int = SEED,
+               overall: bool = True) -> dict[str, MetricSet]:
+    """{group: metrics} over the groups `key` puts the verdicts in (sorted by
+    name), then "all" over every verdict (with `overall`)."""
+    ps, ks = list(ps), list(ks)
+    groups: dict[str, list[Verdict]] = defaultdict(list)
+    for v in verdicts:
+        groups[key(v)].append(v)
+    out = {name: compute(groups[name], ps, ks, resamples=resamples, seed=seed) for name in sorted(groups)}
+    if overall:
+        out["all"] = compute(verdicts, ps, ks, resamples=resamples, seed=seed)
+    return out
+
+
 def metrics_by_level(verdicts: list[Verdict], ps: Iterable[float] = (0, 0.5, 1, 1.5, 2),
                      ks: Iterable[int] = (1,), *, resamples: int = RESAMPLES,
                      seed: int = SEED) -> dict[str, MetricSet]:
     """{"level1": ..., "level2": ..., "all": ...} (levels that appear, sorted)."""
-    ps, ks = list(ps), list(ks)
-    levels: dict[str, list[Verdict]] = defaultdict(list)
-    for v in verdicts:
-        levels[f"level{v.level}" if v.level is not None else "unlabelled"].append(v)
-    out = {name: compute(levels[name], ps, ks, resamples=resamples, seed=seed) for name in sorted(levels)}
-    out["all"] = compute(verdicts, ps, ks, resamples=resamples, seed=seed)
-    return out
+    return metrics_by(verdicts, level_name, ps, ks, resamples=resamples, seed=seed)

@@ -67,6 +67,21 @@ def metrics_table(levels: dict[str, MetricSet], title: str = "metrics") -> Table
     return table
 
 
+def not_run_note(m: MetricSet, max_tasks: int = 5) -> str:
+    """One line on the verdicts left out of the metrics because their candidates never ran."""
+    from .metrics import NOT_RUN_FLAGS
+
+    parts = []
+    for flag, n in sorted(m.not_run.items()):
+        what = NOT_RUN_FLAGS[flag].removeprefix("not run: ")
+        if flag == "unknown_task" and m.not_run_tasks:
+            names = ", ".join(m.not_run_tasks[:max_tasks])
+            more = len(m.not_run_tasks) - max_tasks
+            what += f" ({names}{f' and {more} more' if more > 0 else ''})"
+        parts.append(f"{n} {flag} ({what})" if flag != "unknown_task" else f"{n} {flag}: {what}")
+    return "not run, in no figure above: " + "; ".join(parts)
+
+
 def _notes(levels: dict[str, MetricSet]) -> list[str]:
     """The footnotes: how to read the intervals, the undecided rows and pass@k coverage."""
     overall = levels["all"]
@@ -89,6 +104,8 @@ def _notes(levels: dict[str, MetricSet]) -> list[str]:
     else:
         notes.append("@k: unbiased pass@k (Chen et al. 2021), every task has at least k samples.")
     notes.append("statuses: " + ", ".join(f"{s} {n}" for s, n in overall.statuses.items() if n))
+    if overall.not_run:
+        notes.append(not_run_note(overall))
     flagged = sorted(overall.guard_flags.items(), key=lambda kv: (-kv[1], kv[0]))
     if flagged:  # what the reward-hacking guards caught (docs/guards.md)
         notes.append("rejected/incorrect by flag: " + ", ".join(f"{f} {n}" for f, n in flagged))
