@@ -1,0 +1,57 @@
+# task: builtin/level2/03_Matmul_Scale_Residual.py  language: cuda  device: cuda
+# style: module-level load_inline with functions=[...]; grid-stride loop
+# expect: ok
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.cpp_extension import load_inline
+
+cuda_src = r"""
+#include <torch/extension.h>
+#include <cuda_runtime.h>
+
+__global__ void b2_matmul_scale_residual_cuda_module_functions_kernel(const float* __restrict__ y_in, float* __restrict__ y_out, int64_t n, const float* __restrict__ res, float scale) {
+    int64_t stride = (int64_t)blockDim.x * gridDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        float v = y_in[i]; float r = res[i];
+        y_out[i] = r + v * scale;
+    }
+}
+
+torch::Tensor fused_epilogue(torch::Tensor y_in_, torch::Tensor r, double scale) {
+    TORCH_CHECK(y_in_.is_cuda(), "input must be a CUDA tensor");
+    TORCH_CHECK(y_in_.scalar_type() == torch::kFloat32, "float32 only");
+    auto y_t = y_in_.contiguous();
+    auto rc = r.contiguous();
+    auto out = torch::empty_like(y_t);
+    int64_t n = y_t.numel();
+    const int threads = 256;
+    if (n == 0) return out;
+    auto y = y_t;
+    b2_matmul_scale_residual_cuda_module_functions_kernel<<<(unsigned int)std::min<int64_t>((n + threads - 1) / threads, 4096), threads>>>(y_t.data_ptr<float>(), out.data_ptr<float>(), n, rc.data_ptr<float>(), (float)scale);
+    return out;
+}
+"""
+
+cpp_src = "torch::Tensor fused_epilogue(torch::Tensor y_in_, torch::Tensor r, double scale);"
+
+b2_matmul_scale_residual__cuda_module_functions_op = load_inline(
+    name="b2_matmul_scale_residual__cuda_module_functions_ext",
+    cpp_sources=cpp_src,
+    cuda_sources=cuda_src,
+    functions=["fused_epilogue"],
+    verbose=False,
+    extra_cflags=["-O3"],
+    extra_cuda_cflags=["-O3"],
+)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, dim: int, scale: float):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim, bias=False)
+        self.scale = scale
+
+    def forward(self, x):
+        y = self.proj(x)
+        return b2_matmul_scale_residual__cuda_module_functions_op.fused_epilogue(y, x, self.scale)

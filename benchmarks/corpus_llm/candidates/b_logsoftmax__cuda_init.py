@@ -1,0 +1,80 @@
+# task: builtin/level1/25_LogSoftmax.py  language: cuda  device: cuda
+# style: load_inline inside __init__ (sources at module level), kept on self; block per row, log-sum-exp
+# expect: ok
+import math
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.cpp_extension import load_inline
+
+KERNEL_SOURCE = r"""
+#include <torch/extension.h>
+#include <cuda_runtime.h>
+#include <math.h>
+
+__device__ __forceinline__ float warp_sum(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffff, v, o);
+    return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffff, v, o));
+    return v;
+}
+// every thread of the block gets the result; sh holds 32 floats
+__device__ float block_sum(float v, float* sh) {
+    int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    v = warp_sum(v);
+    __syncthreads();
+    if (lane == 0) sh[wid] = v;
+    __syncthreads();
+    int nw = (blockDim.x + 31) >> 5;
+    v = (lane < nw) ? sh[lane] : 0.0f;
+    return warp_sum(v);
+}
+__device__ float block_max(float v, float* sh) {
+    int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    v = warp_max(v);
+    __syncthreads();
+    if (lane == 0) sh[wid] = v;
+    __syncthreads();
+    int nw = (blockDim.x + 31) >> 5;
+    v = (lane < nw) ? sh[lane] : -INFINITY;
+    return warp_max(v);
+}
+
+__global__ void b_logsoftmax_rows_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t cols) {
+    __shared__ float sh[32];
+    const float* xr = x + (int64_t)blockIdx.x * cols;
+    float* yr = y + (int64_t)blockIdx.x * cols;
+    float m = -INFINITY;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) m = fmaxf(m, xr[j]);
+    m = block_max(m, sh);
+    float s = 0.0f;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) s += expf(xr[j] - m);
+    s = block_sum(s, sh);
+    const float lse = m + logf(s);
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) yr[j] = xr[j] - lse;
+}
+
+torch::Tensor log_softmax_rows(torch::Tensor x) {
+    TORCH_CHECK(x.is_cuda() && x.scalar_type() == torch::kFloat32, "expects a float32 CUDA tensor");
+    auto xc = x.contiguous();
+    const int64_t cols = xc.size(-1);
+    const int64_t rows = xc.numel() / cols;
+    auto y = torch::empty_like(xc);
+    const int threads = 256;
+    b_logsoftmax_rows_kernel<<<(unsigned int)rows, threads>>>(xc.data_ptr<float>(), y.data_ptr<float>(), cols);
+    return y;
+}
+"""
+
+KERNEL_DECL = "torch::Tensor log_softmax_rows(torch::Tensor x);"
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.kernels = load_inline(name="b_logsoftmax__cuda_init_ext", cpp_sources=KERNEL_DECL, cuda_sources=KERNEL_SOURCE, functions=["log_softmax_rows"], verbose=False)
+
+    def forward(self, x):
+        return self.kernels.log_softmax_rows(x)

@@ -1,0 +1,85 @@
+# task: builtin/level1/21_RMSNorm.py  language: cuda  device: cuda
+# style: load_inline on the first forward, cached in a module global; block per row, sum of squares by warp shuffles
+# expect: ok
+import math
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.cpp_extension import load_inline
+
+_SRC = r"""
+#include <torch/extension.h>
+#include <cuda_runtime.h>
+#include <math.h>
+
+__device__ __forceinline__ float warp_sum(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffff, v, o);
+    return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffff, v, o));
+    return v;
+}
+// every thread of the block gets the result; sh holds 32 floats
+__device__ float block_sum(float v, float* sh) {
+    int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    v = warp_sum(v);
+    __syncthreads();
+    if (lane == 0) sh[wid] = v;
+    __syncthreads();
+    int nw = (blockDim.x + 31) >> 5;
+    v = (lane < nw) ? sh[lane] : 0.0f;
+    return warp_sum(v);
+}
+__device__ float block_max(float v, float* sh) {
+    int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    v = warp_max(v);
+    __syncthreads();
+    if (lane == 0) sh[wid] = v;
+    __syncthreads();
+    int nw = (blockDim.x + 31) >> 5;
+    v = (lane < nw) ? sh[lane] : -INFINITY;
+    return warp_max(v);
+}
+
+__global__ void b_rmsnorm_cuda_lazy_global_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t cols, const float* __restrict__ w, float eps) {
+    __shared__ float sh[32];
+    const float* xr = x + (int64_t)blockIdx.x * cols;
+    float* yr = y + (int64_t)blockIdx.x * cols;
+    float ss = 0.0f;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) { float v = xr[j]; ss += v * v; }
+    const float r = rsqrtf(block_sum(ss, sh) / (float)cols + eps);
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) yr[j] = xr[j] * r * w[j];
+}
+
+torch::Tensor rms_norm(torch::Tensor x, torch::Tensor w, double eps) {
+    TORCH_CHECK(x.is_cuda() && x.scalar_type() == torch::kFloat32, "expects a float32 CUDA tensor");
+    auto xc = x.contiguous();
+    const int64_t cols = xc.size(-1);
+    const int64_t rows = xc.numel() / cols;
+    auto y = torch::empty_like(xc);
+    const int threads = 256;
+    b_rmsnorm_cuda_lazy_global_kernel<<<(unsigned int)rows, threads>>>(xc.data_ptr<float>(), y.data_ptr<float>(), cols, w.data_ptr<float>(), (float)eps);
+    return y;
+}
+"""
+_DECL = "torch::Tensor rms_norm(torch::Tensor x, torch::Tensor w, double eps);"
+_EXT = None
+
+
+def _get_ext():
+    global _EXT
+    if _EXT is None:
+        _EXT = load_inline(name="b_rmsnorm__cuda_lazy_global_ext", cpp_sources=_DECL, cuda_sources=_SRC, functions=["rms_norm"], verbose=False)
+    return _EXT
+
+
+class ModelNew(nn.Module):
+    def __init__(self, hidden: int, eps: float = 1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(1.0 + 0.1 * torch.randn(hidden))
+
+    def forward(self, x):
+        ext = _get_ext()
+        return ext.rms_norm(x, self.weight, self.eps)

@@ -1,0 +1,56 @@
+# task: kernelbench/level2/29_Matmul_Mish_Mish.py  language: cuda  device: cuda
+# style: load_inline inside __init__ inside try/except with a torch fallback; grid-stride loop
+# expect: ok
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.cpp_extension import load_inline
+
+fused_source = r"""
+#include <torch/extension.h>
+#include <cuda_runtime.h>
+
+__device__ __forceinline__ float softplusf_(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
+__device__ __forceinline__ float mishf_(float x) { return x * tanhf(softplusf_(x)); }
+
+__global__ void kb2_29_matmul_mish_mish_cuda_init_try_kernel(const float* __restrict__ y_in, float* __restrict__ y_out, int64_t n) {
+    int64_t stride = (int64_t)blockDim.x * gridDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        float v = y_in[i];
+        y_out[i] = mishf_(mishf_(v));
+    }
+}
+
+torch::Tensor fused_epilogue(torch::Tensor y_in_) {
+    TORCH_CHECK(y_in_.is_cuda(), "input must be a CUDA tensor");
+    TORCH_CHECK(y_in_.scalar_type() == torch::kFloat32, "float32 only");
+    auto y_t = y_in_.contiguous();
+    auto out = torch::empty_like(y_t);
+    int64_t n = y_t.numel();
+    const int threads = 256;
+    if (n == 0) return out;
+    auto y = y_t;
+    kb2_29_matmul_mish_mish_cuda_init_try_kernel<<<(unsigned int)std::min<int64_t>((n + threads - 1) / threads, 4096), threads>>>(y_t.data_ptr<float>(), out.data_ptr<float>(), n);
+    return out;
+}
+"""
+fused_decl = "torch::Tensor fused_epilogue(torch::Tensor y_in_);"
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+        try:
+            self.cuda_ops = load_inline(name="kb2_29_matmul_mish_mish__cuda_init_try_ext", cpp_sources=fused_decl, cuda_sources=fused_source, functions=["fused_epilogue"], with_cuda=True)
+            self.use_cuda_kernel = True
+        except Exception:
+            self.cuda_ops = None
+            self.use_cuda_kernel = False
+
+    def forward(self, x):
+        if self.use_cuda_kernel and x.is_cuda:
+            y = self.linear(x)
+            return self.cuda_ops.fused_epilogue(y)
+        y = self.linear(x)
+        return F.mish(F.mish(y))

@@ -1,0 +1,68 @@
+# task: kernelbench/level2/40_Matmul_Scaling_ResidualAdd.py  language: cuda  device: cuda
+# style: load_inline inside __init__ (sources at module level), kept on self; float4 loads with a scalar tail
+# expect: ok
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.cpp_extension import load_inline
+
+KERNEL_SOURCE = r"""
+#include <torch/extension.h>
+#include <cuda_runtime.h>
+
+__device__ __forceinline__ float kb2_40_matmul_scale_res_cuda_init_float4_op(float v, float scale) {
+    return v * scale + v;
+}
+
+__global__ void kb2_40_matmul_scale_res_cuda_init_float4_kernel_vec4(const float4* __restrict__ x4, float4* __restrict__ y4, int64_t n4, float scale) {
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n4) {
+        float4 a = x4[i];
+        float4 b;
+        b.x = kb2_40_matmul_scale_res_cuda_init_float4_op(a.x, scale);
+        b.y = kb2_40_matmul_scale_res_cuda_init_float4_op(a.y, scale);
+        b.z = kb2_40_matmul_scale_res_cuda_init_float4_op(a.z, scale);
+        b.w = kb2_40_matmul_scale_res_cuda_init_float4_op(a.w, scale);
+        y4[i] = b;
+    }
+}
+
+__global__ void kb2_40_matmul_scale_res_cuda_init_float4_kernel_tail(const float* __restrict__ x, float* __restrict__ y, int64_t start, int64_t n, float scale) {
+    int64_t i = start + (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = kb2_40_matmul_scale_res_cuda_init_float4_op(x[i], scale);
+}
+
+torch::Tensor fused_epilogue(torch::Tensor y_in_, double scale) {
+    TORCH_CHECK(y_in_.is_cuda(), "input must be a CUDA tensor");
+    TORCH_CHECK(y_in_.scalar_type() == torch::kFloat32, "float32 only");
+    auto y_t = y_in_.contiguous();
+    auto out = torch::empty_like(y_t);
+    int64_t n = y_t.numel();
+    int64_t n4 = n / 4;
+    const int threads = 256;
+    if (n4 > 0) {
+        int64_t blocks = (n4 + threads - 1) / threads;
+        kb2_40_matmul_scale_res_cuda_init_float4_kernel_vec4<<<(unsigned int)blocks, threads>>>(
+            reinterpret_cast<const float4*>(y_t.data_ptr<float>()), reinterpret_cast<float4*>(out.data_ptr<float>()), n4, (float)scale);
+    }
+    int64_t rem = n - n4 * 4;
+    if (rem > 0) {
+        kb2_40_matmul_scale_res_cuda_init_float4_kernel_tail<<<1, 256>>>(y_t.data_ptr<float>(), out.data_ptr<float>(), n4 * 4, n, (float)scale);
+    }
+    return out;
+}
+"""
+
+KERNEL_DECL = "torch::Tensor fused_epilogue(torch::Tensor y_in_, double scale);"
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features, scaling_factor):
+        super().__init__()
+        self.matmul = nn.Linear(in_features, out_features)
+        self.scaling_factor = scaling_factor
+        self.kernels = load_inline(name="kb2_40_matmul_scale_res__cuda_init_float4_ext", cpp_sources=KERNEL_DECL, cuda_sources=KERNEL_SOURCE, functions=["fused_epilogue"], verbose=False)
+
+    def forward(self, x):
+        y = self.matmul(x)
+        return self.kernels.fused_epilogue(y, self.scaling_factor)

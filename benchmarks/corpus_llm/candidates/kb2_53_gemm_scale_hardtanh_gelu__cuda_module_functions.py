@@ -1,0 +1,60 @@
+# task: kernelbench/level2/53_Gemm_Scaling_Hardtanh_GELU.py  language: cuda  device: cuda
+# style: module-level load_inline with functions=[...]; grid-stride loop
+# expect: ok
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.cpp_extension import load_inline
+
+cuda_src = r"""
+#include <torch/extension.h>
+#include <cuda_runtime.h>
+
+__device__ __forceinline__ float gelu_erf(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
+
+__global__ void kb2_53_gemm_scale_hardtanh_gelu_cuda_module_functions_kernel(const float* __restrict__ y_in, float* __restrict__ y_out, int64_t n, float scale, float lo, float hi) {
+    int64_t stride = (int64_t)blockDim.x * gridDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        float v = y_in[i];
+        y_out[i] = gelu_erf(fminf(fmaxf(v * scale, lo), hi));
+    }
+}
+
+torch::Tensor fused_epilogue(torch::Tensor y_in_, double scale, double lo, double hi) {
+    TORCH_CHECK(y_in_.is_cuda(), "input must be a CUDA tensor");
+    TORCH_CHECK(y_in_.scalar_type() == torch::kFloat32, "float32 only");
+    auto y_t = y_in_.contiguous();
+    auto out = torch::empty_like(y_t);
+    int64_t n = y_t.numel();
+    const int threads = 256;
+    if (n == 0) return out;
+    auto y = y_t;
+    kb2_53_gemm_scale_hardtanh_gelu_cuda_module_functions_kernel<<<(unsigned int)std::min<int64_t>((n + threads - 1) / threads, 4096), threads>>>(y_t.data_ptr<float>(), out.data_ptr<float>(), n, (float)scale, (float)lo, (float)hi);
+    return out;
+}
+"""
+
+cpp_src = "torch::Tensor fused_epilogue(torch::Tensor y_in_, double scale, double lo, double hi);"
+
+kb2_53_gemm_scale_hardtanh_gelu__cuda_module_functions_op = load_inline(
+    name="kb2_53_gemm_scale_hardtanh_gelu__cuda_module_functions_ext",
+    cpp_sources=cpp_src,
+    cuda_sources=cuda_src,
+    functions=["fused_epilogue"],
+    verbose=False,
+    extra_cflags=["-O3"],
+    extra_cuda_cflags=["-O3"],
+)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features, scaling_factor, hardtanh_min, hardtanh_max):
+        super().__init__()
+        self.gemm = nn.Linear(in_features, out_features)
+        self.scaling_factor = scaling_factor
+        self.hardtanh_min = float(hardtanh_min)
+        self.hardtanh_max = float(hardtanh_max)
+
+    def forward(self, x):
+        y = self.gemm(x)
+        return kb2_53_gemm_scale_hardtanh_gelu__cuda_module_functions_op.fused_epilogue(y, self.scaling_factor, self.hardtanh_min, self.hardtanh_max)

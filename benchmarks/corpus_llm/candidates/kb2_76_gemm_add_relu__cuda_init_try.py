@@ -1,0 +1,54 @@
+# task: kernelbench/level2/76_Gemm_Add_ReLU.py  language: cuda  device: cuda
+# style: load_inline inside __init__ inside try/except with a torch fallback; grid-stride loop
+# expect: ok
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.cpp_extension import load_inline
+
+fused_source = r"""
+#include <torch/extension.h>
+#include <cuda_runtime.h>
+
+__global__ void kb2_76_gemm_add_relu_cuda_init_try_kernel(const float* __restrict__ y_in, float* __restrict__ y_out, int64_t n, const float* __restrict__ bias, int64_t cols) {
+    int64_t stride = (int64_t)blockDim.x * gridDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        float v = y_in[i];
+        y_out[i] = fmaxf(v + bias[i % cols], 0.0f);
+    }
+}
+
+torch::Tensor fused_epilogue(torch::Tensor y_in_, torch::Tensor bias) {
+    TORCH_CHECK(y_in_.is_cuda(), "input must be a CUDA tensor");
+    TORCH_CHECK(y_in_.scalar_type() == torch::kFloat32, "float32 only");
+    auto y_t = y_in_.contiguous();
+    auto out = torch::empty_like(y_t);
+    int64_t n = y_t.numel();
+    const int threads = 256;
+    if (n == 0) return out;
+    auto y = y_t;
+    kb2_76_gemm_add_relu_cuda_init_try_kernel<<<(unsigned int)std::min<int64_t>((n + threads - 1) / threads, 4096), threads>>>(y_t.data_ptr<float>(), out.data_ptr<float>(), n, bias.data_ptr<float>(), (int64_t)y.size(-1));
+    return out;
+}
+"""
+fused_decl = "torch::Tensor fused_epilogue(torch::Tensor y_in_, torch::Tensor bias);"
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features, bias_shape):
+        super().__init__()
+        self.gemm = nn.Linear(in_features, out_features, bias=False)
+        self.bias = nn.Parameter(torch.randn(bias_shape))
+        try:
+            self.cuda_ops = load_inline(name="kb2_76_gemm_add_relu__cuda_init_try_ext", cpp_sources=fused_decl, cuda_sources=fused_source, functions=["fused_epilogue"], with_cuda=True)
+            self.use_cuda_kernel = True
+        except Exception:
+            self.cuda_ops = None
+            self.use_cuda_kernel = False
+
+    def forward(self, x):
+        if self.use_cuda_kernel and x.is_cuda:
+            y = self.gemm(x)
+            return self.cuda_ops.fused_epilogue(y, self.bias)
+        y = self.gemm(x)
+        return torch.relu(y + self.bias)
