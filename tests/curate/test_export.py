@@ -72,7 +72,7 @@ def test_grpo_one_row_per_task_with_task_code():
 
 def test_custom_prompt_renderer():
     res = build_rows(rows()[:1], ExportConfig("sft-prompt-completion"),
-                     render_prompt=lambda code, lang: [{"role": "user", "content": f"{lang}:{len(code)}"}])
+                     render_prompt=lambda row: [{"role": "user", "content": f"{row['language']}:{len(row['task_code'])}"}])
     assert res.rows[0]["prompt"] == [{"role": "user", "content": f"cuda:{len(TASK)}"}]
 
 

@@ -1,6 +1,6 @@
 """Reasoning/answer split, code block choice, truncation."""
 
-from kernelmill.generate.parsing import code_blocks, extract_code, parse_completion, split_reasoning
+from kernelmill.chat.parsing import code_blocks, extract_code, parse_completion, split_reasoning
 
 PY = {"python", "py"}
 MODEL_NEW = "import torch\nclass ModelNew(torch.nn.Module):\n    pass"

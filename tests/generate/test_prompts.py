@@ -2,7 +2,7 @@
 
 import pytest
 
-from kernelmill.generate.prompts import (TemplateError, fewshot_example, list_templates, load_template,
+from kernelmill.chat.prompts import (TemplateError, fewshot_example, list_templates, load_template,
                                          task_variables)
 from kernelmill.records import Task
 
@@ -84,7 +84,7 @@ def test_fewshot_from_suite_skips_the_prompted_task(tmp_path):
 
 
 def test_render_prompt_for_exports_never_shows_the_task_as_its_own_example(tmp_path):
-    from kernelmill.generate.prompts import render_prompt
+    from kernelmill.chat.prompts import render_prompt
 
     msgs = render_prompt(TASK.code, "triton", examples="fallback")
     assert msgs[1]["content"].count(TASK.code.strip()) == 1 and "@triton.jit" in msgs[1]["content"]

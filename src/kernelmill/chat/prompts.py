@@ -191,11 +191,33 @@ def ptx_variables(pair: Pair, field_name: str = "ptx") -> dict[str, str]:
     return {"ptx": ptx.strip(), "task_id": pair.pair_id, "name": pair.kernel_name, "kernel_name": pair.kernel_name}
 
 
-def render_prompt(task_code: str, language: str, examples: str = "builtin") -> list[dict[str, str]]:
-    """The chat messages `generate` sends for a task, from its code and the
-    target language (the template of that name). Curation and training
-    exports call this so they show models the same text as inference."""
-    template = load_template(language)
-    if template.input != "task":
-        raise TemplateError(f"{template.path} takes {template.input!r} input, not a task")
-    return template.render(task_variables(template, Task("", task_code), examples))
+def template_for(language: str | None, recorded: str | None = None) -> PromptTemplate:
+    """The template a task prompt in `language` is rendered with: the shipped
+    template a sample recorded (`meta["template"]`) when it is a task template
+    for that language, else the shipped template named after the language."""
+    if recorded and recorded in list_templates():
+        tpl = load_template(recorded)
+        if tpl.input == "task" and (language is None or tpl.language in (None, language)):
+            return tpl
+    tpl = load_template(language or "cuda")
+    if tpl.input != "task":
+        raise TemplateError(f"{tpl.path} takes {tpl.input!r} input, not a task")
+    return tpl
+
+
+def task_prompt(task: Task, template: PromptTemplate | str | Path | None = None,
+                examples: str = "builtin") -> list[dict[str, str]]:
+    """The chat messages (system and user turns) for a task: what `generate`
+    sends at inference and what every export (SFT, KTO, GRPO) trains on.
+    `template` is a template, a shipped name or a path (default: the cuda one)."""
+    tpl = template if isinstance(template, PromptTemplate) else load_template(template or "cuda")
+    if tpl.input != "task":
+        raise TemplateError(f"{tpl.path} takes {tpl.input!r} input, not a task")
+    return tpl.render(task_variables(tpl, task, examples))
+
+
+def render_prompt(task_code: str, language: str, examples: str = "builtin",
+                  task_id: str = "") -> list[dict[str, str]]:
+    """`task_prompt` from a task's code and the target language (the template of
+    that name): the `(task_code, language)` signature of `--prompt-fn` renderers."""
+    return task_prompt(Task(task_id, task_code), template_for(language), examples)

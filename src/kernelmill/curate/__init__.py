@@ -16,7 +16,6 @@ from .fim import fim_pairs, translation_pairs
 from .inputs import CurateInputError, Generation, JoinReport, join, load_generations
 from .normalize import normalize_code, normalize_text, sha1_key, shingle_hashes
 from .optype import TaskType, canonical_op, classify, task_types, trace_ops
-from .prompts import default_prompt, load_renderer
 from .recipes import RECIPES, Selection, concur, select, subsets
 
 __all__ = [
@@ -26,5 +25,5 @@ __all__ = [
     "build_rows", "write_export", "fim_pairs", "translation_pairs", "CurateInputError", "Generation",
     "JoinReport", "join", "load_generations", "normalize_code", "normalize_text", "sha1_key",
     "shingle_hashes", "TaskType", "canonical_op", "classify", "task_types", "trace_ops",
-    "default_prompt", "load_renderer", "RECIPES", "Selection", "concur", "select", "subsets",
+    "RECIPES", "Selection", "concur", "select", "subsets",
 ]

@@ -292,7 +292,8 @@ def export(
     verdicts: Optional[Path] = typer.Option(None, "--verdicts", help="Verdicts to join when SRC holds plain samples."),
     min_speedup: float = typer.Option(1.0, "--min-speedup", help="KTO: desirable = correct and speedup >= this (0: correct only)."),
     include_incorrect: bool = typer.Option(False, "--include-incorrect", help="SFT: keep rows marked incorrect."),
-    prompt_fn: Optional[str] = typer.Option(None, "--prompt-fn", help="module:function rendering (task_code, language) -> messages; default: kernelmill's own prompt."),
+    prompt_fn: Optional[str] = typer.Option(None, "--prompt-fn", help="module:function rendering (task_code, language) -> messages; "
+                                            "default: the prompt `generate` sends (kernelmill.chat.export_prompt)."),
 ) -> None:
     """Write a dataset in a trainer's format, with a dataset card.
 
@@ -301,7 +302,7 @@ def export(
     excluded.jsonl (every row not exported, with the reason)."""
     from .export import ExportConfig, build_rows, write_export
     from .inputs import generation_row, join
-    from .prompts import load_renderer
+    from ..chat import load_renderer
     from ..records import Sample, Verdict, read_jsonl
 
     try:
@@ -316,8 +317,10 @@ def export(
             rows = [generation_row(g) for g in gens]
         ts = _tasks(tasks)
         if ts:
-            codes = {t.task_id: t.code for t in ts}
-            rows = [{**r, "task_code": r.get("task_code") or codes.get(str(r.get("task_id")))} for r in rows]
+            by_id = {t.task_id: t for t in ts}
+            rows = [{**r, "task_code": r.get("task_code") or getattr(by_id.get(str(r.get("task_id"))), "code", None),
+                     "task_name": r.get("task_name") or getattr(by_id.get(str(r.get("task_id"))), "name", None)}
+                    for r in rows]
         cfg = ExportConfig(fmt, min_speedup=min_speedup, only_correct=not include_incorrect)
         res = build_rows(rows, cfg, render)
         files = write_export(res, cfg, out, str(src))

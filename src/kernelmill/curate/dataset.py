@@ -32,6 +32,7 @@ def curated_rows(sel: Selection, tasks: dict[str, Task] | None = None,
         task = (tasks or {}).get(g.task_id)
         if task is not None:
             row["task_code"] = task.code
+            row["task_name"] = task.name
         rows.append(row)
     return rows
 

@@ -14,8 +14,11 @@ Formats:
   fim-csv                prompt,completion: Triton signature + context -> body
   translate-csv          prompt,completion: CUDA program -> Triton program, one per task
 
-The assistant turn is `<think>\\nREASONING\\n</think>\\n\\n` + the code in a
-```python block (no think block when a row has no reasoning). The KTO label
+The prompt is `kernelmill.chat.export_prompt(row)`: the system and user turns
+`generate` sends for the row's task (same template, same few-shot example),
+so a model is trained on the text it is prompted with at inference. The
+assistant turn is `kernelmill.chat.assistant_turn`: `<think>\\nREASONING\\n</think>\\n\\n`
++ the code in a ```python block (no think block when a row has no reasoning). The KTO label
 is `correct and speedup >= min_speedup` (min_speedup 1.0 by default; 0 makes
 it plain correctness).
 """
@@ -27,11 +30,11 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .card import dataset_card, read_meta
 from .fim import fim_pairs, translation_pairs
-from .prompts import PromptRenderer, default_prompt
+from ..chat import TemplateError, assistant_turn, export_prompt
 
 FORMATS = ("sft-messages", "sft-prompt-completion", "kto", "grpo", "fim-csv", "translate-csv")
 _CSV = ("fim-csv", "translate-csv")
@@ -54,11 +57,7 @@ class ExportResult:
 
 
 def assistant_text(row: dict[str, Any]) -> str:
-    answer = f"```python\n{row['code'].rstrip()}\n```"
-    reasoning = row.get("reasoning")
-    if reasoning:
-        return f"<think>\n{reasoning.strip()}\n</think>\n\n{answer}"
-    return answer
+    return assistant_turn(row["code"], row.get("reasoning"))
 
 
 def _rid(row: dict[str, Any]) -> str:
@@ -66,7 +65,8 @@ def _rid(row: dict[str, Any]) -> str:
 
 
 def build_rows(rows: list[dict[str, Any]], cfg: ExportConfig,
-               render_prompt: PromptRenderer = default_prompt) -> ExportResult:
+               render_prompt: Callable[[dict[str, Any]], list[dict[str, str]]] = export_prompt) -> ExportResult:
+    """`render_prompt(row) -> messages` (default: the prompt `generate` sends)."""
     if cfg.format not in FORMATS:
         raise ValueError(f"unknown format {cfg.format!r}; choose one of {', '.join(FORMATS)}")
     res = ExportResult()
@@ -111,7 +111,11 @@ def build_rows(rows: list[dict[str, Any]], cfg: ExportConfig,
         if not isinstance(r.get("code"), str) and cfg.format != "grpo":
             skip(r, "no code")
             continue
-        prompt = render_prompt(task_code, r.get("language") or "cuda")
+        try:
+            prompt = render_prompt({**r, "task_code": task_code})
+        except TemplateError as exc:
+            skip(r, f"no prompt: {exc}")
+            continue
         if cfg.format == "grpo":
             key = (r.get("task_id"), r.get("language"))
             if key in seen_tasks:

@@ -12,7 +12,7 @@ from rich.console import Console
 from ..records import Task
 from ..tasks.cli import load_tasks_or_exit
 from .backend import BACKENDS, BackendError, SamplingParams, make_backend
-from .prompts import TemplateError, list_templates, load_template
+from ..chat.prompts import TemplateError, list_templates, load_template
 from .refine import RefineConfig, default_verdicts_path, refine
 from .runner import GenerateConfig, generate, prompt_inputs
 

@@ -25,9 +25,10 @@ from typing import Callable, Sequence
 
 from ..records import Sample, Task, Verdict, append_jsonl, read_jsonl
 from .backend import Backend, ChatRequest, Completion, GenerationStats, SamplingParams
-from .feedback import DEFAULT_MAX_CHARS, feedback_message
+from ..chat import assistant_turn
+from ..chat.feedback import DEFAULT_MAX_CHARS, feedback_message
 from .progress import live_progress
-from .prompts import PromptTemplate, load_template, task_variables
+from ..chat.prompts import PromptTemplate, load_template, task_variables
 from .runner import build_sample, derive_seed
 
 VerifyFn = Callable[[list[Task], list[Sample]], list[Verdict]]
@@ -72,10 +73,11 @@ class RefineSummary:
 
 
 def assistant_text(sample: Sample, keep_reasoning: bool) -> str:
-    answer = sample.meta.get("answer") or (f"```python\n{sample.code}\n```" if sample.code else "")
-    if keep_reasoning and sample.reasoning:
-        return f"<think>\n{sample.reasoning}\n</think>\n\n{answer}"
-    return answer
+    """An earlier attempt as it enters the history (chat.assistant_turn: the reply as
+    the model wrote it; its reasoning only with `keep_reasoning`)."""
+    if not (sample.meta.get("answer") or sample.code):
+        return ""
+    return assistant_turn(sample.code, sample.reasoning if keep_reasoning else None, sample.meta.get("answer"))
 
 
 class Conversation:

@@ -19,9 +19,9 @@ from typing import Any, Sequence
 
 from ..records import Pair, ReadProblem, Sample, append_jsonl, iter_jsonl_numbered, read_jsonl, write_jsonl
 from .backend import Backend, ChatRequest, Completion, GenerationStats, SamplingParams
-from .parsing import approx_tokens, parse_completion
+from ..chat.parsing import approx_tokens, parse_completion
 from .progress import live_progress
-from .prompts import PromptTemplate, ptx_variables, task_variables
+from ..chat.prompts import PromptTemplate, ptx_variables, task_variables
 
 
 @dataclass

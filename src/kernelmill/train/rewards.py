@@ -92,7 +92,7 @@ def completion_text(completion: Any) -> str:
 
 def extract_code(text: str) -> tuple[str, str | None]:
     """The candidate code of a completion: the generation stage's parser."""
-    from ..generate.parsing import LANGUAGE_TAGS, parse_completion
+    from ..chat.parsing import LANGUAGE_TAGS, parse_completion
 
     parsed = parse_completion(text, None, None, LANGUAGE_TAGS["python"], "ModelNew")
     return parsed.code, parsed.parse_error
