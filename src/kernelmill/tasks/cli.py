@@ -48,7 +48,7 @@ def list_tasks(source: str = typer.Argument(..., help="Folder, .jsonl/.parquet t
 
 @app.command("show")
 def show_task(source: str = typer.Argument(..., help="Folder, table, or 'builtin'."),
-              task_id: str = typer.Argument(..., help="e.g. level1/19_ReLU")) -> None:
+              task_id: str = typer.Argument(..., help="e.g. level1/01_ReLU (builtin)")) -> None:
     """Print one task's metadata and code."""
     ts = load_tasks_or_exit(source)
     task = ts.by_id().get(task_id)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+import sys
 import warnings
 from pathlib import Path
 
@@ -25,7 +27,34 @@ def load_samples_or_exit(path: Path) -> list[Sample]:
     samples = read_jsonl(path, Sample, problems)
     for p in problems:
         err.print(f"[yellow]skipped[/yellow] {p}")
+    if not samples:
+        what = f"none of its {len(problems)} lines is a sample" if problems else "it is empty"
+        err.print(f"[red]error:[/red] no samples in {path}: {what} (a line is a JSON object with sample_id, "
+                  "task_id, language and code)", soft_wrap=True)
+        raise typer.Exit(2)
     return samples
+
+
+def select_samples(samples: list[Sample], tasks: str | None, languages: str | None, limit: int) -> list[Sample]:
+    """The samples of the given task ids (comma-separated, or prefixes ending in '/')
+    and languages, the first `limit` of them (0: all); exits 2 when none is left."""
+    def items(text: str | None) -> list[str]:
+        return [x.strip() for x in (text or "").split(",") if x.strip()]
+
+    wanted, langs = items(tasks), items(languages)
+    out = [s for s in samples
+           if (not wanted or any(s.task_id == w or (w.endswith("/") and s.task_id.startswith(w)) for w in wanted))
+           and (not langs or s.language in langs)]
+    if limit > 0:
+        out = out[:limit]
+    if not out:
+        err.print(f"[red]error:[/red] no sample left after --tasks/--languages/--limit (of {len(samples)})")
+        raise typer.Exit(2)
+    return out
+
+
+def _sigterm(signum, frame) -> None:
+    raise KeyboardInterrupt  # stop like Ctrl-C (a background run ignores SIGINT)
 
 
 def done_sample_ids(out: Path) -> set[str]:
@@ -54,17 +83,59 @@ def run_verify(source: str, samples: list[Sample], out: Path, config: VerifyConf
     if done:
         err.print(f"{len(samples) - len(todo)} of {len(samples)} samples already have verdicts in {out}; "
                   f"verifying the other {len(todo)}")
+    # on a terminal a live bar; elsewhere (a log, a pipe) one whole line per candidate
+    live = progress and err.is_terminal
+    done_count = [len(samples) - len(todo)]
+
+    def on_verdict(v: Verdict) -> None:
+        append_jsonl(out, [v])
+        done_count[0] += 1
+        if progress and not live:
+            speed = f" {v.speedup:.2f}x" if v.speedup is not None else ""
+            flags = f" [{','.join(v.flags)}]" if v.flags else ""
+            print(f"verify {done_count[0]}/{len(samples)} {v.status}{speed}{flags} {v.sample_id}",
+                  file=sys.stderr, flush=True)
+
+    previous = signal.signal(signal.SIGTERM, _sigterm)
     try:
-        verify_samples(tasks.by_id(), todo, config, store=store, progress=progress,
-                       on_verdict=lambda v: append_jsonl(out, [v]))
+        verify_samples(tasks.by_id(), todo, config, store=store, progress=live, on_verdict=on_verdict)
     except KeyboardInterrupt:
         err.print(f"\n[yellow]interrupted[/yellow]: verdicts so far are in {out}; run the same command again to finish")
         raise typer.Exit(130)
     except (HarnessError, StoreError, RuntimeError) as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     wanted = {s.sample_id for s in samples}
     return [v for v in read_jsonl(out, Verdict, []) if v.sample_id in wanted]
+
+
+def dry_run_summary(source: str, samples: list[Sample], out: Path, config: VerifyConfig) -> None:
+    """What `verify` would do: samples per language, those already in OUT, and
+    those that cannot run on this device (with the reason); nothing is run."""
+    from collections import Counter
+
+    from ..backends import get_backend
+
+    tasks = load_tasks_or_exit(source).by_id()
+    device = config.resolved_device()
+    done = done_sample_ids(out)
+    todo = [s for s in samples if s.sample_id not in done]
+    unknown = sorted({s.task_id for s in todo if s.task_id not in tasks})
+    why_not = Counter()
+    for s in todo:
+        backend = get_backend(s.language)
+        reason = f"unknown language {s.language!r}" if backend is None else backend.unsupported(device)
+        if reason:
+            why_not[reason] += 1
+    by_lang = ", ".join(f"{lang} {n}" for lang, n in sorted(Counter(s.language for s in todo).items()))
+    print(f"dry run on {device}: {len(todo)} of {len(samples)} samples to verify ({by_lang or 'none'}); "
+          f"{len(samples) - len(todo)} already in {out}")
+    for reason, n in sorted(why_not.items()):
+        print(f"  {n} not run: {reason}")
+    if unknown:
+        print(f"  {sum(s.task_id in unknown for s in todo)} name tasks not in {source}: {', '.join(unknown[:10])}")
 
 
 def config_from_options(device: str, trials: int, build_timeout: float, run_timeout: float,
@@ -112,6 +183,12 @@ def verify_command(
                                             "on CUDA there is one per GPU."),
     cpu_threads: int = typer.Option(1, help="Intra-op threads of both the reference's and the candidate's process "
                                             "when timing on a CPU (docs/SEMANTICS.md): the same on both sides."),
+    only_tasks: str = typer.Option(None, "--tasks", help="Only samples of these task ids (comma-separated; "
+                                                          "'level1/' takes a whole level)."),
+    languages: str = typer.Option(None, "--languages", help="Only samples in these languages (comma-separated)."),
+    limit: int = typer.Option(0, "--limit", help="Only the first N samples (after --tasks/--languages; 0: all)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Say what would be verified, and which samples "
+                                                          "cannot run on this device, then stop."),
 ) -> None:
     """Build, run, check and time every sample in isolated processes; write verdicts.
 
@@ -122,7 +199,10 @@ def verify_command(
     config = config_from_options(device, trials, build_timeout, run_timeout, workers, profile,
                                  executor, address, fast_build, guards=guards, fallback=fallback, standby=standby,
                                  cpu_runners=cpu_runners, cpu_threads=cpu_threads)
-    samples = load_samples_or_exit(samples_path)
+    samples = select_samples(load_samples_or_exit(samples_path), only_tasks, languages, limit)
+    if dry_run:
+        dry_run_summary(source, samples, out, config)
+        return
     verdicts = run_verify(source, samples, out, config, store or default_cache_dir() / "verdicts.sqlite")
     print_metrics(verdicts, ks=[int(x) for x in k.split(",") if x.strip()])
     err.print(f"verdicts: {out}")
