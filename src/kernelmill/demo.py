@@ -48,4 +48,11 @@ def demo_command(
     verdicts_path = out_dir / "verdicts.jsonl"
     verdicts = run_verify("builtin", samples, verdicts_path, config, out_dir / "verdicts.sqlite")
     print_metrics(verdicts, ks=[1])
-    err.print(f"samples:  {samples_path}\nverdicts: {verdicts_path}\nstore:    {out_dir / 'verdicts.sqlite'}")
+    from .report.cli import write_report
+    from .report.inputs import join
+    from .tasks import load_tasks
+
+    report = write_report(join(verdicts, samples, list(load_tasks("builtin").tasks), "builtin"),
+                          out_dir / "report.html")[0]
+    err.print(f"samples:  {samples_path}\nverdicts: {verdicts_path}\nstore:    {out_dir / 'verdicts.sqlite'}\n"
+              f"report:   {report} (open it in a browser; also report.md, report.csv)")
