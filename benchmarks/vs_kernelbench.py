@@ -1,0 +1,473 @@
+"""KernelBench's harness and kernelmill side by side on the same candidates.
+
+Given a corpus (default benchmarks/corpus_llm/, README there) and a device:
+
+(a) KernelBench: its own `eval_kernel_against_ref`, run the way its batch
+    scripts run it: first every candidate through `build_compile_cache` in a
+    pool of compile processes (each candidate with its own build directory),
+    then one fresh evaluation process per candidate (one at a time per GPU)
+    calling `eval_kernel_against_ref(ref_src, candidate_src, seed_num=42,
+    num_correct_trials=5, num_perf_trials=100, measure_performance=True,
+    timing_method="cuda_event", build_dir=<its build dir>, device=<gpu>,
+    backend="triton" for Triton candidates else "cuda", precision=fp32)`.
+    Its code is imported at run time from --kernelbench (harness/ and
+    harness/stubs/ put on sys.path), never copied. The whole batch is timed.
+    KernelBench's eval asserts `torch.cuda.is_available()`, so with
+    --device cpu this part is skipped and said so.
+(b) kernelmill: `kernelmill verify` in a subprocess on the same candidates
+    (a task folder holding builtin/... and kernelbench/... task files, a
+    samples JSONL), with --trials 5 (correctness trials) and the guards on
+    (--guards standard); the whole run is timed. kernelmill's timing rounds are
+    its own (docs/SEMANTICS.md); it has no "100 perf trials" knob.
+(c) prints and writes JSON (--out) and a Markdown table (--markdown):
+    candidates per minute of each, their ratio, and the verdicts compared one
+    by one (status ok / incorrect / compile_error / runtime_error / ...,
+    speedup), with the candidate's `# expect:` line to say which side is
+    right where they differ.
+
+GPU (on the device machine; KernelBench needs pydantic, requests,
+python-dotenv, tqdm and numpy):
+
+    python benchmarks/vs_kernelbench.py --device cuda --out vs_kb.json --markdown vs_kb.md
+
+CPU (kernelmill only, torch and C++ candidates on the builtin tasks' small sizes):
+
+    python benchmarks/vs_kernelbench.py --device cpu --out vs_kb_cpu.json --limit 5
+
+--out is rewritten after every candidate (KernelBench side) and after
+kernelmill's run (whose verdicts JSONL next to it is appended per candidate
+by kernelmill itself), so an interrupted run loses nothing: --resume skips
+what is already there and adds the new wall time to the old.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+DEFAULT_CORPUS = HERE / "corpus_llm"
+DEFAULT_KERNELBENCH = REPO.parent / "shared" / "baselines" / "kernelbench"
+
+
+def _load_check():
+    """benchmarks/corpus_llm/check.py (headers, task files), loaded by path."""
+    import importlib.util
+
+    name = "corpus_llm_check"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, DEFAULT_CORPUS / "check.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+corpus_check = _load_check()
+
+SEED = 42
+NUM_CORRECT_TRIALS = 5
+NUM_PERF_TRIALS = 100
+KB_NEEDS_GPU = ("KernelBench's eval_kernel_against_ref needs a GPU: it asserts torch.cuda.is_available(), "
+                "sets the CUDA device and times with CUDA events; with --device cpu only kernelmill runs")
+
+
+# ------------------------------------------------------------ results file
+
+def load_results(path: Path | None) -> dict:
+    if path and path.exists():
+        try:
+            return json.loads(path.read_text())
+        except json.JSONDecodeError:
+            pass
+    return {}
+
+
+def save_results(path: Path | None, results: dict) -> None:
+    if not path:
+        return
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(results, indent=1, default=str))
+    os.replace(tmp, path)
+
+
+# ------------------------------------------------------- KernelBench side
+
+def _kb_import(kb_root: str):
+    harness = os.path.join(kb_root, "harness")
+    for p in (os.path.join(harness, "stubs"), harness):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    from kernelbench import eval as kb_eval  # noqa: PLC0415  (KernelBench's own code, imported at run time)
+
+    return kb_eval
+
+
+def _kb_compile(job: dict) -> dict:
+    """One compile-pool task: KernelBench's build_compile_cache on one candidate."""
+    t0 = time.perf_counter()
+    try:
+        kb_eval = _kb_import(job["kb_root"])
+        ok, _stdout, err = kb_eval.build_compile_cache(job["custom_src"], verbose=False, build_dir=job["build_dir"])
+        return {"name": job["name"], "compiled": bool(ok), "error": err, "seconds": round(time.perf_counter() - t0, 2)}
+    except Exception as exc:  # noqa: BLE001
+        return {"name": job["name"], "compiled": False, "error": f"{type(exc).__name__}: {exc}",
+                "seconds": round(time.perf_counter() - t0, 2)}
+
+
+def _kb_eval_child(job: dict, out_path: str) -> None:
+    """Body of one evaluation process: eval_kernel_against_ref on one candidate;
+    writes a JSON result to out_path. stdout/stderr go to job['log']."""
+    log = open(job["log"], "w", buffering=1)
+    os.dup2(log.fileno(), 1)
+    os.dup2(log.fileno(), 2)
+    res: dict = {}
+    try:
+        import torch
+
+        kb_eval = _kb_import(job["kb_root"])
+        device = torch.device(f"cuda:{job['gpu']}")
+        r = kb_eval.eval_kernel_against_ref(
+            job["ref_src"], job["custom_src"], seed_num=SEED,
+            num_correct_trials=job["correct_trials"], num_perf_trials=job["perf_trials"],
+            measure_performance=True, timing_method="cuda_event", verbose=False,
+            build_dir=job["build_dir"], device=device, backend=job["backend"], precision=torch.float32)
+        if r is None:
+            res = {"status": "error", "error": "eval_kernel_against_ref returned None (lock-file error during compilation; KernelBench asks for a retry)"}
+        else:
+            md = {k: str(v) for k, v in (r.metadata or {}).items()}
+            res = {"compiled": r.compiled, "correctness": r.correctness, "runtime_us": r.runtime,
+                   "ref_runtime_us": r.ref_runtime, "metadata": md}
+    except Exception as exc:  # noqa: BLE001
+        res = {"status": "error", "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-2000:]}
+    Path(out_path).write_text(json.dumps(res, default=str))
+
+
+def kb_status(r: dict) -> tuple[str, float | None]:
+    """KernelBench's result as kernelmill's status words, and its speedup."""
+    if "status" in r:
+        return r["status"], None
+    if not r.get("compiled"):
+        return "compile_error", None
+    if not r.get("correctness"):
+        md = r.get("metadata", {})
+        return ("runtime_error" if "runtime_error" in md else "incorrect"), None
+    rt, ref = r.get("runtime_us") or -1, r.get("ref_runtime_us") or -1
+    return "ok", (ref / rt if rt > 0 and ref > 0 else None)
+
+
+def run_kernelbench(cands, args, results: dict, out: Path | None) -> None:
+    kb = results.setdefault("kernelbench", {"compile": {}, "eval": {}, "segments": []})
+    todo = [c for c in cands if c.name not in kb["eval"]]
+    if not todo:
+        print("kernelbench: nothing left to run", flush=True)
+        return
+    build_root = Path(args.work) / "kb_build"
+    logs = Path(args.work) / "kb_logs"
+    build_root.mkdir(parents=True, exist_ok=True)
+    logs.mkdir(parents=True, exist_ok=True)
+    jobs = []
+    for c in todo:
+        tf = corpus_check.task_file(c.task, Path(args.kernelbench) / "tasks")
+        jobs.append({"name": c.name, "kb_root": str(args.kernelbench), "ref_src": tf.read_text(encoding="utf-8"),
+                     "custom_src": c.path.read_text(encoding="utf-8"), "build_dir": str(build_root / c.name),
+                     "backend": "triton" if c.language == "triton" else "cuda", "log": str(logs / f"{c.name}.log"),
+                     "correct_trials": args.correct_trials, "perf_trials": args.perf_trials})
+    ctx = mp.get_context("spawn")
+    t_start = time.perf_counter()
+    # phase 1: the compile pool (KernelBench's batch scripts: build_compile_cache on CPU workers)
+    print(f"kernelbench: compiling {len(jobs)} candidates in {args.kb_compile_workers} processes", flush=True)
+    with ctx.Pool(args.kb_compile_workers) as pool:
+        for r in pool.imap_unordered(_kb_compile, jobs):
+            kb["compile"][r["name"]] = r
+    t_compiled = time.perf_counter()
+    save_results(out, results)
+    print(f"kernelbench: compile phase {t_compiled - t_start:.0f} s", flush=True)
+    # phase 2: one fresh evaluation process per candidate, one at a time per GPU
+    gpus = list(range(args.gpus))
+    running: dict[int, tuple] = {}
+    queue = list(jobs)
+    done = 0
+    while queue or running:
+        while queue and len(running) < len(gpus):
+            gpu = next(g for g in gpus if g not in running)
+            job = dict(queue.pop(0), gpu=gpu)
+            res_path = Path(args.work) / f"kb_result_{job['name']}.json"
+            if res_path.exists():
+                res_path.unlink()
+            p = ctx.Process(target=_kb_eval_child, args=(job, str(res_path)))
+            p.start()
+            running[gpu] = (p, job, res_path, time.perf_counter())
+        time.sleep(0.05)
+        for gpu, (p, job, res_path, t0) in list(running.items()):
+            elapsed = time.perf_counter() - t0
+            if p.is_alive() and elapsed < args.timeout:
+                continue
+            if p.is_alive():
+                p.kill()
+                p.join()
+                r = {"status": "timeout", "error": f"ran past {args.timeout:g} s"}
+            else:
+                p.join()
+                r = json.loads(res_path.read_text()) if res_path.exists() else {
+                    "status": "error", "error": f"evaluation process died (exit {p.exitcode})"}
+            st, sp = kb_status(r)
+            r.update({"status": st, "speedup": sp, "seconds": round(elapsed, 2)})
+            kb["eval"][job["name"]] = r
+            del running[gpu]
+            done += 1
+            kb["segments_open"] = {"candidates": done, "seconds": round(time.perf_counter() - t_start, 2)}
+            save_results(out, results)
+            print(f"  kb [{done}/{len(jobs)}] {job['name']}: {st}" + (f" {sp:.2f}x" if sp else "") +
+                  (f"  ({r.get('error', '')[:120]})" if r.get("error") else "") + f"  {elapsed:.1f} s", flush=True)
+    kb.pop("segments_open", None)
+    kb["segments"].append({"candidates": len(jobs), "seconds": round(time.perf_counter() - t_start, 2),
+                           "compile_seconds": round(t_compiled - t_start, 2)})
+    save_results(out, results)
+
+
+# ---------------------------------------------------------- kernelmill side
+
+def kernelmill_command() -> list[str]:
+    exe = shutil.which("kernelmill")
+    return [exe] if exe else [sys.executable, "-c", "from kernelmill.cli import main; main()"]
+
+
+def write_task_folder(cands, dest: Path, kernelbench: Path) -> None:
+    """builtin/<level>/<file> and kernelbench/<level>/<file>: task ids are the
+    header's task path without .py."""
+    for c in cands:
+        src = corpus_check.task_file(c.task, kernelbench / "tasks")
+        target = dest / (c.task if c.task.endswith(".py") else c.task + ".py")
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, target)
+
+
+def read_verdicts(path: Path) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    if not path.exists():
+        return out
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(row, dict) and "sample_id" in row:
+            out[row["sample_id"]] = row
+    return out
+
+
+def run_kernelmill(cands, args, results: dict, out: Path | None) -> None:
+    km = results.setdefault("kernelmill", {"segments": [], "verdicts": {}})
+    verdicts_path = Path(km.get("verdicts_file") or (out.with_suffix(".verdicts.jsonl") if out else Path(args.work) / "verdicts.jsonl"))
+    km["verdicts_file"] = str(verdicts_path)
+    have = read_verdicts(verdicts_path)
+    todo = [c for c in cands if c.name not in have]
+    if todo:
+        tasks = Path(args.work) / "km_tasks"
+        write_task_folder(cands, tasks, Path(args.kernelbench))
+        samples = Path(args.work) / "km_samples.jsonl"
+        with open(samples, "w", encoding="utf-8") as f:
+            for c in todo:
+                f.write(json.dumps({"sample_id": c.name, "task_id": c.task_id, "language": c.language,
+                                    "code": c.path.read_text(encoding="utf-8"), "meta": {"style": c.style}}) + "\n")
+        cmd = kernelmill_command() + ["verify", str(tasks), str(samples), "--out", str(verdicts_path), "--device", args.device,
+                                      "--trials", str(args.correct_trials), "--guards", args.guards,
+                                      "--store", str(Path(args.work) / "km_store.sqlite"), *args.kernelmill_arg]
+        env = dict(os.environ)
+        if not args.warm_cache:
+            env["KERNELMILL_CACHE"] = str(Path(args.work) / "km_cache")  # cold: a fresh build cache
+        print("$ " + " ".join(cmd), flush=True)
+        t0 = time.perf_counter()
+        rc = subprocess.run(cmd, env=env).returncode
+        secs = time.perf_counter() - t0
+        got = read_verdicts(verdicts_path)
+        km["segments"].append({"candidates": len([c for c in todo if c.name in got]), "submitted": len(todo),
+                               "seconds": round(secs, 2), "exit": rc})
+        print(f"kernelmill verify: exit {rc}, {secs:.0f} s for {len(todo)} candidates", flush=True)
+    for name, v in read_verdicts(verdicts_path).items():
+        km["verdicts"][name] = {k: v.get(k) for k in ("status", "speedup", "speedup_ci", "flags", "message", "runtime_ms",
+                                                      "ref_runtime_ms", "task_id") if k in v}
+    save_results(out, results)
+
+
+# ------------------------------------------------------------------ report
+
+def _rate(segments: list[dict]) -> tuple[int, float, float | None]:
+    n = sum(s.get("candidates", 0) for s in segments)
+    secs = sum(s.get("seconds", 0.0) for s in segments)
+    return n, secs, (60.0 * n / secs if secs > 0 else None)
+
+
+def _f(x, fmt="{:.2f}"):
+    return "-" if x is None else fmt.format(x)
+
+
+def summarize(cands, results: dict) -> tuple[dict, list[dict]]:
+    kb = results.get("kernelbench", {})
+    km = results.get("kernelmill", {})
+    rows = []
+    for c in cands:
+        k = kb.get("eval", {}).get(c.name)
+        m = km.get("verdicts", {}).get(c.name)
+        ks, kspd = (k["status"], k.get("speedup")) if k else (None, None)
+        ms, mspd = (m.get("status"), m.get("speedup")) if m else (None, None)
+        row = {"candidate": c.name, "task": c.task_id, "language": c.language, "expect": c.expect,
+               "kb_status": ks, "kb_speedup": kspd, "km_status": ms, "km_speedup": mspd,
+               "km_flags": (m or {}).get("flags")}
+        if ks and ms:
+            row["agree"] = ks == ms
+            if ks != ms:
+                right = [side for side, st in (("kernelbench", ks), ("kernelmill", ms))
+                         if (st == "ok") == (c.expect == "ok")]
+                row["right_by_expectation"] = right[0] if len(right) == 1 else ("both" if len(right) == 2 else "neither")
+        rows.append(row)
+    kb_n, kb_s, kb_rate = _rate(kb.get("segments", []) + ([kb["segments_open"]] if kb.get("segments_open") else []))
+    km_n, km_s, km_rate = _rate(km.get("segments", []))
+    both = [r for r in rows if "agree" in r]
+    summary = {"kernelbench": {"candidates": kb_n, "seconds": round(kb_s, 1), "per_minute": kb_rate,
+                               "skipped": results.get("kernelbench_skipped")},
+               "kernelmill": {"candidates": km_n, "seconds": round(km_s, 1), "per_minute": km_rate},
+               "ratio_kernelmill_over_kernelbench": (km_rate / kb_rate if km_rate and kb_rate else None),
+               "compared": len(both), "agree": sum(r["agree"] for r in both),
+               "kernelmill_as_expected": sum(1 for r in rows if r["km_status"] and (r["km_status"] == "ok") == (r["expect"] == "ok")),
+               "kernelbench_as_expected": sum(1 for r in rows if r["kb_status"] and (r["kb_status"] == "ok") == (r["expect"] == "ok"))}
+    return summary, rows
+
+
+def markdown(summary: dict, rows: list[dict], results: dict) -> str:
+    kb, km = summary["kernelbench"], summary["kernelmill"]
+    out = [f"# KernelBench's harness vs kernelmill ({results.get('device')}, {results.get('device_name', '')})", ""]
+    out.append(f"Same candidates, {results.get('correct_trials')} correctness trials; KernelBench {results.get('perf_trials')} "
+               f"perf trials (cuda_event), kernelmill its own timing rounds; kernelmill guards: {results.get('guards')}.")
+    out.append("")
+    out.append("| harness | candidates | wall s | candidates / min |")
+    out.append("|---|---|---|---|")
+    out.append(f"| KernelBench (batch: compile pool + one eval process per candidate) | {kb['candidates']} | {kb['seconds']} | {_f(kb['per_minute'])} |")
+    out.append(f"| kernelmill verify | {km['candidates']} | {km['seconds']} | {_f(km['per_minute'])} |")
+    out.append("")
+    out.append(f"Ratio (kernelmill / KernelBench candidates per minute): **{_f(summary['ratio_kernelmill_over_kernelbench'])}x**")
+    if kb.get("skipped"):
+        out.append(f"\nKernelBench not run: {kb['skipped']}")
+    out.append(f"\nVerdicts compared: {summary['compared']}, same status: {summary['agree']}; as the corpus expects: "
+               f"kernelmill {summary['kernelmill_as_expected']}, KernelBench {summary['kernelbench_as_expected']}.")
+    out.append("")
+    out.append("| candidate | task | lang | expect | KernelBench | KB speedup | kernelmill | km speedup | same | right (by expect) |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        same = "" if "agree" not in r else ("yes" if r["agree"] else "**no**")
+        out.append(f"| {r['candidate']} | {r['task']} | {r['language']} | {r['expect']} | {r['kb_status'] or '-'} | {_f(r['kb_speedup'])} | "
+                   f"{r['km_status'] or '-'} | {_f(r['km_speedup'])} | {same} | {r.get('right_by_expectation', '')} |")
+    return "\n".join(out) + "\n"
+
+
+# -------------------------------------------------------------------- main
+
+def select(cands, device: str, only: str, limit: int, kind: str):
+    chosen = [c for c in cands if c.runs_on(device)]
+    if kind != "all":
+        chosen = [c for c in chosen if c.kind == kind]
+    if only:
+        names = [n.strip() for n in only.split(",") if n.strip()]
+        known = {c.name for c in chosen}
+        missing = [n for n in names if n not in known]
+        if missing:
+            raise SystemExit(f"--only names not in the {device} selection: {', '.join(missing)}")
+        chosen = [c for c in chosen if c.name in set(names)]
+    return chosen[:limit] if limit else chosen
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="corpus folder with candidates/ (default: benchmarks/corpus_llm)")
+    ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    ap.add_argument("--kernelbench", type=Path, default=Path(os.environ.get("KERNELBENCH_DIR", DEFAULT_KERNELBENCH)),
+                    help="KernelBench checkout with harness/ and tasks/ (default: ../shared/baselines/kernelbench)")
+    ap.add_argument("--only", default="", help="comma-separated candidate names")
+    ap.add_argument("--limit", type=int, default=0, help="at most this many candidates (after --only/--kind)")
+    ap.add_argument("--kind", choices=("all", "builtin", "kernelbench"), default="all", help="task kind to keep")
+    ap.add_argument("--out", type=Path, default=None, help="results JSON (rewritten after every candidate)")
+    ap.add_argument("--markdown", type=Path, default=None, help="write the Markdown table here")
+    ap.add_argument("--resume", action="store_true", help="keep what --out already holds and run only the rest")
+    ap.add_argument("--skip-kernelbench", action="store_true")
+    ap.add_argument("--skip-kernelmill", action="store_true")
+    ap.add_argument("--kb-compile-workers", type=int, default=os.cpu_count() or 1,
+                    help="KernelBench compile pool size (its batch scripts: one per CPU core)")
+    ap.add_argument("--gpus", type=int, default=1, help="GPUs for KernelBench's evaluation processes (one process per GPU at a time)")
+    ap.add_argument("--timeout", type=float, default=900.0, help="seconds per KernelBench evaluation process")
+    ap.add_argument("--correct-trials", type=int, default=NUM_CORRECT_TRIALS)
+    ap.add_argument("--perf-trials", type=int, default=NUM_PERF_TRIALS, help="KernelBench's num_perf_trials")
+    ap.add_argument("--guards", default="standard", help="kernelmill --guards (on: standard or strict)")
+    ap.add_argument("--warm-cache", action="store_true", help="let kernelmill use its usual build cache instead of a fresh one")
+    ap.add_argument("--work", type=Path, default=None, help="scratch folder (build dirs, logs, task folder); default: next to --out or a temp dir")
+    ap.add_argument("--kernelmill-arg", action="append", default=[], help="extra argument for kernelmill verify (repeatable)")
+    args = ap.parse_args(argv)
+
+    cands = select(corpus_check.load_corpus(args.corpus), args.device, args.only, args.limit, args.kind)
+    if not cands:
+        print("no candidates selected", file=sys.stderr)
+        return 1
+    if args.work is None:
+        args.work = (args.out.with_suffix(".work") if args.out else Path(tempfile.mkdtemp(prefix="vs-kb-")))
+    if not args.resume and args.work.exists() and args.out:
+        shutil.rmtree(args.work)
+    args.work.mkdir(parents=True, exist_ok=True)
+    args.work = args.work.resolve()
+    results = load_results(args.out) if args.resume else {}
+    if not args.resume and args.out:
+        vj = args.out.with_suffix(".verdicts.jsonl")
+        if vj.exists():
+            vj.unlink()
+    device_name = args.device
+    if args.device == "cuda":
+        try:
+            import torch
+
+            device_name = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU visible"
+        except Exception:  # noqa: BLE001
+            pass
+    results.update({"device": args.device, "device_name": device_name, "corpus": str(args.corpus),
+                    "correct_trials": args.correct_trials, "perf_trials": args.perf_trials, "guards": args.guards,
+                    "candidates": [c.name for c in cands]})
+    by_lang = {}
+    for c in cands:
+        by_lang[c.language] = by_lang.get(c.language, 0) + 1
+    print(f"{len(cands)} candidates on {args.device}: {by_lang}", flush=True)
+    save_results(args.out, results)
+
+    if not args.skip_kernelbench:
+        if args.device != "cuda":
+            results["kernelbench_skipped"] = KB_NEEDS_GPU
+            print(KB_NEEDS_GPU, flush=True)
+        else:
+            results.pop("kernelbench_skipped", None)
+            run_kernelbench(cands, args, results, args.out)
+    if not args.skip_kernelmill:
+        run_kernelmill(cands, args, results, args.out)
+
+    summary, rows = summarize(cands, results)
+    results["summary"] = summary
+    results["rows"] = rows
+    save_results(args.out, results)
+    md = markdown(summary, rows, results)
+    if args.markdown:
+        args.markdown.write_text(md)
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
