@@ -1,0 +1,175 @@
+"""The LLM-style corpus (benchmarks/corpus_llm/): headers, tasks, parse,
+extension names and sources, a few nvcc compiles, the CPU torch runs; and
+vs_kernelbench.py's bookkeeping (no subprocesses)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shutil
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = REPO / "benchmarks" / "corpus_llm"
+
+
+def _load(name: str, path: Path):
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+check = _load("corpus_llm_check", CORPUS / "check.py")
+CANDS = check.load_corpus(CORPUS)
+KB_AVAILABLE = check.KERNELBENCH_TASKS.is_dir()
+
+
+def test_size_and_spread():
+    assert len(CANDS) >= 120
+    assert len({c.task for c in CANDS}) >= 30
+    kinds = Counter(c.kind for c in CANDS)
+    assert set(kinds) == {"builtin", "kernelbench"}
+    assert 0.4 <= kinds["builtin"] / len(CANDS) <= 0.7
+    langs = Counter(c.language for c in CANDS)
+    assert langs["cuda"] >= 60 and langs["triton"] >= 8 and langs["torch"] >= 20 and langs["cpp"] >= 3
+    expects = Counter(c.expect for c in CANDS)
+    assert 5 <= expects["incorrect"] <= 20
+
+
+def test_styles_llms_write():
+    texts = {c.name: c.path.read_text() for c in CANDS}
+
+    def count(pattern):
+        return sum(1 for t in texts.values() if re.search(pattern, t, re.S | re.M))
+
+    assert count(r"^\w+ = load_inline\(") >= 20  # module level
+    assert count(r"def __init__\(.*?load_inline\(.*?def forward") >= 15  # __init__ time
+    assert count(r"def forward\(.*?load_inline\(") >= 10  # forward time (lazy)
+    assert count(r"try:\s+(?:\w+ = |self\.\w+ = )?load_inline\(") >= 10  # try/except fallbacks
+    assert count(r"PYBIND11_MODULE") >= 10
+    assert count(r"functions=\[") >= 40
+    assert count(r"load_inline\(.*load_inline\(") >= 5  # several extensions
+    assert count(r"@triton\.autotune") >= 8
+    assert count(r"channels_last") >= 2 and count(r"cudnn\.benchmark = True") >= 2
+
+
+@pytest.mark.skipif(not KB_AVAILABLE, reason="KernelBench's problems are not next to the repo")
+@pytest.mark.parametrize("cand", CANDS, ids=[c.name for c in CANDS])
+def test_static(cand):
+    assert check.static_check(cand) == []
+
+
+def test_builtin_tasks_exist_without_kernelbench():
+    for c in CANDS:
+        if c.kind == "builtin":
+            assert check.task_file(c.task).is_file(), c.task
+
+
+def test_extension_names_unique_and_sources_extracted():
+    assert check.duplicate_names(CANDS) == {}
+    units, missing = check.cuda_units(CANDS)
+    assert len({u["candidate"] for u in units}) == sum(1 for c in CANDS if c.language == "cuda")
+    assert all(m.get("resolved_by") for m in missing)  # what ast cannot resolve is covered by module constants
+    assert all("__global__" in u["source"] for u in units)
+
+
+def test_extract_handles_the_usual_spellings():
+    code = '''
+from torch.utils.cpp_extension import load_inline
+A = "__global__ void k() {}"
+B = A + "\\n// more"
+m1 = load_inline(name="one", cpp_sources="", cuda_sources=A)
+m2 = load_inline("two", "", [B])
+def make(n):
+    src = f"__global__ void k{n}() {{}}"
+    return load_inline(name="three", cpp_sources="", cuda_sources=src)
+class M:
+    def __init__(self):
+        local = r"""__global__ void z() {}"""
+        self.e = load_inline(name="four", cpp_sources="", cuda_sources=local, functions=["f"])
+cpu = load_inline(name="five", cpp_sources="int f();", functions=["f"])
+'''
+    exts = {e.name: e for e in check.extract_extensions(code)}
+    assert exts["one"].cuda == ["__global__ void k() {}"]
+    assert exts["two"].cuda == ["__global__ void k() {}\n// more"]
+    assert exts["three"].cuda is None and "line" in exts["three"].why  # an f-string with a value
+    assert exts["four"].cuda == ["__global__ void z() {}"]
+    assert not exts["five"].has_cuda_arg
+
+
+def test_header_errors_are_named():
+    with pytest.raises(ValueError, match="first line"):
+        check.parse_header("import torch\n")
+    with pytest.raises(ValueError, match="expect"):
+        check.parse_header("# task: builtin/level1/01_ReLU.py  language: torch  device: both\n# style: x\n")
+
+
+def test_torch_candidates_match_on_cpu():
+    pytest.importorskip("torch")
+    for c in CANDS:
+        if c.language != "torch" or c.kind != "builtin":
+            continue
+        r = check.run_on_cpu(c, tol=1e-4, max_mb=16.0)
+        assert "skipped" not in r, c.name
+        assert r["match"] == (c.expect == "ok"), (c.name, r)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_nvcc_compiles_a_sample(tmp_path):
+    pytest.importorskip("torch")
+    units, _ = check.cuda_units(CANDS)
+    wanted = ["b_relu__cuda_module_functions", "b_softmax__cuda_module_functions", "kb1_01_square_matmul__cuda_init",
+              "b_mse__cuda_two_extensions", "kb2_12_gemm_mul_leaky__cuda_module_functions"]
+    sample = [next(u for u in units if u["candidate"] == w) for w in wanted]
+    for u in sample:
+        r = check.compile_ptx(u["source"], u["extension"], tmp_path, u["tag"])
+        assert r["ok"], (u["candidate"], r.get("error"))
+        assert r["entries"] >= 1
+
+
+# ---------------------------------------------------------- vs_kernelbench
+
+vs = _load("vs_kernelbench_mod", REPO / "benchmarks" / "vs_kernelbench.py")
+
+
+def test_kb_status_mapping():
+    assert vs.kb_status({"compiled": False}) == ("compile_error", None)
+    assert vs.kb_status({"compiled": True, "correctness": False, "metadata": {"runtime_error": "x"}}) == ("runtime_error", None)
+    assert vs.kb_status({"compiled": True, "correctness": False, "metadata": {}}) == ("incorrect", None)
+    assert vs.kb_status({"compiled": True, "correctness": True, "runtime_us": 2.0, "ref_runtime_us": 4.0}) == ("ok", 2.0)
+    assert vs.kb_status({"status": "timeout"}) == ("timeout", None)
+
+
+def test_selection_and_summary():
+    cpu = vs.select(CANDS, "cpu", "", 0, "all")
+    assert cpu and all(c.runs_on("cpu") for c in cpu)
+    assert not any(c.language in ("cuda", "triton") for c in cpu)
+    gpu = vs.select(CANDS, "cuda", "", 3, "kernelbench")
+    assert len(gpu) == 3 and all(c.kind == "kernelbench" for c in gpu)
+    with pytest.raises(SystemExit):
+        vs.select(CANDS, "cpu", "b_relu__cuda_module_functions", 0, "all")
+    a, b = gpu[0], gpu[1]
+    results = {
+        "kernelbench": {"eval": {a.name: {"status": "ok", "speedup": 1.5}, b.name: {"status": "incorrect"}},
+                        "segments": [{"candidates": 2, "seconds": 60.0}]},
+        "kernelmill": {"verdicts": {a.name: {"status": "ok", "speedup": 1.4}, b.name: {"status": "ok", "speedup": 1.0}},
+                       "segments": [{"candidates": 2, "seconds": 6.0}]},
+    }
+    summary, rows = vs.summarize(gpu[:2], results)
+    assert summary["kernelbench"]["per_minute"] == pytest.approx(2.0)
+    assert summary["kernelmill"]["per_minute"] == pytest.approx(20.0)
+    assert summary["ratio_kernelmill_over_kernelbench"] == pytest.approx(10.0)
+    assert summary["compared"] == 2 and summary["agree"] == 1
+    diff = next(r for r in rows if r["candidate"] == b.name)
+    assert diff["right_by_expectation"] == ("kernelmill" if b.expect == "ok" else "kernelbench")
+    md = vs.markdown(summary, rows, {"device": "cuda", "correct_trials": 5, "perf_trials": 100, "guards": "standard"})
+    assert "10.00x" in md and a.name in md
