@@ -1,13 +1,16 @@
 """The CUDA inside KernelBench-style Python candidates, found statically.
 
-A candidate builds its extension with `load_inline(..., cuda_sources=X)`; X is a
-string literal, a name bound to one at module level, or a list of those. The
-file is parsed with `ast` and never executed.
+A candidate builds its extension with `load_inline(..., cuda_sources=X)` (or X as
+the third positional argument); X is a string literal, a name bound to one, a
+list or sum of those, or `textwrap.dedent(...)` / `.strip()` of one. Anything
+else (a file read, a format call) raises CudaExtractError, which the pair
+builder reports as a failed file. The file is parsed with `ast` and never executed.
 """
 
 from __future__ import annotations
 
 import ast
+import textwrap
 
 
 class CudaExtractError(ValueError):
@@ -23,6 +26,14 @@ def _resolve(node, names: dict[str, ast.AST], where: str, depth: int = 0) -> lis
         return [s for e in node.elts for s in _resolve(e, names, where, depth + 1)]
     if isinstance(node, ast.Name) and node.id in names:
         return _resolve(names[node.id], names, where, depth + 1)
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+        if name == "dedent":
+            return [textwrap.dedent(x) for x in _resolve(node.args[0], names, where, depth + 1)]
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args
+            and node.func.attr in ("strip", "lstrip", "rstrip") and not node.keywords):
+        return [getattr(x, node.func.attr)() for x in _resolve(node.func.value, names, where, depth + 1)]
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         left = _resolve(node.left, names, where, depth + 1)
         right = _resolve(node.right, names, where, depth + 1)
@@ -55,4 +66,6 @@ def cuda_sources_from_python(code: str, where: str = "<candidate>") -> list[str]
         for kw in node.keywords:
             if kw.arg == "cuda_sources":
                 out.extend(_resolve(kw.value, names, where))
+        if len(node.args) >= 3:  # load_inline(name, cpp_sources, cuda_sources, ...)
+            out.extend(_resolve(node.args[2], names, where))
     return out

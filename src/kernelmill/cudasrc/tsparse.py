@@ -8,6 +8,7 @@ launch sites `k<<<grid, block>>>(args)`, and a variant with unrolling disabled.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -29,7 +30,45 @@ def cuda_parser():
 
 
 def parse_cuda(src: str):
-    return cuda_parser().parse(src.encode())
+    """The tree of `src`; byte offsets are those of `src` (see `parse_view`)."""
+    return cuda_parser().parse(parse_view(src).encode())
+
+
+_SKIP = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|[{}]|\n', re.S)
+_MACRO_CALL = re.compile(r"[ \t]*([A-Za-z_]\w*)[ \t]*\((?:[^()\n]|\([^()\n]*\))*\)[ \t]*(?://[^\n]*)?(?=\n|\Z)")
+_FN_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(", re.M)
+
+
+@lru_cache(maxsize=64)
+def parse_view(src: str) -> str:
+    """`src` with top-level macro calls that stand alone on their line (`DEFINE_KERNEL(float)`,
+    no `;`) blanked to spaces, for parsing only: tree-sitter would glue such a line to the
+    next definition. Same length in bytes, so every node's position is the source's."""
+    if "(" not in src:
+        return src
+    macros = set(_FN_MACRO.findall(src))
+    cuts, depth = [], 0
+    for m in itertools.chain([None], _SKIP.finditer(src)):
+        t = "\n" if m is None else m.group()
+        if t == "{":
+            depth += 1
+        elif t == "}":
+            depth = max(0, depth - 1)
+        if t != "\n" or depth:
+            continue
+        c = _MACRO_CALL.match(src, 0 if m is None else m.end())
+        if c is None or not (c.group(1) in macros or c.group(1).isupper()):
+            continue
+        rest = src[c.end():].lstrip()
+        if not rest.startswith("{") and not rest.startswith(";"):
+            cuts.append((c.start(), c.end()))
+    if not cuts:
+        return src
+    out, pos = [], 0
+    for a, b in cuts:
+        out += [src[pos:a], "".join(" " if ch.isascii() else " " * len(ch.encode()) for ch in src[a:b])]
+        pos = b
+    return "".join(out) + src[pos:]
 
 
 def text(node) -> str:
@@ -44,6 +83,9 @@ class CudaFunction:
     is_device: bool  # __device__ (helpers)
     start: int
     end: int
+    template: str | None = None  # the parameter list `<typename T, int N>` of a template
+    scope: str = ""              # enclosing named namespaces, `a::b::`
+    node: object = field(default=None, repr=False, compare=False)  # the tree-sitter node
 
 
 @dataclass
@@ -51,11 +93,15 @@ class LaunchSite:
     kernel: str
     config: list[str]            # grid, block[, shared mem[, stream]] as written
     args: list[str] = field(default_factory=list)
+    template_args: str | None = None  # `<float, 4>` as written at the launch, if any
+    dispatch: str | None = None       # the enclosing AT_DISPATCH_* macro, if any
 
     def as_dict(self) -> dict:
         keys = ("grid", "block", "shared_mem", "stream")
         d = {k: v for k, v in zip(keys, self.config)}
         d["args"] = self.args
+        if self.template_args:
+            d["template_args"] = self.template_args
         return d
 
 
@@ -70,17 +116,35 @@ def _declarator_name(fn_node) -> str:
     return text(d).split("::")[-1] if d is not None else ""
 
 
-def _top_nodes(root):
-    """Top-level nodes, looking inside `extern "C" {...}` and namespaces."""
-    for n in root.children:
+_PREPROC_COND = ("preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef")
+
+
+def top_nodes(root, scope: str = ""):
+    """(node, namespace scope) of the top-level nodes, looking inside `extern "C" {...}`,
+    namespaces and `#if`/`#ifdef` blocks (include guards)."""
+    yield from _nodes_in(root.children, scope)
+
+
+def _nodes_in(children, scope: str):
+    for n in children:
         if n.type in ("linkage_specification", "namespace_definition"):
             body = n.child_by_field_name("body")
             if body is not None and body.type == "declaration_list":
-                yield from _top_nodes(body)
+                name = n.child_by_field_name("name") if n.type == "namespace_definition" else None
+                yield from _nodes_in(body.children, scope + (text(name) + "::" if name is not None else ""))
             else:
-                yield n
+                yield n, scope
+        elif n.type in _PREPROC_COND:
+            cond = {x.id for x in (n.child_by_field_name("name"), n.child_by_field_name("condition"))
+                    if x is not None}
+            yield from _nodes_in([c for c in n.children if c.is_named and c.id not in cond], scope)
         else:
-            yield n
+            yield n, scope
+
+
+def _top_nodes(root):
+    for n, _ in top_nodes(root):
+        yield n
 
 
 def _function_of(n):
@@ -95,44 +159,26 @@ def _function_of(n):
 
 def functions(src: str) -> list[CudaFunction]:
     out = []
-    for n in _top_nodes(parse_cuda(src).root_node):
+    data = src.encode()
+    for n, scope in top_nodes(parse_cuda(src).root_node):
         fn = _function_of(n)
         if fn is None:
             continue
         quals = {c.type for c in fn.children}
-        head = src.encode()[fn.start_byte:fn.child_by_field_name("body").start_byte
-                            if fn.child_by_field_name("body") else fn.end_byte].decode()
+        body = fn.child_by_field_name("body")
+        head = data[fn.start_byte:body.start_byte if body else fn.end_byte].decode()
+        params = n.child_by_field_name("parameters") if n.type == "template_declaration" else None
         out.append(CudaFunction(_declarator_name(fn), text(n), "__global__" in quals or "__global__" in head,
-                                "__device__" in quals or "__device__" in head, n.start_byte, n.end_byte))
+                                "__device__" in quals or "__device__" in head, n.start_byte, n.end_byte,
+                                text(params) if params is not None else None, scope, n))
     return out
 
 
-_HOST_INCLUDE = re.compile(r"^\s*#\s*include\s*[<\"](torch|ATen|c10|pybind11|Python)[/.]", re.M)
-_HOST_WORDS = ("torch::", "at::", "PYBIND11", "TORCH_", "c10::", "AT_DISPATCH", "pybind11")
-
-
 def strip_host(src: str) -> str:
-    """Keep the device side: drop host functions, torch/pybind includes and any
-    top-level declaration that mentions torch, so the kernels compile alone."""
-    data = src.encode()
-    drop: list[tuple[int, int]] = []
-    for n in _top_nodes(parse_cuda(src).root_node):
-        fn = _function_of(n)
-        t = text(n)
-        if fn is not None:
-            head = data[fn.start_byte:(fn.child_by_field_name("body") or fn).start_byte].decode()
-            if "__global__" not in head and "__device__" not in head:
-                drop.append((n.start_byte, n.end_byte))
-        elif n.type == "preproc_include" and _HOST_INCLUDE.match(t):
-            drop.append((n.start_byte, n.end_byte))
-        elif n.type != "preproc_include" and any(w in t for w in _HOST_WORDS):
-            drop.append((n.start_byte, n.end_byte))
-    out, pos = [], 0
-    for a, b in sorted(drop):
-        out.append(data[pos:a])
-        pos = b
-    out.append(data[pos:])
-    return b"".join(out).decode()
+    """The source nvcc compiles for PTX: without what needs the torch headers, template
+    kernels instantiated from their launch sites (see device.py)."""
+    from .device import device_unit
+    return device_unit(src).source
 
 
 def launch_sites(src: str) -> list[LaunchSite]:
@@ -146,12 +192,26 @@ def launch_sites(src: str) -> list[LaunchSite]:
                 args = n.child_by_field_name("arguments")
                 argv = [text(c) for c in args.children if c.type not in ("(", ")", ",")] if args else []
                 fn = n.child_by_field_name("function")
-                out.append(LaunchSite(text(fn).split("<")[0] if fn else "", cfg, argv))
+                targs = fn.child_by_field_name("arguments") if fn is not None else None
+                out.append(LaunchSite(text(fn).split("<")[0] if fn else "", cfg, argv,
+                                      text(targs) if targs is not None else None, _dispatch_of(n)))
         for c in n.children:
             walk(c)
 
     walk(parse_cuda(src).root_node)
     return out
+
+
+def _dispatch_of(n) -> str | None:
+    """The `AT_DISPATCH_*` macro call around a launch (its `scalar_t` is the dispatched type)."""
+    p = n.parent
+    while p is not None:
+        if p.type == "call_expression":
+            f = p.child_by_field_name("function")
+            if f is not None and f.type == "identifier" and text(f).startswith("AT_DISPATCH"):
+                return text(f)
+        p = p.parent
+    return None
 
 
 _PRAGMA_UNROLL = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+unroll\b[^\n]*\n?", re.M)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 app = typer.Typer(help="PTX toolkit: lossless Rolled-PTX, CUDA/Triton -> PTX pairs.",
@@ -90,6 +91,9 @@ def pairs(sources: list[Path] = typer.Argument(..., help=".cu files, Python cand
           opt: list[int] = typer.Option([3], "-O", "--opt", help="Optimisation level(s)."),
           unroll: str = typer.Option("on", help="on | off | both: loop unrolling."),
           keep_debug: bool = typer.Option(False, help="Keep .loc/.file and debug labels."),
+          include: list[Path] = typer.Option([], "-I", "--include",
+                                             help="Header directory (repeatable; each source's own "
+                                                  "directory is always searched)."),
           ) -> None:
     """Compile sources to PTX per kernel and write Pair records with Rolled-PTX."""
     from .pairs import PairConfig, build_pairs
@@ -106,10 +110,11 @@ def pairs(sources: list[Path] = typer.Argument(..., help=".cu files, Python cand
     def report(unit_id, ps):
         for p in ps:
             if p.meta.get("status") == "failed":
-                err.print(f"[yellow]failed[/yellow] {p.origin} {' '.join(p.options)}: "
-                          f"{p.meta['error'].splitlines()[0]}")
+                lines = p.meta["error"].splitlines() or [""]
+                what = f"{p.origin}{' ' + p.kernel_name if p.kernel_name else ''} {' '.join(p.options)}"
+                err.print(f"[yellow]failed[/yellow] {escape(what)}: {escape(lines[0])}", highlight=False)
 
-    s = build_pairs(sources, out, cfg, on_unit=report)
+    s = build_pairs(sources, out, cfg, on_unit=report, include=tuple(str(d) for d in include))
     console.print(f"{s.pairs} pairs written to {out} ({s.units} compile units, "
                   f"{s.skipped} already done, {s.failed} failed)")
 

@@ -24,9 +24,11 @@ class NvccOptions:
     opt: int = 3            # -O level, applied to the device front end (cicc) too
     unroll: bool = True     # False: `#pragma unroll 1` on every loop
     extra: tuple[str, ...] = field(default_factory=tuple)
+    include: tuple[str, ...] = ()  # -I directories (where the source's own headers are; not recorded)
 
     def flags(self) -> list[str]:
-        return ["-ptx", f"-arch={self.arch}", f"-O{self.opt}", "-Xcicc", f"-O{self.opt}", *self.extra]
+        return ["-ptx", f"-arch={self.arch}", f"-O{self.opt}", "-Xcicc", f"-O{self.opt}", *self.extra,
+                *(f"-I{d}" for d in self.include)]
 
     def label(self) -> list[str]:
         """Options as recorded in a Pair."""
@@ -61,40 +63,65 @@ def nvcc_ptx(source: str, opts: NvccOptions = NvccOptions(), timeout: float = 30
         return ptx.read_text()
 
 
-def demangle(names: list[str]) -> dict[str, str]:
-    """Mangled PTX entry name -> plain function name (without arguments)."""
+def demangle_full(names: list[str]) -> dict[str, str]:
+    """Mangled PTX entry name -> its demangled signature (the name itself if not mangled)."""
     out = {n: n for n in names}
     mangled = [n for n in names if n.startswith("_Z")]
-    if not mangled:
-        return out
-    exe = shutil.which("cu++filt") or shutil.which("c++filt")
+    exe = (shutil.which("cu++filt") or shutil.which("c++filt")) if mangled else None
     if exe:
         r = subprocess.run([exe], input="\n".join(mangled), capture_output=True, text=True)
-        for n, d in zip(mangled, r.stdout.splitlines()):
-            out[n] = _bare(d)
-        return out
-    for n in mangled:  # _Z<len><name>..., enough for unnamespaced kernels
-        m = re.match(r"_Z(\d+)", n)
-        if m:
-            k = int(m.group(1))
-            out[n] = n[m.end():m.end() + k]
+        out.update(zip(mangled, r.stdout.splitlines()))
     return out
 
 
-def _bare(demangled: str) -> str:
-    # "void foo<float>(float const*, int)" / "foo(float*)" / "ns::foo(...)" -> foo
-    head = demangled.split("(")[0]
-    depth, cut = 0, len(head)
-    for i in range(len(head) - 1, -1, -1):  # drop a trailing template argument list
-        c = head[i]
-        if c == ">":
-            depth += 1
-        elif c == "<":
+def demangle(names: list[str]) -> dict[str, str]:
+    """Mangled PTX entry name -> plain function name (without scope, template arguments
+    or parameters)."""
+    full = demangle_full(names)
+    out = {}
+    for n in names:
+        d = full[n]
+        if d == n and n.startswith("_Z"):  # no demangler: _Z<len><name>..., unnamespaced kernels
+            m = re.match(r"_Z(\d+)", n)
+            out[n] = n[m.end():m.end() + int(m.group(1))] if m else n
+        else:
+            out[n] = bare_name(d) or n
+    return out
+
+
+def _top_level(s: str) -> list[int]:
+    """Depth (in (), <>, []) before each character of s."""
+    depth, out = 0, []
+    for c in s:
+        if c in ")>]":
             depth -= 1
+        out.append(depth)
+        if c in "(<[":
+            depth += 1
+    return out
+
+
+def bare_name(demangled: str) -> str:
+    """`void (anonymous namespace)::foo<float, 4>(float const*, int)` -> `foo`."""
+    s = demangled.strip()
+    if s.endswith(")"):  # cut the parameter list: the '(' that matches the last ')'
+        depth = 0
+        for i in range(len(s) - 1, -1, -1):
+            depth += (s[i] == ")") - (s[i] == "(")
             if depth == 0:
-                cut = i
+                s = s[:i]
                 break
-        elif depth == 0:
-            break
-    head = head[:cut] if head.endswith(">") else head
-    return head.split()[-1].split("::")[-1]
+    s = s.rstrip()
+    if s.endswith(">"):  # cut the template argument list
+        depth = 0
+        for i in range(len(s) - 1, -1, -1):
+            depth += (s[i] == ">") - (s[i] == "<")
+            if depth == 0:
+                s = s[:i]
+                break
+    d = _top_level(s)
+    cut = max([i + 1 for i, c in enumerate(s) if c == " " and d[i] == 0], default=0)
+    s = s[cut:]  # drop a return type
+    d = _top_level(s)
+    parts = [i + 2 for i in range(len(s) - 1) if s[i:i + 2] == "::" and d[i] == 0]
+    return s[max(parts, default=0):]

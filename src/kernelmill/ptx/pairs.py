@@ -2,13 +2,17 @@
 
 Sources: `.cu`/`.cuh` files, KernelBench-style Python candidates (the CUDA
 strings passed to `load_inline` are read statically), and Triton modules that
-list their kernels in `TRITON_PTX_SPECS`. For a CUDA unit the host side is
-stripped (tree-sitter) so the kernels compile without torch headers; launch
-configurations are read from the `<<<grid, block>>>` sites of the full source.
+list their kernels in `TRITON_PTX_SPECS`. For a CUDA unit what needs the torch
+headers is removed and template kernels are instantiated from their launch
+sites (cudasrc/device.py); launch configurations are read from the
+`<<<grid, block>>>` sites of the full source; the source's directory is on the
+include path.
 
 Output is appended one compile unit at a time; a re-run skips units already
-written (`meta.unit_id`), so an interrupted run resumes exactly. A compile
-failure becomes a Pair with `meta.status == "failed"` and nvcc's stderr.
+written (`meta.unit_id`), so an interrupted run resumes exactly. Whatever fails
+becomes a Pair with `meta.status == "failed"` and the reason, and the run goes on:
+a unit nvcc rejects (its stderr), a file whose CUDA cannot be read, a kernel that
+needs torch, a template kernel that was not instantiated, an internal error.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from typing import Callable, Iterator
 from ..records import Pair, append_jsonl, iter_jsonl
 from .blocks import split_kernels, strip_debug
 from .lexer import PtxSyntaxError, count_tokens
-from .nvcc import CompileFailed, NvccOptions, demangle, nvcc_ptx
+from .nvcc import CompileFailed, NvccOptions, demangle, demangle_full, nvcc_ptx
 from .parser import parse_module
 from .reroll import RerollStats, reroll_module
 from .syntax import fmt_module
@@ -45,9 +49,9 @@ def _hash(*parts: str) -> str:
     return h.hexdigest()[:16]
 
 
-def cuda_units(path: Path) -> list[tuple[str, str]]:
-    """(origin, CUDA source) units of one file."""
-    text = path.read_text()
+def cuda_units(path: Path, text: str | None = None) -> list[tuple[str, str]]:
+    """(origin, CUDA source) units of one file (raises CudaExtractError, OSError)."""
+    text = path.read_text() if text is None else text
     if path.suffix == ".py":
         from ..cudasrc.python_src import cuda_sources_from_python
         srcs = cuda_sources_from_python(text, str(path))
@@ -63,11 +67,14 @@ def pairs_from_ptx(ptx: str, *, language: str, origin: str, unit_id: str, target
         module = strip_debug(module)
     kernels = split_kernels(module)
     names = demangle(list(kernels))
+    full = demangle_full(list(kernels))
     out = []
     for entry, sub in kernels.items():
         plain = fmt_module(sub)
         meta = {"status": "ok", "unit_id": unit_id, "ptx_entry": entry,
                 "ptx_tokens": count_tokens(plain)}
+        if full[entry] != entry:
+            meta["signature"] = full[entry]
         rolled = None
         if cfg.reroll:
             st = RerollStats()
@@ -84,34 +91,81 @@ def pairs_from_ptx(ptx: str, *, language: str, origin: str, unit_id: str, target
     return out
 
 
-def pairs_for_cuda(src: str, origin: str, cfg: PairConfig,
-                   skip: frozenset = frozenset()) -> Iterator[tuple[str, list[Pair] | None]]:
-    from ..cudasrc.tsparse import kernel_source, launch_sites, strip_host
-    device_src = strip_host(src)
+def pairs_for_cuda(src: str, origin: str, cfg: PairConfig, skip: frozenset = frozenset(),
+                   include: tuple[str, ...] = ()) -> Iterator[tuple[str, list[Pair] | None]]:
+    from ..cudasrc.device import device_unit
+    from ..cudasrc.tsparse import kernel_source, launch_sites
     launches: dict[str, dict] = {}
-    for site in launch_sites(src):
-        launches.setdefault(site.kernel, site.as_dict())
+    unit = None
     for arch, opt, unroll in itertools.product(cfg.archs, cfg.opt_levels, cfg.unroll):
-        opts = NvccOptions(arch, opt, unroll)
-        unit_id = _hash("cuda", origin, src, *opts.label(), str(cfg.strip_debug))
+        label = NvccOptions(arch, opt, unroll).label()
+        unit_id = _hash("cuda", origin, src, *label, str(cfg.strip_debug))
         if unit_id in skip:
             yield unit_id, None
             continue
         try:
-            ptx = nvcc_ptx(device_src, opts)
+            if unit is None:
+                unit = device_unit(src)
+                for site in launch_sites(src):
+                    launches.setdefault(site.kernel.split("::")[-1], site.as_dict())
+            opts = NvccOptions(arch, opt, unroll, unit.flags, include)
+            ptx, lost = _compile(src, unit, opts)
             pairs = pairs_from_ptx(ptx, language="cuda", origin=origin, unit_id=unit_id,
                                    target=arch, options=opts.label(),
                                    source_of=lambda k: kernel_source(src, k),
                                    launch_of=launches.get, cfg=cfg)
+            pairs += _missing_kernels(unit, pairs, lost, unit_id, src, arch, opts.label(), origin)
         except (CompileFailed, PtxSyntaxError) as exc:
-            pairs = [_failed(unit_id, "cuda", src, arch, opts.label(), origin, str(exc))]
+            pairs = [_failed(unit_id, "cuda", src, arch, label, origin, str(exc))]
+        except Exception as exc:  # noqa: BLE001 - one unit's failure never stops the run
+            pairs = [_failed(unit_id, "cuda", src, arch, label, origin,
+                             f"internal error ({type(exc).__name__}): {exc}")]
         yield unit_id, pairs
+
+
+def _compile(src: str, unit, opts: NvccOptions) -> tuple[str, str]:
+    """PTX of the unit; if the added instances break the build, PTX without them and why."""
+    try:
+        return nvcc_ptx(unit.source, opts), ""
+    except CompileFailed as exc:
+        if not unit.instances:
+            raise
+        from ..cudasrc.device import device_unit
+        bare = device_unit(src, instantiate=False)
+        first = next((ln for ln in exc.stderr.splitlines() if "error" in ln), str(exc).splitlines()[0])
+        return nvcc_ptx(bare.source, opts), f"its instances {', '.join(unit.instances)} do not compile: {first}"
+
+
+def _missing_kernels(unit, pairs, lost, unit_id, src, arch, options, origin) -> list[Pair]:
+    """A failed Pair for every kernel of the source that has no PTX entry, with the reason."""
+    have = {p.kernel_name for p in pairs}
+    out = []
+    for f in unit.kernels:
+        if f.name in have or any(p.meta.get("kernel") == f.name for p in out):
+            continue
+        if f.name in unit.dropped:
+            why = f"kernel {f.name} {unit.dropped[f.name]}"
+        elif f.template is not None:
+            why = f"template kernel {f.name} not instantiated: " + (lost or unit.unresolved.get(f.name, "no instance"))
+        else:
+            why = f"kernel {f.name} has no entry in the PTX"
+        p = _failed(unit_id, "cuda", f.text, arch, options, origin, why)
+        p.id, p.kernel_name = f"{unit_id}:failed:{f.name}", f.name
+        p.meta["kernel"] = f.name
+        out.append(p)
+    return out
 
 
 def pairs_for_triton(path: Path, cfg: PairConfig,
                      skip: frozenset = frozenset()) -> Iterator[tuple[str, list[Pair] | None]]:
     from .triton_ptx import load_triton_specs, triton_ptx, triton_source
-    for fn, spec in load_triton_specs(path):
+    try:
+        specs = load_triton_specs(path)
+    except Exception as exc:  # noqa: BLE001 - the module is user code
+        yield from _file_failed(path, "", f"cannot load the Triton specs: {type(exc).__name__}: {exc}",
+                                cfg, skip)
+        return
+    for fn, spec in specs:
         src = triton_source(fn)
         for arch in cfg.archs:
             opts = [f"-arch={arch}", f"num_warps={spec.num_warps}", f"num_stages={spec.num_stages}",
@@ -128,6 +182,9 @@ def pairs_for_triton(path: Path, cfg: PairConfig,
                                        launch_of=lambda k: spec.launch, cfg=cfg)
             except (CompileFailed, PtxSyntaxError) as exc:
                 pairs = [_failed(unit_id, "triton", src, arch, opts, origin, str(exc))]
+            except Exception as exc:  # noqa: BLE001 - one unit's failure never stops the run
+                pairs = [_failed(unit_id, "triton", src, arch, opts, origin,
+                                 f"internal error ({type(exc).__name__}): {exc}")]
             yield unit_id, pairs
 
 
@@ -144,16 +201,39 @@ class PairSummary:
     failed: int = 0
 
 
+def _file_failed(path: Path, text: str, error: str, cfg: PairConfig,
+                 done: frozenset) -> Iterator[tuple[str, list[Pair] | None]]:
+    unit_id = _hash("file", str(path), text, str(cfg.strip_debug))
+    if unit_id in done:
+        yield unit_id, None
+    else:
+        yield unit_id, [_failed(unit_id, "cuda", text, ",".join(cfg.archs), [], str(path), error)]
+
+
+def _units_of(path: Path, cfg: PairConfig, done: frozenset, include: tuple[str, ...]):
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        return [_file_failed(path, "", f"cannot read {path}: {exc}", cfg, done)]
+    if path.suffix == ".py" and "TRITON_PTX_SPECS" in text and "load_inline" not in text:
+        return [pairs_for_triton(path, cfg, done)]
+    from ..cudasrc.python_src import CudaExtractError
+    try:
+        units = cuda_units(path, text)
+    except CudaExtractError as exc:
+        return [_file_failed(path, text, str(exc), cfg, done)]
+    inc = (str(path.resolve().parent), *include)
+    return [pairs_for_cuda(src, origin, cfg, done, inc) for origin, src in units]
+
+
 def build_pairs(paths: list[Path], out: Path, cfg: PairConfig,
-                on_unit: Callable[[str, list[Pair]], None] | None = None) -> PairSummary:
+                on_unit: Callable[[str, list[Pair]], None] | None = None,
+                include: tuple[str, ...] = ()) -> PairSummary:
+    """Pairs of every file into `out`; `include`: -I directories besides each file's own."""
     done = frozenset(r.get("meta", {}).get("unit_id") for r in iter_jsonl(out)) if out.exists() else frozenset()
     summary = PairSummary()
     for path in paths:
-        text = path.read_text()
-        if path.suffix == ".py" and "TRITON_PTX_SPECS" in text and "load_inline" not in text:
-            gens = [pairs_for_triton(path, cfg, done)]
-        else:
-            gens = [pairs_for_cuda(src, origin, cfg, done) for origin, src in cuda_units(path)]
+        gens = _units_of(path, cfg, done, include)
         for unit_id, pairs in itertools.chain.from_iterable(gens):
             summary.units += 1
             if pairs is None:
