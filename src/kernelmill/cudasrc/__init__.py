@@ -1,14 +1,16 @@
 """CUDA source tools on tree-sitter: structure, host stripping, readability refactoring."""
 
-from .check import RefactorResult, StepResult, normalize_ptx, refactor_cuda, same_ptx
+from .check import RefactorResult, StepResult, normalize_ptx, normalize_symbol, refactor_cuda, same_ptx
 from .cse import extract_index_cse
+from .device import DeviceUnit, device_unit
 from .parens import remove_redundant_parens
 from .python_src import CudaExtractError, cuda_sources_from_python
 from .tsparse import (CudaFunction, LaunchSite, disable_unrolling, functions, kernel_source,
                       launch_sites, strip_host)
 
 __all__ = [
-    "RefactorResult", "StepResult", "normalize_ptx", "refactor_cuda", "same_ptx",
+    "RefactorResult", "StepResult", "normalize_ptx", "normalize_symbol", "refactor_cuda", "same_ptx",
+    "DeviceUnit", "device_unit",
     "extract_index_cse", "remove_redundant_parens", "CudaExtractError", "cuda_sources_from_python",
     "CudaFunction", "LaunchSite", "disable_unrolling", "functions", "kernel_source",
     "launch_sites", "strip_host",

@@ -1,9 +1,17 @@
 """The semantic check of a refactoring: same PTX modulo register numbering.
 
-Both sources are compiled with nvcc (host side stripped), each function's
-registers are renumbered in order of first appearance per register class, and
-`.reg` declarations (whose counts follow the numbering) and comments are
-dropped. Equal token streams mean the compiler produced the same program.
+Both sources are compiled with nvcc as the pair builder compiles them (what needs
+torch removed, template kernels instantiated from their launch sites, the
+source's include paths). Each function's registers are renumbered in order of
+first appearance per register class, `.reg` declarations (whose counts follow
+the numbering) and comments are dropped, and the per-compile hash in the names
+of internal symbols (anonymous namespaces, statics: `_GLOBAL__N__<hash>_...`) is
+blanked. Equal token streams mean the compiler produced the same program.
+
+The check is sound only for code that reaches the PTX, so the steps change
+nothing else: only the functions whose code is in the PTX (the kernels in it and
+the device functions they call) are edited, and a PTX without any function
+(a file of templates nobody instantiates) checks nothing: the step is not kept.
 """
 
 from __future__ import annotations
@@ -11,13 +19,31 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..ptx.lexer import tokenize
-from ..ptx.nvcc import CompileFailed, NvccOptions, nvcc_ptx
+from ..ptx.lexer import PtxSyntaxError, tokenize
+from ..ptx.nvcc import CompileFailed, NvccOptions, demangle, nvcc_ptx
+from ..ptx.parser import parse_module
 from .cse import extract_index_cse
+from .device import device_unit
 from .parens import remove_redundant_parens
-from .tsparse import strip_host
+from .tsparse import functions
 
 _REG = re.compile(r"^%([A-Za-z_]+?)(\d+)$")
+
+
+_INTERNAL = re.compile(r"(\d+)(_GLOBAL__N_|_INTERNAL_)")
+
+
+def normalize_symbol(name: str) -> str:
+    """Blank nvcc's per-compile part of internal names: `_ZN46_GLOBAL__N__1ff0..._26737` + `2an`
+    (a length-prefixed component) becomes `_ZN#2an`."""
+    out, pos = [], 0
+    for m in _INTERNAL.finditer(name):
+        if m.start() < pos:
+            continue
+        n = int(m.group(1))
+        out.append(name[pos:m.start()] + "#")
+        pos = m.end(1) + n
+    return "".join(out) + name[pos:] if out else name
 
 
 def normalize_ptx(ptx: str) -> list[str]:
@@ -36,7 +62,9 @@ def normalize_ptx(ptx: str) -> list[str]:
         if t.text in (".entry", ".func"):
             names.clear(), per_class.clear()
         m = _REG.match(t.text) if t.kind == "reg" else None
-        if m:
+        if t.kind == "ident" and ("_GLOBAL__N_" in t.text or "_INTERNAL_" in t.text):
+            out.append(normalize_symbol(t.text))
+        elif m:
             if t.text not in names:
                 per_class[m.group(1)] = per_class.get(m.group(1), 0) + 1
                 names[t.text] = f"%{m.group(1)}#{per_class[m.group(1)]}"
@@ -53,6 +81,7 @@ class StepResult:
     changes: int
     kept: bool
     reason: str = ""
+    checked: bool = True  # False: kept without the PTX check (check=False)
 
 
 @dataclass
@@ -66,15 +95,55 @@ class RefactorResult:
         return all(s.kept for s in self.steps if s.changes)
 
 
+def compile_checked(src: str, opts: NvccOptions) -> tuple[str, list[str]]:
+    """PTX of the source as the check sees it, and its functions' names; CompileFailed
+    if nvcc rejects it or the PTX holds no function (nothing could be compared)."""
+    unit = device_unit(src)
+    o = NvccOptions(opts.arch, opts.opt, opts.unroll, opts.extra + unit.flags, opts.include)
+    ptx = nvcc_ptx(unit.source, o)
+    try:
+        names = [f.name for f in parse_module(ptx).functions if f.body is not None]
+    except PtxSyntaxError as exc:
+        raise CompileFailed(f"the PTX cannot be read: {exc}") from None
+    if not names:
+        raise CompileFailed("the PTX holds no function: nothing to compare (template kernels "
+                            "that are never instantiated?)")
+    return ptx, names
+
+
+def checked_ranges(src: str, ptx_names: list[str]) -> list[tuple[int, int]]:
+    """Byte ranges of the functions whose code is in the PTX: the kernels (and
+    device functions) named there and the device functions they call."""
+    bare = set(demangle(ptx_names).values())
+    fns = functions(src)
+    by_name: dict[str, list] = {}
+    for f in fns:
+        by_name.setdefault(f.name, []).append(f)
+    todo = [f for f in fns if f.name in bare and (f.is_kernel or f.is_device)]
+    seen: dict[int, object] = {}
+    while todo:
+        f = todo.pop()
+        if f.start in seen:
+            continue
+        seen[f.start] = f
+        for name in set(re.findall(r"\b([A-Za-z_]\w*)\s*(?:<[^<>;]*>)?\s*\(", f.text)):
+            todo += [g for g in by_name.get(name, []) if g.is_device and not g.is_kernel]
+    return sorted((f.start, f.end) for f in seen.values())
+
+
 def same_ptx(a: str, b: str, opts: NvccOptions) -> tuple[bool, str]:
     try:
-        pa = nvcc_ptx(strip_host(a), opts)
+        pa, _ = compile_checked(a, opts)
     except CompileFailed as exc:
-        return False, f"original does not compile: {exc}"
+        return False, f"original cannot be checked: {exc}"
+    return _same_as(pa, b, opts)
+
+
+def _same_as(pa: str, b: str, opts: NvccOptions) -> tuple[bool, str]:
     try:
-        pb = nvcc_ptx(strip_host(b), opts)
+        pb, _ = compile_checked(b, opts)
     except CompileFailed as exc:
-        return False, f"refactored source does not compile: {exc}"
+        return False, f"refactored source cannot be checked: {exc}"
     na, nb = normalize_ptx(pa), normalize_ptx(pb)
     if na == nb:
         return True, ""
@@ -85,21 +154,35 @@ def same_ptx(a: str, b: str, opts: NvccOptions) -> tuple[bool, str]:
 
 def refactor_cuda(src: str, opts: NvccOptions = NvccOptions(), check: bool = True,
                   cse: bool = True, parens: bool = True) -> RefactorResult:
-    """CSE in index expressions, then parenthesis removal; each step is kept
-    only when the compiled PTX is unchanged (modulo register numbering)."""
+    """CSE in index expressions, then parenthesis removal, each only inside the
+    functions whose code is in the PTX, and each kept only when the compiled PTX
+    is unchanged (modulo register numbering and symbol hashes). `opts.include`:
+    the source's header directories. With check=False nothing is compiled and
+    every function may change (not checked, as the result says)."""
     res = RefactorResult(src)
     steps = []
     if cse:
         steps.append(("cse", extract_index_cse))
     if parens:
         steps.append(("parens", remove_redundant_parens))
+    ptx, why = None, ""
+    if check:
+        try:
+            ptx, names = compile_checked(src, opts)
+        except CompileFailed as exc:
+            why = f"original cannot be checked: {exc}"
     for name, fn in steps:
-        new, n = fn(res.source)
+        if check and ptx is None:  # nothing can be checked: nothing is changed
+            new, n = fn(res.source)
+            res.steps.append(StepResult(name, n if new != res.source else 0, False, why))
+            continue
+        within = checked_ranges(res.source, names) if check else None
+        new, n = fn(res.source, within=within)
         if n == 0 or new == res.source:
             res.steps.append(StepResult(name, 0, True))
             continue
-        ok, why = same_ptx(res.source, new, opts) if check else (True, "")
-        res.steps.append(StepResult(name, n, ok, why))
+        ok, reason = _same_as(ptx, new, opts) if check else (True, "not checked")
+        res.steps.append(StepResult(name, n, ok, reason, checked=check))
         if ok:
             res.source = new
     return res

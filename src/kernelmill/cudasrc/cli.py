@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 app = typer.Typer(help="CUDA source tools.", no_args_is_help=True)
 console = Console()
@@ -18,9 +19,13 @@ def refactor(src: Path = typer.Argument(..., help="CUDA source (.cu)."),
              arch: str = typer.Option("sm_90", help="Target used for the PTX check."),
              no_check: bool = typer.Option(False, help="Skip the PTX check (not recommended)."),
              cse: bool = typer.Option(True, help="Common-subexpression extraction in indices."),
-             parens: bool = typer.Option(True, help="Redundant-parenthesis removal.")) -> None:
-    """CSE in index expressions + redundant-parenthesis removal; each step kept
-    only when original and refactored compile to the same PTX (registers renumbered)."""
+             parens: bool = typer.Option(True, help="Redundant-parenthesis removal."),
+             include: list[Path] = typer.Option([], "-I", "--include",
+                                                help="Header directory (repeatable; the source's own "
+                                                     "directory is always searched).")) -> None:
+    """CSE in index expressions + redundant-parenthesis removal, inside the functions
+    whose code is in the PTX; each step kept only when original and refactored
+    compile to the same PTX (registers renumbered, symbol hashes blanked)."""
     from ..ptx.nvcc import NvccOptions
     from .check import refactor_cuda
     try:
@@ -28,16 +33,19 @@ def refactor(src: Path = typer.Argument(..., help="CUDA source (.cu)."),
     except OSError as exc:
         err.print(f"[red]error:[/red] {src}: {exc.strerror}")
         raise typer.Exit(2)
-    res = refactor_cuda(text, NvccOptions(arch=arch), check=not no_check, cse=cse, parens=parens)
+    inc = (str(src.resolve().parent), *(str(d) for d in include))
+    res = refactor_cuda(text, NvccOptions(arch=arch, include=inc), check=not no_check, cse=cse, parens=parens)
     tmp = out.with_name(f".{out.name}.tmp")
     tmp.write_text(res.source)
     tmp.replace(out)
     for s in res.steps:
         if s.changes == 0:
             console.print(f"{s.step}: nothing to change")
+        elif s.kept and not s.checked:
+            console.print(f"{s.step}: {s.changes} changes, not checked (--no-check): kept")
         elif s.kept:
             console.print(f"{s.step}: {s.changes} changes, PTX identical: kept")
         else:
             err.print(f"[yellow]{s.step}: {s.changes} changes rejected[/yellow], original kept: "
-                      f"{s.reason.splitlines()[0] if s.reason else ''}")
+                      f"{escape(s.reason.splitlines()[0]) if s.reason else ''}")
     console.print(f"{src} -> {out}: {len(text)} -> {len(res.source)} characters")

@@ -9,8 +9,14 @@ its constant offset: only `X` is shared. Nested scopes are handled on their own
 (a variable is redefined at scope boundaries).
 
 Safety: a candidate has no calls, assignments or increments, and every name in
-it is never written in the function and is declared before the definition
-point. `const auto` keeps the exact type of the expression.
+it is never written in the function (nor has its address taken) and is declared
+before the definition point. A candidate that reads memory (`B[i]`, `*p`, `p->x`)
+is shared only when nothing between its definition and its last use may write
+memory or synchronise (an assignment or increment of anything but a plain
+variable, any call): the value read must be the same. `const auto` keeps the
+exact type of the expression. Functions with `#if` inside are left alone (a
+branch may not be compiled, so no check would see the change), and with
+`within` only functions inside the given byte ranges are changed.
 """
 
 from __future__ import annotations
@@ -80,6 +86,34 @@ def _index_exprs(scope):
     return out
 
 
+_MEMORY_READS = {"subscript_expression", "field_expression", "pointer_expression"}
+_PREPROC = {"preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef"}
+
+
+def _reads_memory(n) -> bool:
+    for x in _walk(n):
+        if x.type == "subscript_expression":
+            return True
+        if x.type == "pointer_expression" and text(x.child_by_field_name("operator") or x)[:1] == "*":
+            return True
+        if x.type == "field_expression" and any(c.type == "->" for c in x.children):
+            return True
+    return False
+
+
+def _clobbers(stmt, exempt=None) -> bool:
+    """May `stmt` write memory or synchronise? `exempt`: its own top-level assignment
+    (in the last statement the store comes after every read of the statement)."""
+    for x in _walk(stmt):
+        if x.type == "call_expression":
+            return True
+        if x.type in ("assignment_expression", "update_expression") and x is not exempt:
+            target = x.child_by_field_name("left") or x.child_by_field_name("argument")
+            if target is None or target.type != "identifier":
+                return True
+    return False
+
+
 def _writes_and_decls(fn):
     written, declared = set(), {}
     for x in _walk(fn):
@@ -89,6 +123,8 @@ def _writes_and_decls(fn):
                 written.add(text(left))
         elif x.type == "update_expression":
             written |= {text(c) for c in x.children if c.type == "identifier"}
+        elif x.type == "pointer_expression" and x.children and x.children[0].type == "&":
+            written |= {text(c) for c in x.children if c.type == "identifier"}  # &x: may be written
         elif x.type in ("init_declarator", "parameter_declaration", "declaration"):
             d = x.child_by_field_name("declarator")
             while d is not None and d.type not in ("identifier",):
@@ -98,14 +134,33 @@ def _writes_and_decls(fn):
     return written, declared
 
 
-def extract_index_cse(src: str, min_ops: int = 1) -> tuple[str, int]:
-    """Return the refactored source and the number of variables introduced."""
+def _memory_safe(scope, occ_stmts) -> bool:
+    """No statement from the first to the last use may change what the reads read."""
+    stmts = [c for c in scope.children if c.is_named]
+    first, last = min(occ_stmts, key=lambda s: s.start_byte), max(occ_stmts, key=lambda s: s.start_byte)
+    span = [s for s in stmts if first.start_byte <= s.start_byte <= last.start_byte]
+    for s in span:
+        top = s.named_children[0] if s.type == "expression_statement" and s.named_children else None
+        exempt = top if (s is last and top is not None and top.type == "assignment_expression") else None
+        if _clobbers(s, exempt):
+            return False
+    return True
+
+
+def extract_index_cse(src: str, min_ops: int = 1,
+                      within: list[tuple[int, int]] | None = None) -> tuple[str, int]:
+    """Return the refactored source and the number of variables introduced;
+    `within`: byte ranges of the functions that may be changed."""
     tree = parse_cuda(src)
     data = src.encode()
     used_names = set(re.findall(r"\b\w+\b", src))
     edits: list[tuple[int, int, bytes]] = []
     counter = 0
     for fn in (x for x in _walk(tree.root_node) if x.type == "function_definition"):
+        if within is not None and not any(a <= fn.start_byte and fn.end_byte <= b for a, b in within):
+            continue
+        if any(x.type in _PREPROC for x in _walk(fn)):
+            continue
         written, declared = _writes_and_decls(fn)
         for scope in (x for x in _walk(fn) if x.type == "compound_statement"):
             exprs = _index_exprs(scope)
@@ -138,7 +193,7 @@ def extract_index_cse(src: str, min_ops: int = 1) -> tuple[str, int]:
                     if ok:
                         if k not in chosen:
                             chosen[k] = (n, stmt)
-                        occurrences.append((n, k))
+                        occurrences.append((n, k, stmt))
                         return
                 for c in n.children:
                     if c.is_named:
@@ -146,10 +201,12 @@ def extract_index_cse(src: str, min_ops: int = 1) -> tuple[str, int]:
 
             for e, stmt in exprs:
                 pick(e, stmt)
-            uses = Counter(k for _, k in occurrences)
+            uses = Counter(k for _, k, _ in occurrences)
             names = {}
             for k, (first, stmt) in chosen.items():
                 if uses[k] < 2:
+                    continue
+                if _reads_memory(first) and not _memory_safe(scope, [s for _, kk, s in occurrences if kk == k]):
                     continue
                 while f"idx{counter}" in used_names:
                     counter += 1
@@ -160,7 +217,7 @@ def extract_index_cse(src: str, min_ops: int = 1) -> tuple[str, int]:
                 indent = re.match(rb"[ \t]*", data[line_start:stmt.start_byte]).group()
                 decl = f"const auto {name} = {text(first)};\n".encode() + indent
                 edits.append((stmt.start_byte, stmt.start_byte, decl))
-            for n, k in occurrences:
+            for n, k, _ in occurrences:
                 if k in names:
                     edits.append((n.start_byte, n.end_byte, names[k].encode()))
     out, pos = bytearray(), 0

@@ -7,6 +7,12 @@ ever re-associated (`a+(b+c)` keeps its parentheses: float addition is not
 associative), parentheses that are syntax (`if (..)`, `sizeof(..)`, casts,
 template and launch arguments) are kept, and a space is inserted where removal
 would glue two tokens into a new one (`a-(-b)` -> `a- -b`, `x/(*p)`).
+
+A call argument whose text holds a comma outside brackets (`f<a, b>(x)`,
+`k<<<g, b>>>(x)`) keeps its parentheses: the call may be a macro, whose
+arguments split at that comma. Parentheses inside an `#if` branch are kept
+(the branch may not be compiled, so no check would see the change), and with
+`within` only those inside the given byte ranges are considered.
 """
 
 from __future__ import annotations
@@ -41,8 +47,24 @@ def _op(e) -> str:
     return o.type if o is not None else ""
 
 
+def _bare_comma(e) -> bool:
+    """A comma outside (), [] and {} (in template or launch arguments)."""
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        if n.type == "," and n.parent is not None and n.parent.type in (
+                "template_argument_list", "kernel_call_syntax", "comma_expression"):
+            return True
+        if n.type not in ("argument_list", "parenthesized_expression", "subscript_argument_list",
+                          "initializer_list", "compound_statement"):
+            stack.extend(n.children)
+    return False
+
+
 def _removable(e, ctx) -> bool:
     k = _kind(e)
+    if ctx == "arg" and _bare_comma(e):
+        return False
     if ctx in ("full", "arg"):
         return k in ("primary", "unary", "bin", "cond")
     if ctx in ("postfix", "unary"):
@@ -151,11 +173,23 @@ def _glue(a: str, b: str) -> bool:
     return (ident(a) and ident(b)) or (a in _OPCHARS and b in _OPCHARS)
 
 
-def remove_redundant_parens(src: str) -> tuple[str, int]:
-    """Return the source without redundant parentheses and how many were removed."""
+def _in_preproc_branch(n) -> bool:
+    p = n.parent
+    while p is not None:
+        if p.type in ("preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef"):
+            return True
+        p = p.parent
+    return False
+
+
+def remove_redundant_parens(src: str, within: list[tuple[int, int]] | None = None) -> tuple[str, int]:
+    """Return the source without redundant parentheses and how many were removed;
+    `within`: byte ranges outside which nothing is changed."""
     tree = parse_cuda(src)
     drop: list = []
     _visit(tree.root_node, "keep", drop)
+    drop = [p for p in drop if not _in_preproc_branch(p)
+            and (within is None or any(a <= p.start_byte and p.end_byte <= b for a, b in within))]
     data = src.encode()
     cuts = sorted({(p.start_byte, p.start_byte + 1) for p in drop}
                   | {(p.end_byte - 1, p.end_byte) for p in drop})
