@@ -115,6 +115,9 @@ def judge(job, level, device, cand_code, facts, got, expected, sets, findings, p
 
     prof = facts.get("profile") or {}
     language = job.language
+    if prof.get("unsynced"):  # item 3: work on a stream the timed stream never waited for
+        findings.add("unsynced_work", f"{len(prof['unsynced'])} GPU operation(s) outside the timed stream: "
+                                      f"{prof['unsynced'][0]}")
     if prof and language != "torch":
         if prof["own_calls"] == 0:
             findings.add("torch_fallback", "no call into its own compiled module or Triton kernel was seen")

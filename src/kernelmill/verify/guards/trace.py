@@ -230,6 +230,7 @@ def profile_call(fn: Callable[[], Any], device: torch.device, tracer: OwnCodeTra
             try:
                 result = fn()
                 if device.type == "cuda":
+                    torch.cuda._sleep(1)  # the end marker, on the stream the harness times
                     torch.cuda.synchronize()
             finally:
                 if tracer is not None:
@@ -238,15 +239,50 @@ def profile_call(fn: Callable[[], Any], device: torch.device, tracer: OwnCodeTra
         wall = time.perf_counter() - t0
         if prof is not None:
             prof.__exit__(None, None, None)
+    unsynced: list[str] = []
     if prof is not None:
         for e in prof.events():
-            if "CUDA" in str(getattr(e, "device_type", "")):
+            if "CUDA" in str(getattr(e, "device_type", "")) and "spin_kernel" not in e.name:
                 kernels[e.name] = kernels.get(e.name, 0.0) + float(getattr(e, "device_time", 0.0) or 0.0)
+        unsynced = after_the_marker(getattr(prof.profiler, "kineto_results", None))
     leaves = sorted(op for op in rec.ops if op not in PLUMBING)
     outs = [t for t in _tensor_args((result,), {}) if type(t) is torch.Tensor and t.numel()]
     # every output tensor was written by a torch function called from Python
     from_torch = bool(outs) and all(t.untyped_storage().data_ptr() in rec.produced for t in outs)
     return {"ops": sorted(rec.ops), "leaf_compute_ops": leaves, "low_precision": sorted(rec.low_precision),
             "output_from_torch": from_torch,
-            "kernels": kernels, "wall_s": wall,
+            "kernels": kernels, "wall_s": wall, "unsynced": unsynced,
             "own_calls": tracer.calls if tracer else 0, "own_s": tracer.seconds if tracer else 0.0}
+
+
+def after_the_marker(results, slack_us: float = 2.0) -> list[str]:
+    """Catalogue item 3, read from the profiler's device timeline: GPU work of
+    the call still running when the harness's stream had finished it.
+
+    `profile_call` queues a one-cycle spin kernel (the marker) on the stream
+    the harness times, right after the call returns. A kernel, copy or memset
+    on another stream that ends after the marker started ran outside what the
+    timing events see (a stream the call never joined back). Honest side
+    streams are joined (the timed stream waits for them), so their work ends
+    before the marker. Unlike the timing rounds' end-of-round wait, this does
+    not depend on how much idle time the GPU had between calls."""
+    if results is None:
+        return []
+    try:
+        events = [e for e in results.events() if "CUDA" in str(e.device_type())]
+    except (AttributeError, RuntimeError):
+        return []
+    markers = [e for e in events if "spin_kernel" in e.name()]
+    if not markers:
+        return []
+    mark = max(markers, key=lambda e: e.correlation_id())  # ours is the last one launched
+    stream, t_mark = mark.device_resource_id(), mark.start_ns()
+    late = []
+    for e in events:
+        if e is mark or e.device_resource_id() == stream or e.duration_ns() <= 0:
+            continue
+        over_us = (e.end_ns() - t_mark) / 1e3
+        if over_us > slack_us:
+            late.append(f"{e.name()[:80]} on stream {e.device_resource_id()} ended {over_us:.1f} us after "
+                        f"the timed stream (stream {stream}) finished the call")
+    return late
