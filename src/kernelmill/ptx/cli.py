@@ -111,6 +111,7 @@ def pairs(sources: list[Path] = typer.Argument(..., help=".cu files, Python cand
         for p in ps:
             if p.meta.get("status") == "failed":
                 lines = p.meta["error"].splitlines() or [""]
+                lines = [next((ln for ln in lines[1:] if "error" in ln), lines[0])]
                 what = f"{p.origin}{' ' + p.kernel_name if p.kernel_name else ''} {' '.join(p.options)}"
                 err.print(f"[yellow]failed[/yellow] {escape(what)}: {escape(lines[0])}", highlight=False)
 
