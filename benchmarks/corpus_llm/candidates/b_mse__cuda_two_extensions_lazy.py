@@ -77,5 +77,5 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, predictions, targets):
-        partial = _ext("partial").sqdiff_partial(predictions, targets)
-        return _ext("final").finish_mean(partial, predictions.numel())
+        sums = _ext("partial").sqdiff_partial(predictions, targets)
+        return _ext("final").finish_mean(sums, predictions.numel())
