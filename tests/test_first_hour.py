@@ -73,5 +73,6 @@ def test_verify_progress_off_a_terminal_is_one_line_per_candidate(tmp_path, monk
     assert [ln.split()[:4] for ln in lines] == [["verify", "1/2", "runtime_error", "[unknown_task]"],
                                                  ["verify", "2/2", "runtime_error", "[unknown_task]"]]
     assert sorted(ln.split()[-1] for ln in lines) == ["x1", "x2"]
+    assert "verify: 2 candidates verified: runtime_error 2; cached 0" in result.output
     # the summary counts them as not run, naming the task
     assert "not run" in result.output and "level9/missing" in result.output

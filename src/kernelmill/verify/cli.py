@@ -86,14 +86,18 @@ def run_verify(source: str, samples: list[Sample], out: Path, config: VerifyConf
     # on a terminal a live bar; elsewhere (a log, a pipe) one whole line per candidate
     live = progress and err.is_terminal
     done_count = [len(samples) - len(todo)]
+    counts: dict[str, int] = {}
 
     def on_verdict(v: Verdict) -> None:
         append_jsonl(out, [v])
         done_count[0] += 1
+        counts[v.status] = counts.get(v.status, 0) + 1
+        counts["cached"] = counts.get("cached", 0) + int(v.cached)
         if progress and not live:
             speed = f" {v.speedup:.2f}x" if v.speedup is not None else ""
             flags = f" [{','.join(v.flags)}]" if v.flags else ""
-            print(f"verify {done_count[0]}/{len(samples)} {v.status}{speed}{flags} {v.sample_id}",
+            cached = " (cached)" if v.cached else ""
+            print(f"verify {done_count[0]}/{len(samples)} {v.status}{speed}{flags} {v.sample_id}{cached}",
                   file=sys.stderr, flush=True)
 
     previous = signal.signal(signal.SIGTERM, _sigterm)
@@ -107,6 +111,10 @@ def run_verify(source: str, samples: list[Sample], out: Path, config: VerifyConf
         raise typer.Exit(1)
     finally:
         signal.signal(signal.SIGTERM, previous)
+    if progress and not live and todo:
+        summary = ", ".join(f"{s} {n}" for s, n in counts.items() if s != "cached")
+        print(f"verify: {len(todo)} candidates verified: {summary}; cached {counts.get('cached', 0)}",
+              file=sys.stderr, flush=True)
     wanted = {s.sample_id for s in samples}
     return [v for v in read_jsonl(out, Verdict, []) if v.sample_id in wanted]
 
