@@ -109,5 +109,5 @@ class ModelNew(nn.Module):
 
     def forward(self, x):
         rows = x.numel() // self.ln.weight.numel()
-        stats = stats.ln_stats(x, rows, self.ln.eps)
-        return apply.ln_apply(x, stats, self.ln.weight, self.ln.bias)
+        row_stats = stats.ln_stats(x, rows, self.ln.eps)
+        return apply.ln_apply(x, row_stats, self.ln.weight, self.ln.bias)

@@ -106,5 +106,5 @@ class ModelNew(nn.Module):
 
     def forward(self, x):
         rows = x.numel() // self.ln.weight.numel()
-        stats = _ext("stats").ln_stats(x, rows, self.ln.eps)
-        return _ext("apply").ln_apply(x, stats, self.ln.weight, self.ln.bias)
+        row_stats = _ext("stats").ln_stats(x, rows, self.ln.eps)
+        return _ext("apply").ln_apply(x, row_stats, self.ln.weight, self.ln.bias)
