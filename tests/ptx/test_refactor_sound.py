@@ -111,3 +111,12 @@ def test_include_path_of_the_source(tmp_path):
     assert r.exit_code == 0 and "PTX identical: kept" in r.output and out.read_text() == res.source
     r = CliRunner().invoke(app, ["cuda", "refactor", str(tmp_path / "inc" / "k.cu"), "-o", str(out), "--no-check"])
     assert r.exit_code == 0 and "not checked" in r.output and "PTX identical" not in r.output
+
+
+def test_a_template_overload_without_an_instance_is_not_edited():
+    from kernelmill.cudasrc.check import checked_ranges
+    src = ("__global__ void k(float* x) { x[0] = 1.f; }\n"
+           "template <typename T> __global__ void k(T* x) { x[((0))] = T(2); }\n")
+    first = (0, src.index("\n"))
+    assert checked_ranges(src, ["_Z1kPf"]) == [first]  # the plain k only: same name, no instance
+    assert len(checked_ranges(src, ["_Z1kPf", "_Z1kIiEvPT_"])) == 2

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..ptx.lexer import PtxSyntaxError, tokenize
-from ..ptx.nvcc import CompileFailed, NvccOptions, demangle, nvcc_ptx
+from ..ptx.nvcc import CompileFailed, NvccOptions, demangle, demangle_full, nvcc_ptx
 from ..ptx.parser import parse_module
 from .cse import extract_index_cse
 from .device import device_unit
@@ -115,11 +115,14 @@ def checked_ranges(src: str, ptx_names: list[str]) -> list[tuple[int, int]]:
     """Byte ranges of the functions whose code is in the PTX: the kernels (and
     device functions) named there and the device functions they call."""
     bare = set(demangle(ptx_names).values())
+    full = list(demangle_full(ptx_names).values())
     fns = functions(src)
     by_name: dict[str, list] = {}
     for f in fns:
         by_name.setdefault(f.name, []).append(f)
-    todo = [f for f in fns if f.name in bare and (f.is_kernel or f.is_device)]
+    # a template counts only with an instance in the PTX (`k<float>`), not by its name alone
+    todo = [f for f in fns if f.name in bare and (f.is_kernel or f.is_device)
+            and (f.template is None or any(re.search(rf"\b{re.escape(f.name)}<", d) for d in full))]
     seen: dict[int, object] = {}
     while todo:
         f = todo.pop()
