@@ -26,7 +26,9 @@ Given a corpus (default benchmarks/corpus_llm/, README there) and a device:
     right where they differ.
 
 GPU (on the device machine; KernelBench needs pydantic, requests,
-python-dotenv, tqdm and numpy):
+python-dotenv, tqdm and numpy, and its folder must be there: give
+--kernelbench DIR or KERNELBENCH_DIR when it is not at
+../shared/baselines/kernelbench; kernelmill must be installed there too):
 
     python benchmarks/vs_kernelbench.py --device cuda --out vs_kb.json --markdown vs_kb.md
 
@@ -167,7 +169,27 @@ def kb_status(r: dict) -> tuple[str, float | None]:
     return "ok", (ref / rt if rt > 0 and ref > 0 else None)
 
 
+def kb_preflight(kb_root: Path) -> str | None:
+    """Import KernelBench's eval in a throw-away process (this one stays free
+    of CUDA); the error text, or None when it imports."""
+    code = ("import sys; sys.path[:0] = [sys.argv[1] + '/harness/stubs', sys.argv[1] + '/harness']; "
+            "from kernelbench.eval import eval_kernel_against_ref, build_compile_cache")
+    if not (kb_root / "harness" / "kernelbench" / "eval.py").is_file():
+        return f"no KernelBench harness at {kb_root}/harness/kernelbench/eval.py (give --kernelbench or KERNELBENCH_DIR)"
+    p = subprocess.run([sys.executable, "-c", code, str(kb_root)], capture_output=True, text=True)
+    if p.returncode != 0:
+        tail = [l for l in p.stderr.splitlines() if l.strip()][-1:] or ["?"]
+        return f"KernelBench's eval does not import: {tail[0]} (it needs pydantic, requests, python-dotenv, tqdm, numpy)"
+    return None
+
+
 def run_kernelbench(cands, args, results: dict, out: Path | None) -> None:
+    why = kb_preflight(Path(args.kernelbench))
+    if why:
+        results["kernelbench_skipped"] = why
+        print("kernelbench: " + why, flush=True)
+        save_results(out, results)
+        return
     kb = results.setdefault("kernelbench", {"compile": {}, "eval": {}, "segments": []})
     todo = [c for c in cands if c.name not in kb["eval"]]
     if not todo:
