@@ -444,8 +444,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     if args.work is None:
         args.work = (args.out.with_suffix(".work") if args.out else Path(tempfile.mkdtemp(prefix="vs-kb-")))
-    if not args.resume and args.work.exists() and args.out:
-        shutil.rmtree(args.work)
+        if not args.resume and args.out and args.work.exists():
+            shutil.rmtree(args.work)  # our own scratch folder from an earlier run (never a --work given by hand)
     args.work.mkdir(parents=True, exist_ok=True)
     args.work = args.work.resolve()
     results = load_results(args.out) if args.resume else {}
