@@ -27,6 +27,7 @@ from ..environment import backend_flags, settle_process
 from ..timing import Bench, snapshot
 from ..guards import cudart, trace
 from ..guards.inputs import refill, tensors_in
+from .gpulock import gpu_lock
 from .job import CandidateJob
 from .loading import clone, die_with_parent, error_text, load_module, to_cpu, to_device
 
@@ -338,7 +339,8 @@ def _warm_up(device: torch.device) -> None:
     from .. import correctness, timing  # noqa: F401
     from . import loading  # noqa: F401 - imported now, not on the clock
 
-    trace.warm_cuda(device)
+    with gpu_lock(str(device), exclusive=False):  # never while a candidate is timed; released before the job
+        trace.warm_cuda(device)
 
 
 def main() -> None:

@@ -36,6 +36,7 @@ from ..guards.judge import fp32_task, judge
 from .launch import Launched, place, reap_descendants, shm_exchange_dir
 from ..guards.source import check_source
 from ..guards.trace import profile_call
+from .gpulock import gpu_lock
 from .job import CandidateJob, RunJob
 from .loading import clone, error_text, load_reference, to_cpu, to_device
 
@@ -317,7 +318,7 @@ def _time_both(ref, timing_sets, launched, reports, device, cfg, job, sets, expe
 
     copy_bytes = inp.nbytes(sets["timing"][0]) + inp.nbytes(expected["timing"][0]) + param_bytes
     ref_side = _ReferenceSide(lambda: ref(*ref_in), device, cfg, prep, copy_bytes)
-    with torch.no_grad():
+    with torch.no_grad(), gpu_lock(str(device), exclusive=True):
         comp = compare(ref_side, _RemoteSide(launched, reports), cfg,
                        check_rounds={rng.randrange(cfg.min_rounds): 0}, final_check=1, rng=rng,
                        candidate_walls=[])

@@ -25,6 +25,7 @@ import os
 import sys
 import time
 
+from .gpulock import gpu_lock
 from .job import RunJob
 from .loading import clone, die_with_parent, error_text, load_module, load_reference, to_device
 
@@ -115,8 +116,9 @@ def run(job: dict) -> dict:
                 torch.manual_seed(job.input_seed + job.trials)
                 inputs = to_device(ref_mod.get_inputs(), device)
                 ref_in, cand_in = clone(inputs), clone(inputs)
-                comp = compare_speed(Bench(lambda: ref(*ref_in), device, cfg),
-                                     Bench(lambda: cand(*cand_in), device, cfg), cfg)
+                with gpu_lock(str(device), exclusive=True):
+                    comp = compare_speed(Bench(lambda: ref(*ref_in), device, cfg),
+                                         Bench(lambda: cand(*cand_in), device, cfg), cfg)
                 phases["time_s"] = time.perf_counter() - t0
                 result["timing"] = {"reference": comp.reference.to_dict(), "candidate": comp.candidate.to_dict()}
                 attach_timing(result, comp)
@@ -149,7 +151,8 @@ def _standby(phase_dir: str, device: str) -> tuple[dict, object] | None:
         from . import supervisor  # noqa: F401 - the guarded flow's imports, off the clock
         from ..guards.trace import warm_cuda
 
-        warm_cuda(torch.device(device))
+        with gpu_lock(device, exclusive=False):  # never while a candidate is timed
+            warm_cuda(torch.device(device))
     except Exception as exc:  # noqa: BLE001 - the job itself will meet and report the same failure
         print(f"standby warm-up failed: {exc}", file=sys.stderr)
     line = sys.stdin.readline().strip()

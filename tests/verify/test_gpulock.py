@@ -1,0 +1,52 @@
+"""The timing lock (verify/process/gpulock.py): exclusive against everything,
+shared holders side by side, nothing on a CPU. Processes, as in a run."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import time
+
+from kernelmill.verify.process.gpulock import gpu_lock, lock_path
+
+
+def _hold(device, exclusive, seconds, started, log):
+    with gpu_lock(device, exclusive):
+        started.set()
+        log.put(("in", exclusive, time.monotonic()))
+        time.sleep(seconds)
+        log.put(("out", exclusive, time.monotonic()))
+
+
+def _run(tmp_path, monkeypatch, first_exclusive, second_exclusive):
+    monkeypatch.setenv("KERNELMILL_GPU_LOCK_DIR", str(tmp_path))
+    ctx = mp.get_context("fork")
+    log, s1, s2 = ctx.Queue(), ctx.Event(), ctx.Event()
+    a = ctx.Process(target=_hold, args=("cuda:0", first_exclusive, 0.5, s1, log))
+    a.start()
+    assert s1.wait(10)
+    b = ctx.Process(target=_hold, args=("cuda:0", second_exclusive, 0.0, s2, log))
+    b.start()
+    a.join(10)
+    b.join(10)
+    events = [log.get(timeout=5) for _ in range(4)]
+    return [(k, e) for k, e, _ in sorted(events, key=lambda x: x[2])]
+
+
+def test_timing_waits_for_a_warm_up_and_a_warm_up_for_timing(tmp_path, monkeypatch):
+    # exclusive after shared, and shared after exclusive: strictly one after the other
+    assert _run(tmp_path, monkeypatch, False, True) == [("in", False), ("out", False), ("in", True), ("out", True)]
+    assert _run(tmp_path, monkeypatch, True, False) == [("in", True), ("out", True), ("in", False), ("out", False)]
+
+
+def test_warm_ups_overlap(tmp_path, monkeypatch):
+    order = _run(tmp_path, monkeypatch, False, False)
+    assert order[:2] == [("in", False), ("in", False)]
+
+
+def test_one_file_per_gpu_and_none_for_a_cpu(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERNELMILL_GPU_LOCK_DIR", str(tmp_path))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
+    assert lock_path("cuda") == lock_path("cuda:0") != lock_path("cuda:1")
+    assert lock_path("cuda").parent == tmp_path and lock_path("cpu") is None
+    with gpu_lock("cpu", exclusive=True):  # nothing to take
+        pass
