@@ -57,6 +57,12 @@ class CrashAfter:
         await self.inner.complete_all(requests, wrapped, stats)
 
 
+
+def _sigint_default() -> None:
+    """The child takes Ctrl-C even where this test runs as a background job
+    (a non-interactive shell starts those with SIGINT ignored, which children inherit)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
 def _run(url, out, wrap=None, retry_errors=False):
     tpl = load_template("cuda")
     cfg = GenerateConfig(n=N, params=SamplingParams(seed=3), examples="fallback", retry_errors=retry_errors)
@@ -171,7 +177,8 @@ def test_ctrl_c_then_rerun_completes_without_duplicates(tmp_path):
         entry = "import typer; from kernelmill.generate.cli import generate_command; typer.run(generate_command)"
         cmd = [sys.executable, "-c", entry, str(tasks), "-o", str(out), "--base-url", srv.url,
                "-m", "fake-model", "-n", str(N), "-c", "2", "--no-progress"]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                preexec_fn=_sigint_default)
         while not (out.exists() and len(out.read_text().splitlines()) >= 2) and proc.poll() is None:
             time.sleep(0.05)
         proc.send_signal(signal.SIGINT)

@@ -15,6 +15,12 @@ from kernelmill.records import Sample, write_jsonl
 from verify_support import RELU_TASK, candidate
 
 
+
+def _sigint_default() -> None:
+    """The child takes Ctrl-C even where this test runs as a background job
+    (a non-interactive shell starts those with SIGINT ignored, which children inherit)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
 def _cli(*args, env):
     return [sys.executable, "-m", "kernelmill.cli", *args]
 
@@ -75,7 +81,8 @@ def test_ctrl_c_stops_cleanly_and_rerun_finishes(tmp_path):
     env = {**os.environ, "KERNELMILL_CACHE": str(tmp_path / "cache")}
     args = _cli("verify", str(tmp_path / "tasks"), str(tmp_path / "samples.jsonl"), "-o", str(out),
                 "--device", "cpu", "--trials", "1", "--workers", "1", "--store", str(tmp_path / "s.sqlite"), env=env)
-    proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_sigint_default)
     deadline = time.time() + 120
     while time.time() < deadline and not (out.exists() and out.read_text().count("\n") >= 1):
         time.sleep(0.05)
