@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -271,6 +272,15 @@ class InlineBuilder:
             self.log["warm"] = True
             return hit
         self.log["warm"] = False
+        t_compile = time.perf_counter()
+        try:
+            return self._compile(name, units, flags, cxx, key)
+        finally:
+            # every compile this process did (the run phase should have none: verify/lazy_builds.py)
+            self.log["compiles"] = self.log.get("compiles", 0) + 1
+            self.log["compile_s"] = self.log.get("compile_s", 0.0) + time.perf_counter() - t_compile
+
+    def _compile(self, name: str, units: list, flags: dict, cxx: list[str], key: str) -> Path:
 
         def one(u):
             kind, fname, src, prefix, fl, post, use_pch = u
@@ -312,32 +322,40 @@ def load_inline(name, cpp_sources, cuda_sources=None, sycl_sources=None, functio
     args = dict(locals())
     args.pop("unknown")
     try:
-        if _BUILDER is None or unknown or sycl_sources or with_sycl or not is_python_module or build_directory:
-            raise Unsupported("arguments this builder does not reproduce")
-        main_cpp, cuda_cu = assemble(name, cpp_sources, cuda_sources, functions, with_pytorch_error_handling,
-                                     no_implicit_headers)
-        use_cuda = bool(cuda_cu) if with_cuda is None else bool(with_cuda)
-        if use_cuda and cuda_cu is None:
-            raise Unsupported("with_cuda=True without CUDA sources")
-        flags = torch_flags(name, use_cuda, extra_cflags, extra_cuda_cflags, extra_ldflags, extra_include_paths)
-        flags["fingerprint"] = _include_dirs_id(extra_include_paths)
+        folder = build_only(**args, **unknown)
+    except CompileError as exc:
+        raise RuntimeError(f"Error building extension '{name}':\n{exc}") from None
     except Unsupported as exc:
         return _fallback(args, unknown, str(exc))
-    global _FINGERPRINT
-    with _LOCK:
-        _FINGERPRINT = flags.get("fingerprint", "")
-        try:
-            folder = _BUILDER.build(name, main_cpp, cuda_cu, flags)
-        except CompileError as exc:
-            raise RuntimeError(f"Error building extension '{name}':\n{exc}") from None
-        except Unsupported as exc:
-            return _fallback(args, unknown, str(exc))
     import torch.utils.cpp_extension as ce
 
     module = ce._import_module_from_library(name, str(folder), True)
     # registered like any imported extension (torch's build path leaves it in sys.modules too)
     sys.modules.setdefault(name, module)
     return module
+
+
+def build_only(name, cpp_sources, cuda_sources=None, sycl_sources=None, functions=None, extra_cflags=None,
+               extra_cuda_cflags=None, extra_sycl_cflags=None, extra_ldflags=None, extra_include_paths=None,
+               build_directory=None, verbose=False, with_cuda=None, with_sycl=None, is_python_module=True,
+               with_pytorch_error_handling=True, keep_intermediates=True, use_pch=False,
+               no_implicit_headers=False, **unknown) -> Path:
+    """What `load_inline` builds, built into the cache and not imported: the
+    folder holding ``{name}.so``. Raises Unsupported for arguments this builder
+    does not reproduce, CompileError when the source does not compile."""
+    if _BUILDER is None or unknown or sycl_sources or with_sycl or not is_python_module or build_directory:
+        raise Unsupported("arguments this builder does not reproduce")
+    main_cpp, cuda_cu = assemble(name, cpp_sources, cuda_sources, functions, with_pytorch_error_handling,
+                                 no_implicit_headers)
+    use_cuda = bool(cuda_cu) if with_cuda is None else bool(with_cuda)
+    if use_cuda and cuda_cu is None:
+        raise Unsupported("with_cuda=True without CUDA sources")
+    flags = torch_flags(name, use_cuda, extra_cflags, extra_cuda_cflags, extra_ldflags, extra_include_paths)
+    flags["fingerprint"] = _include_dirs_id(extra_include_paths)
+    global _FINGERPRINT
+    with _LOCK:
+        _FINGERPRINT = flags.get("fingerprint", "")
+        return _BUILDER.build(name, main_cpp, cuda_cu, flags)
 
 
 def _fallback(args: dict, unknown: dict, reason: str):

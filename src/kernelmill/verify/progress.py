@@ -25,6 +25,8 @@ class StatusProgress:
         self.builds = self.warm_builds = self.split_builds = self.fallback_builds = 0
         self.build_s = 0.0
         self.runs = 0
+        self.run_compiles = 0  # extensions compiled in run processes (lazy calls the build phase missed)
+        self.lazy_prebuilt = 0  # lazy load_inline calls built in the build phase
         self.run_s: dict[str, float] = {}
         self._first_run: float | None = None
         self._last_run: float | None = None
@@ -56,14 +58,17 @@ class StatusProgress:
             self.builds += 1
             self.build_s += seconds
             if info:
+                self.lazy_prebuilt += int(info.get("lazy_built", 0))
                 self.warm_builds += bool(info.get("warm"))
                 self.split_builds += bool(info.get("cuda_split"))
                 self.fallback_builds += bool(info.get("fallback"))
 
-    def note_run(self, worker, start: float, end: float) -> None:
-        """A run worker (a GPU, or the CPU) was busy from `start` to `end` (monotonic)."""
+    def note_run(self, worker, start: float, end: float, compiles: int = 0) -> None:
+        """A run worker (a GPU, or the CPU) was busy from `start` to `end` (monotonic),
+        and compiled `compiles` extensions meanwhile."""
         with self._lock:
             self.runs += 1
+            self.run_compiles += int(compiles or 0)
             key = str(worker)
             self.run_s[key] = self.run_s.get(key, 0.0) + (end - start)
             self._first_run = start if self._first_run is None else min(self._first_run, start)
@@ -85,7 +90,8 @@ class StatusProgress:
                 "cached": self.cached, "wall_s": wall, "builds": self.builds, "warm_builds": self.warm_builds,
                 "split_builds": self.split_builds, "fallback_builds": self.fallback_builds,
                 "build_s": self.build_s, "builds_per_s": self.builds / wall if wall > 0 else 0.0,
-                "runs": self.runs, "run_busy_s": busy, "run_workers": len(self.run_s),
+                "runs": self.runs, "run_busy_s": busy, "run_compiles": self.run_compiles,
+                "lazy_prebuilt": self.lazy_prebuilt, "run_workers": len(self.run_s),
                 "gpu_busy_share": share if self.gpus else None, "run_busy_share": share,
                 "per_minute": 60 * sum(self.counts.values()) / wall if wall > 0 else 0.0,
             }

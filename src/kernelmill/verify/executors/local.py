@@ -61,7 +61,7 @@ class LocalExecutor:
                     t0 = time.monotonic()
                     verdict = verifier.run(job, gpu)
                     accounting.note_run(gpu if gpu is not None else threading.current_thread().name, t0,
-                                        time.monotonic())
+                                        time.monotonic(), (verdict.phases or {}).get("run_compiles", 0))
                 except BaseException as exc:  # noqa: BLE001
                     done_q.put((job, exc))
                     continue

@@ -231,8 +231,7 @@ def run_candidate(job: CandidateJob, commands, report: Reporter) -> None:
             status = "compile_error" if job.import_is_build else "runtime_error"
             prefix = "" if job.import_is_build else "import failed at run time: "
             facts.update(status=status, message=prefix + error_text(exc, job.message_limit))
-            _write_outputs(job, outputs)
-            return report.send({"facts": facts})
+            return _finish(job, outputs, facts, report)
         facts["phases"]["build_s" if job.import_is_build else "load_s"] = time.perf_counter() - t0
         cudart.runtimes(refresh=True)  # the candidate's extensions may have brought their own
         t1 = time.perf_counter()
@@ -250,8 +249,7 @@ def run_candidate(job: CandidateJob, commands, report: Reporter) -> None:
         with torch.no_grad():
             outputs["trials"] = _run_trials(cand, data["trials"], device, facts, "trial")
             if facts.get("lazy_output"):
-                _write_outputs(job, outputs)
-                return report.send({"facts": facts})
+                return _finish(job, outputs, facts, report)
             try:
                 outputs["variants"] = _run_trials(cand, data["variants"], device, facts, "shape variant")
             except Exception as exc:  # noqa: BLE001 - failing on another shape is a wrong answer
@@ -277,6 +275,19 @@ def run_candidate(job: CandidateJob, commands, report: Reporter) -> None:
     except BaseException as exc:  # noqa: BLE001 - the candidate failed while running
         facts.update(status="runtime_error", message=f"{facts['stage']}: " + error_text(exc, job.message_limit))
         facts["rebound"] = trace.rebound(protected)
+    _finish(job, outputs, facts, report)
+
+
+def _finish(job: CandidateJob, outputs: dict, facts: dict, report: Reporter) -> None:
+    """Write the outputs and send the final facts, with the compiles this
+    process did (the build phase should have left none: verify/lazy_builds.py)."""
+    if job.build_cache:
+        from ..inline_build import builder_log
+
+        log = builder_log()
+        if log.get("compiles"):
+            facts["phases"]["run_compiles"] = log["compiles"]
+            facts["phases"]["run_compile_s"] = log.get("compile_s", 0.0)
     _write_outputs(job, outputs)
     report.send({"facts": facts})
 

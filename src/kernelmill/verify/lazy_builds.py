@@ -1,0 +1,179 @@
+"""Building a candidate's lazy ``load_inline`` calls in the build phase.
+
+LLM-written candidates often build their extensions where they first need
+them: in ``__init__``, in ``forward`` (cached in a global or an attribute), or
+in a helper, frequently inside ``try``/``except`` with a PyTorch fallback.
+Importing the module (the build phase) runs none of those calls, so their
+compiles used to land in the run phase, on the GPU's run worker, one at a
+time. Here the build worker finds every ``load_inline`` call in the source
+that the import did not run, works out its arguments without running the
+candidate's functions, and builds each into the shared cache (`inline_build`).
+When the candidate later makes the call on the run worker, the cache answers
+it: no compile there (the run phase reports its compiles, `inline_build`'s
+``compiles``, so a miss shows).
+
+How arguments are found, per call: the module's globals after import, plus
+the simple assignments (``name = expression``) of the enclosing functions,
+evaluated in source order before the call, each in that growing namespace;
+an assignment whose value cannot be computed that way (it calls the
+candidate's code, reads ``self`` or the inputs) is skipped. Evaluating an
+expression runs no candidate function unless the expression itself calls one
+(string formatting and concatenation of constants is what LLM code has here).
+A call whose arguments still cannot be computed is reported as unresolved and
+left to the run phase.
+
+Why by hand: the calls are in the candidate's own source, in arbitrary
+places; no library extracts and evaluates them.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import time
+from dataclasses import dataclass, field
+from types import ModuleType
+
+
+@dataclass
+class LazyCall:
+    line: int
+    scopes: list[ast.AST]  # enclosing function definitions, outermost first
+    call: ast.Call
+
+
+@dataclass
+class PrebuildReport:
+    found: int = 0  # load_inline calls the import did not run
+    built: int = 0  # built into the cache here (or already there)
+    unresolved: list[str] = field(default_factory=list)  # "line N: why"
+    failed: list[str] = field(default_factory=list)  # compile errors: the run phase will meet them too
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        return {"found": self.found, "built": self.built, "unresolved": self.unresolved[:10],
+                "failed": self.failed[:10], "seconds": round(self.seconds, 3)}
+
+
+def _is_load_inline(func: ast.AST) -> bool:
+    if isinstance(func, ast.Name):
+        return func.id == "load_inline"
+    return isinstance(func, ast.Attribute) and func.attr == "load_inline"
+
+
+def lazy_calls(code: str) -> list[LazyCall]:
+    """``load_inline`` calls inside function bodies (the ones an import does not run)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return []
+    found: list[LazyCall] = []
+
+    def visit(node: ast.AST, scopes: list[ast.AST]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                visit(child, scopes + [child])
+                continue
+            if isinstance(child, ast.Call) and scopes and _is_load_inline(child.func):
+                found.append(LazyCall(child.lineno, scopes, child))
+            visit(child, scopes)
+
+    visit(tree, [])
+    return found
+
+
+def _assignments_before(scope: ast.AST, line: int) -> list[ast.Assign]:
+    """Simple ``name = value`` statements of `scope` (any depth, not nested
+    functions) that come before `line`, in source order."""
+    out: list[ast.Assign] = []
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                continue
+            if (isinstance(child, ast.Assign) and child.lineno < line
+                    and all(isinstance(t, ast.Name) for t in child.targets)):
+                out.append(child)
+            visit(child)
+
+    visit(scope)
+    return sorted(out, key=lambda a: (a.lineno, a.col_offset))
+
+
+def _eval(node: ast.AST, namespace: dict):
+    return eval(compile(ast.Expression(node), "<candidate>", "eval"), namespace)  # noqa: S307 - the candidate's own expression, in its own build process
+
+
+def call_arguments(call: LazyCall, module_globals: dict, load_inline_signature: inspect.Signature) -> dict:
+    """The keyword arguments of one lazy call; raises ValueError naming what could not be computed."""
+    namespace = dict(module_globals)
+    for scope in call.scopes:
+        for assign in _assignments_before(scope, call.line):
+            try:
+                value = _eval(assign.value, namespace)
+            except Exception:  # noqa: BLE001 - a local that needs the running call; skipped
+                continue
+            for target in assign.targets:
+                namespace[target.id] = value
+    args, kwargs = [], {}
+    for i, arg in enumerate(call.call.args):
+        if isinstance(arg, ast.Starred):
+            raise ValueError("positional arguments unpacked with *")
+        try:
+            args.append(_eval(arg, namespace))
+        except Exception as exc:  # noqa: BLE001
+            raise ValueError(f"argument {i + 1}: {type(exc).__name__}: {exc}") from None
+    for kw in call.call.keywords:
+        if kw.arg is None:
+            try:
+                kwargs.update(_eval(kw.value, namespace))
+            except Exception as exc:  # noqa: BLE001
+                raise ValueError(f"**arguments: {type(exc).__name__}: {exc}") from None
+            continue
+        try:
+            kwargs[kw.arg] = _eval(kw.value, namespace)
+        except Exception as exc:  # noqa: BLE001
+            raise ValueError(f"{kw.arg}=: {type(exc).__name__}: {exc}") from None
+    try:
+        bound = load_inline_signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise ValueError(str(exc)) from None
+    return dict(bound.arguments)
+
+
+def prebuild(module: ModuleType, code: str) -> PrebuildReport:
+    """Build every lazy ``load_inline`` call of `code` (imported as `module`)
+    through the installed cached builder; nothing is imported or run."""
+    from . import inline_build
+
+    report = PrebuildReport()
+    calls = lazy_calls(code)
+    report.found = len(calls)
+    if not calls:
+        return report
+    t0 = time.perf_counter()
+    signature = inspect.signature(inline_build.build_only)
+    seen: set[str] = set()
+    for call in calls:
+        try:
+            kwargs = call_arguments(call, vars(module), signature)
+        except ValueError as exc:
+            report.unresolved.append(f"line {call.line}: {exc}")
+            continue
+        extra = kwargs.pop("unknown", None) or {}
+        key = repr(sorted((k, repr(v)) for k, v in kwargs.items()))
+        if key in seen:  # the same call reached twice (a loop's body, two branches)
+            report.built += 1
+            continue
+        seen.add(key)
+        try:
+            inline_build.build_only(**kwargs, **extra)
+            report.built += 1
+        except inline_build.Unsupported as exc:
+            report.unresolved.append(f"line {call.line}: {exc}")
+        except inline_build.CompileError as exc:
+            report.failed.append(f"line {call.line}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else 'compile error'}")
+        except Exception as exc:  # noqa: BLE001 - e.g. a source that is not a string
+            report.unresolved.append(f"line {call.line}: {type(exc).__name__}: {exc}")
+    report.seconds = time.perf_counter() - t0
+    return report

@@ -1,0 +1,108 @@
+"""Lazy load_inline calls (in __init__, in forward, in try/except) are built in
+the build phase, so the run phase compiles nothing (verify/lazy_builds.py)."""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+import types
+
+from kernelmill.records import Sample
+from kernelmill.verify import VerifyConfig, verify_samples
+from kernelmill.verify.lazy_builds import call_arguments, lazy_calls
+
+from verify_support import RELU_TASK
+
+SRC = r'''
+#include <torch/extension.h>
+torch::Tensor relu_%s(torch::Tensor x) { return x.clamp_min(0); }
+'''
+
+# built in __init__ from a local string, inside try/except with a torch fallback
+INIT_LAZY = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+    from torch.utils.cpp_extension import load_inline
+
+    PREFIX = "km_lazy"
+
+    class ModelNew(nn.Module):
+        def __init__(self):
+            super().__init__()
+            src = r"""%s"""
+            name = PREFIX + "_init"
+            try:
+                self.ext = load_inline(name=name, cpp_sources=src, functions=["relu_init"], verbose=False)
+            except Exception:
+                self.ext = None
+
+        def forward(self, x):
+            if self.ext is None:
+                return torch.relu(x)
+            return self.ext.relu_init(x)
+    ''') % (SRC % "init")
+
+# built on the first forward, cached in a global, positional arguments
+FORWARD_LAZY = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+    import torch.utils.cpp_extension as ce
+
+    SOURCE = r"""%s"""
+    _ext = None
+
+    def _get():
+        global _ext
+        if _ext is None:
+            _ext = ce.load_inline("km_lazy_fwd", [SOURCE], None, None, ["relu_fwd"])
+        return _ext
+
+    class ModelNew(nn.Module):
+        def forward(self, x):
+            return _get().relu_fwd(x)
+    ''') % (SRC % "fwd")
+
+
+def test_lazy_calls_are_found_and_their_arguments_computed():
+    for code, name in ((INIT_LAZY, "km_lazy_init"), (FORWARD_LAZY, "km_lazy_fwd")):
+        calls = lazy_calls(code)
+        assert len(calls) == 1
+        mod = types.ModuleType("cand")
+        exec(compile(code, "<cand>", "exec"), mod.__dict__)
+        sig = inspect.signature(lambda name, cpp_sources, cuda_sources=None, sycl_sources=None, functions=None,
+                                verbose=False: None)
+        args = call_arguments(calls[0], vars(mod), sig)
+        assert args["name"] == name and "torch::Tensor relu_" in "".join(args["cpp_sources"])
+
+
+def test_module_level_calls_are_not_lazy_and_input_dependent_ones_are_reported():
+    assert lazy_calls("from torch.utils.cpp_extension import load_inline\next = load_inline('a', 'src')\n") == []
+    code = textwrap.dedent('''
+        from torch.utils.cpp_extension import load_inline
+        class ModelNew:
+            def forward(self, x):
+                src = "float f() { return %d; }" % x.shape[0]
+                return load_inline("k", src)
+        ''')
+    calls = lazy_calls(code)
+    mod = types.ModuleType("cand")
+    exec(compile(code, "<cand>", "exec"), mod.__dict__)
+    try:
+        call_arguments(calls[0], vars(mod), inspect.signature(lambda name, cpp_sources: None))
+        raise AssertionError("an input-dependent source cannot be computed ahead")
+    except ValueError as exc:
+        assert "argument 2" in str(exc)
+
+
+def test_verify_builds_lazy_calls_before_the_run(tmp_path, shared_build_cache):
+    samples = [Sample("init_lazy", RELU_TASK.task_id, "cpp", INIT_LAZY),
+               Sample("forward_lazy", RELU_TASK.task_id, "cpp", FORWARD_LAZY)]
+    stats: dict = {}
+    cfg = VerifyConfig(device="cpu", trials=2, time=False, cache_dir=shared_build_cache, workers=2)
+    verdicts = {v.sample_id: v for v in verify_samples([RELU_TASK], samples, cfg, stats=stats)}
+    for name in ("init_lazy", "forward_lazy"):
+        v = verdicts[name]
+        assert v.status == "ok", (name, v.message)
+        assert "lazy_build_s" in v.phases, v.phases  # built in the build phase ...
+        assert not v.phases.get("run_compiles"), v.phases  # ... so the run phase compiled nothing
+    assert stats["run_compiles"] == 0 and stats["lazy_prebuilt"] == 2
