@@ -260,3 +260,4 @@ def serve_command(
         err.print("stopped")
     finally:
         server.server_close()
+        service.close()

@@ -283,6 +283,7 @@ def verify_samples(
     tasks, samples: Iterable[Sample], config: VerifyConfig | None = None,
     store: str | Path | ResultStore | None = None, progress: bool = False,
     on_verdict: Callable[[Verdict], None] | None = None, executor=None, stats: dict | None = None,
+    verifier: "Verifier | None" = None,
 ) -> list[Verdict]:
     """Verify `samples` against `tasks`; one verdict per sample, in input order.
 
@@ -290,7 +291,10 @@ def verify_samples(
     `on_verdict` is called (in the calling thread) as each verdict is final.
     `executor` is an executor object or name (default: `config.executor`,
     ``local``; ``ray`` uses `config.address`). `stats`, if given, is filled
-    with the run's accounting (builds/s, GPU busy share, ...).
+    with the run's accounting (builds/s, GPU busy share, ...). `verifier`, if
+    given, is a long-lived `Verifier` (its config and store are used, its warm
+    spare processes and reference profiles carry over, and it is left open):
+    what `kernelmill serve` and the GRPO reward keep between requests.
     """
     from .executors import make_executor
     from .progress import StatusProgress
@@ -298,12 +302,16 @@ def verify_samples(
     config = config or VerifyConfig()
     if executor is None or isinstance(executor, str):
         executor = make_executor(executor or config.executor, config.address)
-    config = executor.prepare(config)
     samples = list(samples)
     task_map = _as_task_map(tasks)
-    own_store = isinstance(store, (str, Path))
-    db = ResultStore(store) if own_store else store
-    verifier = Verifier(config, db)
+    keep = verifier is not None
+    if keep:
+        config, db, own_store = verifier.config, verifier.store, False
+    else:
+        config = executor.prepare(config)
+        own_store = isinstance(store, (str, Path))
+        db = ResultStore(store) if own_store else store
+        verifier = Verifier(config, db)
     results: dict[str, Verdict] = {}
     bar = StatusProgress(len(samples), enabled=progress, device=verifier.device_name,
                          gpus=len(verifier.gpus))
@@ -357,7 +365,8 @@ def verify_samples(
             verifier.cleanup(job)
         raise
     finally:
-        verifier.close()
+        if not keep:
+            verifier.close()
         bar.close()
         if stats is not None:
             stats.update(bar.stats())

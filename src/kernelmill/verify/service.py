@@ -57,7 +57,14 @@ class VerifyService:
         self.config = service
         self.tasks = dict(tasks or {})
         self.store = ResultStore(store) if store else None
-        self.verifier = Verifier(verify, None)  # for cache keys and the device name
+        # one long-lived verifier for every request: its warm spare processes,
+        # reference profiles and build cache carry over (a new candidate whose
+        # build is cached then costs only its run)
+        from .executors import make_executor
+
+        self.executor = make_executor(verify.executor, verify.address)
+        self.verify_config = verify = self.executor.prepare(verify)
+        self.verifier = Verifier(verify, self.store)
         self._slots = threading.Semaphore(service.concurrency)
         self._lock = threading.Lock()
         self.running = self.waiting = self.served = self.served_cached = 0
@@ -126,7 +133,7 @@ class VerifyService:
         try:
             with self._lock:
                 self.running += 1
-            verdicts = verify_samples(task_map, samples, self.verify_config, store=self.store, progress=False)
+            verdicts = self._run(task_map, samples)
             with self._lock:
                 self.served += 1
             return verdicts
@@ -134,6 +141,15 @@ class VerifyService:
             with self._lock:
                 self.running -= 1
             self._slots.release()
+
+    def _run(self, task_map: dict[str, Task], samples: list[Sample]) -> list[Verdict]:
+        return verify_samples(task_map, samples, progress=False, executor=self.executor, verifier=self.verifier)
+
+    def close(self) -> None:
+        """Stop the verifier's spare processes and close the store."""
+        self.verifier.close()
+        if self.store is not None:
+            self.store.close()
 
     def health(self) -> dict:
         with self._lock:

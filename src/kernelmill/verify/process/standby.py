@@ -28,6 +28,7 @@ import subprocess
 import tempfile
 import threading
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -63,8 +64,17 @@ class Standby:
         self._spares: dict[int | None, deque[Spare]] = {}
         self._lock = threading.Lock()
         self._closed = False
+        # spares are started from this one long-lived thread: a worker dies with
+        # its parent through PR_SET_PDEATHSIG, which Linux ties to the *thread*
+        # that started it, so a spare started by a run thread of one
+        # `verify_samples` call was killed when that call's threads ended
+        # (a long-lived verifier, `kernelmill serve`, lost every other request)
+        self._starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kernelmill-spares")
 
     def _start(self, gpu: int | None) -> Spare:
+        return self._starter.submit(self._start_here, gpu).result()
+
+    def _start_here(self, gpu: int | None) -> Spare:
         d = Path(tempfile.mkdtemp(prefix="spare-", dir=self.work_dir))
         env = scrubbed_env(self.env_for(gpu), home=str(d))
         proc = self.sandbox.start(python_argv("kernelmill.verify.process.worker", "standby", str(d), self.device), d, env,
@@ -109,6 +119,7 @@ class Standby:
                 for s in queue:
                     self._drop(s)
             self._spares.clear()
+        self._starter.shutdown(wait=True)
 
 
 def adopt_env(job_env: dict[str, str], started_with: dict[str, str]) -> None:
