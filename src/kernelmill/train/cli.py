@@ -1,7 +1,8 @@
-"""`kernelmill train sft|kto|grpo --config FILE.yaml`.
+"""`kernelmill train sft|kto|grpo --config FILE.yaml` and `kernelmill train tiny SFT.jsonl -o DIR`.
 
 A run picks up from the last checkpoint in `training.output_dir` unless
-`--fresh` is given, so an interrupted run is re-run with the same command.
+`--fresh` is given, so an interrupted run is re-run with the same command; a
+finished run re-run with the same recipe does nothing (train/run.py).
 """
 
 from __future__ import annotations
@@ -19,29 +20,37 @@ _SET = typer.Option(None, "--set", help="Override a recipe value: section.key=va
 _FRESH = typer.Option(False, "--fresh", help="Ignore checkpoints in output_dir and start over.")
 
 
-def _run(kind: str, config: str, overrides: list[str] | None, fresh: bool) -> None:
+def _need_trl() -> None:
     try:
         import trl  # noqa: F401
     except ImportError:
         err.print("[red]error:[/red] training needs the train extra: pip install 'kernelmill[train]'")
         raise typer.Exit(2)
+
+
+def _run(kind: str, config: str, overrides: list[str] | None, fresh: bool) -> None:
+    _need_trl()
     from .config import ConfigError, load_recipe
     from .data import DatasetFormatError
     from .masks import LabelMaskError
     from .models import GpuRequiredError
 
+    from .run import run_recipe
+
     try:
         recipe = load_recipe(config, kind=kind, overrides=overrides or [])
-        if kind == "sft":
-            from .sft import run_sft as run
-        elif kind == "kto":
-            from .kto import run_kto as run
-        else:
-            from .grpo import run_grpo as run
-        result = run(recipe, resume=not fresh)
+        result = run_recipe(recipe, resume=not fresh)
     except (ConfigError, DatasetFormatError, LabelMaskError, GpuRequiredError) as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2)
+    _print_result(result)
+
+
+def _print_result(result: dict) -> None:
+    if result.get("already_complete"):
+        console.print(f"already finished: {result.get('steps')} steps, model in {result.get('output_dir')} "
+                      f"({result['already_complete']}); nothing to do (--fresh trains again)")
+        return
     if result.get("resumed_from"):
         console.print(f"resumed from {result['resumed_from']}")
     console.print(f"[green]done[/green]: {result['steps']} steps, saved to {result['output_dir']}")
@@ -71,3 +80,33 @@ def kto(config: str = _CONFIG, set_: list[str] = _SET, fresh: bool = _FRESH) -> 
 def grpo(config: str = _CONFIG, set_: list[str] = _SET, fresh: bool = _FRESH) -> None:
     """GRPO with verified kernel rewards (multi-turn episodes when episode.max_turns > 1)."""
     _run("grpo", config, set_, fresh)
+
+
+@app.command("tiny")
+def tiny(
+    data: str = typer.Argument(..., help="SFT export (JSONL with messages), e.g. from `kernelmill export --format sft-messages`."),
+    out: str = typer.Option("kernelmill-out/tiny", "-o", "--out", help="Folder for the model, recipe.yaml and run/."),
+    steps: int = typer.Option(30, "--steps", help="Optimizer steps."),
+    batch_size: int = typer.Option(2, "--batch-size"),
+    max_length: int = typer.Option(2048, "--max-length", help="Tokens per row (longer rows are cut)."),
+    fresh: bool = _FRESH,
+) -> None:
+    """SFT of a tiny random model on the CPU: the whole training path in minutes.
+
+    Builds a 2-layer chat model with a tokenizer trained on DATA (no downloads),
+    writes OUT/recipe.yaml (re-runnable with `kernelmill train sft --config`)
+    and trains it; the model, log and curves go to OUT/run/. It learns only
+    what DATA shows it: a smoke run of the recipe, not a useful model."""
+    _need_trl()
+    from .config import ConfigError
+    from .data import DatasetFormatError
+    from .masks import LabelMaskError
+    from .run import tiny_run
+
+    try:
+        result = tiny_run(data, out, steps=steps, batch_size=batch_size, max_length=max_length, resume=not fresh)
+    except (ConfigError, DatasetFormatError, LabelMaskError) as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2)
+    console.print(f"recipe: {result['recipe']}")
+    _print_result(result)
