@@ -39,6 +39,82 @@ def default_responder(body: dict, n: int) -> Reply:
                  usage={"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30})
 
 
+class AnswersError(ValueError):
+    """An answers file that cannot be used (names the file and line)."""
+
+
+def load_answers(path) -> dict[str, list[Reply]]:
+    """Scripted completions per task id from a JSONL file, one line each:
+    `{"task_id": ..., "completion": "..."}` (optionally `"reasoning"` sent as
+    reasoning_content). Several lines for a task are served in turn."""
+    from pathlib import Path
+
+    answers: dict[str, list[Reply]] = {}
+    path = Path(path)
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as exc:
+        raise AnswersError(f"{path}: {exc.strerror or exc}") from None
+    for no, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError:
+            raise AnswersError(f"{path}:{no}: not a JSON object") from None
+        if not isinstance(row, dict) or not isinstance(row.get("task_id"), str) \
+                or not isinstance(row.get("completion"), str):
+            raise AnswersError(f"{path}:{no}: expected {{\"task_id\": str, \"completion\": str}}")
+        reasoning = row.get("reasoning")
+        answers.setdefault(row["task_id"], []).append(Reply(
+            content=row["completion"], reasoning=reasoning if isinstance(reasoning, str) else None,
+            usage={"prompt_tokens": 10, "completion_tokens": max(1, len(row["completion"]) // 4),
+                   "total_tokens": 10 + max(1, len(row["completion"]) // 4)}))
+    if not answers:
+        raise AnswersError(f"{path}: no answers")
+    return answers
+
+
+class ScriptedResponder:
+    """Answers each request with the scripted completions of its task.
+
+    The task is the one whose code appears last in the user turn (the prompt
+    shows a few-shot example task first, then the task to solve); its answers
+    are served in turn, cycling. A request for a task without answers gets a
+    reply without code that says so (a parse failure downstream, as from a
+    model that did not answer)."""
+
+    def __init__(self, answers: dict[str, list[Reply]], task_codes: dict[str, str]):
+        unknown = sorted(set(answers) - set(task_codes))
+        if unknown:
+            raise AnswersError(f"answers for task ids not in the task source: {', '.join(unknown[:5])}"
+                               + (" ..." if len(unknown) > 5 else ""))
+        self.answers = answers
+        self.codes = {tid: code.strip() for tid, code in task_codes.items() if code.strip()}
+        self.served: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def task_of(self, body: dict) -> str | None:
+        text = "\n".join(str(m.get("content", "")) for m in body.get("messages") or []
+                         if isinstance(m, dict) and m.get("role") == "user")
+        best, where = None, -1
+        for tid, code in self.codes.items():
+            pos = text.rfind(code)
+            if pos > where or (pos == where and pos >= 0 and best is not None and len(code) > len(self.codes[best])):
+                best, where = tid, pos
+        return best if where >= 0 else None
+
+    def __call__(self, body: dict, n: int) -> Reply:
+        tid = self.task_of(body)
+        if tid is None or tid not in self.answers:
+            return Reply(content=f"(fake server: no scripted answer for task {tid or '<not recognised>'})",
+                         usage={"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15})
+        with self._lock:
+            i = self.served.get(tid, 0)
+            self.served[tid] = i + 1
+        return self.answers[tid][i % len(self.answers[tid])]
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 512  # the default 5 resets connections under a burst of 64 clients
@@ -146,16 +222,29 @@ class FakeOpenAIServer:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """`python -m kernelmill.generate.fake_server --port 8011`: serve the
-    default scripted answer until interrupted (dry runs, benchmarks)."""
+    """`python -m kernelmill.generate.fake_server --port 8011 [--answers FILE --tasks SRC]`:
+    serve scripted answers until interrupted (dry runs, benchmarks). Without
+    --answers every request gets the same identity ModelNew; with it, each
+    task gets its own completions (JSONL lines {"task_id", "completion"})."""
     import argparse
 
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--latency", type=float, default=0.0, help="seconds added to every reply")
     ap.add_argument("--model", default="fake-model")
+    ap.add_argument("--answers", help="JSONL of {task_id, completion[, reasoning]}: scripted completions per task")
+    ap.add_argument("--tasks", default="builtin", help="task source the prompts come from (to recognise the task)")
     args = ap.parse_args(argv)
-    srv = FakeOpenAIServer(models=(args.model,), latency_s=args.latency, port=args.port)
+    responder: Responder = default_responder
+    if args.answers:
+        from ..tasks import TaskSourceError, load_tasks
+
+        try:
+            ts = load_tasks(args.tasks)
+            responder = ScriptedResponder(load_answers(args.answers), {t.task_id: t.code for t in ts})
+        except (AnswersError, TaskSourceError) as exc:
+            ap.exit(2, f"error: {exc}\n")
+    srv = FakeOpenAIServer(responder, models=(args.model,), latency_s=args.latency, port=args.port)
     print(srv.url, flush=True)
     try:
         srv._httpd.serve_forever()
