@@ -29,10 +29,11 @@ from .curate.cli import register as _register_curate  # noqa: E402
 
 _register_curate(app)  # curate, subset, dedup, decontaminate, difficulty, analyze, export, task-types
 
-from .report.cli import metrics_command, report_command  # noqa: E402
+from .report.cli import metrics_command, report_command, show_command  # noqa: E402
 
 app.command("metrics")(metrics_command)
 app.command("report")(report_command)
+app.command("show")(show_command)
 
 from .demo import demo_command  # noqa: E402
 

@@ -122,3 +122,37 @@ def report_command(
                            with_code=code, title=title)
     for path in written:
         console.print(f"wrote {path}")
+
+
+def show_command(
+    sample_id: str = typer.Argument(..., help="A sample id (as in the samples and verdicts files)."),
+    samples: Path = typer.Option(None, "--samples", "-s", help="Samples JSONL (default: kernelmill-out/samples.jsonl "
+                                                               "when it exists)."),
+    verdicts: Path = typer.Option(None, "--verdicts", "-v", help="Verdicts JSONL (default: kernelmill-out/verdicts.jsonl "
+                                                                 "when it exists)."),
+    store: Path = typer.Option(None, "--store", help="Result store to read the verdict from when no verdicts file "
+                                                     "is given (e.g. kernelmill-out/verdicts.sqlite)."),
+    tasks: str = typer.Option(None, "--tasks", "-t", help="Task source: adds the task's name and level."),
+    code: bool = typer.Option(True, "--code/--no-code", help="Print the sample's code."),
+    task_code: bool = typer.Option(False, "--task-code", help="Print the task's reference program too."),
+) -> None:
+    """Print one sample with its task, its verdict and the reasons (message, flags and what they mean)."""
+    from ..tasks import TaskSourceError, load_tasks
+    from .inputs import ReportInputError
+    from .show import find_sample, render_text
+
+    default = Path("kernelmill-out")
+    if samples is None and (default / "samples.jsonl").exists():
+        samples = default / "samples.jsonl"
+    if verdicts is None and store is None and (default / "verdicts.jsonl").exists():
+        verdicts = default / "verdicts.jsonl"
+    if samples is None and verdicts is None and store is None:
+        err.print("[red]error:[/red] give --samples and --verdicts (or --store): no kernelmill-out/ here")
+        raise typer.Exit(2)
+    try:
+        task_list = list(load_tasks(tasks).tasks) if tasks else None
+        view = find_sample(sample_id, samples, verdicts, store, task_list)
+    except (ReportInputError, TaskSourceError) as exc:
+        err.print(f"[red]error:[/red] {exc}", soft_wrap=True)
+        raise typer.Exit(2)
+    print(render_text(view, code=code, task_code=task_code), end="")
