@@ -106,3 +106,36 @@ def test_verify_builds_lazy_calls_before_the_run(tmp_path, shared_build_cache):
         assert "lazy_build_s" in v.phases, v.phases  # built in the build phase ...
         assert not v.phases.get("run_compiles"), v.phases  # ... so the run phase compiled nothing
     assert stats["run_compiles"] == 0 and stats["lazy_prebuilt"] == 2
+
+
+# the source depends on the input's size: nothing can compute it ahead, so the
+# run stops at the call, a CPU build worker builds it, and the run starts again
+INPUT_DEPENDENT = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+    from torch.utils.cpp_extension import load_inline
+
+    class ModelNew(nn.Module):
+        def forward(self, x):
+            if not hasattr(self, "ext"):
+                n = x.numel()
+                src = ("#include <torch/extension.h>\\n"
+                       "torch::Tensor relu_n(torch::Tensor x) { TORCH_CHECK(x.numel() == %d); return x.clamp_min(0); }" % n)
+                try:
+                    self.ext = load_inline(name="km_lazy_n%d" % n, cpp_sources=src, functions=["relu_n"])
+                except Exception:
+                    self.ext = None
+            return torch.relu(x) if self.ext is None else self.ext.relu_n(x)
+    ''')
+
+
+def test_an_uncomputable_call_is_built_by_a_build_worker_not_the_run(tmp_path, shared_build_cache):
+    stats: dict = {}
+    cfg = VerifyConfig(device="cpu", trials=2, time=False, cache_dir=shared_build_cache, workers=2)
+    (v,) = verify_samples([RELU_TASK], [Sample("input_dependent", RELU_TASK.task_id, "cpp", INPUT_DEPENDENT)],
+                          cfg, stats=stats)
+    assert v.status == "ok", v.message
+    assert v.phases.get("deferred_builds", 0) >= 1, v.phases  # the run stopped and handed the build over ...
+    assert not v.phases.get("run_compiles"), v.phases  # ... and never compiled itself
+    assert stats["run_compiles"] == 0
+    assert "torch_fallback" not in v.flags  # the try/except fallback never ran

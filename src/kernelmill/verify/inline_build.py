@@ -244,8 +244,8 @@ class InlineBuilder:
             return self.cache.publish("obj", key, stage) / "unit.o"
 
     # -- the whole extension -------------------------------------------------
-    def build(self, name: str, main_cpp: str, cuda_cu: str | None, flags: dict) -> Path:
-        """Folder holding ``{name}.so``."""
+    def build(self, name: str, main_cpp: str, cuda_cu: str | None, flags: dict, compile: bool = True) -> Path | None:
+        """Folder holding ``{name}.so`` (None on a cache miss with `compile` off)."""
         from .cuda_split import split_cuda_unit
 
         cxx = shlex.split(flags["cxx"])
@@ -271,6 +271,8 @@ class InlineBuilder:
         if hit is not None:
             self.log["warm"] = True
             return hit
+        if not compile:
+            return None
         self.log["warm"] = False
         t_compile = time.perf_counter()
         try:
@@ -322,6 +324,7 @@ def load_inline(name, cpp_sources, cuda_sources=None, sycl_sources=None, functio
     args = dict(locals())
     args.pop("unknown")
     try:
+        _defer_if_uncached(args, unknown)
         folder = build_only(**args, **unknown)
     except CompileError as exc:
         raise RuntimeError(f"Error building extension '{name}':\n{exc}") from None
@@ -333,6 +336,55 @@ def load_inline(name, cpp_sources, cuda_sources=None, sycl_sources=None, functio
     # registered like any imported extension (torch's build path leaves it in sys.modules too)
     sys.modules.setdefault(name, module)
     return module
+
+
+DEFER_ENV = "KERNELMILL_DEFER_BUILDS"  # set in run phases: where a needed build is requested
+DEFER_EXIT = 75  # the exit code of a run process that stopped to have a build done elsewhere
+
+
+def _defer_if_uncached(args: dict, unknown: dict) -> None:
+    """In a run phase (``KERNELMILL_DEFER_BUILDS`` names a file), a build that is
+    not in the cache is not compiled here: its arguments are written to that
+    file and the process exits with `DEFER_EXIT` at once (no exception the
+    candidate's try/except could swallow into a fallback). The runner builds it
+    on a CPU build worker and runs the candidate again (verify/lazy_builds.py)."""
+    path = os.environ.get(DEFER_ENV)
+    if (not path or _BUILDER is None or unknown or args.get("build_directory") or args.get("sycl_sources")
+            or args.get("with_sycl") or not args.get("is_python_module", True)):
+        return  # what this builder does not reproduce goes to torch's load_inline, here
+    import json
+
+    try:
+        request = json.dumps({**args, **unknown})
+    except (TypeError, ValueError):
+        return  # arguments that cannot travel: built here
+    try:
+        if cached(**args, **unknown):
+            return
+    except (Unsupported, CompileError):
+        return  # torch's own path, or the compile error, met here as before
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(request + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(DEFER_EXIT)
+
+
+def cached(name, cpp_sources, cuda_sources=None, functions=None, extra_cflags=None, extra_cuda_cflags=None,
+           extra_ldflags=None, extra_include_paths=None, with_cuda=None, with_pytorch_error_handling=True,
+           no_implicit_headers=False, **_ignored) -> bool:
+    """Whether `load_inline` with these arguments would find its extension in the cache."""
+    main_cpp, cuda_cu = assemble(name, cpp_sources, cuda_sources, functions, with_pytorch_error_handling,
+                                 no_implicit_headers)
+    use_cuda = bool(cuda_cu) if with_cuda is None else bool(with_cuda)
+    flags = torch_flags(name, use_cuda, extra_cflags, extra_cuda_cflags, extra_ldflags, extra_include_paths)
+    flags["fingerprint"] = _include_dirs_id(extra_include_paths)
+    global _FINGERPRINT
+    with _LOCK:
+        _FINGERPRINT = flags["fingerprint"]
+        return _BUILDER.build(name, main_cpp, cuda_cu, flags, compile=False) is not None
 
 
 def build_only(name, cpp_sources, cuda_sources=None, sycl_sources=None, functions=None, extra_cflags=None,

@@ -31,6 +31,7 @@ from .process.sandbox import PhaseResult, Sandbox, python_argv, scrubbed_env
 from .process.job import RunJob
 from .process.launch import remove_exchange
 from .process.standby import Standby
+from .inline_build import DEFER_ENV
 from .store import ResultStore, result_key
 
 
@@ -45,6 +46,20 @@ class _Job:
     sample: Sample
     workdir: Path | None = None
     build: dict | None = None
+    requeues: int = 0  # runs that stopped for a build (NeedsBuild)
+
+
+# a run that still meets uncached builds after this many rounds compiles them in place
+MAX_BUILD_REQUEUES = 2
+
+
+@dataclass
+class NeedsBuild:
+    """A run phase stopped at a ``load_inline`` whose extension was not in the
+    cache (inline_build.DEFER_ENV): the executor builds `requests` on a CPU
+    worker and runs the candidate again."""
+
+    requests: list[dict]
 
 
 def _static_verdict(sample: Sample, task: Task | None, device: str) -> Verdict | None:
@@ -101,6 +116,7 @@ class Verifier:
         # two spares per GPU keep one ready. On a CPU a spare warming up would share
         # the cores with the candidate being timed, so none by default there.
         depth = config.standby if config.standby >= 0 else (2 if self.device == "cuda" else 0)
+        self.defer_builds = False  # set by executors that hand NeedsBuild runs back to a build worker
         self.standby = (Standby(self.sandbox, self.cache_dir / "work", self.device, self._visible,
                                 depth=depth) if depth > 0 else None)
 
@@ -160,6 +176,9 @@ class Verifier:
         env = backend.env(run_device, self.cache_dir, ext_dir, self.cuda_arch,
                           build_jobs=max(1, (os.cpu_count() or 1) // max(1, self.build_workers)))
         env = scrubbed_env({**env, **self._visible(gpu)}, home=str(phase_dir))
+        requests_path = phase_dir / "build_requests.jsonl"
+        if phase == "run" and self.defer_builds and job.requeues < MAX_BUILD_REQUEUES and self.config.fast_build:
+            env[DEFER_ENV] = str(requests_path)  # the run worker compiles nothing (lazy_builds.py)
         result_path = phase_dir / "result.json"
         job_file = RunJob(
             candidate=str(job.workdir / "candidate.py"), result=str(result_path), rlimits=self.sandbox.rlimits(),
@@ -189,6 +208,10 @@ class Verifier:
                     data = json.loads(result_path.read_text())
                 except ValueError:
                     data = None
+            if DEFER_ENV in env and requests_path.exists():
+                requests = _read_requests(requests_path)
+                if requests:
+                    data = {"status": "needs_build", "build_requests": requests}
         finally:
             if phase == "run":
                 remove_exchange(phase_dir)
@@ -241,7 +264,20 @@ class Verifier:
             return self._verdict(job, data)
         return None
 
-    def run(self, job: _Job, gpu: int | None) -> Verdict:
+    def build_requested(self, job: _Job, requests: list[dict]) -> None:
+        """Build what a run phase stopped for, in a CPU build process (the cache
+        keeps it); the next run of `job` finds it."""
+        job.requeues += 1
+        res, data = self._phase(job, "build", "cpu", None, {"build_requests": requests})
+        phases = (job.build or {}).setdefault("phases", {}) if job.build is not None else None
+        if phases is None:
+            job.build = {"phases": {}}
+            phases = job.build["phases"]
+        phases["deferred_build_s"] = phases.get("deferred_build_s", 0.0) + ((data or {}).get("phases") or {}).get(
+            "deferred_build_s", 0.0)
+        phases["deferred_builds"] = phases.get("deferred_builds", 0) + len(requests)
+
+    def run(self, job: _Job, gpu: int | None) -> Verdict | NeedsBuild:
         backend = get_backend(job.sample.language)
         run_device = backend.run_device(self.device)
         extra = {
@@ -260,6 +296,8 @@ class Verifier:
             extra["ref_profile"] = self.ref_profiles[pkey]
         t0 = time.perf_counter()
         res, data = self._phase(job, "run", run_device, gpu if run_device == "cuda" else None, extra)
+        if data is not None and data.get("status") == "needs_build":
+            return NeedsBuild(data["build_requests"])
         if data is None:
             return self._failure(job, "run", res)
         if isinstance(data.get("ref_profile"), dict):
@@ -271,6 +309,20 @@ class Verifier:
     def cleanup(self, job: _Job) -> None:
         if job.workdir is not None:
             shutil.rmtree(job.workdir, ignore_errors=True)
+
+
+def _read_requests(path: Path) -> list[dict]:
+    """The build requests a run phase wrote (one JSON object per line); lines
+    that are not objects are ignored (the candidate could write the file too)."""
+    out = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            req = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(req, dict) and isinstance(req.get("name"), str):
+            out.append(req)
+    return out[:16]
 
 
 def _as_task_map(tasks) -> dict[str, Task]:

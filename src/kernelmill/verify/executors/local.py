@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 from ..health import gpu_healthy
+from ..runner import NeedsBuild
 
 _RETRYABLE = ("runtime_error", "timeout")
 
@@ -52,6 +53,18 @@ class LocalExecutor:
             else:
                 done_q.put((job, verdict))
 
+        def rebuild_one(job, requests) -> None:
+            if stop.is_set():
+                return
+            try:
+                t0 = time.monotonic()
+                verifier.build_requested(job, requests)
+                accounting.note_build(time.monotonic() - t0, None)
+            except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+                done_q.put((job, exc))
+                return
+            run_q.put(job)
+
         def run_worker(gpu: int | None) -> None:
             while not stop.is_set():
                 job = run_q.get()
@@ -61,9 +74,14 @@ class LocalExecutor:
                     t0 = time.monotonic()
                     verdict = verifier.run(job, gpu)
                     accounting.note_run(gpu if gpu is not None else threading.current_thread().name, t0,
-                                        time.monotonic(), (verdict.phases or {}).get("run_compiles", 0))
+                                        time.monotonic(), (getattr(verdict, "phases", None) or {}).get("run_compiles", 0))
                 except BaseException as exc:  # noqa: BLE001
                     done_q.put((job, exc))
+                    continue
+                if isinstance(verdict, NeedsBuild):
+                    # the run stopped at an uncached load_inline: build it on a CPU
+                    # worker, then the candidate queues for a run again
+                    pool.submit(rebuild_one, job, verdict.requests)
                     continue
                 if gpu is not None and verdict.status in _RETRYABLE and not gpu_healthy(gpu, verifier.gpu_env(gpu)):
                     dead_gpus.append(f"GPU {gpu}")
@@ -80,6 +98,7 @@ class LocalExecutor:
                     return
                 done_q.put((job, verdict))
 
+        verifier.defer_builds = True  # run phases may hand uncached builds back (NeedsBuild)
         n_runners = max(1, len(verifier.gpus)) if verifier.device == "cuda" else verifier.cpu_runners
         runners = [threading.Thread(target=run_worker, args=(verifier.gpus[i] if verifier.gpus else None,),
                                     name=f"km-run-{i}", daemon=True) for i in range(n_runners)]

@@ -84,6 +84,8 @@ class RunJob(_Record):
     fallback: str = "reject"
     language: str = "torch"
     ref_profile: dict[str, Any] | None = None  # the task's reference profile, measured once per task
+    # build phases: load_inline arguments a run phase asked for (inline_build.DEFER_ENV)
+    build_requests: list[dict[str, Any]] | None = None
 
     @property
     def timed(self) -> bool:

@@ -56,6 +56,22 @@ def build(job: dict, lazy: bool = False) -> dict:
     return result
 
 
+def build_requested(requests: list[dict]) -> dict:
+    """Build the extensions a run phase stopped for (inline_build.DEFER_ENV), into
+    the cache; a compile error is left for the run to meet and report."""
+    from ..inline_build import CompileError, Unsupported, build_only
+
+    t0 = time.perf_counter()
+    failed = []
+    for req in requests:
+        try:
+            build_only(**req)
+        except (CompileError, Unsupported) as exc:
+            failed.append(f"{req.get('name')}: {str(exc).strip()[-300:]}")
+    return {"status": "built", "compiled": True, "failed": failed,
+            "phases": {"deferred_build_s": time.perf_counter() - t0}}
+
+
 def run(job: dict) -> dict:
     """The unguarded run: reference and candidate in this one process."""
     import torch
@@ -211,7 +227,9 @@ def main() -> None:
         from ..inline_build import builder_log, install
 
         install(job.build_cache)
-    if phase == "build":
+    if phase == "build" and job.build_requests is not None:
+        result = build_requested(job.build_requests)
+    elif phase == "build":
         result = build(job, lazy=True)
     elif guarded:
         from .supervisor import run_guarded
