@@ -31,7 +31,9 @@ def test_exact_dedup_reports_duplicate_of():
             {"sample_id": "d", "task_id": "t", "code": "int x = 2;"}]
     res = dedup(rows, DedupConfig(method="exact"))
     assert [r["sample_id"] for r in res.kept] == ["a", "c", "d"]  # c is another task
-    assert res.excluded == [{"id": "b", "reason": "exact_duplicate", "duplicate_of": "a", "similarity": 1.0}]
+    # the exclusion entry carries the dropped record itself
+    assert res.excluded == [{"id": "b", "reason": "exact_duplicate", "duplicate_of": "a", "similarity": 1.0,
+                             "record": rows[1]}]
     res = dedup(rows, DedupConfig(method="exact", scope="global"))
     assert [e["id"] for e in res.excluded] == ["b", "c"]
     # the text rule keeps comments, so a and b differ
@@ -58,6 +60,8 @@ def test_minhash_finds_planted_near_duplicates(planted):
     records, truth = planted
     res = dedup(records, DedupConfig(method="minhash", threshold=0.8, scope="global", workers=2))
     dropped = {e["id"]: e for e in res.excluded}
+    by_id = {r["id"]: r for r in records}
+    assert all(e["record"] is by_id[e["id"]] for e in res.excluded)
     should = [p for p in truth if p.jaccard >= 0.8]
     should_not = [p for p in truth if p.jaccard < 0.75]
     assert should and should_not

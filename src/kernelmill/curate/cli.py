@@ -97,6 +97,9 @@ def curate(
 
     if recipe not in RECIPES:
         _fail(f"unknown recipe {recipe!r}; choose one of {', '.join(RECIPES)}")
+    if recipe == "concur" and not tasks:
+        _fail("the concur recipe needs --tasks (a task source: folder, .jsonl/.parquet or 'builtin'): its part (c) "
+              "picks single-operator kernels by their task types, which come from the task programs")
     gens, report = _generations(samples, verdicts)
     ts = _tasks(tasks)
     task_map = ts.by_id() if ts else {}
@@ -139,7 +142,8 @@ def subset(
 
     try:
         rows = read_rows(src)
-        parts = subsets(rows, sizes, seed)
+        too_big = sorted({n for n in sizes if n > len(rows)})
+        parts = subsets(rows, [n for n in sizes if n <= len(rows)], seed)
     except (CurateInputError, ValueError) as exc:
         _fail(str(exc))
     for n, part in parts.items():
@@ -147,6 +151,10 @@ def subset(
         write_jsonl(path, part)
         write_meta(path, "subset", [str(src)], {"size": n, "seed": seed, "nested": True}, {"rows": len(part)})
         console.print(f"{path}: {len(part)} rows")
+    if too_big:
+        err.print(f"[red]error:[/red] not written: size {', '.join(map(str, too_big))} (only {len(rows)} rows in "
+                  f"{src})", soft_wrap=True)
+        raise typer.Exit(1)
 
 
 def dedup(
@@ -198,8 +206,8 @@ def decontaminate(
     """Flag or drop rows that overlap a benchmark task.
 
     A row matches when its task program or code has word Jaccard >= 0.8 with a
-    benchmark program, or shares a 50-word run with it; the benchmark task is
-    named in the flag."""
+    benchmark program, or shares a 50-word run with it, or its task id or task
+    name is a benchmark task's; the benchmark task is named in the flag."""
     from .decontam import DecontamConfig
     from .decontam import decontaminate as run
 
@@ -208,11 +216,15 @@ def decontaminate(
     try:
         rows = read_rows(src)
         cfg = DecontamConfig(jaccard=jaccard, ngram=ngram, drop=drop)
-        res = run(rows, bench.tasks, cfg, {t.task_id: t.code for t in ts} if ts else None)
+        res = run(rows, bench.tasks, cfg, {t.task_id: t.code for t in ts} if ts else None,
+                  {t.task_id: t.name for t in ts if t.name} if ts else None)
     except (CurateInputError, ValueError) as exc:
         _fail(str(exc))
-    if not res.checked_fields.get("task_code"):
-        err.print("[yellow]warning:[/yellow] no row has a task program (task_code or --tasks): only code was checked")
+    if res.without_task_code:
+        n = len(res.kept) + len(res.excluded)
+        err.print(f"[yellow]warning:[/yellow] {res.without_task_code} of {n} rows have no task program "
+                  f"(no task_code{', and their task is not in --tasks' if ts else '; give --tasks'}): "
+                  "only their code, task id and name were checked", soft_wrap=True)
     write_jsonl(out, res.kept)
     if drop:
         write_jsonl(excluded_path(out, excluded), res.excluded)

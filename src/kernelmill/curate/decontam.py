@@ -11,8 +11,13 @@ benchmark task's program by either test:
   (`def get_init_inputs(): return []`...) is not evidence, so n-grams found in
   more than `max_task_share` of the benchmark tasks are ignored.
 
-Each match names the benchmark task, the field (`task_code` or `code`), the
-test and its score. Records are flagged (a `contamination` list is added) and
+A record also matches by identity: its `task_id` is a benchmark task's id (the
+whole id, or its last part, `19_ReLU`), or its task's name (`task_name`, the
+task source's name, else the id's last part without the number) is a
+benchmark task's name, compared lower-cased without punctuation.
+
+Each match names the benchmark task, the field (`task_code`, `code`,
+`task_id` or `task_name`), the test and its score. Records are flagged (a `contamination` list is added) and
 kept, or with `drop=True` moved to the excluded list.
 """
 
@@ -52,11 +57,27 @@ class DecontamResult:
     excluded: list[dict[str, Any]] = field(default_factory=list)
     flagged: int = 0
     checked_fields: dict[str, int] = field(default_factory=dict)
+    without_task_code: int = 0  # rows whose task program was not available: only code, id and name checked
 
     def counts(self) -> dict[str, int]:
         return {"input": len(self.kept) + len(self.excluded), "kept": len(self.kept),
-                "flagged": self.flagged, "dropped": len(self.excluded), **{f"checked_{k}": v for k, v in
-                                                                           self.checked_fields.items()}}
+                "flagged": self.flagged, "dropped": len(self.excluded),
+                "without_task_code": self.without_task_code,
+                **{f"checked_{k}": v for k, v in self.checked_fields.items()}}
+
+
+def _id_tail(task_id: str) -> str:
+    tail = str(task_id).replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    return tail[:-3] if tail.endswith(".py") else tail
+
+
+def _name_key(name: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", str(name).lower())
+
+
+def name_from_id(task_id: str) -> str:
+    """`level1/19_ReLU` -> `ReLU` (KernelBench's file names are NN_Name)."""
+    return re.sub(r"^\d+_", "", _id_tail(task_id))
 
 
 class BenchmarkIndex:
@@ -82,6 +103,28 @@ class BenchmarkIndex:
         limit = max(1, int(cfg.max_task_share * len(tasks)))
         self.ngram_owner = {g: min(o) for g, o in owners.items() if len(o) <= limit}
         self.boilerplate_ngrams = sum(1 for o in owners.values() if len(o) > limit)
+        self.by_id: dict[str, int] = {}
+        self.by_name: dict[str, int] = {}
+        for i, t in enumerate(tasks):
+            self.by_id.setdefault(t.task_id, i)
+            self.by_id.setdefault(_id_tail(t.task_id), i)
+            key = _name_key(t.name or name_from_id(t.task_id))
+            if len(key) >= 3:
+                self.by_name.setdefault(key, i)
+
+    def identity_matches(self, task_id: str | None, name: str | None) -> list[dict[str, Any]]:
+        out = []
+        if task_id:
+            i = self.by_id.get(str(task_id))
+            if i is None:
+                i = self.by_id.get(_id_tail(task_id))
+            if i is not None:
+                out.append({"benchmark_task": self.ids[i], "field": "task_id", "test": "same_id", "score": 1.0})
+        key = _name_key(name or (name_from_id(task_id) if task_id else ""))
+        i = self.by_name.get(key) if len(key) >= 3 else None
+        if i is not None and not any(m["benchmark_task"] == self.ids[i] for m in out):
+            out.append({"benchmark_task": self.ids[i], "field": "task_name", "test": "same_name", "score": 1.0})
+        return out
 
     def _minhash(self, words: set[str], cls=None):
         if cls is None:
@@ -113,22 +156,27 @@ class BenchmarkIndex:
 
 
 def decontaminate(records: Iterable[dict[str, Any]], benchmark: list[Task],
-                  cfg: DecontamConfig | None = None, task_code: dict[str, str] | None = None
-                  ) -> DecontamResult:
+                  cfg: DecontamConfig | None = None, task_code: dict[str, str] | None = None,
+                  task_names: dict[str, str] | None = None) -> DecontamResult:
     """Check each record's `task_code` (or the code of its `task_id` from
-    `task_code`) and its `code`/`completion` against the benchmark."""
+    `task_code`), its `code`/`completion`, its task id and its task's name
+    (`task_name`, or from `task_names`) against the benchmark."""
     cfg = cfg or DecontamConfig()
     index = BenchmarkIndex(benchmark, cfg)
     result = DecontamResult()
     cache: dict[str, list] = {}
     for rec in records:
-        found = []
-        tcode = rec.get("task_code") or (task_code or {}).get(str(rec.get("task_id")))
+        tid = rec.get("task_id")
+        name = rec.get("task_name") or (task_names or {}).get(str(tid)) or None
+        found = index.identity_matches(str(tid) if tid not in (None, "") else None, name)
+        tcode = rec.get("task_code") or (task_code or {}).get(str(tid))
         if isinstance(tcode, str) and tcode:
             if tcode not in cache:  # many samples share one task program
                 cache[tcode] = index.matches(tcode, "task_code")
             found += cache[tcode]
             result.checked_fields["task_code"] = result.checked_fields.get("task_code", 0) + 1
+        else:
+            result.without_task_code += 1
         for fname in ("code", "completion"):
             if isinstance(rec.get(fname), str) and rec[fname]:
                 found += index.matches(rec[fname], fname)
@@ -137,7 +185,8 @@ def decontaminate(records: Iterable[dict[str, Any]], benchmark: list[Task],
             result.kept.append(rec)
             continue
         result.flagged += 1
-        found.sort(key=lambda m: (m["test"] != "jaccard", -m["score"]))  # best match first
+        # best match first: the programs' overlap, then the identity tests
+        found.sort(key=lambda m: ({"jaccard": 0, "same_id": 2, "same_name": 3}.get(m["test"], 1), -m["score"]))
         if cfg.drop:
             first = found[0]
             result.excluded.append({"id": _rid(rec), "reason": "contaminated",

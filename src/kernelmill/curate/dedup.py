@@ -75,7 +75,7 @@ class DedupConfig:
 @dataclass
 class DedupResult:
     kept: list[dict[str, Any]] = field(default_factory=list)
-    excluded: list[dict[str, Any]] = field(default_factory=list)  # id, reason, duplicate_of, similarity
+    excluded: list[dict[str, Any]] = field(default_factory=list)  # id, reason, duplicate_of, similarity, record
 
     def counts(self) -> dict[str, int]:
         out = {"input": len(self.kept) + len(self.excluded), "kept": len(self.kept)}
@@ -239,10 +239,12 @@ def dedup(records: Iterable[dict[str, Any]], cfg: DedupConfig | None = None, whe
                 survivors.append(i)
             else:
                 result.excluded.append({"id": ids[i], "reason": "exact_duplicate", "duplicate_of": ids[j],
-                                        "similarity": 1.0})
+                                        "similarity": 1.0, "_index": i})
         if cfg.method == "minhash":
             survivors = _near_dedup(survivors, sigs, items, ids, cfg, result, runner)
     result.kept = [records[i] for i in survivors]
+    for e in result.excluded:  # the dropped record itself, so the exclusion file can restore it
+        e["record"] = records[e.pop("_index")]
     return result
 
 
@@ -278,7 +280,7 @@ def _near_dedup(order: list[int], sigs: np.ndarray, items, ids, cfg: DedupConfig
         if best is None:
             return None
         result.excluded.append({"id": ids[i], "reason": "near_duplicate", "duplicate_of": ids[best],
-                                "similarity": round(best_sim, 4)})
+                                "similarity": round(best_sim, 4), "_index": i})
         return best
 
     kept = greedy_pass(keys, hot, match)
