@@ -50,3 +50,27 @@ def test_one_file_per_gpu_and_none_for_a_cpu(tmp_path, monkeypatch):
     assert lock_path("cuda").parent == tmp_path and lock_path("cpu") is None
     with gpu_lock("cpu", exclusive=True):  # nothing to take
         pass
+
+
+def _hold_forever(device, started):
+    with gpu_lock(device, exclusive=False):
+        started.set()
+        time.sleep(30)
+
+
+def test_a_holder_that_never_lets_go_costs_the_timeout_only(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERNELMILL_GPU_LOCK_DIR", str(tmp_path))
+    ctx = mp.get_context("fork")
+    started = ctx.Event()
+    stuck = ctx.Process(target=_hold_forever, args=("cuda:0", started))
+    stuck.start()
+    try:
+        assert started.wait(10)
+        with gpu_lock("cuda:0", exclusive=True, timeout=0.3) as held:
+            assert not held.acquired and held.wait_s >= 0.3
+        stuck.kill()
+        stuck.join(10)
+        with gpu_lock("cuda:0", exclusive=True, timeout=5) as held:  # the kernel dropped the dead holder's lock
+            assert held.acquired
+    finally:
+        stuck.kill()

@@ -27,9 +27,14 @@ from __future__ import annotations
 import fcntl
 import os
 import tempfile
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
+
+
+# a timing waits at most this long for other GPU work to let go, then times unlocked
+TIMING_LOCK_TIMEOUT_S = 120.0
 
 
 def lock_path(device: str) -> Path | None:
@@ -44,10 +49,22 @@ def lock_path(device: str) -> Path | None:
     return root / f"kernelmill-gpu-{visible}-{index}.lock"
 
 
+class Held:
+    """What taking the lock cost: `wait_s` seconds, and whether it was `acquired`
+    (False on a CPU, or after `timeout`: the block then runs without it)."""
+
+    def __init__(self) -> None:
+        self.wait_s = 0.0
+        self.acquired = False
+
+
 @contextmanager
-def gpu_lock(device: str, exclusive: bool) -> Iterator[None]:
+def gpu_lock(device: str, exclusive: bool, timeout: float | None = None) -> Iterator[Held]:
     """Hold the device's timing lock (exclusive for timing, shared for other GPU
-    work) for the block; a no-op for a CPU or where the file cannot be made."""
+    work) for the block; a no-op for a CPU or where the file cannot be made.
+    With `timeout`, a holder that never lets go (a spare's warm-up stuck in the
+    driver) costs at most that long: the block then runs unlocked and says so."""
+    held = Held()
     path = lock_path(device)
     fd = None
     if path is not None:
@@ -56,10 +73,25 @@ def gpu_lock(device: str, exclusive: bool) -> Iterator[None]:
         except OSError:
             fd = None
     if fd is None:
-        yield
+        yield held
         return
+    mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+    t0 = time.monotonic()
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-        yield
+        if timeout is None:
+            fcntl.flock(fd, mode)
+            held.acquired = True
+        else:
+            while True:
+                try:
+                    fcntl.flock(fd, mode | fcntl.LOCK_NB)
+                    held.acquired = True
+                    break
+                except BlockingIOError:
+                    if time.monotonic() - t0 >= timeout:
+                        break
+                    time.sleep(0.005)
+        held.wait_s = time.monotonic() - t0
+        yield held
     finally:
         os.close(fd)  # closing drops the lock

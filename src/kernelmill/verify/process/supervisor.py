@@ -36,7 +36,7 @@ from ..guards.judge import fp32_task, judge
 from .launch import Launched, place, reap_descendants, shm_exchange_dir
 from ..guards.source import check_source
 from ..guards.trace import profile_call
-from .gpulock import gpu_lock
+from .gpulock import TIMING_LOCK_TIMEOUT_S, gpu_lock
 from .job import CandidateJob, RunJob
 from .loading import clone, error_text, load_reference, to_cpu, to_device
 
@@ -242,6 +242,8 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched) -> d
         if first is not None and "ready" in first:
             comparison = _time_both(ref, timing_sets, launched, reports, device, cfg, job, sets, expected,
                                     param_bytes)
+            if device.type == "cuda":  # how long the timing waited for other GPU work of ours (gpulock)
+                phases["timing_lock_wait_s"] = comparison["timing"]["lock"]["wait_s"]
             launched.send({"cmd": "end"})
             while reports.final is None and reports.next() is not None:
                 pass
@@ -276,7 +278,8 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched) -> d
                 p.unlink()
     exchange_s = time.perf_counter() - t0
     phases.update(facts.get("phases") or {})
-    phases["guard_exchange_s"] = max(0.0, exchange_s - sum(v for k, v in (facts.get("phases") or {}).items()))
+    phases["guard_exchange_s"] = max(0.0, exchange_s - sum(v for k, v in (facts.get("phases") or {}).items()
+                                                           if k.endswith("_s")))
     if facts["status"] != "ran":
         # the candidate failed before it ran; a trick its source shows (importing the
         # reference) still decides, as everywhere: a rejection outranks the failure.
@@ -318,11 +321,12 @@ def _time_both(ref, timing_sets, launched, reports, device, cfg, job, sets, expe
 
     copy_bytes = inp.nbytes(sets["timing"][0]) + inp.nbytes(expected["timing"][0]) + param_bytes
     ref_side = _ReferenceSide(lambda: ref(*ref_in), device, cfg, prep, copy_bytes)
-    with torch.no_grad(), gpu_lock(str(device), exclusive=True):
+    with torch.no_grad(), gpu_lock(str(device), exclusive=True, timeout=TIMING_LOCK_TIMEOUT_S) as held:
         comp = compare(ref_side, _RemoteSide(launched, reports), cfg,
                        check_rounds={rng.randrange(cfg.min_rounds): 0}, final_check=1, rng=rng,
                        candidate_walls=[])
-    timing = {"reference": comp.reference.to_dict(), "candidate": comp.candidate.to_dict()}
+    timing = {"reference": comp.reference.to_dict(), "candidate": comp.candidate.to_dict(),
+              "lock": {"wait_s": round(held.wait_s, 4), "acquired": held.acquired}}
     if ref_side.copy_min_ms is not None:
         timing["copy"] = {"min_ms": ref_side.copy_min_ms}
     return {"timing": timing, "comparison": comp}

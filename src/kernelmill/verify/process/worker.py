@@ -25,7 +25,7 @@ import os
 import sys
 import time
 
-from .gpulock import gpu_lock
+from .gpulock import TIMING_LOCK_TIMEOUT_S, gpu_lock
 from .job import RunJob
 from .loading import clone, die_with_parent, error_text, load_module, load_reference, to_device
 
@@ -145,11 +145,14 @@ def run(job: dict) -> dict:
                 torch.manual_seed(job.input_seed + job.trials)
                 inputs = to_device(ref_mod.get_inputs(), device)
                 ref_in, cand_in = clone(inputs), clone(inputs)
-                with gpu_lock(str(device), exclusive=True):
+                with gpu_lock(str(device), exclusive=True, timeout=TIMING_LOCK_TIMEOUT_S) as held:
                     comp = compare_speed(Bench(lambda: ref(*ref_in), device, cfg),
                                          Bench(lambda: cand(*cand_in), device, cfg), cfg)
                 phases["time_s"] = time.perf_counter() - t0
-                result["timing"] = {"reference": comp.reference.to_dict(), "candidate": comp.candidate.to_dict()}
+                if device.type == "cuda":
+                    phases["timing_lock_wait_s"] = round(held.wait_s, 4)
+                result["timing"] = {"reference": comp.reference.to_dict(), "candidate": comp.candidate.to_dict(),
+                                    "lock": {"wait_s": round(held.wait_s, 4), "acquired": held.acquired}}
                 attach_timing(result, comp)
             elif job.skip_timing_reason:
                 result["flags"].append("timing_skipped")
