@@ -75,3 +75,38 @@ def test_write_analysis_files(tmp_path):
     assert saved["generations"] == 1500 and math.isfinite(saved["length_vs_speedup"]["pearson_r"])
     # the synthetic data makes long reasoning less accurate: the analysis must see it
     assert stats["length_by_correctness"]["incorrect"]["median"] > stats["length_by_correctness"]["correct"]["median"]
+
+
+def test_log_speedup_correlations_and_the_figures_axes(tmp_path, monkeypatch):
+    import matplotlib
+    import matplotlib.pyplot as plt
+    import numpy as np
+    from scipy import stats as st
+
+    matplotlib.use("Agg")
+    gens = [gen(f"t{i}", 0, 1000 + 37 * i, True, 0.2 * (1.09 ** ((i * 7) % 40))) for i in range(50)]
+    fit = analyze(gens)["length_vs_speedup"]
+    xs = [g.length for g in gens]
+    logs = [np.log10(g.speedup) for g in gens]
+    assert fit["pearson_r_log"] == pytest.approx(np.corrcoef(xs, logs)[0, 1])
+    assert fit["spearman_rho"] == pytest.approx(st.spearmanr(xs, [g.speedup for g in gens])[0])
+    assert fit["n_log"] == 50
+
+    figs = {}
+    real_close = plt.close
+    monkeypatch.setattr(plt, "close", lambda fig=None: figs.setdefault(len(figs), fig))
+    write_analysis(gens, tmp_path)
+    monkeypatch.setattr(plt, "close", real_close)
+    by_title = {f.axes[0].get_title(): f for f in figs.values()}
+    scatter = next(f for t, f in by_title.items() if t.startswith("Reasoning length vs speedup"))
+    ax = scatter.axes[0]
+    assert ax.get_yscale() == "log"
+    [points] = ax.collections
+    assert len(points.get_offsets()) == 50 and points.get_sizes()[0] >= 14
+    assert "Spearman" in ax.get_legend().get_texts()[0].get_text()
+    acc = by_title["Accuracy per reasoning-length bin"]
+    # counts are bars on the twin axis, not a line
+    assert all(not a.lines for a in acc.axes)
+    assert len(acc.axes[1].patches) == len([b for b in analyze(gens)["accuracy_by_length_bin"]["bins"] if b["count"]])
+    for f in figs.values():
+        real_close(f)

@@ -15,6 +15,8 @@ counted (`excluded_unknown_length`).
 
 from __future__ import annotations
 
+import math
+
 from statistics import fmean, median
 
 from .inputs import Generation
@@ -63,6 +65,18 @@ def length_vs_speedup(gens: list[Generation]) -> dict:
     fit = stats.linregress(xs, ys)
     out.update({"pearson_r": float(r), "p_value": float(p), "slope": float(fit.slope),
                 "intercept": float(fit.intercept)})
+    # speedups are ratios: on a log scale a 2x and a 0.5x are equally far from 1, and a
+    # few 50x outliers do not decide the correlation. Spearman (ranks) needs no scale at all.
+    logs = [(x, math.log10(y)) for x, y in pts if y > 0]
+    out["n_log"] = len(logs)
+    if len(logs) >= 3 and len({x for x, _ in logs}) > 1 and len({y for _, y in logs}) > 1:
+        lx, ly = zip(*logs)
+        rl, pl = stats.pearsonr(lx, ly)
+        rho, ps = stats.spearmanr(lx, ly)
+        lfit = stats.linregress(lx, ly)
+        out.update({"pearson_r_log": float(rl), "p_value_log": float(pl), "spearman_rho": float(rho),
+                    "spearman_p": float(ps), "slope_log10": float(lfit.slope),
+                    "intercept_log10": float(lfit.intercept)})
     return out
 
 

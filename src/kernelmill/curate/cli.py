@@ -275,7 +275,8 @@ def analyze(
     """Figures and numbers of the ConCuR observations on reasoning length.
 
     Boxplot of reasoning length (correct vs incorrect), accuracy per length bin
-    with counts, length vs speedup with a linear fit and Pearson r/p, and the
+    with sample counts (bars), length vs speedup on a log axis with Pearson and Spearman on
+    log speedup, and the
     within-task comparison of the shortest and longest generation; every
     number in analysis.json."""
     from .figures import write_analysis
@@ -288,8 +289,12 @@ def analyze(
     fit, wt = stats["length_vs_speedup"], stats["within_task"]
     console.print(f"{stats['generations']} generations, {stats['tasks']} tasks, accuracy "
                   f"{stats['accuracy']:.1%}, ARL {stats['arl'] or 0:.0f} tokens")
-    if "pearson_r" in fit:
-        console.print(f"length vs speedup: r = {fit['pearson_r']:.3f}, p = {fit['p_value']:.2g} (n = {fit['n']})")
+    if "pearson_r_log" in fit:
+        console.print(f"length vs log speedup (n = {fit['n_log']}): Pearson r = {fit['pearson_r_log']:.3f} "
+                      f"(p = {fit['p_value_log']:.2g}), Spearman rho = {fit['spearman_rho']:.3f} "
+                      f"(p = {fit['spearman_p']:.2g})")
+    elif "note" in fit:
+        console.print(f"length vs speedup: {fit['note']}")
     if wt["tasks"]:
         console.print(f"within task ({wt['tasks']} tasks): shortest correct {wt['shortest_accuracy']:.1%}, "
                       f"longest correct {wt['longest_accuracy']:.1%}, sign test p = {wt['sign_test_p']}")

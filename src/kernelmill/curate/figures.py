@@ -51,16 +51,22 @@ def accuracy_by_bin(stats: dict, path: Path) -> None:
     bins = [b for b in stats["accuracy_by_length_bin"]["bins"] if b["count"]]
     fig, ax = plt.subplots(figsize=(8, 4.5))
     labels = [f"{int(b['lo'] / 1000)}-{int(b['hi'] / 1000)}k" for b in bins]
-    xs = range(len(bins))
-    ax.bar(xs, [100 * b["accuracy"] for b in bins], color="tab:blue", alpha=0.8, label="accuracy")
+    xs = list(range(len(bins)))
+    w = 0.4
+    # two bars per bin (accuracy left, sample count right): the bins are categories, so
+    # neither quantity is drawn as a line across them
+    acc = ax.bar([x - w / 2 for x in xs], [100 * b["accuracy"] for b in bins], width=w, color="tab:blue",
+                 alpha=0.85, label="accuracy (%)")
     ax.set_ylabel("accuracy (%)", color="tab:blue")
     ax.set_xlabel("reasoning length bin (tokens)")
-    ax.set_xticks(list(xs), labels, rotation=45, ha="right")
+    ax.set_xticks(xs, labels, rotation=45, ha="right")
     ax.set_ylim(0, 100)
     twin = ax.twinx()
-    twin.plot(list(xs), [b["count"] for b in bins], color="tab:red", marker="o", label="samples")
+    cnt = twin.bar([x + w / 2 for x in xs], [b["count"] for b in bins], width=w, color="tab:red", alpha=0.6,
+                   label="samples per bin")
     twin.set_ylabel("samples per bin", color="tab:red")
     twin.set_ylim(bottom=0)
+    ax.legend(handles=[acc, cnt], loc="upper right")
     ax.set_title("Accuracy per reasoning-length bin")
     fig.tight_layout()
     fig.savefig(path, dpi=130)
@@ -69,20 +75,31 @@ def accuracy_by_bin(stats: dict, path: Path) -> None:
 
 def length_speedup_scatter(gens: list[Generation], stats: dict, path: Path) -> None:
     plt = _plt()
-    pts = [(g.length, g.speedup) for g in gens if g.length is not None and g.speedup is not None]
+    # a log speedup axis (ratios: 0.5x and 2x equally far from 1); points sized to be seen
+    pts = [(g.length, g.speedup) for g in gens if g.length is not None and g.speedup is not None and g.speedup > 0]
     fig, ax = plt.subplots(figsize=(7, 4.5))
     if pts:
         xs, ys = zip(*pts)
-        ax.scatter(xs, ys, s=6, alpha=0.35, color="tab:blue", edgecolors="none")
+        size = 28 if len(pts) < 200 else 14 if len(pts) < 2000 else 6
+        ax.scatter(xs, ys, s=size, alpha=0.7 if len(pts) < 2000 else 0.4, color="tab:blue",
+                   edgecolors="navy", linewidths=0.4)
+        ax.set_yscale("log")
+        from matplotlib.ticker import FuncFormatter
+
+        label = FuncFormatter(lambda v, _: f"{v:g}x")
+        ax.yaxis.set_major_formatter(label)
+        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}x" if str(v)[0] in "25" else ""))
         fit = stats["length_vs_speedup"]
-        if "slope" in fit:
+        if "slope_log10" in fit:
             lo, hi = min(xs), max(xs)
-            ax.plot([lo, hi], [fit["intercept"] + fit["slope"] * lo, fit["intercept"] + fit["slope"] * hi],
-                    color="tab:red", label=f"linear fit: r = {fit['pearson_r']:.3f}, p = {fit['p_value']:.2g}")
-            ax.legend(loc="upper right")
+            ax.plot([lo, hi], [10 ** (fit["intercept_log10"] + fit["slope_log10"] * v) for v in (lo, hi)],
+                    color="tab:red", label=f"fit on log speedup: Pearson r = {fit['pearson_r_log']:.3f} "
+                                           f"(p = {fit['p_value_log']:.2g}), Spearman \u03c1 = "
+                                           f"{fit['spearman_rho']:.3f} (p = {fit['spearman_p']:.2g})")
+            ax.legend(loc="upper right", fontsize=8)
     ax.axhline(1.0, color="grey", lw=0.8, ls="--")
     ax.set_xlabel("reasoning length (tokens)")
-    ax.set_ylabel("speedup over eager PyTorch")
+    ax.set_ylabel("speedup over eager PyTorch (log scale)")
     ax.set_title(f"Reasoning length vs speedup (correct kernels, n={len(pts)})")
     ax.grid(alpha=0.3)
     fig.tight_layout()
