@@ -1,0 +1,31 @@
+"""Teaching a model a low-resource kernel DSL (SPEC.md section 2, paper 002),
+with the DSL as a parameter (TileLang first; docs/tilelang.md):
+
+* `features`   task features by tracing the reference: op types, shapes,
+               compute- vs memory-bound; the easy -> hard order;
+* `retrieval`  the corpus of verified kernels, sentence-transformers
+               embeddings, k nearest by cosine;
+* `prompt`     the in-context prompt (the DSL's template in the one chat format);
+* `bootstrap`  the loop: retrieve, prompt, generate, verify, grow; resumable;
+               growth curve;
+* `traces`     post-hoc reasoning traces: prompts for a pool of models, scoring
+               by log P(trace | task) under a base model, the top quartile;
+* `negatives`  injected errors of three kinds, kept only when the verifier
+               confirms a failure;
+* `kto`        the KTO export at a desirable:undesirable ratio;
+* `spec`       `DSLSpec`: what a DSL provides; `get_dsl`, `register_dsl`.
+"""
+
+from .bootstrap import Bootstrap, BootstrapConfig, growth, plot_growth, verifier_fn, write_growth
+from .features import Features, difficulty_key, order_easy_to_hard, task_features
+from .prompt import format_examples, rag_input, rag_messages, rag_variables
+from .retrieval import (DEFAULT_EMBEDDER, DEFAULT_K, Corpus, CorpusEntry, Embedder, Retrieved, cosine_top_k,
+                        retrieve, seed_entries)
+from .spec import DSLS, DSLSpec, get_dsl, register_dsl
+
+__all__ = [
+    "Bootstrap", "BootstrapConfig", "Corpus", "CorpusEntry", "DEFAULT_EMBEDDER", "DEFAULT_K", "DSLS", "DSLSpec",
+    "Embedder", "Features", "Retrieved", "cosine_top_k", "difficulty_key", "format_examples", "get_dsl", "growth",
+    "order_easy_to_hard", "plot_growth", "rag_input", "rag_messages", "rag_variables", "register_dsl", "retrieve",
+    "seed_entries", "task_features", "verifier_fn", "write_growth",
+]

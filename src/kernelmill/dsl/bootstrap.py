@@ -1,0 +1,265 @@
+"""The retrieval-bootstrapped corpus loop (paper 002, stage 1), for any DSL.
+
+    tasks --features--> order easy -> hard
+    round r: next batch of unsolved tasks
+        retrieve k nearest verified kernels (corpus as it was before round r)
+        -> in-context prompt (the DSL's RAG template) -> generate (any backend)
+        -> verify (kernelmill.verify.verify_samples) -> every verified kernel
+           not already there joins the corpus (tagged with round r)
+    growth curve: corpus size and success rate per round (growth.json, growth.png)
+
+Files under the output folder:
+  state.json                  the plan (task order, features), attempts, solved tasks, finished rounds,
+                              the round in progress (written atomically after each step)
+  features.jsonl              the features of every task
+  corpus.jsonl                seeds (round 0) and verified kernels (round r), append-only
+  verify.sqlite               the verifier's result store (re-verifying is free)
+  round_NNN/retrieved.jsonl   per task: the entries retrieved and their similarity
+  round_NNN/samples.jsonl     generated samples (appended; `generate` resumes from it)
+  round_NNN/verdicts.jsonl    their verdicts
+  growth.json, growth.png
+
+Resuming: a re-run reads state.json and redoes the round in progress with the
+same tasks; retrieval sees only entries of earlier rounds, so it retrieves
+what the first run retrieved; `generate` skips the samples already written,
+the store answers the verdicts already computed, and the corpus refuses
+entries it has. A task is tried in at most `max_attempts` rounds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..generate import GenerateConfig, SamplingParams, generate_async
+from ..records import Sample, Task, Verdict, read_jsonl, write_jsonl
+from .features import DEFAULT_RIDGE, Features, order_easy_to_hard, task_features
+from .prompt import rag_input
+from .retrieval import DEFAULT_K, Corpus, CorpusEntry, Embedder, retrieve
+from .spec import DSLSpec
+
+STATE_VERSION = 1
+VerifyFn = Callable[[Sequence[Task], list[Sample]], list[Verdict]]
+
+
+@dataclass
+class BootstrapConfig:
+    k: int = DEFAULT_K
+    samples_per_task: int = 1
+    tasks_per_round: int = 8
+    max_attempts: int = 2
+    max_rounds: int | None = None  # rounds this call may run (None: until no task is left)
+    params: SamplingParams = field(default_factory=SamplingParams)
+    ridge: float = DEFAULT_RIDGE
+    progress: bool = False
+
+    def __post_init__(self) -> None:
+        if self.k < 1 or self.samples_per_task < 1 or self.tasks_per_round < 1 or self.max_attempts < 1:
+            raise ValueError("k, samples_per_task, tasks_per_round and max_attempts must be >= 1")
+
+
+def _write_json(path: Path, data: Any) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+class Bootstrap:
+    def __init__(self, spec: DSLSpec, tasks: Sequence[Task], out_dir: str | Path, embedder: Embedder,
+                 verify: VerifyFn, config: BootstrapConfig | None = None, seeds: Sequence[CorpusEntry] = ()):
+        self.spec, self.embedder, self.verify = spec, embedder, verify
+        self.config = config or BootstrapConfig()
+        self.out = Path(out_dir)
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.tasks = {t.task_id: t for t in tasks}
+        self.template = spec.load_rag_template()
+        self.state_path = self.out / "state.json"
+        self.corpus = Corpus.load(self.out / "corpus.jsonl")
+        self.state = self._load_or_plan(seeds)
+
+    # -- state -----------------------------------------------------------------------------------
+    def _load_or_plan(self, seeds: Sequence[CorpusEntry]) -> dict[str, Any]:
+        if self.state_path.exists():
+            state = json.loads(self.state_path.read_text(encoding="utf-8"))
+            if state.get("dsl") != self.spec.name:
+                raise ValueError(f"{self.state_path} is a {state.get('dsl')!r} run, not {self.spec.name!r}")
+            missing = [t for t in state["order"] if t not in self.tasks]
+            if missing:
+                raise ValueError(f"{self.state_path}: the run's tasks {missing[:5]} are not in the task source")
+            return state
+        feats = [task_features(t, self.config.ridge) for t in self.tasks.values()]
+        write_jsonl(self.out / "features.jsonl", [f.to_dict() for f in feats])
+        ordered = order_easy_to_hard(feats)
+        summaries = {f.task_id: f.summary() for f in feats}
+        for e in seeds:
+            if not e.features:
+                e.features = summaries.get(e.task_id) or (task_features(Task(e.task_id, e.task_code),
+                                                                        self.config.ridge).summary())
+            self.corpus.add(e)
+        state = {"version": STATE_VERSION, "dsl": self.spec.name, "language": self.spec.language,
+                 "order": [f.task_id for f in ordered], "features": summaries,
+                 "attempts": {}, "solved": [], "rounds": [], "next_round": 1, "in_progress": None,
+                 "seed_size": len(self.corpus), "embedder": self.embedder.name,
+                 "config": {k: v for k, v in asdict(self.config).items() if k not in ("progress",)}}
+        _write_json(self.state_path, state)
+        return state
+
+    def _save(self) -> None:
+        _write_json(self.state_path, self.state)
+
+    def pending(self) -> list[str]:
+        solved = set(self.state["solved"])
+        att = self.state["attempts"]
+        left = [t for t in self.state["order"] if t not in solved and att.get(t, 0) < self.config.max_attempts]
+        return sorted(left, key=lambda t: att.get(t, 0))  # untried tasks first, each group easy to hard
+
+    # -- one round -------------------------------------------------------------------------------
+    def round_dir(self, r: int) -> Path:
+        d = self.out / f"round_{r:03d}"
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+
+    async def run_round(self, backend) -> dict[str, Any] | None:
+        st = self.state
+        if st["in_progress"] is None:
+            batch = self.pending()[: self.config.tasks_per_round]
+            if not batch:
+                return None
+            st["in_progress"] = {"round": st["next_round"], "tasks": batch}
+            self._save()
+        r, batch = st["in_progress"]["round"], st["in_progress"]["tasks"]
+        rd = self.round_dir(r)
+        pool = self.corpus.before_round(r)
+        size_before = len(pool)
+        inputs, retrieved_rows = [], []
+        for tid in batch:
+            task = self.tasks[tid]
+            feats = st["features"].get(tid, "")
+            got = retrieve(self.embedder, task, feats, pool, self.config.k)
+            retrieved_rows.append({"task_id": tid, "retrieved": [{"entry_id": g.entry.entry_id,
+                                                                  "task_id": g.entry.task_id,
+                                                                  "score": round(g.score, 6)} for g in got]})
+            inputs.append(rag_input(task, feats, got, self.spec.example_label))
+        write_jsonl(rd / "retrieved.jsonl", retrieved_rows)
+        gcfg = GenerateConfig(n=self.config.samples_per_task, params=self.config.params, progress=self.config.progress)
+        await generate_async(inputs, backend, self.template, rd / "samples.jsonl", gcfg)
+        wanted = set(batch)
+        samples = [s for s in read_jsonl(rd / "samples.jsonl", Sample) if s.task_id in wanted]
+        samples = [s for s in samples if int(s.meta.get("sample_index", 0)) < self.config.samples_per_task]
+        verdicts = await asyncio.to_thread(self.verify, [self.tasks[t] for t in batch], samples)
+        write_jsonl(rd / "verdicts.jsonl", verdicts)
+        by_sample = {s.sample_id: s for s in samples}
+        added, solved_now = 0, set()
+        for v in verdicts:
+            if v.status != "ok":
+                continue
+            s = by_sample[v.sample_id]
+            solved_now.add(s.task_id)
+            entry = CorpusEntry(f"r{r}:{s.sample_id}", s.task_id, self.tasks[s.task_id].code, s.code,
+                                self.spec.language, origin="bootstrap", round=r,
+                                features=st["features"].get(s.task_id, ""), sample_id=s.sample_id,
+                                speedup=v.speedup, meta={"model": s.model})
+            added += self.corpus.add(entry)
+        size_after = len(self.corpus.before_round(r + 1))
+        n_ok = sum(v.status == "ok" for v in verdicts)
+        row = {"round": r, "tasks": batch, "n_tasks": len(batch), "samples": len(samples), "verified": n_ok,
+               "solved_tasks": sorted(solved_now), "success_rate": len(solved_now) / len(batch),
+               "sample_success_rate": (n_ok / len(samples)) if samples else 0.0,
+               "statuses": _count(v.status for v in verdicts),
+               "corpus_before": size_before, "corpus_after": size_after, "added": size_after - size_before}
+        for tid in batch:
+            st["attempts"][tid] = st["attempts"].get(tid, 0) + 1
+        st["solved"] = sorted(set(st["solved"]) | solved_now)
+        st["rounds"] = [x for x in st["rounds"] if x["round"] != r] + [row]
+        st["next_round"], st["in_progress"] = r + 1, None
+        self._save()
+        write_growth(self.out, st)
+        return row
+
+    async def run_async(self, backend) -> dict[str, Any]:
+        done = 0
+        try:
+            while self.config.max_rounds is None or done < self.config.max_rounds:
+                row = await self.run_round(backend)
+                if row is None:
+                    break
+                done += 1
+        finally:
+            await backend.aclose()
+        write_growth(self.out, self.state)
+        return self.state
+
+    def run(self, backend) -> dict[str, Any]:
+        return asyncio.run(self.run_async(backend))
+
+
+def _count(items) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for i in items:
+        out[i] = out.get(i, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def growth(state: dict[str, Any]) -> dict[str, Any]:
+    rounds = sorted(state["rounds"], key=lambda x: x["round"])
+    points = [{"round": 0, "corpus_size": state["seed_size"], "success_rate": None, "sample_success_rate": None,
+               "tasks": 0, "solved": 0}]
+    for x in rounds:
+        points.append({"round": x["round"], "corpus_size": x["corpus_after"], "success_rate": x["success_rate"],
+                       "sample_success_rate": x["sample_success_rate"], "tasks": x["n_tasks"],
+                       "solved": len(x["solved_tasks"])})
+    return {"dsl": state["dsl"], "seed_size": state["seed_size"], "points": points,
+            "tasks_total": len(state["order"]), "tasks_solved": len(state["solved"])}
+
+
+def write_growth(out: Path, state: dict[str, Any]) -> dict[str, Any]:
+    g = growth(state)
+    _write_json(out / "growth.json", g)
+    plot_growth(g, out / "growth.png")
+    return g
+
+
+def plot_growth(g: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pts = g["points"]
+    xs = [p["round"] for p in pts]
+    fig, ax = plt.subplots(figsize=(6, 3.6), dpi=120)
+    ax.plot(xs, [p["corpus_size"] for p in pts], marker="o", color="tab:blue", label="corpus size")
+    ax.set_xlabel("round")
+    ax.set_ylabel("verified kernels in the corpus", color="tab:blue")
+    ax.set_xticks(xs)
+    ax2 = ax.twinx()
+    rx = [p["round"] for p in pts if p["success_rate"] is not None]
+    ax2.plot(rx, [p["success_rate"] for p in pts if p["success_rate"] is not None], marker="s", color="tab:orange",
+             label="task success rate")
+    ax2.set_ylim(0, 1.05)
+    ax2.set_ylabel("tasks solved in the round", color="tab:orange")
+    ax.set_title(f"{g['dsl']} corpus growth ({g['tasks_solved']}/{g['tasks_total']} tasks solved)")
+    fig.tight_layout()
+    tmp = path.with_name(f".{path.stem}.tmp.png")
+    fig.savefig(tmp)
+    plt.close(fig)
+    os.replace(tmp, path)
+
+
+def verifier_fn(config, store: str | Path) -> VerifyFn:
+    """`verify_samples` with a config and a store, as the loop calls it."""
+    from ..verify import verify_samples
+
+    def run(tasks: Sequence[Task], samples: list[Sample]) -> list[Verdict]:
+        if not samples:
+            return []
+        return verify_samples(list(tasks), samples, config, store=store)
+
+    return run
+
+
+__all__ = ["Bootstrap", "BootstrapConfig", "Features", "growth", "plot_growth", "verifier_fn", "write_growth"]
