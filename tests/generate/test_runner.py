@@ -174,7 +174,7 @@ def test_ctrl_c_then_rerun_completes_without_duplicates(tmp_path):
     out = tmp_path / "out.jsonl"
     with FakeOpenAIServer(responder) as srv:
         # the generate command alone: the full CLI imports torch (seconds) for other stages
-        entry = "import typer; from kernelmill.generate.cli import generate_command; typer.run(generate_command)"
+        entry = "import typer; from kernelmill.cli.generate import generate_command; typer.run(generate_command)"
         cmd = [sys.executable, "-c", entry, str(tasks), "-o", str(out), "--base-url", srv.url,
                "-m", "fake-model", "-n", str(N), "-c", "2", "--no-progress"]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

@@ -14,7 +14,7 @@ import pytest
 
 from kernelmill.records import Sample, Verdict, read_jsonl
 from kernelmill.report import compute
-from kernelmill.report.cli import write_report
+from kernelmill.report.output import write_report
 from kernelmill.report.inputs import load_inputs
 
 DEMO = Path(__file__).parent / "data" / "demo_cpu"

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from kernelmill.records import Verdict, read_jsonl
 from kernelmill.report import MetricSet, metrics_by_level
-from kernelmill.report.cli import metrics_command
+from kernelmill.cli.report import metrics_command
 from kernelmill.report.table import metrics_json, metrics_table
 
 

@@ -9,7 +9,7 @@ import typer
 from kernelmill.tasks import load_tasks
 from kernelmill.tasks.builtin import builtin_samples
 from kernelmill.verify import VerifyConfig, verify_samples
-from kernelmill.verify.cli import config_from_options
+from kernelmill.cli.runs import config_from_options
 
 IDS = ["builtin/level1/01_ReLU/torch__ok", "builtin/level1/06_Sum/torch__incorrect",
        "builtin/level1/01_ReLU/torch__runtime_error", "builtin/level1/24_Softmax/torch__ok"]

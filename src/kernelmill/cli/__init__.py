@@ -1,6 +1,11 @@
 """The `kernelmill` command: thin typer commands over the library.
 
-Each stage keeps its commands in its own `cli.py` and is registered below.
+All typer code lives in this package, one module per stage (`tasks`, `verify`,
+`curate`, `report`, `generate`, `train`, `ptx`, `cuda`, and `demo`, a
+composition of the others' library calls), each registered below. What they
+share is written once: `common` (consoles, the error exit, the load-or-exit
+helpers) and `runs` (the verify run that `verify` and `demo` both report). No
+stage module imports another stage's module.
 """
 
 from __future__ import annotations
@@ -16,20 +21,20 @@ app = typer.Typer(
 )
 
 # --- command groups, one per stage (keep this list sorted by stage) ---------
-from .tasks.cli import app as _tasks_app  # noqa: E402
+from .tasks import app as _tasks_app  # noqa: E402
 
 app.add_typer(_tasks_app, name="tasks")
 
-from .verify.cli import serve_command, verify_command  # noqa: E402
+from .verify import serve_command, verify_command  # noqa: E402
 
 app.command("verify")(verify_command)
 app.command("serve")(serve_command)
 
-from .curate.cli import register as _register_curate  # noqa: E402
+from .curate import register as _register_curate  # noqa: E402
 
 _register_curate(app)  # curate, subset, dedup, decontaminate, difficulty, analyze, export, task-types
 
-from .report.cli import metrics_command, report_command, show_command  # noqa: E402
+from .report import metrics_command, report_command, show_command  # noqa: E402
 
 app.command("metrics")(metrics_command)
 app.command("report")(report_command)
@@ -39,21 +44,23 @@ from .demo import demo_command  # noqa: E402
 
 app.command("demo")(demo_command)
 
-from .generate.cli import generate_command, refine_command  # noqa: E402
+from .generate import generate_command, refine_command  # noqa: E402
 
 app.command("generate")(generate_command)
 app.command("refine")(refine_command)
 
-from .train.cli import app as _train_app  # noqa: E402
+from .train import app as _train_app  # noqa: E402
 
 app.add_typer(_train_app, name="train")
 
 
-from .ptx.cli import app as _ptx_app  # noqa: E402
-from .cudasrc.cli import app as _cuda_app  # noqa: E402
+from .ptx import app as _ptx_app  # noqa: E402
+from .cuda import app as _cuda_app  # noqa: E402
 
 app.add_typer(_ptx_app, name="ptx")
 app.add_typer(_cuda_app, name="cuda")
+
+from ..dsl.cli import bootstrap_command as _bootstrap; app.command("bootstrap")(_bootstrap)  # noqa: E402,E702 (kernelmill.dsl)
 
 
 def main() -> None:

@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
+from .common import console, err, fail
+
 app = typer.Typer(help="CUDA source tools.", no_args_is_help=True)
-console = Console()
-err = Console(stderr=True)
 
 
 @app.command()
@@ -27,12 +26,11 @@ def refactor(src: Path = typer.Argument(..., help="CUDA source (.cu)."),
     whose code is in the PTX; each step kept only when original and refactored
     compile to the same PTX (registers renumbered, symbol hashes blanked)."""
     from ..ptx.nvcc import NvccOptions
-    from .check import refactor_cuda
+    from ..cudasrc.check import refactor_cuda
     try:
         text = src.read_text()
     except OSError as exc:
-        err.print(f"[red]error:[/red] {src}: {exc.strerror}")
-        raise typer.Exit(2)
+        fail(f"{src}: {exc.strerror}")
     inc = (str(src.resolve().parent), *(str(d) for d in include))
     res = refactor_cuda(text, NvccOptions(arch=arch, include=inc), check=not no_check, cse=cse, parens=parens)
     tmp = out.with_name(f".{out.name}.tmp")

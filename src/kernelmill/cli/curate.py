@@ -1,5 +1,6 @@
 """Curation commands: curate, subset, dedup, decontaminate, difficulty, analyze,
-export, task-types. Registered as top-level `kernelmill` commands by `register`."""
+export, task-types; thin layers over `kernelmill.curate`. Registered as
+top-level `kernelmill` commands by `register`."""
 
 from __future__ import annotations
 
@@ -8,51 +9,27 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from ..curate.card import write_meta
+from ..curate.dataset import curated_rows, excluded_path, read_rows
+from ..curate.inputs import CurateInputError, load_generations
+from ..curate.recipes import PAPER_SINGLE_SHARE, PAPER_SIZE, PAPER_SPEEDUP_THRESHOLD, PAPER_SUBSET_SIZES, RECIPES
 from ..records import ReadProblem, write_jsonl
-from ..tasks import TaskSourceError, load_tasks
-from .card import write_meta
-from .dataset import curated_rows, excluded_path, read_rows
-from .inputs import CurateInputError, load_generations
-from .recipes import PAPER_SINGLE_SHARE, PAPER_SIZE, PAPER_SPEEDUP_THRESHOLD, PAPER_SUBSET_SIZES, RECIPES
-
-console = Console()
-err = Console(stderr=True)
-
-
-def _fail(msg: str) -> None:
-    err.print(f"[red]error:[/red] {msg}")
-    raise typer.Exit(2)
-
+from .common import console, err, fail, maybe_tasks_or_exit, report_problems, warn
 
 def _problems(problems: list[ReadProblem]) -> None:
-    for p in problems[:20]:
-        err.print(f"[yellow]warning:[/yellow] {p}")
-    if len(problems) > 20:
-        err.print(f"[yellow]warning:[/yellow] ... and {len(problems) - 20} more unreadable lines")
+    report_problems(problems, label="warning:")
 
 
 def _generations(samples: Path, verdicts: Path):
     try:
         gens, report = load_generations(samples, verdicts)
     except CurateInputError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     for line in report.lines():
-        err.print(f"[yellow]warning:[/yellow] {line}")
+        warn(line)
     return gens, report
-
-
-def _tasks(source: Optional[str]):
-    if not source:
-        return None
-    try:
-        ts = load_tasks(source)
-    except TaskSourceError as exc:
-        _fail(str(exc))
-    _problems(ts.problems)
-    return ts
 
 
 def _table(title: str, counts: dict) -> None:
@@ -92,16 +69,16 @@ def curate(
     shorter), then the smaller sample_id; unknown token counts never win a
     length rule.
     """
-    from .optype import TaskType, task_types
-    from .recipes import select
+    from ..curate.optype import TaskType, task_types
+    from ..curate.recipes import select
 
     if recipe not in RECIPES:
-        _fail(f"unknown recipe {recipe!r}; choose one of {', '.join(RECIPES)}")
+        fail(f"unknown recipe {recipe!r}; choose one of {', '.join(RECIPES)}")
     if recipe == "concur" and not tasks:
-        _fail("the concur recipe needs --tasks (a task source: folder, .jsonl/.parquet or 'builtin'): its part (c) "
+        fail("the concur recipe needs --tasks (a task source: folder, .jsonl/.parquet or 'builtin'): its part (c) "
               "picks single-operator kernels by their task types, which come from the task programs")
     gens, report = _generations(samples, verdicts)
-    ts = _tasks(tasks)
+    ts = maybe_tasks_or_exit(tasks)
     task_map = ts.by_id() if ts else {}
     needed = {g.task_id for g in gens}
     missing_tasks = sorted(needed - set(task_map)) if ts else []
@@ -115,7 +92,7 @@ def curate(
         sel = select(recipe, gens, {t: tt.op_type for t, tt in types.items()}, size=size, seed=seed,
                      speedup_threshold=speedup_threshold, single_share=single_share)
     except ValueError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     rows = curated_rows(sel, task_map, types)
     write_jsonl(out, rows)
     excl = excluded_path(out)
@@ -138,14 +115,14 @@ def subset(
 
     The paper's size ablation (552, 1105, 2210). Subsets are nested: one seeded
     shuffle, then prefixes."""
-    from .recipes import subsets
+    from ..curate.recipes import subsets
 
     try:
         rows = read_rows(src)
         too_big = sorted({n for n in sizes if n > len(rows)})
         parts = subsets(rows, [n for n in sizes if n <= len(rows)], seed)
     except (CurateInputError, ValueError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     for n, part in parts.items():
         path = out / f"subset_{n}.jsonl"
         write_jsonl(path, part)
@@ -175,8 +152,8 @@ def dedup(
     LSH candidates (bands chosen by datasketch), each confirmed with the exact Jaccard. Every
     dropped record is written to the exclusion file with the reason, the id of
     the kept record it duplicates and the similarity."""
-    from .dedup import DedupConfig
-    from .dedup import dedup as run_dedup
+    from ..curate.dedup import DedupConfig
+    from ..curate.dedup import dedup as run_dedup
 
     problems: list[ReadProblem] = []
     try:
@@ -185,7 +162,7 @@ def dedup(
                           normalization=normalization, scope=scope, workers=workers)
         res = run_dedup(rows, cfg, where=str(src))
     except (CurateInputError, ValueError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     _problems(problems)
     write_jsonl(out, res.kept)
     write_jsonl(excluded_path(out, excluded), res.excluded)
@@ -208,18 +185,18 @@ def decontaminate(
     A row matches when its task program or code has word Jaccard >= 0.8 with a
     benchmark program, or shares a 50-word run with it, or its task id or task
     name is a benchmark task's; the benchmark task is named in the flag."""
-    from .decontam import DecontamConfig
-    from .decontam import decontaminate as run
+    from ..curate.decontam import DecontamConfig
+    from ..curate.decontam import decontaminate as run
 
-    bench = _tasks(against)
-    ts = _tasks(tasks)
+    bench = maybe_tasks_or_exit(against)
+    ts = maybe_tasks_or_exit(tasks)
     try:
         rows = read_rows(src)
         cfg = DecontamConfig(jaccard=jaccard, ngram=ngram, drop=drop)
         res = run(rows, bench.tasks, cfg, {t.task_id: t.code for t in ts} if ts else None,
                   {t.task_id: t.name for t in ts if t.name} if ts else None)
     except (CurateInputError, ValueError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if res.without_task_code:
         n = len(res.kept) + len(res.excluded)
         err.print(f"[yellow]warning:[/yellow] {res.without_task_code} of {n} rows have no task program "
@@ -245,13 +222,13 @@ def difficulty(
     Buckets tasks by ARL over their generations and reports per bucket Exec
     (tasks with a correct kernel) and the geometric mean speedup of correct
     kernels, as the ConCuR paper's table."""
-    from .difficulty import difficulty_table
+    from ..curate.difficulty import difficulty_table
 
     gens, _ = _generations(samples, verdicts)
     try:
         table = difficulty_table(gens, easy_below, hard_above)
     except ValueError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     t = Table(title=f"difficulty by ARL (easy < {easy_below:g} <= medium <= {hard_above:g} < hard)")
     for col in ("bucket", "tasks", "generations", "ARL", "Exec", "G_speedup", "fast_1"):
         t.add_column(col, justify="right")
@@ -279,13 +256,13 @@ def analyze(
     log speedup, and the
     within-task comparison of the shortest and longest generation; every
     number in analysis.json."""
-    from .figures import write_analysis
+    from ..curate.figures import write_analysis
 
     gens, report = _generations(samples, verdicts)
     try:
         stats = write_analysis(gens, out, bin_width, extra={"join": report.summary()})
     except (ValueError, RuntimeError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     fit, wt = stats["length_vs_speedup"], stats["within_task"]
     console.print(f"{stats['generations']} generations, {stats['tasks']} tasks, accuracy "
                   f"{stats['accuracy']:.1%}, ARL {stats['arl'] or 0:.0f} tokens")
@@ -317,8 +294,8 @@ def export(
     Formats are those of docs/FORMATS.md, written as JSONL (CSV for the CSV
     splits) and Parquet, plus README.md (counts, sources, recipe, filters) and
     excluded.jsonl (every row not exported, with the reason)."""
-    from .export import ExportConfig, build_rows, write_export
-    from .inputs import generation_row, join
+    from ..curate.export import ExportConfig, build_rows, write_export
+    from ..curate.inputs import generation_row, join
     from ..chat import load_renderer
     from ..records import Sample, Verdict, read_jsonl
 
@@ -332,7 +309,7 @@ def export(
                 err.print(f"[yellow]warning:[/yellow] {line}")
             _problems(problems)
             rows = [generation_row(g) for g in gens]
-        ts = _tasks(tasks)
+        ts = maybe_tasks_or_exit(tasks)
         if ts:
             by_id = {t.task_id: t for t in ts}
             rows = [{**r, "task_code": r.get("task_code") or getattr(by_id.get(str(r.get("task_id"))), "code", None),
@@ -342,7 +319,7 @@ def export(
         res = build_rows(rows, cfg, render)
         files = write_export(res, cfg, out, str(src))
     except (CurateInputError, ValueError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     reasons: dict[str, int] = {}
     for e in res.excluded:
         reasons[e["reason"]] = reasons.get(e["reason"], 0) + 1
@@ -361,9 +338,9 @@ def task_types_cmd(
     single; more is fusion; over 12 counted op calls is network."""
     from dataclasses import asdict
 
-    from .optype import task_types
+    from ..curate.optype import task_types
 
-    ts = _tasks(source)
+    ts = maybe_tasks_or_exit(source)
     types = task_types(ts.tasks)
     t = Table(title=f"task types of {source}")
     for col in ("task_id", "op_type", "origin", "ops"):

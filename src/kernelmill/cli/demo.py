@@ -10,25 +10,23 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
-from .backends import get_backend
-from .records import write_jsonl
-from .verify.cli import config_from_options, run_verify
-
-err = Console(stderr=True)
-
+from ..backends import get_backend
+from ..records import write_jsonl
+from ..report.output import print_metrics, write_report
+from .common import err
+from .runs import config_from_options, run_verify
 
 def demo_command(
     out_dir: Path = typer.Option(Path("kernelmill-out"), "-o", "--out-dir", help="Where samples, verdicts and the store go."),
     device: str = typer.Option("auto", help="cpu, cuda, or auto."),
     trials: int = typer.Option(5, help="Correctness trials per candidate."),
     workers: int = typer.Option(0, help="Parallel build processes (0: one per core)."),
-    run_timeout: float = typer.Option(60.0, help="Seconds to check and time one candidate (the suite has a hanging one)."),
+    run_timeout: float = typer.Option(None, help="Seconds to check and time one candidate (the suite has a hanging "
+                                                 "one; default: 60 on a CPU, 300 on a GPU)."),
 ) -> None:
     """Verify the builtin suite's example candidates on this machine and print the metrics."""
-    from .report.cli import print_metrics
-    from .tasks.builtin import builtin_samples
+    from ..tasks.builtin import builtin_samples
 
     config = config_from_options(device, trials, 600.0, run_timeout, workers)
     dev = config.resolved_device()
@@ -48,9 +46,8 @@ def demo_command(
     verdicts_path = out_dir / "verdicts.jsonl"
     verdicts = run_verify("builtin", samples, verdicts_path, config, out_dir / "verdicts.sqlite")
     print_metrics(verdicts, ks=[1])
-    from .report.cli import write_report
-    from .report.inputs import join
-    from .tasks import load_tasks
+    from ..report.inputs import join
+    from ..tasks import load_tasks
 
     report = write_report(join(verdicts, samples, list(load_tasks("builtin").tasks), "builtin"),
                           out_dir / "report.html")[0]

@@ -7,16 +7,14 @@ from pathlib import Path
 from typing import Any, Optional
 
 import typer
-from rich.console import Console
 
-from ..records import Task
-from ..tasks.cli import load_tasks_or_exit
-from .backend import BACKENDS, BackendError, SamplingParams, make_backend
 from ..chat.prompts import TemplateError, list_templates, load_template
-from .refine import RefineConfig, default_verdicts_path, refine
-from .runner import GenerateConfig, generate, prompt_inputs
+from ..generate.backend import BACKENDS, BackendError, SamplingParams, make_backend
+from ..generate.refine import RefineConfig, default_verdicts_path, refine
+from ..generate.runner import GenerateConfig, generate, prompt_inputs
+from ..records import Task
+from .common import err, fail, load_tasks_or_exit
 
-err = Console(stderr=True)
 
 # options both commands share, declared once
 BackendOpt = typer.Option("openai", "--backend", help=f"One of: {', '.join(BACKENDS)}.")
@@ -54,16 +52,14 @@ def _backend(backend: str, model: str, base_url: str, api_key_env: str, concurre
             return make_backend("hf", model, batch_size=batch_size, tokenizer=tokenizer)
         return make_backend(backend, model, chunk_size=batch_size * 64)
     except (BackendError, ValueError) as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2)
+        fail(f"{exc}")
 
 
 def _template(name: str):
     try:
         return load_template(name)
     except TemplateError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2)
+        fail(f"{exc}")
 
 
 def _tasks(source: str, only: Optional[str]) -> list[Task]:
@@ -74,8 +70,7 @@ def _tasks(source: str, only: Optional[str]) -> list[Task]:
         have = ts.by_id()
         unknown = [w for w in wanted if w not in have]
         if unknown:
-            err.print(f"[red]error:[/red] no task {', '.join(map(repr, unknown))} in {source}")
-            raise typer.Exit(2)
+            fail(f"no task {', '.join(map(repr, unknown))} in {source}")
         tasks = [have[w] for w in wanted]
     return tasks
 
@@ -84,8 +79,7 @@ def _run(fn, *args: Any):
     try:
         return fn(*args)
     except (BackendError, TemplateError) as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(1)
+        fail(f"{exc}", 1)
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/yellow]: finished samples are saved; run the same command again to resume")
         raise typer.Exit(130)
@@ -110,8 +104,7 @@ def generate_command(
                          ptx_field=ptx_field, retry_errors=retry_errors, progress=progress)
     if tpl.input == "ptx":
         if not Path(source).exists():
-            err.print(f"[red]error:[/red] pairs file not found: {source}")
-            raise typer.Exit(2)
+            fail(f"pairs file not found: {source}")
         inputs = prompt_inputs(source, tpl, cfg)
     else:
         inputs = _run(prompt_inputs, _tasks(source, tasks), tpl, cfg)
@@ -150,12 +143,10 @@ def refine_command(
     try:
         from ..verify import VerifyConfig, verify_samples
     except ImportError as exc:
-        err.print(f"[red]error:[/red] refine needs kernelmill.verify, which failed to import: {exc}")
-        raise typer.Exit(2)
+        fail(f"refine needs kernelmill.verify, which failed to import: {exc}")
     tpl = _template(template)
     if tpl.input != "task":
-        err.print(f"[red]error:[/red] refine needs a task template; {tpl.path} takes {tpl.input!r} input")
-        raise typer.Exit(2)
+        fail(f"refine needs a task template; {tpl.path} takes {tpl.input!r} input")
     task_list = _tasks(source, tasks)
     be = _backend(backend, model, base_url, api_key_env, concurrency, tokenizer, batch_size, max_retries, extra_body,
                   request_timeout)

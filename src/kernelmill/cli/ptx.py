@@ -6,22 +6,20 @@ import time
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from .common import console, err, fail
+
 app = typer.Typer(help="PTX toolkit: lossless Rolled-PTX, CUDA/Triton -> PTX pairs.",
                   no_args_is_help=True)
-console = Console()
-err = Console(stderr=True)
 
 
 def _read(path: Path) -> str:
     try:
         return path.read_text()
     except OSError as exc:
-        err.print(f"[red]error:[/red] {path}: {exc.strerror}")
-        raise typer.Exit(2)
+        fail(f"{path}: {exc.strerror}")
 
 
 _STRATEGY = typer.Option("best", "--strategy", help="Loop choice: dp (most tokens saved per pass), "
@@ -31,12 +29,11 @@ _GEOMETRIC = typer.Option(True, "--geometric/--linear-only",
 
 
 def _config(strategy: str, geometric: bool):
-    from .reroll import RerollConfig
+    from ..ptx.reroll import RerollConfig
     try:
         return RerollConfig(strategy=strategy, geometric=geometric)
     except ValueError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2)
+        fail(f"{exc}")
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -50,16 +47,15 @@ def reroll(src: Path = typer.Argument(..., help="PTX file."),
            out: Path = typer.Option(..., "-o", "--out", help="Rolled-PTX output file."),
            strategy: str = _STRATEGY, geometric: bool = _GEOMETRIC) -> None:
     """Reroll unrolled loops into Rolled-PTX (checked: expand(out) == input)."""
-    from .lexer import PtxSyntaxError, count_tokens
-    from .reroll import RerollStats, reroll_text
+    from ..ptx.lexer import PtxSyntaxError, count_tokens
+    from ..ptx.reroll import RerollStats, reroll_text
     cfg = _config(strategy, geometric)
     text = _read(src)
     st = RerollStats()
     try:
         rolled = reroll_text(text, str(src), cfg, stats=st)
     except PtxSyntaxError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(1)
+        fail(f"{exc}", 1)
     _write_atomic(out, rolled)
     a, b = count_tokens(text), count_tokens(rolled)
     console.print(f"{src} -> {out}: {st.loops} loops ({st.geometric_loops} geometric), {a} -> {b} tokens "
@@ -72,13 +68,12 @@ def reroll(src: Path = typer.Argument(..., help="PTX file."),
 def expand(src: Path = typer.Argument(..., help="Rolled-PTX file."),
            out: Path = typer.Option(..., "-o", "--out", help="PTX output file.")) -> None:
     """Expand Rolled-PTX back to plain PTX."""
-    from .expand import ExpandError, expand_text
-    from .lexer import PtxSyntaxError
+    from ..ptx.expand import ExpandError, expand_text
+    from ..ptx.lexer import PtxSyntaxError
     try:
         text = expand_text(_read(src), str(src))
     except (PtxSyntaxError, ExpandError) as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(1)
+        fail(f"{exc}", 1)
     _write_atomic(out, text)
     console.print(f"{src} -> {out}")
 
@@ -96,15 +91,13 @@ def pairs(sources: list[Path] = typer.Argument(..., help=".cu files, Python cand
                                                   "directory is always searched)."),
           ) -> None:
     """Compile sources to PTX per kernel and write Pair records with Rolled-PTX."""
-    from .pairs import PairConfig, build_pairs
+    from ..ptx.pairs import PairConfig, build_pairs
     modes = {"on": (True,), "off": (False,), "both": (True, False)}
     if unroll not in modes:
-        err.print(f"[red]error:[/red] --unroll must be on, off or both, not {unroll!r}")
-        raise typer.Exit(2)
+        fail(f"--unroll must be on, off or both, not {unroll!r}")
     missing = [str(p) for p in sources if not p.exists()]
     if missing:
-        err.print(f"[red]error:[/red] no such file: {', '.join(missing)}")
-        raise typer.Exit(2)
+        fail(f"no such file: {', '.join(missing)}")
     cfg = PairConfig(tuple(arch), tuple(opt), modes[unroll], strip_debug=not keep_debug)
 
     def report(unit_id, ps):
@@ -124,8 +117,8 @@ def pairs(sources: list[Path] = typer.Argument(..., help=".cu files, Python cand
 def stats(files: list[Path] = typer.Argument(..., help="PTX files (rerolled in memory)."),
           strategy: str = _STRATEGY, geometric: bool = _GEOMETRIC) -> None:
     """Length in tokens before/after rerolling, and reroll speed."""
-    from .lexer import PtxSyntaxError, count_tokens
-    from .reroll import RerollStats, reroll_text
+    from ..ptx.lexer import PtxSyntaxError, count_tokens
+    from ..ptx.reroll import RerollStats, reroll_text
     cfg = _config(strategy, geometric)
     table = Table(title="Rolled-PTX length")
     for c in ("file", "tokens", "rolled", "reduction", "loops", "round trip"):
@@ -139,8 +132,7 @@ def stats(files: list[Path] = typer.Argument(..., help="PTX files (rerolled in m
         try:
             rolled = reroll_text(text, str(f), cfg, stats=st)
         except PtxSyntaxError as exc:
-            err.print(f"[red]error:[/red] {exc}")
-            raise typer.Exit(1)
+            fail(f"{exc}", 1)
         took += time.perf_counter() - t0
         size += len(text.encode())
         a, b = count_tokens(text), count_tokens(rolled)

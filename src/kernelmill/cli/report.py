@@ -1,39 +1,16 @@
-"""`kernelmill metrics`: Exec, fast_p, pass@k per level from a verdicts file."""
+"""`kernelmill metrics`, `report` and `show`: thin commands over `kernelmill.report`."""
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
-from ..records import Verdict
-from .metrics import RESAMPLES, SEED, metrics_by_level
-from .table import metrics_json, metrics_table
+from ..report.metrics import RESAMPLES, SEED
+from ..report.output import console, print_metrics, write_report
+from .common import fail, floats_or_exit, maybe_tasks_or_exit, warn
 
-# wide enough for the metrics table when stdout is a file or a pipe (COLUMNS, when set, wins)
-console = Console() if Console().is_terminal or os.environ.get("COLUMNS") else Console(width=160)
-err = Console(stderr=True)
-
-
-def _floats(text: str, name: str) -> list[float]:
-    try:
-        return [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        err.print(f"[red]error:[/red] {name} must be comma-separated numbers, got {text!r}")
-        raise typer.Exit(2)
-
-
-def print_metrics(verdicts: list[Verdict], ks: list[int] = (1,), ps: list[float] = (0, 0.5, 1, 1.5, 2),
-                  as_json: bool = False, resamples: int = RESAMPLES, seed: int = SEED) -> dict:
-    levels = metrics_by_level(verdicts, ps=ps, ks=ks, resamples=resamples, seed=seed)
-    if as_json:
-        print(json.dumps(metrics_json(levels), indent=2))
-    else:
-        console.print(metrics_table(levels, title=f"{len(verdicts)} verdicts"))
-    return metrics_json(levels)
+_floats = floats_or_exit
 
 
 def metrics_command(
@@ -51,39 +28,17 @@ def metrics_command(
     (src/kernelmill/report/intervals.py). "undecided" counts the correct samples
     whose speedup_ci holds p.
     """
-    from .inputs import ReportInputError, load_inputs
+    from ..report.inputs import ReportInputError, load_inputs
 
     try:
         inputs = load_inputs(verdicts_path, None, tasks)
     except ReportInputError as exc:
-        err.print(f"[red]error:[/red] {exc}", soft_wrap=True)
-        raise typer.Exit(2)
+        fail(f"{exc}")
     for w in inputs.warnings:
-        err.print(f"[yellow]warning:[/yellow] {w}", soft_wrap=True)
+        warn(w)
     verdicts = inputs.verdicts
     ks = [int(x) for x in _floats(k, "--k")]
     print_metrics(verdicts, ks=ks, ps=_floats(p, "--p"), as_json=as_json, resamples=resamples, seed=seed)
-
-
-def write_report(inputs, out: Path, markdown_path: Path | None = None, csv_path: Path | None = None,
-                 ps=(0, 0.5, 1, 1.5, 2), ks=(1,), resamples: int = RESAMPLES, seed: int = SEED,
-                 with_code: bool = True, title: str = "kernelmill report") -> list[Path]:
-    """The HTML page, and the Markdown and CSV summaries beside it (same stem
-    unless given); each written whole to a temp file, then renamed."""
-    from .html import render_html
-    from .summary import breakdown, csv_text, markdown
-
-    b = breakdown(inputs, ps=ps, ks=ks, resamples=resamples, seed=seed)
-    written = []
-    for path, text in ((out, lambda: render_html(inputs, b, with_code=with_code, title=title, seed=seed)),
-                       (markdown_path or out.with_suffix(".md"), lambda: markdown(b, inputs)),
-                       (csv_path or out.with_suffix(".csv"), lambda: csv_text(b))):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(text(), encoding="utf-8")
-        os.replace(tmp, path)
-        written.append(path)
-    return written
 
 
 def report_command(
@@ -104,20 +59,18 @@ def report_command(
     """One self-contained HTML page over a verdicts file (metrics per level, language and op_type with 95%
     intervals, fast_p curve, speedup histogram, statuses and flags, every task's samples with search and
     sort), plus Markdown and CSV summaries."""
-    from .inputs import ReportInputError, load_inputs
+    from ..report.inputs import ReportInputError, load_inputs
 
     ks = [int(x) for x in _floats(k, "--k")]
     ps = _floats(p, "--p")
     try:
         inputs = load_inputs(verdicts_path, samples, tasks)
     except ReportInputError as exc:
-        err.print(f"[red]error:[/red] {exc}", soft_wrap=True)
-        raise typer.Exit(2)
+        fail(f"{exc}")
     if not inputs.verdicts:
-        err.print(f"[red]error:[/red] {verdicts_path} holds no verdicts")
-        raise typer.Exit(2)
+        fail(f"{verdicts_path} holds no verdicts")
     for w in inputs.warnings:
-        err.print(f"[yellow]warning:[/yellow] {w}", soft_wrap=True)
+        warn(w)
     written = write_report(inputs, out, markdown_path, csv_path, ps=ps, ks=ks, resamples=resamples, seed=seed,
                            with_code=code, title=title)
     for path in written:
@@ -137,9 +90,8 @@ def show_command(
     task_code: bool = typer.Option(False, "--task-code", help="Print the task's reference program too."),
 ) -> None:
     """Print one sample with its task, its verdict and the reasons (message, flags and what they mean)."""
-    from ..tasks import TaskSourceError, load_tasks
-    from .inputs import ReportInputError
-    from .show import find_sample, render_text
+    from ..report.inputs import ReportInputError
+    from ..report.show import find_sample, render_text
 
     default = Path("kernelmill-out")
     if samples is None and (default / "samples.jsonl").exists():
@@ -147,12 +99,10 @@ def show_command(
     if verdicts is None and store is None and (default / "verdicts.jsonl").exists():
         verdicts = default / "verdicts.jsonl"
     if samples is None and verdicts is None and store is None:
-        err.print("[red]error:[/red] give --samples and --verdicts (or --store): no kernelmill-out/ here")
-        raise typer.Exit(2)
+        fail("give --samples and --verdicts (or --store): no kernelmill-out/ here")
+    ts = maybe_tasks_or_exit(tasks)
     try:
-        task_list = list(load_tasks(tasks).tasks) if tasks else None
-        view = find_sample(sample_id, samples, verdicts, store, task_list)
-    except (ReportInputError, TaskSourceError) as exc:
-        err.print(f"[red]error:[/red] {exc}", soft_wrap=True)
-        raise typer.Exit(2)
+        view = find_sample(sample_id, samples, verdicts, store, list(ts.tasks) if ts else None)
+    except ReportInputError as exc:
+        fail(f"{exc}")
     print(render_text(view, code=code, task_code=task_code), end="")

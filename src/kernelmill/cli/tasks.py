@@ -7,31 +7,15 @@ import signal
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.syntax import Syntax
 from rich.table import Table
 
-from .audit import AuditOptions, render_table, run_audit
-from .sources import TaskSourceError, load_tasks
+from ..tasks.audit import AuditOptions, render_table, run_audit
+from .common import console, err, fail, load_tasks_or_exit
 
 app = typer.Typer(help="List and inspect tasks (KernelBench folders, JSONL/Parquet tables, 'builtin').",
                   no_args_is_help=True)
-console = Console()
-err = Console(stderr=True)
-
-
-def load_tasks_or_exit(source: str):
-    """Tasks for a command: a source that cannot be read ends the command with
-    exit 2; files that are not tasks are reported by path and skipped."""
-    try:
-        ts = load_tasks(source)
-    except TaskSourceError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2)
-    for p in ts.problems:
-        err.print(f"[yellow]skipped task[/yellow] {p}")
-    return ts
 
 
 @app.command("list")
@@ -53,8 +37,7 @@ def show_task(source: str = typer.Argument(..., help="Folder, table, or 'builtin
     ts = load_tasks_or_exit(source)
     task = ts.by_id().get(task_id)
     if task is None:
-        err.print(f"[red]error:[/red] no task {task_id!r} in {source} ({len(ts)} tasks; try `kernelmill tasks list {source}`)")
-        raise typer.Exit(2)
+        fail(f"no task {task_id!r} in {source} ({len(ts)} tasks; try `kernelmill tasks list {source}`)")
     console.print(f"[bold]{task.task_id}[/bold]  name={task.name} level={task.level} op_type={task.op_type} sizes={task.sizes}")
     console.print(Syntax(task.code, "python", line_numbers=True))
 
@@ -75,11 +58,9 @@ def audit_tasks(
     """Would a trivial candidate (zeros, a constant, per-channel means, noise,
     the input itself) pass the correctness check on each task? See docs/task_audit.md."""
     if profile not in ("auto", "small", "full"):
-        err.print(f"[red]error:[/red] --profile must be auto, small or full (got {profile!r})")
-        raise typer.Exit(2)
+        fail(f"--profile must be auto, small or full (got {profile!r})")
     if trials < 2:
-        err.print(f"[red]error:[/red] --trials must be at least 2 (got {trials})")
-        raise typer.Exit(2)
+        fail(f"--trials must be at least 2 (got {trials})")
     ts = load_tasks_or_exit(source)
     tasks = [t for t in ts if only in t.task_id]
     if limit > 0:

@@ -8,12 +8,11 @@ finished run re-run with the same recipe does nothing (train/run.py).
 from __future__ import annotations
 
 import typer
-from rich.console import Console
+
+from .common import console, fail
 
 app = typer.Typer(help="Train on the curated exports with TRL (SFT/LoRA/QLoRA, KTO, multi-turn GRPO).",
                   no_args_is_help=True)
-console = Console()
-err = Console(stderr=True, soft_wrap=True)
 
 _CONFIG = typer.Option(..., "--config", "-c", help="Recipe YAML (see configs/).")
 _SET = typer.Option(None, "--set", help="Override a recipe value: section.key=value (repeatable).")
@@ -24,25 +23,23 @@ def _need_trl() -> None:
     try:
         import trl  # noqa: F401
     except ImportError:
-        err.print("[red]error:[/red] training needs the train extra: pip install 'kernelmill[train]'")
-        raise typer.Exit(2)
+        fail("training needs the train extra: pip install 'kernelmill[train]'")
 
 
 def _run(kind: str, config: str, overrides: list[str] | None, fresh: bool) -> None:
     _need_trl()
-    from .config import ConfigError, load_recipe
-    from .data import DatasetFormatError
-    from .masks import LabelMaskError
-    from .models import GpuRequiredError
+    from ..train.config import ConfigError, load_recipe
+    from ..train.data import DatasetFormatError
+    from ..train.masks import LabelMaskError
+    from ..train.models import GpuRequiredError
 
-    from .run import run_recipe
+    from ..train.run import run_recipe
 
     try:
         recipe = load_recipe(config, kind=kind, overrides=overrides or [])
         result = run_recipe(recipe, resume=not fresh)
     except (ConfigError, DatasetFormatError, LabelMaskError, GpuRequiredError) as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2)
+        fail(f"{exc}")
     _print_result(result)
 
 
@@ -98,15 +95,14 @@ def tiny(
     and trains it; the model, log and curves go to OUT/run/. It learns only
     what DATA shows it: a smoke run of the recipe, not a useful model."""
     _need_trl()
-    from .config import ConfigError
-    from .data import DatasetFormatError
-    from .masks import LabelMaskError
-    from .run import tiny_run
+    from ..train.config import ConfigError
+    from ..train.data import DatasetFormatError
+    from ..train.masks import LabelMaskError
+    from ..train.run import tiny_run
 
     try:
         result = tiny_run(data, out, steps=steps, batch_size=batch_size, max_length=max_length, resume=not fresh)
     except (ConfigError, DatasetFormatError, LabelMaskError) as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2)
+        fail(f"{exc}")
     console.print(f"recipe: {result['recipe']}")
     _print_result(result)

@@ -1,0 +1,5 @@
+"""`python -m kernelmill.cli ...` (e.g. under `accelerate launch -m kernelmill.cli train sft`)."""
+
+from . import main
+
+main()

@@ -1,0 +1,161 @@
+"""The verify run shared by `verify` and `demo`: options to a `VerifyConfig`,
+sample selection, resume from the verdicts file, progress lines, Ctrl-C and
+SIGTERM, and the dry run. Every call here is the library's
+(`kernelmill.verify`); what is here is how a command reports it."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import warnings
+from pathlib import Path
+
+import typer
+
+from ..records import ReadProblem, Sample, Verdict, append_jsonl, iter_jsonl, read_jsonl
+from ..verify.config import ConfigError, VerifyConfig
+from ..verify.runner import HarnessError, verify_samples
+from ..verify.store import StoreError
+from .common import err, fail, load_tasks_or_exit
+
+# seconds to check and time one candidate when --run-timeout is not given: a CPU run of the
+# small size profile takes seconds, so a hanging candidate should not hold a demo for minutes
+DEFAULT_RUN_TIMEOUT = {"cpu": 60.0, "cuda": 300.0}
+
+
+def select_samples(samples: list[Sample], tasks: str | None, languages: str | None, limit: int) -> list[Sample]:
+    """The samples of the given task ids (comma-separated, or prefixes ending in '/')
+    and languages, the first `limit` of them (0: all); exits 2 when none is left."""
+    def items(text: str | None) -> list[str]:
+        return [x.strip() for x in (text or "").split(",") if x.strip()]
+
+    wanted, langs = items(tasks), items(languages)
+    out = [s for s in samples
+           if (not wanted or any(s.task_id == w or (w.endswith("/") and s.task_id.startswith(w)) for w in wanted))
+           and (not langs or s.language in langs)]
+    if limit > 0:
+        out = out[:limit]
+    if not out:
+        fail(f"no sample left after --tasks/--languages/--limit (of {len(samples)})")
+    return out
+
+
+def _sigterm(signum, frame) -> None:
+    raise KeyboardInterrupt  # stop like Ctrl-C (a background run ignores SIGINT)
+
+
+def done_sample_ids(out: Path) -> set[str]:
+    """Sample ids that already have a verdict in OUT (a truncated tail is cut)."""
+    if not out.exists():
+        return set()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        append_jsonl(out, [])  # heals a truncated last line
+    for w in caught:
+        err.print(f"[yellow]note:[/yellow] {w.message}")
+    problems: list[ReadProblem] = []
+    ids = {row["sample_id"] for row in iter_jsonl(out, problems) if "sample_id" in row}
+    for p in problems:
+        err.print(f"[yellow]skipped[/yellow] {p}")
+    return ids
+
+
+def run_verify(source: str, samples: list[Sample], out: Path, config: VerifyConfig,
+               store: Path | None, progress: bool = True) -> list[Verdict]:
+    """Load tasks, skip samples already in OUT, verify the rest appending to OUT.
+    Returns all verdicts of OUT that belong to `samples`."""
+    tasks = load_tasks_or_exit(source)
+    done = done_sample_ids(out)
+    todo = [s for s in samples if s.sample_id not in done]
+    if done:
+        err.print(f"{len(samples) - len(todo)} of {len(samples)} samples already have verdicts in {out}; "
+                  f"verifying the other {len(todo)}")
+    # on a terminal a live bar; elsewhere (a log, a pipe) one whole line per candidate
+    live = progress and err.is_terminal
+    done_count = [len(samples) - len(todo)]
+    counts: dict[str, int] = {}
+
+    def on_verdict(v: Verdict) -> None:
+        append_jsonl(out, [v])
+        done_count[0] += 1
+        counts[v.status] = counts.get(v.status, 0) + 1
+        counts["cached"] = counts.get("cached", 0) + int(v.cached)
+        if progress and not live:
+            speed = f" {v.speedup:.2f}x" if v.speedup is not None else ""
+            flags = f" [{','.join(v.flags)}]" if v.flags else ""
+            cached = " (cached)" if v.cached else ""
+            print(f"verify {done_count[0]}/{len(samples)} {v.status}{speed}{flags} {v.sample_id}{cached}",
+                  file=sys.stderr, flush=True)
+
+    previous = signal.signal(signal.SIGTERM, _sigterm)
+    try:
+        verify_samples(tasks.by_id(), todo, config, store=store, progress=live, on_verdict=on_verdict)
+    except KeyboardInterrupt:
+        err.print(f"\n[yellow]interrupted[/yellow]: verdicts so far are in {out}; run the same command again to finish")
+        raise typer.Exit(130)
+    except (HarnessError, StoreError, RuntimeError) as exc:
+        fail(f"{exc}", 1)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if progress and not live and todo:
+        summary = ", ".join(f"{s} {n}" for s, n in counts.items() if s != "cached")
+        print(f"verify: {len(todo)} candidates verified: {summary}; cached {counts.get('cached', 0)}",
+              file=sys.stderr, flush=True)
+    wanted = {s.sample_id for s in samples}
+    return [v for v in read_jsonl(out, Verdict, []) if v.sample_id in wanted]
+
+
+def dry_run_summary(source: str, samples: list[Sample], out: Path, config: VerifyConfig) -> None:
+    """What `verify` would do: samples per language, those already in OUT, and
+    those that cannot run on this device (with the reason); nothing is run."""
+    from collections import Counter
+
+    from ..backends import get_backend
+
+    tasks = load_tasks_or_exit(source).by_id()
+    device = config.resolved_device()
+    done = done_sample_ids(out)
+    todo = [s for s in samples if s.sample_id not in done]
+    unknown = sorted({s.task_id for s in todo if s.task_id not in tasks})
+    why_not = Counter()
+    for s in todo:
+        backend = get_backend(s.language)
+        reason = f"unknown language {s.language!r}" if backend is None else backend.unsupported(device)
+        if reason:
+            why_not[reason] += 1
+    by_lang = ", ".join(f"{lang} {n}" for lang, n in sorted(Counter(s.language for s in todo).items()))
+    print(f"dry run on {device}: {len(todo)} of {len(samples)} samples to verify ({by_lang or 'none'}); "
+          f"{len(samples) - len(todo)} already in {out}")
+    for reason, n in sorted(why_not.items()):
+        print(f"  {n} not run: {reason}")
+    if unknown:
+        print(f"  {sum(s.task_id in unknown for s in todo)} name tasks not in {source}: {', '.join(unknown[:10])}")
+
+
+def config_from_options(device: str, trials: int, build_timeout: float, run_timeout: float | None,
+                        workers: int, profile: str = "auto", executor: str = "local",
+                        address: str | None = None, fast_build: bool = True, guards: str = "standard",
+                        fallback: str = "reject", standby: int = -1, cpu_runners: int = 1,
+                        cpu_threads: int = 1) -> VerifyConfig:
+    """The options as a `VerifyConfig`, validated by the config itself (one set
+    of rules for the CLI, the service and the GRPO reward). `run_timeout` None:
+    the device's default (DEFAULT_RUN_TIMEOUT)."""
+    if run_timeout is None:
+        try:
+            run_timeout = DEFAULT_RUN_TIMEOUT[VerifyConfig.from_dict({"device": device}, "options").resolved_device()]
+        except ConfigError as exc:
+            fail(f"{exc} (see kernelmill verify --help)")
+    options = dict(device=device, trials=trials, build_timeout=build_timeout, run_timeout=run_timeout,
+                   workers=workers, profile=profile, executor=executor, address=address, fast_build=fast_build,
+                   guards=guards, fallback=fallback, standby=standby, cpu_runners=cpu_runners,
+                   timing={"cpu_threads": cpu_threads})
+    try:
+        config = VerifyConfig.from_dict(options, "options")
+    except ConfigError as exc:
+        fail(f"{exc} (see kernelmill verify --help)")
+    if cpu_runners > 1 and config.resolved_device() == "cpu":
+        err.print(f"[yellow]warning:[/yellow] {cpu_runners} candidates run at once on the CPU: their timings "
+                  "share the cores (fine for correctness; for speedups use --cpu-runners 1)")
+    return config
+
+

@@ -1,0 +1,49 @@
+"""Item 5 of issue 17: all typer code in `kernelmill.cli`, one module per stage,
+no stage module importing another's, the load-or-exit helpers written once."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import kernelmill
+
+PKG = Path(kernelmill.__file__).parent
+CLI = PKG / "cli"
+SHARED = {"common", "runs"}  # written once, used by several stage modules
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    """(level, module) of every import in the file, nested ones included."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            out.append((node.level, node.module or ""))
+        elif isinstance(node, ast.Import):
+            out += [(0, a.name) for a in node.names]
+    return out
+
+
+def test_typer_lives_only_in_the_cli_package():
+    outside = [p.relative_to(PKG) for p in PKG.rglob("*.py")
+               if CLI not in p.parents and any(m == "typer" or m.startswith("typer.") for _, m in _imports(p))]
+    assert outside == []
+    assert not [p for p in PKG.rglob("cli.py")], "a stage still keeps its own cli.py"
+
+
+def test_no_stage_module_imports_another_stage_module():
+    stages = {p.stem for p in CLI.glob("*.py")} - {"__init__", "__main__"} - SHARED
+    assert {"tasks", "verify", "curate", "report", "generate", "train", "ptx", "cuda", "demo"} <= stages
+    for stage in stages:
+        for level, module in _imports(CLI / f"{stage}.py"):
+            first = module.split(".")[0]
+            if level == 1:
+                assert first in SHARED, f"cli/{stage}.py imports .{module}"
+            if level == 0 and module.startswith("kernelmill.cli"):
+                raise AssertionError(f"cli/{stage}.py imports {module}")
+
+
+def test_load_or_exit_helpers_are_defined_once():
+    defined = [(p.name, node.name) for p in CLI.glob("*.py") for node in ast.walk(ast.parse(p.read_text()))
+               if isinstance(node, ast.FunctionDef) and node.name.endswith("_or_exit")]
+    assert defined and all(f == "common.py" for f, _ in defined)
