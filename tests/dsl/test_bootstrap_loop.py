@@ -146,3 +146,24 @@ def test_interrupted_round_resumes_with_the_same_tasks(tmp_path, tasks, tiny_emb
     assert len(calls) == 2 and sorted(seen) == sorted(batch)
     state = json.loads((out / "state.json").read_text())
     assert state["in_progress"] is None and state["rounds"][0]["tasks"] == batch
+
+
+def test_bootstrap_command(tmp_path, tiny_embedder_path):
+    pytest.importorskip("matplotlib")
+    import typer
+    from typer.testing import CliRunner
+
+    from kernelmill.dsl.cli import bootstrap_command
+
+    app = typer.Typer()
+    app.command()(bootstrap_command)
+    calls: list[str] = []
+    with FakeOpenAIServer(responder_factory(calls)) as srv:
+        res = CliRunner().invoke(app, [
+            "builtin", "--out", str(tmp_path / "run"), "--dsl", "torch", "--model", "fake-model",
+            "--base-url", srv.url, "--tasks", "level1/01_ReLU,level1/05_LeakyReLU", "--embedder", tiny_embedder_path,
+            "--device", "cpu", "--no-time", "--per-round", "2", "--max-attempts", "1"])
+    assert res.exit_code == 0, res.output
+    summary = json.loads(res.stdout.strip().splitlines()[-1])
+    assert summary["solved"] == 1 and summary["tasks"] == 2
+    assert (tmp_path / "run" / "growth.png").exists() and len(calls) == 2

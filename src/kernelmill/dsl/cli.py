@@ -1,0 +1,87 @@
+"""`kernelmill bootstrap`: the retrieval-bootstrapped corpus loop for a DSL
+(docs/tilelang.md). A thin typer command over `kernelmill.dsl.Bootstrap`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+
+def bootstrap_command(
+    source: str = typer.Argument("builtin", help="Tasks (folder, .jsonl/.parquet, 'builtin')."),
+    out: Path = typer.Option(..., "--out", "-o", help="Run folder (state.json, corpus.jsonl, rounds, growth.*); "
+                             "a re-run resumes."),
+    dsl: str = typer.Option("tilelang", "--dsl", help="Target DSL (tilelang; torch runs on CPU)."),
+    model: str = typer.Option(..., "--model", "-m", help="Model name on the server, or a local path (hf, vllm)."),
+    backend: str = typer.Option("openai", "--backend", help="openai, vllm or hf."),
+    base_url: str = typer.Option("http://127.0.0.1:8000/v1", "--base-url", help="OpenAI-compatible server URL."),
+    api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="Variable holding the API key."),
+    concurrency: int = typer.Option(16, "--concurrency", "-c", help="Requests in flight (openai)."),
+    batch_size: int = typer.Option(4, "--batch-size", help="Batch size (hf)."),
+    tasks: Optional[str] = typer.Option(None, "--tasks", help="Comma-separated task ids (default: all)."),
+    seed_corpus: Optional[Path] = typer.Option(None, "--seed-corpus", help="Extra seed kernels (corpus JSONL), "
+                                               "besides the suite's verified candidates in the DSL."),
+    embedder: str = typer.Option("", "--embedder", help="sentence-transformers model name or path "
+                                 "(default: jinaai/jina-embeddings-v2-base-code)."),
+    trust_remote_code: bool = typer.Option(False, "--trust-remote-code", help="Let the embedding model run its "
+                                           "own code (the default model needs it)."),
+    k: int = typer.Option(5, "-k", help="Retrieved examples per prompt."),
+    n: int = typer.Option(1, "-n", help="Samples per task per round."),
+    per_round: int = typer.Option(8, "--per-round", help="Tasks per round."),
+    max_attempts: int = typer.Option(2, "--max-attempts", help="Rounds a task is tried in."),
+    max_rounds: Optional[int] = typer.Option(None, "--max-rounds", help="Stop after this many rounds."),
+    temperature: float = typer.Option(0.7, "--temperature"),
+    max_tokens: int = typer.Option(8192, "--max-tokens"),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Base sampling seed."),
+    device: str = typer.Option("auto", "--device", help="Verification device: auto, cpu or cuda."),
+    time_kernels: bool = typer.Option(True, "--time/--no-time", help="Time verified kernels."),
+) -> None:
+    """Grow a verified corpus in a DSL: retrieve, prompt, generate, verify, add; easy to hard; resumable."""
+    from ..generate import BackendError, SamplingParams, make_backend
+    from ..tasks import load_tasks
+    from ..verify import VerifyConfig
+    from .bootstrap import Bootstrap, BootstrapConfig, verifier_fn
+    from .retrieval import DEFAULT_EMBEDDER, Embedder, seed_entries
+    from .spec import get_dsl
+
+    err = typer.echo
+    try:
+        spec = get_dsl(dsl)
+        ts = load_tasks(source).tasks
+        if tasks:
+            want = [t.strip() for t in tasks.split(",") if t.strip()]
+            by_id = {t.task_id: t for t in ts}
+            unknown = [t for t in want if t not in by_id]
+            if unknown:
+                raise ValueError(f"unknown task ids: {', '.join(unknown)}")
+            ts = [by_id[t] for t in want]
+        if backend == "openai":
+            be = make_backend("openai", model, base_url=base_url, api_key_env=api_key_env, concurrency=concurrency)
+        elif backend == "hf":
+            be = make_backend("hf", model, batch_size=batch_size)
+        else:
+            be = make_backend(backend, model)
+        vcfg = VerifyConfig(device=device)
+        vcfg.time = time_kernels
+        cfg = BootstrapConfig(k=k, samples_per_task=n, tasks_per_round=per_round, max_attempts=max_attempts,
+                              max_rounds=max_rounds, params=SamplingParams(temperature, 0.95, max_tokens, seed),
+                              progress=True)
+        seeds = seed_entries(spec.language, spec.seed_glob, extra=seed_corpus)
+        emb = Embedder(embedder or DEFAULT_EMBEDDER, trust_remote_code=trust_remote_code)
+        out.mkdir(parents=True, exist_ok=True)
+        boot = Bootstrap(spec, ts, out, emb, verifier_fn(vcfg, out / "verify.sqlite"), cfg, seeds)
+    except (ValueError, BackendError, OSError) as exc:
+        err(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    if len(boot.corpus) == 0:
+        err(f"note: the {dsl} corpus has no seed kernels; the first prompts carry no examples", err=True)
+    state = boot.run(be)
+    for r in state["rounds"]:
+        err(f"round {r['round']}: {len(r['solved_tasks'])}/{r['n_tasks']} tasks solved, "
+            f"{r['verified']}/{r['samples']} samples verified, corpus {r['corpus_before']} -> {r['corpus_after']}",
+            err=True)
+    err(json.dumps({"out": str(out), "corpus": len(boot.corpus), "solved": len(state["solved"]),
+                    "tasks": len(state["order"]), "growth": str(out / "growth.png")}))
