@@ -153,7 +153,7 @@ def test_bootstrap_command(tmp_path, tiny_embedder_path):
     import typer
     from typer.testing import CliRunner
 
-    from kernelmill.dsl.cli import bootstrap_command
+    from kernelmill.cli.bootstrap import bootstrap_command
 
     app = typer.Typer()
     app.command()(bootstrap_command)

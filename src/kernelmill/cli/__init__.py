@@ -60,7 +60,9 @@ from .cuda import app as _cuda_app  # noqa: E402
 app.add_typer(_ptx_app, name="ptx")
 app.add_typer(_cuda_app, name="cuda")
 
-from ..dsl.cli import bootstrap_command as _bootstrap; app.command("bootstrap")(_bootstrap)  # noqa: E402,E702 (kernelmill.dsl)
+from .bootstrap import bootstrap_command  # noqa: E402
+
+app.command("bootstrap")(bootstrap_command)
 
 
 def main() -> None:

@@ -43,9 +43,9 @@ def bootstrap_command(
     from ..generate import BackendError, SamplingParams, make_backend
     from ..tasks import load_tasks
     from ..verify import VerifyConfig
-    from .bootstrap import Bootstrap, BootstrapConfig, verifier_fn
-    from .retrieval import DEFAULT_EMBEDDER, Embedder, seed_entries
-    from .spec import get_dsl
+    from ..dsl.bootstrap import Bootstrap, BootstrapConfig, verifier_fn
+    from ..dsl.retrieval import DEFAULT_EMBEDDER, Embedder, seed_entries
+    from ..dsl.spec import get_dsl
 
     err = typer.echo
     try:
