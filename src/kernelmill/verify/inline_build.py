@@ -338,17 +338,25 @@ def load_inline(name, cpp_sources, cuda_sources=None, sycl_sources=None, functio
     return module
 
 
-DEFER_ENV = "KERNELMILL_DEFER_BUILDS"  # set in run phases: where a needed build is requested
 DEFER_EXIT = 75  # the exit code of a run process that stopped to have a build done elsewhere
+_DEFER_PATH: str | None = None  # set in run phases (`defer_builds`): where a needed build is requested
+
+
+def defer_builds(path: str | None) -> None:
+    """In this process, write uncached builds' arguments to `path` and exit
+    instead of compiling (the run phase's job says where; not an environment
+    variable, which the candidate would see)."""
+    global _DEFER_PATH
+    _DEFER_PATH = path
 
 
 def _defer_if_uncached(args: dict, unknown: dict) -> None:
-    """In a run phase (``KERNELMILL_DEFER_BUILDS`` names a file), a build that is
-    not in the cache is not compiled here: its arguments are written to that
-    file and the process exits with `DEFER_EXIT` at once (no exception the
-    candidate's try/except could swallow into a fallback). The runner builds it
-    on a CPU build worker and runs the candidate again (verify/lazy_builds.py)."""
-    path = os.environ.get(DEFER_ENV)
+    """In a run phase (`defer_builds`), a build that is not in the cache is not
+    compiled here: its arguments are written to that file and the process
+    exits with `DEFER_EXIT` at once (no exception the candidate's try/except
+    could swallow into a fallback). The runner builds it on a CPU build worker
+    and runs the candidate again (verify/lazy_builds.py)."""
+    path = _DEFER_PATH
     if (not path or _BUILDER is None or unknown or args.get("build_directory") or args.get("sycl_sources")
             or args.get("with_sycl") or not args.get("is_python_module", True)):
         return  # what this builder does not reproduce goes to torch's load_inline, here

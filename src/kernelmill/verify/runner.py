@@ -31,7 +31,6 @@ from .process.sandbox import PhaseResult, Sandbox, python_argv, scrubbed_env
 from .process.job import RunJob
 from .process.launch import remove_exchange
 from .process.standby import Standby
-from .inline_build import DEFER_ENV
 from .store import ResultStore, result_key
 
 
@@ -56,7 +55,7 @@ MAX_BUILD_REQUEUES = 2
 @dataclass
 class NeedsBuild:
     """A run phase stopped at a ``load_inline`` whose extension was not in the
-    cache (inline_build.DEFER_ENV): the executor builds `requests` on a CPU
+    cache (inline_build.defer_builds): the executor builds `requests` on a CPU
     worker and runs the candidate again."""
 
     requests: list[dict]
@@ -177,8 +176,10 @@ class Verifier:
                           build_jobs=max(1, (os.cpu_count() or 1) // max(1, self.build_workers)))
         env = scrubbed_env({**env, **self._visible(gpu)}, home=str(phase_dir))
         requests_path = phase_dir / "build_requests.jsonl"
-        if phase == "run" and self.defer_builds and job.requeues < MAX_BUILD_REQUEUES and self.config.fast_build:
-            env[DEFER_ENV] = str(requests_path)  # the run worker compiles nothing (lazy_builds.py)
+        defer = (phase == "run" and self.defer_builds and job.requeues < MAX_BUILD_REQUEUES
+                 and self.config.fast_build and backend.compiles_extension)
+        if defer:  # the run worker compiles nothing (lazy_builds.py)
+            extra = {**extra, "defer_builds": str(requests_path)}
         result_path = phase_dir / "result.json"
         job_file = RunJob(
             candidate=str(job.workdir / "candidate.py"), result=str(result_path), rlimits=self.sandbox.rlimits(),
@@ -208,7 +209,7 @@ class Verifier:
                     data = json.loads(result_path.read_text())
                 except ValueError:
                     data = None
-            if DEFER_ENV in env and requests_path.exists():
+            if defer and requests_path.exists():
                 requests = _read_requests(requests_path)
                 if requests:
                     data = {"status": "needs_build", "build_requests": requests}

@@ -300,9 +300,10 @@ def _serve(job_path: str, cmd_fd: int, report_fd: int) -> None:
 
     apply_rlimits(job.rlimits or {})
     if job.build_cache:
-        from ..inline_build import install
+        from ..inline_build import defer_builds, install
 
         install(job.build_cache)
+        defer_builds(job.defer_builds)
     run_candidate(job, commands, report)
     sys.stdout.flush()
     sys.stderr.flush()

@@ -84,8 +84,10 @@ class RunJob(_Record):
     fallback: str = "reject"
     language: str = "torch"
     ref_profile: dict[str, Any] | None = None  # the task's reference profile, measured once per task
-    # build phases: load_inline arguments a run phase asked for (inline_build.DEFER_ENV)
+    # build phases: load_inline arguments a run phase asked for (inline_build.defer_builds)
     build_requests: list[dict[str, Any]] | None = None
+    # run phases: where an uncached load_inline writes its arguments instead of compiling
+    defer_builds: str | None = None
 
     @property
     def timed(self) -> bool:
@@ -111,6 +113,7 @@ class CandidateJob(_Record):
     import_is_build: bool = False
     build_cache: str | None = None
     env: dict[str, str] | None = None
+    defer_builds: str | None = None  # see RunJob.defer_builds
 
     @property
     def timed(self) -> bool:

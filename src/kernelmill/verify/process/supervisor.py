@@ -231,7 +231,7 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched) -> d
                  outputs=str(xdir / "outputs.pt"), device=job.device, weight_seed=job.weight_seed,
                  message_limit=job.message_limit, rlimits=job.rlimits, time=job.time, timing=job.timing,
                  guards=job.guards, skip_timing_reason=job.skip_timing_reason, import_is_build=job.import_is_build,
-                 build_cache=job.build_cache, env=job.env).write(priv / "job.json")
+                 build_cache=job.build_cache, env=job.env, defer_builds=job.defer_builds).write(priv / "job.json")
     reports = _Reports(launched.report)
     launched.go()
     comparison, timing_error = None, None

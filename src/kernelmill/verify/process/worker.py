@@ -57,7 +57,7 @@ def build(job: dict, lazy: bool = False) -> dict:
 
 
 def build_requested(requests: list[dict]) -> dict:
-    """Build the extensions a run phase stopped for (inline_build.DEFER_ENV), into
+    """Build the extensions a run phase stopped for (inline_build.defer_builds), into
     the cache; a compile error is left for the run to meet and report."""
     from ..inline_build import CompileError, Unsupported, build_only
 
@@ -227,9 +227,11 @@ def main() -> None:
         started.close()
     if job.build_cache:
         # candidates' load_inline calls go through the shared, cached fast builder
-        from ..inline_build import builder_log, install
+        from ..inline_build import builder_log, defer_builds, install
 
         install(job.build_cache)
+        if phase == "run":
+            defer_builds(job.defer_builds)
     if phase == "build" and job.build_requests is not None:
         result = build_requested(job.build_requests)
     elif phase == "build":
