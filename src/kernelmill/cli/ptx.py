@@ -144,3 +144,25 @@ def stats(files: list[Path] = typer.Argument(..., help="PTX files (rerolled in m
     console.print(table)
     console.print(f"rerolled {size / 1e6:.3f} MB in {took:.2f} s ({size / 1e6 / max(took, 1e-9):.2f} MB/s, "
                   f"parse + reroll + round-trip check)")
+
+
+@app.command("export")
+def export_command(pairs: Path = typer.Argument(..., help="Pairs JSONL from `kernelmill ptx pairs`."),
+                   out: Path = typer.Option(..., "-o", "--out", help="Folder for train.jsonl, test.jsonl, split.json."),
+                   rolled: bool = typer.Option(False, help="Rolled-PTX in the prompt (pairs made with rerolling)."),
+                   test_frac: float = typer.Option(0.1, help="Share of subgraphs (or source units) held out."),
+                   seed: int = typer.Option(0, help="Seed of the split (stable as pairs are added).")) -> None:
+    """PtxDec SFT rows: PTX (or Rolled-PTX) in the PTX->CUDA prompt, CUDA out; split by subgraph
+    so no test kernel's subgraph is in training (configs/ptxdec_sft.yaml reads train.jsonl)."""
+    from ..ptx.export import export_sft
+    from ..records import RecordError
+
+    if not pairs.is_file():
+        fail(f"no pairs file at {pairs}")
+    try:
+        summary = export_sft(pairs, out, rolled=rolled, test_frac=test_frac, seed=seed)
+    except (RecordError, ValueError) as exc:
+        fail(str(exc))
+    console.print(f"train {summary.train} rows ({summary.train_groups} groups), test {summary.test} rows "
+                  f"({summary.test_groups} groups) -> {out}"
+                  + "".join(f"; skipped {n}: {why}" for why, n in summary.skipped.items()))

@@ -1,0 +1,64 @@
+"""PtxDec SFT export (ptx/export.py): rows in the PTX->CUDA chat format that
+the trainer reads, split by subgraph so no test subgraph is in training."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from kernelmill.chat import load_template, ptx_variables
+from kernelmill.cli import app
+from kernelmill.records import Pair, write_jsonl
+from kernelmill.train.data import load_rows
+
+
+def _pairs() -> list[Pair]:
+    out = []
+    for g in range(12):  # 12 subgraphs, 3 variants each (schedules / flags)
+        for v in range(3):
+            out.append(Pair(f"p{g}-{v}", f"k{g}", "cuda", f'extern "C" __global__ void k{g}(float* x) {{ x[{v}] = {g}; }}',
+                            f".visible .entry k{g}(\n.param .u64 x\n)\n{{ // variant {v}\n ret;\n}}",
+                            rolled_ptx=f".visible .entry k{g}() {{ // rolled {v}\n ret; }}",
+                            target="sm_90", meta={"subgraph": f"model{g % 4}/sg{g}"}))
+    out.append(Pair("failed", "kx", "cuda", "bad source", "", meta={"error": "nvcc failed"}))
+    return out
+
+
+def test_export_rows_split_by_subgraph_and_read_by_the_trainer(tmp_path):
+    write_jsonl(tmp_path / "pairs.jsonl", _pairs())
+    r = CliRunner().invoke(app, ["ptx", "export", str(tmp_path / "pairs.jsonl"), "-o", str(tmp_path / "sft"),
+                                 "--test-frac", "0.3", "--rolled"])
+    assert r.exit_code == 0, r.output
+    assert "skipped 1: no PTX" in " ".join(r.output.split())  # rich wraps long lines
+    train = [json.loads(l) for l in (tmp_path / "sft/train.jsonl").read_text().splitlines()]
+    test = [json.loads(l) for l in (tmp_path / "sft/test.jsonl").read_text().splitlines()]
+    assert len(train) + len(test) == 36 and train and test
+    assert not {r["group"] for r in train} & {r["group"] for r in test}  # no subgraph on both sides
+    assert all(len({r["group"] for r in rows}) * 3 == len(rows) for rows in (train, test))  # variants stay together
+    # the prompt is the one generate sends for this pair (same template), with the Rolled-PTX
+    pair = next(p for p in _pairs() if p.pair_id == train[0]["pair_id"])
+    want = load_template("ptx2cuda").render(ptx_variables(pair, "rolled_ptx"))
+    assert train[0]["messages"][:-1] == want and "// rolled" in want[-1]["content"]
+    assert train[0]["messages"][-1] == {"role": "assistant", "content": f"```cuda\n{pair.source}\n```"}
+    rows = load_rows("sft", tmp_path / "sft/train.jsonl")
+    assert len(rows) == len(train)
+    split = json.loads((tmp_path / "sft/split.json").read_text())
+    assert split["train"] == len(train) and split["skipped"] == {"no PTX (a failed pair)": 1}
+
+
+def test_split_is_stable_as_pairs_are_added(tmp_path):
+    from kernelmill.ptx.export import export_sft
+
+    pairs = _pairs()
+    write_jsonl(tmp_path / "a.jsonl", pairs[:18])
+    write_jsonl(tmp_path / "b.jsonl", pairs)
+    export_sft(tmp_path / "a.jsonl", tmp_path / "a", test_frac=0.3)
+    export_sft(tmp_path / "b.jsonl", tmp_path / "b", test_frac=0.3)
+    side = lambda d: {json.loads(l)["group"] for l in (tmp_path / d / "test.jsonl").read_text().splitlines()}  # noqa: E731
+    assert side("a") <= side("b")  # a group never changes sides when more pairs arrive
+
+
+def test_bad_input_is_a_clear_error(tmp_path):
+    r = CliRunner().invoke(app, ["ptx", "export", str(tmp_path / "none.jsonl"), "-o", str(tmp_path / "o")])
+    assert r.exit_code == 2 and "no pairs file" in r.output
