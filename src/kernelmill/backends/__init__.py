@@ -46,11 +46,34 @@ class Backend:
             env["MAX_JOBS"] = str(build_jobs)
             if cuda_arch:
                 env["TORCH_CUDA_ARCH_LIST"] = cuda_arch  # compile only for the GPU present
-        if self.name in ("triton", "tilelang"):
+        if self.name == "triton":
             env["TRITON_CACHE_DIR"] = str(cache_dir / "triton")
             if device == "cpu" and self.interpreter_on_cpu:
                 env["TRITON_INTERPRET"] = "1"
+        if self.name == "tilelang":
+            # every phase gets its own HOME, where TileLang (~/.tilelang/cache) and
+            # tvm-ffi (~/.cache/tvm-ffi: its torch DLPack addon, JIT-built when the
+            # wheel's build does not match this torch) would compile again each time:
+            # both caches live in the verify cache, shared by all candidates
+            env["TILELANG_CACHE_DIR"] = str(cache_dir / "tilelang")
+            env["TVM_FFI_CACHE_DIR"] = str(cache_dir / "tvm-ffi")
+            if cuda_arch:
+                # nvcc for the GPU present (TileLang's own detection gives the same
+                # sm_XYa target; named here so a build without a visible GPU agrees)
+                env["TILELANG_DEFAULT_TARGET"] = tilelang_target(cuda_arch)
         return env
+
+
+def tilelang_target(cuda_arch: str) -> str:
+    """TileLang's target for a compute capability ("9.0" -> sm_90a), written as
+    the JSON TILELANG_DEFAULT_TARGET takes. TileLang names the arch of a
+    capability >= 9 with the "a" suffix (tilelang.contrib.nvcc.get_target_arch);
+    with several GPU kinds, the first."""
+    import json
+
+    major, minor = (int(x) for x in cuda_arch.split(";")[0].split("."))
+    arch = f"sm_{major * 10 + minor}" + ("a" if major >= 9 else "")
+    return json.dumps({"kind": "cuda", "arch": arch})
 
 
 BACKENDS: dict[str, Backend] = {

@@ -11,6 +11,7 @@ and, where the driver tells, its clocks; the CPU's model and core count.
 from __future__ import annotations
 
 import functools
+import importlib.metadata
 import os
 import platform
 import shutil
@@ -28,6 +29,12 @@ def _software() -> dict:
         out["triton"] = triton.__version__
     except Exception:  # noqa: BLE001 - not installed, or broken: then it did not time anything
         out["triton"] = None
+    # the installed distribution's version, read without importing TileLang (its
+    # import loads TVM, seconds in every process that never runs a TileLang kernel)
+    try:
+        out["tilelang"] = importlib.metadata.version("tilelang")
+    except importlib.metadata.PackageNotFoundError:
+        out["tilelang"] = None
     return out
 
 

@@ -324,8 +324,9 @@ def check_source(code: str, level: str = "standard", language: str = "torch") ->
 
 def own_kernel_names(code: str) -> list[str]:
     """Names of the kernels a candidate defines: ``__global__`` functions in its
-    CUDA source strings and its ``@triton.jit`` functions (profiler kernel
-    names contain them)."""
+    CUDA source strings, its ``@triton.jit`` functions and its TileLang
+    ``@T.prim_func`` functions (TileLang names the CUDA kernel ``<name>_kernel``);
+    profiler kernel names contain them."""
     try:
         tree = ast.parse(code)
     except SyntaxError:
@@ -339,6 +340,6 @@ def own_kernel_names(code: str) -> list[str]:
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for d in n.decorator_list:
                 target = d.func if isinstance(d, ast.Call) else d
-                if (_dotted(target) or "").split(".")[-1] in ("jit", "autotune", "heuristics"):
+                if (_dotted(target) or "").split(".")[-1] in ("jit", "autotune", "heuristics", "prim_func"):
                     names.add(n.name)
     return sorted(names)

@@ -110,6 +110,19 @@ def jit_functions(module) -> list[Any]:
     return found
 
 
+def dsl_kernel_codes() -> set:
+    """Code objects that run a DSL's compiled kernel, for DSLs whose kernels are
+    objects made at run time (in ``__init__`` or ``forward``, not module globals):
+    TileLang's ``JITKernel.__call__``, which the ``@tilelang.jit`` factories and
+    ``tilelang.compile`` both return. Only DSLs the candidate's process imported."""
+    codes = set()
+    kernel_mod = sys.modules.get("tilelang.jit.kernel")
+    call = getattr(getattr(kernel_mod, "JITKernel", None), "__call__", None)
+    if getattr(call, "__code__", None) is not None:
+        codes.add(call.__code__)
+    return codes
+
+
 def _jit_code(obj) -> Any:
     while obj is not None and not hasattr(obj, "__code__"):
         obj = getattr(obj, "fn", None)
@@ -118,13 +131,13 @@ def _jit_code(obj) -> Any:
 
 class OwnCodeTracer:
     """Counts and times calls into the candidate's own compiled code during one
-    call: pybind functions of its extension modules (``c_call`` events), and
-    Triton kernels (their Python body under the interpreter, their launcher on
-    a GPU)."""
+    call: pybind functions of its extension modules (``c_call`` events), Triton
+    kernels (their Python body under the interpreter, their launcher on a GPU)
+    and TileLang kernels (`dsl_kernel_codes`)."""
 
     def __init__(self, ext_modules: dict[str, Any], jits: list[Any]):
         self.ext_names = set(ext_modules)
-        self.jit_codes = {c for c in (_jit_code(j) for j in jits) if c is not None}
+        self.jit_codes = {c for c in (_jit_code(j) for j in jits) if c is not None} | dsl_kernel_codes()
         self.jit_objs = {id(j) for j in jits}
         self.calls = 0
         self.seconds = 0.0
