@@ -74,3 +74,74 @@ def test_a_holder_that_never_lets_go_costs_the_timeout_only(tmp_path, monkeypatc
             assert held.acquired
     finally:
         stuck.kill()
+
+
+def _hold_kind(device, exclusive, behind, seconds, started, log, tag):
+    with gpu_lock(device, exclusive, behind_timing=behind):
+        started.set()
+        log.put(("in", tag, time.monotonic()))
+        time.sleep(seconds)
+        log.put(("out", tag, time.monotonic()))
+
+
+def _sequence(log, n):
+    events = [log.get(timeout=10) for _ in range(n)]
+    return [(k, tag) for k, tag, _ in sorted(events, key=lambda x: x[2])]
+
+
+def test_a_waiting_timing_goes_before_later_shared_work(tmp_path, monkeypatch):
+    # runs sharing a GPU must not keep a timing waiting by handing the shared lock on
+    monkeypatch.setenv("KERNELMILL_GPU_LOCK_DIR", str(tmp_path))
+    ctx = mp.get_context("fork")
+    log = ctx.Queue()
+    ev = [ctx.Event() for _ in range(3)]
+    a = ctx.Process(target=_hold_kind, args=("cuda:0", False, True, 0.6, ev[0], log, "run1"))
+    a.start()
+    assert ev[0].wait(10)
+    t = ctx.Process(target=_hold_kind, args=("cuda:0", True, True, 0.2, ev[1], log, "timing"))
+    t.start()
+    time.sleep(0.2)  # the timing now waits for run1
+    b = ctx.Process(target=_hold_kind, args=("cuda:0", False, True, 0.1, ev[2], log, "run2"))
+    b.start()
+    for p in (a, t, b):
+        p.join(10)
+    assert _sequence(log, 6) == [("in", "run1"), ("out", "run1"), ("in", "timing"), ("out", "timing"),
+                                 ("in", "run2"), ("out", "run2")]
+
+
+def test_a_warm_up_does_not_queue_behind_a_waiting_timing(tmp_path, monkeypatch):
+    # a supervisor holding the lock shared may wait for its candidate's warm-up:
+    # that warm-up passes a timing that waits (else the three would wait on each other)
+    monkeypatch.setenv("KERNELMILL_GPU_LOCK_DIR", str(tmp_path))
+    ctx = mp.get_context("fork")
+    log = ctx.Queue()
+    ev = [ctx.Event() for _ in range(3)]
+    a = ctx.Process(target=_hold_kind, args=("cuda:0", False, True, 0.8, ev[0], log, "run1"))
+    a.start()
+    assert ev[0].wait(10)
+    t = ctx.Process(target=_hold_kind, args=("cuda:0", True, True, 0.1, ev[1], log, "timing"))
+    t.start()
+    time.sleep(0.2)
+    w = ctx.Process(target=_hold_kind, args=("cuda:0", False, False, 0.1, ev[2], log, "warmup"))
+    w.start()
+    for p in (a, t, w):
+        p.join(10)
+    assert _sequence(log, 6) == [("in", "run1"), ("in", "warmup"), ("out", "warmup"), ("out", "run1"),
+                                 ("in", "timing"), ("out", "timing")]
+
+
+def test_shared_use_lets_go_only_around_its_own_timing(tmp_path, monkeypatch):
+    from kernelmill.verify.process.gpulock import SharedUse
+
+    monkeypatch.setenv("KERNELMILL_GPU_LOCK_DIR", str(tmp_path))
+    with SharedUse("cuda:0") as share:
+        with gpu_lock("cuda:0", exclusive=True, timeout=0.2) as other:  # another process's timing, say
+            assert not other.acquired
+        with share.pause(), gpu_lock("cuda:0", exclusive=True, timeout=2) as mine:
+            assert mine.acquired
+        with gpu_lock("cuda:0", exclusive=True, timeout=0.2) as other:
+            assert not other.acquired  # held shared again after the pause
+    with gpu_lock("cuda:0", exclusive=True, timeout=2) as after:
+        assert after.acquired
+    with SharedUse("cpu") as share:  # nothing to take on a CPU
+        assert share.wait_s == 0.0

@@ -33,9 +33,12 @@ def verify_command(
     guards: str = typer.Option("standard", help="Reward-hacking guards: off, standard or strict (docs/guards.md)."),
     fallback: str = typer.Option("reject", help="Candidates that fall back to PyTorch: reject, flag or allow."),
     standby: int = typer.Option(-1, help="Run processes started ahead per GPU, so their start-up overlaps earlier "
-                                         "candidates (each still runs one candidate): -1 auto (2 per GPU, none on CPU), 0 off."),
+                                         "candidates (each still runs one candidate): -1 auto (runs per GPU + 1, none on CPU), 0 off."),
     cpu_runners: int = typer.Option(1, help="Candidates run at once on a CPU device (timings then share the cores); "
-                                            "on CUDA there is one per GPU."),
+                                            "on CUDA see --runs-per-gpu."),
+    runs_per_gpu: int = typer.Option(0, help="Candidates run at once on one GPU: their start-up, inputs, reference "
+                                             "runs and checks overlap, their timed rounds never do (a timing lock). "
+                                             "0: auto (3)."),
     cpu_threads: int = typer.Option(1, help="Intra-op threads of both the reference's and the candidate's process "
                                             "when timing on a CPU (docs/SEMANTICS.md): the same on both sides."),
     only_tasks: str = typer.Option(None, "--tasks", help="Only samples of these task ids (comma-separated; "
@@ -51,7 +54,7 @@ def verify_command(
     (docs/SEMANTICS.md states the rules: reference semantics and timing convention)."""
     config = config_from_options(device, trials, build_timeout, run_timeout, workers, profile,
                                  executor, address, fast_build, guards=guards, fallback=fallback, standby=standby,
-                                 cpu_runners=cpu_runners, cpu_threads=cpu_threads)
+                                 cpu_runners=cpu_runners, cpu_threads=cpu_threads, runs_per_gpu=runs_per_gpu)
     samples = select_samples(load_samples_or_exit(samples_path), only_tasks, languages, limit)
     if dry_run:
         dry_run_summary(source, samples, out, config)

@@ -67,8 +67,12 @@ class VerifyConfig:
     standby: int = -1
     # run workers on a CPU device: 1 (default) so that no two timed runs share the
     # cores; more for correctness-heavy runs on many-core machines (timings are then
-    # contended: the CLI warns). On CUDA there is one run worker per GPU.
+    # contended: the CLI warns). On CUDA see runs_per_gpu.
     cpu_runners: int = 1
+    # runs that share one GPU at a time: their start-up, inputs, references and
+    # checks overlap, their timed rounds never do (verify/process/gpulock.py).
+    # 0 = auto (3); 1 = one run per GPU at a time
+    runs_per_gpu: int = 0
 
     def __post_init__(self) -> None:
         if isinstance(self.timing, dict):
@@ -100,6 +104,8 @@ class VerifyConfig:
                 out.append(f"{name} must be positive, not {getattr(self, name)}")
         if self.workers < 0:
             out.append(f"workers must be 0 (one per core) or more, not {self.workers}")
+        if self.runs_per_gpu < 0:
+            out.append(f"runs_per_gpu must be 0 (auto) or a number of runs, not {self.runs_per_gpu}")
         if self.standby < -1:
             out.append(f"standby must be -1 (auto), 0 (off) or a number of spares, not {self.standby}")
         if self.address and self.executor != "ray":
@@ -144,6 +150,9 @@ class VerifyConfig:
         from .devices import cuda_devices
 
         return "cuda" if cuda_devices() else "cpu"
+
+    def resolved_runs_per_gpu(self) -> int:
+        return self.runs_per_gpu or 3
 
     def resolved_profile(self, device: str) -> str:
         if self.profile != "auto":

@@ -112,9 +112,10 @@ class Verifier:
         except OSError as exc:
             raise HarnessError(f"cannot create the cache directory {self.cache_dir}: {exc}") from None
         # a GPU run process starts up for ~5-10 s and a guarded run takes ~2-5 s:
-        # two spares per GPU keep one ready. On a CPU a spare warming up would share
+        # one spare more per GPU than the runs sharing it keeps one ready. On a CPU a spare warming up would share
         # the cores with the candidate being timed, so none by default there.
-        depth = config.standby if config.standby >= 0 else (2 if self.device == "cuda" else 0)
+        self.runs_per_gpu = config.resolved_runs_per_gpu() if self.device == "cuda" else 1
+        depth = config.standby if config.standby >= 0 else (self.runs_per_gpu + 1 if self.device == "cuda" else 0)
         self.defer_builds = False  # set by executors that hand NeedsBuild runs back to a build worker
         self.standby = (Standby(self.sandbox, self.cache_dir / "work", self.device, self._visible,
                                 depth=depth) if depth > 0 else None)

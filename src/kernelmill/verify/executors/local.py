@@ -1,5 +1,5 @@
-"""The local executor: a build pool on every CPU core feeding one run worker per GPU
-(on a CPU device, `cpu_runners` run workers: 1 unless asked).
+"""The local executor: a build pool on every CPU core feeding `runs_per_gpu` run
+workers per GPU (on a CPU device, `cpu_runners` run workers: 1 unless asked).
 
 Builds run ahead of the GPUs in a thread pool (each build is its own sandboxed
 process); run workers pull built candidates as they free up. After a candidate
@@ -36,6 +36,8 @@ class LocalExecutor:
         run_q: queue.Queue = queue.Queue()
         stop = threading.Event()
         dead_gpus: list[str] = []
+        dead: set[int] = set()
+        dead_lock = threading.Lock()
         retried: set[str] = set()
 
         def build_one(job) -> None:
@@ -70,6 +72,10 @@ class LocalExecutor:
                 job = run_q.get()
                 if job is None:
                     return
+                if gpu is not None and gpu in dead:  # another run of this GPU found it wedged
+                    run_q.put(job)
+                    done_q.put((None, "gpu_dead"))
+                    return
                 try:
                     t0 = time.monotonic()
                     verdict = verifier.run(job, gpu)
@@ -83,15 +89,22 @@ class LocalExecutor:
                     # worker, then the candidate queues for a run again
                     pool.submit(rebuild_one, job, verdict.requests)
                     continue
-                if gpu is not None and verdict.status in _RETRYABLE and not gpu_healthy(gpu, verifier.gpu_env(gpu)):
-                    dead_gpus.append(f"GPU {gpu}")
-                    if verifier.standby is not None:
-                        verifier.standby.drop_gpu(gpu)
-                    print(f"kernelmill: GPU {gpu} failed its health check after {job.sample.sample_id}; "
-                          "taking it out of this run", file=sys.stderr)
-                    if job.key not in retried and len(dead_gpus) < n_runners:
+                if gpu is not None and verdict.status in _RETRYABLE and (
+                        gpu in dead or not gpu_healthy(gpu, verifier.gpu_env(gpu))):
+                    with dead_lock:
+                        first = gpu not in dead
+                        dead.add(gpu)
+                    if first:
+                        dead_gpus.append(f"GPU {gpu}")
+                        if verifier.standby is not None:
+                            verifier.standby.drop_gpu(gpu)
+                        print(f"kernelmill: GPU {gpu} failed its health check after {job.sample.sample_id}; "
+                              "taking it out of this run", file=sys.stderr)
+                    # a run under way on the GPU when it wedged (this one, or another
+                    # run sharing it) gets one more try on a healthy GPU
+                    if job.key not in retried and len(dead) < len(verifier.gpus):
                         retried.add(job.key)
-                        run_q.put(job)  # one more try on a healthy GPU
+                        run_q.put(job)
                     else:
                         done_q.put((job, verdict))
                     done_q.put((None, "gpu_dead"))
@@ -99,9 +112,13 @@ class LocalExecutor:
                 done_q.put((job, verdict))
 
         verifier.defer_builds = True  # run phases may hand uncached builds back (NeedsBuild)
-        n_runners = max(1, len(verifier.gpus)) if verifier.device == "cuda" else verifier.cpu_runners
-        runners = [threading.Thread(target=run_worker, args=(verifier.gpus[i] if verifier.gpus else None,),
-                                    name=f"km-run-{i}", daemon=True) for i in range(n_runners)]
+        # on CUDA, `runs_per_gpu` run workers per GPU: their runs overlap except
+        # for the timed rounds (gpulock); on a CPU, `cpu_runners`
+        slots = ([g for _ in range(verifier.runs_per_gpu) for g in verifier.gpus] if verifier.device == "cuda"
+                 and verifier.gpus else [None] * (1 if verifier.device == "cuda" else verifier.cpu_runners))
+        n_runners = len(slots)
+        runners = [threading.Thread(target=run_worker, args=(gpu,), name=f"km-run-{i}", daemon=True)
+                   for i, gpu in enumerate(slots)]
         for t in runners:
             t.start()
         pool = ThreadPoolExecutor(max_workers=verifier.build_workers, thread_name_prefix="km-build")

@@ -351,7 +351,7 @@ def _warm_up(device: torch.device) -> None:
     from .. import correctness, timing  # noqa: F401
     from . import loading  # noqa: F401 - imported now, not on the clock
 
-    with gpu_lock(str(device), exclusive=False):  # never while a candidate is timed; released before the job
+    with gpu_lock(str(device), exclusive=False, behind_timing=False):  # never while timed; released before the job
         trace.warm_cuda(device)
 
 

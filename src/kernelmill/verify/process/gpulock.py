@@ -11,7 +11,9 @@ One lock file per GPU, taken with ``flock``: timing holds it exclusively (the
 reference's and the candidate's rounds, driven by one process); GPU work that
 may overlap other GPU work (spares opening their context and warming the
 profiler) holds it shared, so warm-ups run side by side but never during a
-timed round. The kernel drops a lock when its holder dies. The lock is only
+timed round. So does the rest of a run's GPU work (inputs, the reference,
+correctness checks: `SharedUse`), so that several runs may share one GPU and
+none of them is timed while another's work is in flight. The kernel drops a lock when its holder dies. The lock is only
 taken by harness code, before a candidate's code is loaded, and released
 before it is (a candidate cannot hold it). Timed work of another program on
 the same GPU is not covered.
@@ -58,40 +60,104 @@ class Held:
         self.acquired = False
 
 
+def _open(path: Path) -> int | None:
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError:
+        return None
+
+
+def _flock(fd: int, mode: int, deadline: float | None) -> bool:
+    """flock `fd`; with a deadline, poll until then (False when it passed)."""
+    if deadline is None:
+        fcntl.flock(fd, mode)
+        return True
+    while True:
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.005)
+
+
 @contextmanager
-def gpu_lock(device: str, exclusive: bool, timeout: float | None = None) -> Iterator[Held]:
+def gpu_lock(device: str, exclusive: bool, timeout: float | None = None,
+             behind_timing: bool = True) -> Iterator[Held]:
     """Hold the device's timing lock (exclusive for timing, shared for other GPU
     work) for the block; a no-op for a CPU or where the file cannot be made.
     With `timeout`, a holder that never lets go (a spare's warm-up stuck in the
-    driver) costs at most that long: the block then runs unlocked and says so."""
+    driver) costs at most that long: the block then runs unlocked and says so.
+
+    Timings go first: a timing that waits holds a second file (the intent)
+    exclusively, and shared holders with `behind_timing` pass through the
+    intent before they take the lock, so several runs sharing a GPU cannot keep
+    a timing waiting by handing the shared lock to each other. Warm-ups pass
+    `behind_timing=False`: the supervisor of a run may hold the lock shared
+    while it waits for its candidate's process to finish warming up, and that
+    warm-up must not queue behind a timing that waits for the supervisor."""
     held = Held()
     path = lock_path(device)
-    fd = None
-    if path is not None:
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-        except OSError:
-            fd = None
+    fd = _open(path) if path is not None else None
     if fd is None:
         yield held
         return
-    mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+    intent = _open(path.with_name(path.name + ".intent")) if (exclusive or behind_timing) else None
     t0 = time.monotonic()
+    deadline = None if timeout is None else t0 + timeout
     try:
-        if timeout is None:
-            fcntl.flock(fd, mode)
-            held.acquired = True
+        if exclusive:
+            # timings queue among themselves on the intent, then wait for the shared holders
+            ok = intent is None or _flock(intent, fcntl.LOCK_EX, deadline)
+            held.acquired = ok and _flock(fd, fcntl.LOCK_EX, deadline)
         else:
-            while True:
-                try:
-                    fcntl.flock(fd, mode | fcntl.LOCK_NB)
-                    held.acquired = True
-                    break
-                except BlockingIOError:
-                    if time.monotonic() - t0 >= timeout:
-                        break
-                    time.sleep(0.005)
+            ok = intent is None or _flock(intent, fcntl.LOCK_SH, deadline)  # not while a timing waits
+            held.acquired = ok and _flock(fd, fcntl.LOCK_SH, deadline)
+            if intent is not None:
+                os.close(intent)  # a shared holder lets the next timing queue at once
+                intent = None
         held.wait_s = time.monotonic() - t0
         yield held
     finally:
         os.close(fd)  # closing drops the lock
+        if intent is not None:
+            os.close(intent)
+
+
+class SharedUse:
+    """A run's GPU work outside its timed rounds, holding the lock shared: the
+    runs sharing a GPU (`VerifyConfig.runs_per_gpu`) draw inputs, run
+    references and check candidates side by side, and a timing of any of them
+    waits until none of that is in flight. `pause()` lets go around the run's
+    own timing; `wait_s` sums what taking it cost."""
+
+    def __init__(self, device: str):
+        self.device = str(device)
+        self.wait_s = 0.0
+        self._cm = None
+
+    def __enter__(self) -> "SharedUse":
+        self._take()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._drop()
+
+    def _take(self) -> None:
+        if self._cm is None:
+            self._cm = gpu_lock(self.device, exclusive=False, timeout=TIMING_LOCK_TIMEOUT_S)
+            self.wait_s += self._cm.__enter__().wait_s
+
+    def _drop(self) -> None:
+        if self._cm is not None:
+            cm, self._cm = self._cm, None
+            cm.__exit__(None, None, None)
+
+    @contextmanager
+    def pause(self) -> Iterator[None]:
+        self._drop()
+        try:
+            yield
+        finally:
+            self._take()

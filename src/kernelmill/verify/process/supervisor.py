@@ -36,7 +36,7 @@ from ..guards.judge import fp32_task, judge
 from .launch import Launched, place, reap_descendants, shm_exchange_dir
 from ..guards.source import check_source
 from ..guards.trace import profile_call
-from .gpulock import TIMING_LOCK_TIMEOUT_S, gpu_lock
+from .gpulock import TIMING_LOCK_TIMEOUT_S, SharedUse, gpu_lock
 from .job import CandidateJob, RunJob
 from .loading import clone, error_text, load_reference, to_cpu, to_device
 
@@ -63,7 +63,13 @@ def run_guarded(job: RunJob, launched: Launched) -> dict:
     cand_code = Path(job.candidate).read_text(encoding="utf-8")
     place(job, launched)
     try:
-        return _supervise(job, level, device, findings, cand_code, launched)
+        # every GPU step of this run but its timed rounds holds the GPU's lock shared:
+        # other runs on the GPU may overlap it, no timing may (gpulock.SharedUse)
+        with SharedUse(str(device)) as share:
+            result = _supervise(job, level, device, findings, cand_code, launched, share)
+        if device.type == "cuda" and isinstance(result.get("phases"), dict):
+            result["phases"]["gpu_share_wait_s"] = round(share.wait_s, 4)
+        return result
     finally:
         launched.close()
         reap_descendants()
@@ -161,7 +167,7 @@ class _ReferenceSide(Bench):
         return r
 
 
-def _supervise(job, level, device, findings, cand_code, launched: Launched) -> dict:
+def _supervise(job, level, device, findings, cand_code, launched: Launched, share: SharedUse) -> dict:
 
     cdir, priv = launched.cdir, launched.priv
     for f in check_source(cand_code, level, job.language):
@@ -241,7 +247,7 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched) -> d
             first = reports.next()
         if first is not None and "ready" in first:
             comparison = _time_both(ref, timing_sets, launched, reports, device, cfg, job, sets, expected,
-                                    param_bytes)
+                                    param_bytes, share)
             if device.type == "cuda":  # how long the timing waited for other GPU work of ours (gpulock)
                 phases["timing_lock_wait_s"] = comparison["timing"]["lock"]["wait_s"]
             launched.send({"cmd": "end"})
@@ -308,7 +314,8 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched) -> d
     return verdict
 
 
-def _time_both(ref, timing_sets, launched, reports, device, cfg, job, sets, expected, param_bytes) -> dict:
+def _time_both(ref, timing_sets, launched, reports, device, cfg, job, sets, expected, param_bytes,
+               share: SharedUse) -> dict:
     """Reference rounds here, candidate rounds in its process, alternated; two
     timed candidate calls at positions only this process knows are checked."""
     import random
@@ -321,7 +328,7 @@ def _time_both(ref, timing_sets, launched, reports, device, cfg, job, sets, expe
 
     copy_bytes = inp.nbytes(sets["timing"][0]) + inp.nbytes(expected["timing"][0]) + param_bytes
     ref_side = _ReferenceSide(lambda: ref(*ref_in), device, cfg, prep, copy_bytes)
-    with torch.no_grad(), gpu_lock(str(device), exclusive=True, timeout=TIMING_LOCK_TIMEOUT_S) as held:
+    with torch.no_grad(), share.pause(), gpu_lock(str(device), exclusive=True, timeout=TIMING_LOCK_TIMEOUT_S) as held:
         comp = compare(ref_side, _RemoteSide(launched, reports), cfg,
                        check_rounds={rng.randrange(cfg.min_rounds): 0}, final_check=1, rng=rng,
                        candidate_walls=[])

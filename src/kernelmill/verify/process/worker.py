@@ -25,7 +25,7 @@ import os
 import sys
 import time
 
-from .gpulock import TIMING_LOCK_TIMEOUT_S, gpu_lock
+from .gpulock import TIMING_LOCK_TIMEOUT_S, SharedUse, gpu_lock
 from .job import RunJob
 from .loading import clone, die_with_parent, error_text, load_module, load_reference, to_device
 
@@ -73,7 +73,16 @@ def build_requested(requests: list[dict]) -> dict:
 
 
 def run(job: dict) -> dict:
-    """The unguarded run: reference and candidate in this one process."""
+    """The unguarded run: reference and candidate in this one process; its GPU
+    work outside the timed rounds holds the GPU's lock shared (gpulock.SharedUse)."""
+    with SharedUse(str(job.device)) as share:
+        result = _run(job, share)
+    if str(job.device).startswith("cuda") and isinstance(result.get("phases"), dict):
+        result["phases"]["gpu_share_wait_s"] = round(share.wait_s, 4)
+    return result
+
+
+def _run(job, share: SharedUse) -> dict:
     import torch
 
     from ..correctness import CheckRule, compare
@@ -145,7 +154,7 @@ def run(job: dict) -> dict:
                 torch.manual_seed(job.input_seed + job.trials)
                 inputs = to_device(ref_mod.get_inputs(), device)
                 ref_in, cand_in = clone(inputs), clone(inputs)
-                with gpu_lock(str(device), exclusive=True, timeout=TIMING_LOCK_TIMEOUT_S) as held:
+                with share.pause(), gpu_lock(str(device), exclusive=True, timeout=TIMING_LOCK_TIMEOUT_S) as held:
                     comp = compare_speed(Bench(lambda: ref(*ref_in), device, cfg),
                                          Bench(lambda: cand(*cand_in), device, cfg), cfg)
                 phases["time_s"] = time.perf_counter() - t0
@@ -183,7 +192,7 @@ def _standby(phase_dir: str, device: str) -> tuple[dict, object] | None:
         from . import supervisor  # noqa: F401 - the guarded flow's imports, off the clock
         from ..guards.trace import warm_cuda
 
-        with gpu_lock(device, exclusive=False):  # never while a candidate is timed
+        with gpu_lock(device, exclusive=False, behind_timing=False):  # never while a candidate is timed
             warm_cuda(torch.device(device))
     except Exception as exc:  # noqa: BLE001 - the job itself will meet and report the same failure
         print(f"standby warm-up failed: {exc}", file=sys.stderr)

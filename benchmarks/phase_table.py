@@ -1,0 +1,117 @@
+"""Phase breakdown of a verdicts JSONL, and the GPU's busy share from an
+nvidia-smi sample log: the issue 14 tables.
+
+    python benchmarks/phase_table.py VERDICTS.jsonl [--smi SMI.csv] [--json OUT.json]
+
+Phases are what each verdict's `phases` recorded (docs/SEMANTICS.md): build_s
+(build phase, CPU workers), deferred_build_s (builds a run asked for), load_s,
+check_s, time_s, guard_* (the guarded run's own work: drawing inputs, the
+reference profile, exchanging tensors, judging), timing_lock_wait_s and
+run_wall_s (the run process from start to verdict). The guard share of a
+candidate is the sum of its guard_* phases over its run_wall_s.
+
+SMI.csv is `nvidia-smi --query-gpu=timestamp,index,utilization.gpu
+--format=csv,noheader,nounits -lms 200`: the driver's own count of the time
+a kernel ran in each sample period, independent of our bookkeeping. The busy
+share is the mean over the middle 80% of the samples taken while the GPU had
+work of ours (first to last nonzero sample), the pipeline full.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+GUARD = ("guard_inputs_s", "guard_profile_s", "guard_exchange_s", "guard_judge_s")
+ORDER = ("build_s", "deferred_build_s", "load_s", "check_s", "time_s", *GUARD, "timing_lock_wait_s", "run_wall_s")
+
+
+def read_verdicts(path: Path) -> list[dict]:
+    rows = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise SystemExit(f"{path}:{n}: not JSON ({exc.msg})") from None
+    return rows
+
+
+def phase_table(rows: list[dict]) -> dict:
+    out: dict = {"candidates": len(rows), "phases": {}}
+    for key in ORDER:
+        vals = [float(r.get("phases", {}).get(key)) for r in rows
+                if isinstance(r.get("phases", {}).get(key), (int, float))]
+        if vals:
+            out["phases"][key] = {"n": len(vals), "median": statistics.median(vals), "mean": statistics.fmean(vals),
+                                  "max": max(vals), "sum": sum(vals)}
+    shares = []
+    for r in rows:
+        ph = r.get("phases", {})
+        wall = ph.get("run_wall_s")
+        if isinstance(wall, (int, float)) and wall > 0 and any(k in ph for k in GUARD):
+            shares.append(sum(float(ph.get(k, 0.0)) for k in GUARD) / wall)
+    if shares:
+        out["guard_share"] = {"n": len(shares), "median": statistics.median(shares), "mean": statistics.fmean(shares),
+                              "max": max(shares), "within_10pct": sum(s <= 0.10 for s in shares)}
+    status: dict[str, int] = {}
+    for r in rows:
+        status[r.get("status", "?")] = status.get(r.get("status", "?"), 0) + 1
+    out["status"] = status
+    out["run_compiles"] = sum(int(r.get("phases", {}).get("run_compiles", 0) or 0) for r in rows)
+    return out
+
+
+def smi_share(path: Path) -> dict:
+    samples = []
+    for line in path.read_text().splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) >= 3:
+            try:
+                samples.append(float(parts[2]))
+            except ValueError:
+                continue
+    nz = [i for i, s in enumerate(samples) if s > 0]
+    if not nz:
+        return {"samples": len(samples), "busy_share": 0.0}
+    window = samples[nz[0]:nz[-1] + 1]
+    cut = len(window) // 10
+    mid = window[cut:len(window) - cut] or window
+    return {"samples": len(samples), "window_samples": len(window), "busy_share_full_pipeline": statistics.fmean(mid) / 100,
+            "busy_share_whole_window": statistics.fmean(window) / 100}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("verdicts", type=Path)
+    ap.add_argument("--smi", type=Path, default=None)
+    ap.add_argument("--json", type=Path, default=None)
+    a = ap.parse_args(argv)
+    if not a.verdicts.is_file():
+        print(f"no such file: {a.verdicts}", file=sys.stderr)
+        return 2
+    t = phase_table(read_verdicts(a.verdicts))
+    if a.smi and a.smi.is_file():
+        t["gpu"] = smi_share(a.smi)
+    print(f"{t['candidates']} verdicts: {t['status']}; compiles in run processes: {t['run_compiles']}")
+    print(f"{'phase':22s} {'n':>4s} {'median':>8s} {'mean':>8s} {'max':>8s} {'sum':>9s}")
+    for k, v in t["phases"].items():
+        print(f"{k:22s} {v['n']:4d} {v['median']:8.2f} {v['mean']:8.2f} {v['max']:8.2f} {v['sum']:9.1f}")
+    if "guard_share" in t:
+        g = t["guard_share"]
+        print(f"guard share of run wall: median {100 * g['median']:.1f}%, mean {100 * g['mean']:.1f}%, "
+              f"max {100 * g['max']:.1f}%, <=10%: {g['within_10pct']}/{g['n']}")
+    if "gpu" in t:
+        print("gpu (nvidia-smi):", json.dumps(t["gpu"]))
+    if a.json:
+        a.json.write_text(json.dumps(t, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""Several runs share one GPU (VerifyConfig.runs_per_gpu): the local executor's
+run workers, with a stand-in verifier (no GPU needed): how many runs overlap
+per GPU, and a wedged GPU taken out with every run worker it had."""
+
+from __future__ import annotations
+
+import threading
+import time
+from types import SimpleNamespace
+
+import pytest
+
+from kernelmill.verify import VerifyConfig
+from kernelmill.verify.config import ConfigError
+from kernelmill.verify.executors import local as local_executor
+
+
+class FakeVerifier:
+    def __init__(self, gpus, runs_per_gpu, fail_on=None):
+        self.device, self.gpus, self.runs_per_gpu, self.cpu_runners = "cuda", gpus, runs_per_gpu, 1
+        self.build_workers, self.standby, self.defer_builds = 2, None, False
+        self.sandbox = SimpleNamespace(stop=lambda: None)
+        self.lock = threading.Lock()
+        self.now = {g: 0 for g in gpus}
+        self.peak = {g: 0 for g in gpus}
+        self.ran_on: dict[str, int] = {}
+        self.fail_on = fail_on
+
+    def gpu_env(self, gpu):
+        return {}
+
+    def build(self, job):
+        return None
+
+    def run(self, job, gpu):
+        with self.lock:
+            self.now[gpu] += 1
+            self.peak[gpu] = max(self.peak[gpu], self.now[gpu])
+        time.sleep(0.15)
+        with self.lock:
+            self.now[gpu] -= 1
+            self.ran_on[job.key] = gpu
+        status = "runtime_error" if gpu == self.fail_on else "ok"
+        return SimpleNamespace(status=status, phases={})
+
+
+class Accounting:
+    def note_build(self, *a):
+        pass
+
+    def note_run(self, *a):
+        pass
+
+
+def _jobs(n):
+    return [SimpleNamespace(key=f"k{i}", sample=SimpleNamespace(sample_id=f"s{i}"), build=None) for i in range(n)]
+
+
+def test_runs_overlap_up_to_runs_per_gpu_on_each_gpu():
+    v = FakeVerifier([0, 1], runs_per_gpu=3)
+    done = []
+    local_executor.LocalExecutor().execute(v, _jobs(24), lambda job, verdict: done.append(job.key), Accounting())
+    assert sorted(done) == sorted(f"k{i}" for i in range(24))
+    assert v.peak == {0: 3, 1: 3}
+
+
+def test_one_run_per_gpu_when_asked():
+    v = FakeVerifier([0], runs_per_gpu=1)
+    local_executor.LocalExecutor().execute(v, _jobs(4), lambda job, verdict: None, Accounting())
+    assert v.peak == {0: 1}
+
+
+def test_a_wedged_gpu_goes_with_all_its_run_workers(monkeypatch):
+    monkeypatch.setattr(local_executor, "gpu_healthy", lambda gpu, env: gpu != 1)
+    v = FakeVerifier([0, 1], runs_per_gpu=2, fail_on=1)
+    verdicts = {}
+    local_executor.LocalExecutor().execute(v, _jobs(12), lambda job, verdict: verdicts.__setitem__(job.key, verdict),
+                                           Accounting())
+    assert len(verdicts) == 12
+    # every run that met the wedged GPU (both of its run workers had one under way)
+    # got one more try on the healthy one, and GPU 1 took nothing after that
+    assert all(v.status == "ok" for v in verdicts.values())
+    assert set(v.ran_on.values()) == {0}
+
+
+def test_runs_per_gpu_must_not_be_negative():
+    with pytest.raises(ConfigError, match="runs_per_gpu"):
+        VerifyConfig(runs_per_gpu=-1)
+    assert VerifyConfig().resolved_runs_per_gpu() == 3 and VerifyConfig(runs_per_gpu=1).resolved_runs_per_gpu() == 1
