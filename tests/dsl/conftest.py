@@ -6,47 +6,19 @@ from __future__ import annotations
 
 import pytest
 
-CORPUS = [
-    "import torch import torch.nn as nn class Model nn.Module def forward self x return torch.relu x",
-    "torch.sigmoid torch.sum dim keepdim F.gelu F.leaky_relu negative_slope matmul softmax layer_norm",
-    "operations patterns elementwise reduction gemm memory-bound compute-bound inputs outputs dtypes float32",
-    "class ModelNew clamp_min exp tilelang T.Kernel T.Parallel T.copy T.gemm threads ceildiv prim_func",
-    "Step 1 map the PyTorch operation to a kernel. Step 2 each thread reads one element and writes one.",
-    "memory access parallelisation execution model block thread shared fragment global index bound",
-]
-
 
 def _tokenizer(vocab_size: int = 400):
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+    from kernelmill.dsl.tiny import train_wordpiece
 
-    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    trainer = trainers.WordPieceTrainer(vocab_size=vocab_size,
-                                        special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
-    tok.train_from_iterator(CORPUS * 4, trainer)
-    return tok
+    return train_wordpiece(vocab_size)
 
 
 @pytest.fixture(scope="session")
 def tiny_embedder_path(tmp_path_factory) -> str:
     pytest.importorskip("sentence_transformers")
-    import torch
-    from sentence_transformers import SentenceTransformer, models
-    from transformers import BertConfig, BertModel, BertTokenizerFast
+    from kernelmill.dsl.tiny import build_tiny_embedder
 
-    root = tmp_path_factory.mktemp("tiny-embedder")
-    tok = BertTokenizerFast(tokenizer_object=_tokenizer(), unk_token="[UNK]", pad_token="[PAD]",
-                            cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
-    torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                     intermediate_size=64, max_position_embeddings=512)
-    BertModel(cfg).save_pretrained(root / "bert")
-    tok.save_pretrained(root / "bert")
-    st = SentenceTransformer(modules=[models.Transformer(str(root / "bert"), max_seq_length=256),
-                                      models.Pooling(32, "mean")], device="cpu")
-    st.save(str(root / "st"))
-    return str(root / "st")
+    return build_tiny_embedder(tmp_path_factory.mktemp("tiny-embedder"))
 
 
 @pytest.fixture(scope="session")

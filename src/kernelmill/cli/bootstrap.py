@@ -22,6 +22,13 @@ def bootstrap_command(
     concurrency: int = typer.Option(16, "--concurrency", "-c", help="Requests in flight (openai)."),
     batch_size: int = typer.Option(4, "--batch-size", help="Batch size (hf)."),
     tasks: Optional[str] = typer.Option(None, "--tasks", help="Comma-separated task ids (default: all)."),
+    heldout: Optional[str] = typer.Option(None, "--heldout", help="Held-out tasks: comma-separated ids, or a file "
+                                          "with one id a line. Never bootstrapped, their seeds left out of the "
+                                          "corpus; evaluated after every round (eval.json, eval.md, eval.png)."),
+    eval_n: int = typer.Option(5, "--eval-n", help="Samples per held-out task per round (the n of pass@k)."),
+    eval_k: int = typer.Option(5, "--eval-k", help="The k of pass@k (pass@1 is reported too)."),
+    eval_rtol: float = typer.Option(1e-5, "--eval-rtol", help="rtol of the held-out correctness check, every dtype "
+                                    "(paper 002: 1e-5; atol stays the verifier's). Negative: the verifier's own."),
     seed_corpus: Optional[Path] = typer.Option(None, "--seed-corpus", help="Extra seed kernels (corpus JSONL), "
                                                "besides the suite's verified candidates in the DSL."),
     embedder: str = typer.Option("", "--embedder", help="sentence-transformers model name or path "
@@ -44,20 +51,17 @@ def bootstrap_command(
     from ..tasks import load_tasks
     from ..verify import VerifyConfig
     from ..dsl.bootstrap import Bootstrap, BootstrapConfig, verifier_fn
+    from ..dsl.evaluate import with_rtol
     from ..dsl.retrieval import DEFAULT_EMBEDDER, Embedder, seed_entries
     from ..dsl.spec import get_dsl
 
     err = typer.echo
     try:
         spec = get_dsl(dsl)
-        ts = load_tasks(source).tasks
-        if tasks:
-            want = [t.strip() for t in tasks.split(",") if t.strip()]
-            by_id = {t.task_id: t for t in ts}
-            unknown = [t for t in want if t not in by_id]
-            if unknown:
-                raise ValueError(f"unknown task ids: {', '.join(unknown)}")
-            ts = [by_id[t] for t in want]
+        all_tasks = load_tasks(source).tasks
+        by_id = {t.task_id: t for t in all_tasks}
+        ts = _pick(by_id, tasks, "--tasks") if tasks else all_tasks
+        held = _pick(by_id, _read_ids(heldout), "--heldout") if heldout else []
         if backend == "openai":
             be = make_backend("openai", model, base_url=base_url, api_key_env=api_key_env, concurrency=concurrency)
         elif backend == "hf":
@@ -66,13 +70,15 @@ def bootstrap_command(
             be = make_backend(backend, model)
         vcfg = VerifyConfig(device=device)
         vcfg.time = time_kernels
+        rtol = eval_rtol if eval_rtol >= 0 else None
         cfg = BootstrapConfig(k=k, samples_per_task=n, tasks_per_round=per_round, max_attempts=max_attempts,
                               max_rounds=max_rounds, params=SamplingParams(temperature, 0.95, max_tokens, seed),
-                              progress=True)
+                              progress=True, eval_samples=eval_n, eval_k=eval_k, eval_rtol=rtol)
         seeds = seed_entries(spec.language, spec.seed_glob, extra=seed_corpus)
         emb = Embedder(embedder or DEFAULT_EMBEDDER, trust_remote_code=trust_remote_code)
         out.mkdir(parents=True, exist_ok=True)
-        boot = Bootstrap(spec, ts, out, emb, verifier_fn(vcfg, out / "verify.sqlite"), cfg, seeds)
+        boot = Bootstrap(spec, ts, out, emb, verifier_fn(vcfg, out / "verify.sqlite"), cfg, seeds, heldout=held,
+                         eval_verify=verifier_fn(with_rtol(vcfg, rtol), out / "verify.sqlite"))
     except (ValueError, BackendError, OSError) as exc:
         err(f"error: {exc}", err=True)
         raise typer.Exit(2)
@@ -83,5 +89,30 @@ def bootstrap_command(
         err(f"round {r['round']}: {len(r['solved_tasks'])}/{r['n_tasks']} tasks solved, "
             f"{r['verified']}/{r['samples']} samples verified, corpus {r['corpus_before']} -> {r['corpus_after']}",
             err=True)
-    err(json.dumps({"out": str(out), "corpus": len(boot.corpus), "solved": len(state["solved"]),
-                    "tasks": len(state["order"]), "growth": str(out / "growth.png")}))
+    if state.get("evals"):
+        err((out / "eval.md").read_text(encoding="utf-8"), err=True)
+    summary = {"out": str(out), "corpus": len(boot.corpus), "solved": len(state["solved"]),
+               "tasks": len(state["order"]), "growth": str(out / "growth.png")}
+    if state.get("evals"):
+        last = max(state["evals"], key=lambda x: x["round"])
+        summary.update(heldout=len(state["heldout"]), eval=str(out / "eval.json"),
+                       last_eval={key: last[key] for key in ("round", "compile_rate", "correct_rate", "pass@1",
+                                                             f"pass@{last['k']}")})
+    err(json.dumps(summary))
+
+
+def _read_ids(text: str) -> str:
+    """`--heldout`: comma-separated ids, or a file of ids (one a line, # comments)."""
+    path = Path(text)
+    if path.is_file():
+        lines = [ln.split("#", 1)[0].strip() for ln in path.read_text(encoding="utf-8").splitlines()]
+        return ",".join(ln for ln in lines if ln)
+    return text
+
+
+def _pick(by_id: dict, ids: str, option: str) -> list:
+    want = [t.strip() for t in ids.split(",") if t.strip()]
+    unknown = [t for t in want if t not in by_id]
+    if unknown:
+        raise ValueError(f"{option}: unknown task ids: {', '.join(unknown)}")
+    return [by_id[t] for t in want]

@@ -17,13 +17,24 @@ Files under the output folder:
   round_NNN/retrieved.jsonl   per task: the entries retrieved and their similarity
   round_NNN/samples.jsonl     generated samples (appended; `generate` resumes from it)
   round_NNN/verdicts.jsonl    their verdicts
+  round_NNN/eval/             held-out evaluation after round NNN (round_000: the seeds alone):
+                              retrieved, samples and verdicts (kernelmill.dsl.evaluate)
   growth.json, growth.png
+  eval.json, eval.md, eval.png   compile rate, correctness rate, pass@1 and pass@k per round
+
+Held-out tasks (`heldout`) are never bootstrapped and their seed kernels never
+enter the corpus; after each round (and before the first) the model is asked
+for `eval_samples` kernels per held-out task with the corpus as it then is, and
+the verdicts (under the verify function `eval_verify`, the paper's rtol) make
+one row of the evaluation table.
 
 Resuming: a re-run reads state.json and redoes the round in progress with the
 same tasks; retrieval sees only entries of earlier rounds, so it retrieves
 what the first run retrieved; `generate` skips the samples already written,
 the store answers the verdicts already computed, and the corpus refuses
-entries it has. A task is tried in at most `max_attempts` rounds.
+entries it has. A task is tried in at most `max_attempts` rounds. A round's
+evaluation runs once: a re-run evaluates the finished rounds that have no row
+yet (generation and verdicts resume the same way).
 """
 
 from __future__ import annotations
@@ -37,6 +48,7 @@ from typing import Any, Callable, Sequence
 
 from ..generate import GenerateConfig, SamplingParams, generate_async
 from ..records import Sample, Task, Verdict, read_jsonl, write_jsonl
+from .evaluate import DEFAULT_EVAL_K, DEFAULT_EVAL_SAMPLES, PAPER_RTOL, summarize, write_eval
 from .features import DEFAULT_RIDGE, Features, order_easy_to_hard, task_features
 from .prompt import rag_input
 from .retrieval import DEFAULT_K, Corpus, CorpusEntry, Embedder, retrieve
@@ -56,10 +68,17 @@ class BootstrapConfig:
     params: SamplingParams = field(default_factory=SamplingParams)
     ridge: float = DEFAULT_RIDGE
     progress: bool = False
+    # held-out evaluation (used when the loop is given held-out tasks)
+    eval_samples: int = DEFAULT_EVAL_SAMPLES  # samples per held-out task per round (n of pass@k)
+    eval_k: int = DEFAULT_EVAL_K  # the k of pass@k
+    eval_rtol: float | None = PAPER_RTOL  # recorded with the table; the eval verify function applies it
 
     def __post_init__(self) -> None:
         if self.k < 1 or self.samples_per_task < 1 or self.tasks_per_round < 1 or self.max_attempts < 1:
             raise ValueError("k, samples_per_task, tasks_per_round and max_attempts must be >= 1")
+        if self.eval_k < 1 or self.eval_samples < self.eval_k:
+            raise ValueError(f"pass@{self.eval_k} needs eval_k >= 1 and at least eval_k samples per held-out task, "
+                             f"not {self.eval_samples}")
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -70,31 +89,45 @@ def _write_json(path: Path, data: Any) -> None:
 
 class Bootstrap:
     def __init__(self, spec: DSLSpec, tasks: Sequence[Task], out_dir: str | Path, embedder: Embedder,
-                 verify: VerifyFn, config: BootstrapConfig | None = None, seeds: Sequence[CorpusEntry] = ()):
+                 verify: VerifyFn, config: BootstrapConfig | None = None, seeds: Sequence[CorpusEntry] = (),
+                 heldout: Sequence[Task] = (), eval_verify: VerifyFn | None = None):
         self.spec, self.embedder, self.verify = spec, embedder, verify
+        self.eval_verify = eval_verify or verify
         self.config = config or BootstrapConfig()
         self.out = Path(out_dir)
         self.out.mkdir(parents=True, exist_ok=True)
-        self.tasks = {t.task_id: t for t in tasks}
+        self.heldout = {t.task_id: t for t in heldout}
+        self.tasks = {t.task_id: t for t in tasks if t.task_id not in self.heldout}
+        if not self.tasks and not self.state_path_exists():
+            raise ValueError("no tasks left to bootstrap once the held-out tasks are set aside")
         self.template = spec.load_rag_template()
         self.state_path = self.out / "state.json"
         self.corpus = Corpus.load(self.out / "corpus.jsonl")
         self.state = self._load_or_plan(seeds)
 
     # -- state -----------------------------------------------------------------------------------
+    def state_path_exists(self) -> bool:
+        return (self.out / "state.json").exists()
+
     def _load_or_plan(self, seeds: Sequence[CorpusEntry]) -> dict[str, Any]:
         if self.state_path.exists():
             state = json.loads(self.state_path.read_text(encoding="utf-8"))
             if state.get("dsl") != self.spec.name:
                 raise ValueError(f"{self.state_path} is a {state.get('dsl')!r} run, not {self.spec.name!r}")
+            if sorted(state.get("heldout", [])) != sorted(self.heldout):
+                raise ValueError(f"{self.state_path}: the run holds out {sorted(state.get('heldout', [])) or 'nothing'}"
+                                 f", not {sorted(self.heldout) or 'nothing'}: a resumed run keeps its split")
             missing = [t for t in state["order"] if t not in self.tasks]
             if missing:
                 raise ValueError(f"{self.state_path}: the run's tasks {missing[:5]} are not in the task source")
+            state.setdefault("evals", [])
             return state
-        feats = [task_features(t, self.config.ridge) for t in self.tasks.values()]
+        feats = [task_features(t, self.config.ridge) for t in [*self.tasks.values(), *self.heldout.values()]]
         write_jsonl(self.out / "features.jsonl", [f.to_dict() for f in feats])
-        ordered = order_easy_to_hard(feats)
+        ordered = order_easy_to_hard([f for f in feats if f.task_id in self.tasks])
         summaries = {f.task_id: f.summary() for f in feats}
+        held_seeds = [e for e in seeds if e.task_id in self.heldout]
+        seeds = [e for e in seeds if e.task_id not in self.heldout]
         for e in seeds:
             if not e.features:
                 e.features = summaries.get(e.task_id) or (task_features(Task(e.task_id, e.task_code),
@@ -104,6 +137,7 @@ class Bootstrap:
                  "order": [f.task_id for f in ordered], "features": summaries,
                  "attempts": {}, "solved": [], "rounds": [], "next_round": 1, "in_progress": None,
                  "seed_size": len(self.corpus), "embedder": self.embedder.name,
+                 "heldout": sorted(self.heldout), "heldout_seeds_left_out": len(held_seeds), "evals": [],
                  "config": {k: v for k, v in asdict(self.config).items() if k not in ("progress",)}}
         _write_json(self.state_path, state)
         return state
@@ -180,14 +214,54 @@ class Bootstrap:
         write_growth(self.out, st)
         return row
 
+    # -- held-out evaluation -----------------------------------------------------------------------
+    async def evaluate_round(self, r: int, backend) -> dict[str, Any]:
+        """Held-out evaluation with the corpus as it stands after round r."""
+        st, cfg = self.state, self.config
+        ed = self.round_dir(r) / "eval"
+        ed.mkdir(parents=True, exist_ok=True)
+        pool = self.corpus.before_round(r + 1)
+        inputs, retrieved_rows = [], []
+        for tid, task in sorted(self.heldout.items()):
+            feats = st["features"].get(tid, "")
+            got = retrieve(self.embedder, task, feats, pool, cfg.k)
+            retrieved_rows.append({"task_id": tid, "retrieved": [{"entry_id": g.entry.entry_id,
+                                                                  "task_id": g.entry.task_id,
+                                                                  "score": round(g.score, 6)} for g in got]})
+            inputs.append(rag_input(task, feats, got, self.spec.example_label))
+        write_jsonl(ed / "retrieved.jsonl", retrieved_rows)
+        gcfg = GenerateConfig(n=cfg.eval_samples, params=cfg.params, progress=cfg.progress)
+        await generate_async(inputs, backend, self.template, ed / "samples.jsonl", gcfg)
+        samples = [s for s in read_jsonl(ed / "samples.jsonl", Sample)
+                   if s.task_id in self.heldout and int(s.meta.get("sample_index", 0)) < cfg.eval_samples]
+        verdicts = await asyncio.to_thread(self.eval_verify, [self.heldout[t] for t in sorted(self.heldout)],
+                                           samples)
+        write_jsonl(ed / "verdicts.jsonl", verdicts)
+        row = summarize(sorted(self.heldout), samples, verdicts, cfg.eval_k, expected=cfg.eval_samples)
+        row.update(round=r, corpus_size=len(pool))
+        st["evals"] = [x for x in st["evals"] if x["round"] != r] + [row]
+        self._save()
+        write_eval(self.out, st["evals"], self.spec.name, cfg.eval_rtol)
+        return row
+
+    async def evaluate_pending(self, backend) -> list[dict[str, Any]]:
+        """Evaluate round 0 (the seeds) and every finished round that has no row yet."""
+        if not self.heldout:
+            return []
+        have = {x["round"] for x in self.state["evals"]}
+        todo = [r for r in [0, *sorted(x["round"] for x in self.state["rounds"])] if r not in have]
+        return [await self.evaluate_round(r, backend) for r in todo]
+
     async def run_async(self, backend) -> dict[str, Any]:
         done = 0
         try:
+            await self.evaluate_pending(backend)
             while self.config.max_rounds is None or done < self.config.max_rounds:
                 row = await self.run_round(backend)
                 if row is None:
                     break
                 done += 1
+                await self.evaluate_pending(backend)
         finally:
             await backend.aclose()
         write_growth(self.out, self.state)
