@@ -21,12 +21,22 @@ def sft_rows() -> list[dict]:
         "task_id": f"t{i}", "sample_id": f"s{i}", "source_part": "a"} for i, op in enumerate(OPS)]
 
 
+def feedback_texts() -> list[str]:
+    """Multi-turn episodes' feedback turns (kernelmill.chat's), so the tiny tokenizer has their words."""
+    from kernelmill.chat import feedback_message, load_template
+    from kernelmill.records import Sample, Verdict
+
+    sample, tpl = Sample("s", "t", "torch", "pass"), load_template("feedback")
+    verdicts = [Verdict("s", "t", "compile_error"), Verdict("s", "t", "ok", compiled=True, correct=True, speedup=1.0)]
+    return [feedback_message(tpl, sample, v, require="ModelNew")["content"] for v in verdicts]
+
+
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory) -> Path:
     from kernelmill.train import build_tiny_model
 
     texts = [m["content"] for r in sft_rows() for m in r["messages"]]
-    texts += ["Attempt result: it did not compile. Fix the problem and reply with the complete corrected code."]
+    texts += feedback_texts()
     return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", texts * 4, hidden=64, layers=2)
 
 

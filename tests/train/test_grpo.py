@@ -77,9 +77,9 @@ def test_episode_turns_feedback_mask_and_reward(tmp_path, tiny_model):
     model_text = tok.decode([t for t, m in zip(ids, mask) if m])
     env_text = tok.decode([t for t, m in zip(ids, mask) if not m])
     # what the model wrote is trained on; the feedback turns are not
-    assert "broken" in model_text and "fast" in model_text and "Attempt" not in model_text
-    assert "Attempt 1 result: it did not compile." in env_text and "compile_error detail" in env_text
-    assert "Attempt 2 result: correct, speedup 1.50x" in env_text and "user" in env_text
+    assert "broken" in model_text and "fast" in model_text and "compile" not in model_text
+    assert "Your kernel failed to compile." in env_text and "compile_error detail" in env_text
+    assert "a speedup of 1.50x" in env_text and "Make it faster" in env_text and "user" in env_text
     # the second turn was generated after the first answer and the feedback, as one conversation
     second_prompt = tok.decode(trainer.calls[1][0])
     assert second_prompt.startswith(tok.decode(out["prompt_ids"][0]))
@@ -99,7 +99,8 @@ def test_failure_after_success_resets_to_known_good(tiny_model):
     out = runner([PROMPT], ScriptedTrainer(tok, [code("a"), code("b"), code("c")]))
     assert out["episode_reward"] == [-1.0]  # "last"
     env_text = tok.decode([t for t, m in zip(out["completion_ids"][0], out["env_mask"][0]) if not m])
-    assert "reset to your last correct kernel (speedup 2.00x)" in env_text
+    assert "Your next attempt failed." in env_text and "go on from your last correct kernel" in env_text
+    assert env_text.count("a speedup of 2.00x") == 2  # the correct turn's feedback, then the reset
 
 
 def test_stop_when_correct_and_unknown_prompt(tiny_model):

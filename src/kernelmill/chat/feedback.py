@@ -1,4 +1,5 @@
-"""The feedback turn of `refine`: what the verifier found, said so a model
+"""The feedback turn of `refine` and of multi-turn GRPO episodes (the same
+words at inference and in training): what the verifier found, said so a model
 can act on it. A compile error is trimmed to its error lines; a mismatch
 gives the error sizes; a correct kernel gets its measured speedup and a
 request to go faster. The words around these facts live in the `feedback`
@@ -44,9 +45,9 @@ def describe(sample: Sample, verdict: Verdict | None, max_chars: int = DEFAULT_M
     block = f"```\n{msg}\n```" if msg else ""
     status = verdict.status
     if status == "compile_error":
-        return "Your kernel failed to compile. The compiler said:", block
+        return "Your kernel failed to compile." + (" The compiler said:" if msg else ""), block
     if status == "runtime_error":
-        return "Your kernel compiled but failed while running:", block
+        return "Your kernel compiled but failed while running" + (":" if msg else "."), block
     if status == "timeout":
         return "Your kernel did not finish within the time limit (a hang, or far too slow).", block
     if status == "rejected":
@@ -72,15 +73,18 @@ def request_text(verdict: Verdict | None, require: str | None) -> str:
 def feedback_message(template: PromptTemplate, sample: Sample, verdict: Verdict | None, *, require: str | None,
                      reset_from: tuple[Sample, Verdict] | None = None,
                      max_chars: int = DEFAULT_MAX_CHARS) -> dict[str, str]:
-    """The user turn after `sample`. With `reset_from` (the last correct
-    attempt), the failed attempt is reported but the conversation goes on
-    from the correct kernel, the reset-to-last-good rule."""
+    """The user turn after `sample` (`verdict` None: the reply had no usable
+    code), for `refine` and for multi-turn GRPO episodes alike. With
+    `reset_from` (the last correct attempt), the failed attempt is reported
+    but the conversation goes on from the correct kernel, the reset-to-last-good
+    rule. `max_chars` bounds the compiler or checker message."""
     summary, details = describe(sample, verdict, max_chars)
     if reset_from is not None:
         good_summary = describe(*reset_from, max_chars)[0].replace("Your kernel is", "That kernel is", 1)
         summary = f"Your next attempt failed. {summary}"
-        details = "\n\n".join(x for x in (details, "We go on from your last correct kernel, the code above. "
-                                          + good_summary) if x)
+        # refine's history shows the correct kernel last, a GRPO episode's every attempt: name it so in both
+        details = "\n\n".join(x for x in (details, "We go on from your last correct kernel, the last code above "
+                                          "that was correct. " + good_summary) if x)
         req = request_text(reset_from[1], require)
     else:
         req = request_text(verdict, require)

@@ -9,7 +9,7 @@ Heavy imports (torch, transformers, TRL) happen inside the functions.
 from .config import (ConfigError, DataSettings, EpisodeSettings, LoraSettings, ModelSettings,
                      QuantizationSettings, Recipe, RewardSettings, load_recipe, recipe_from_dict)
 from .data import DatasetFormatError, load_dataset, load_rows
-from .episodes import EpisodeRunner, episode_reward, feedback_text
+from .episodes import EpisodeRunner, episode_reward, feedback_turn
 from .grpo import build_grpo_trainer, run_grpo
 from .kto import build_kto_trainer, class_balance, run_kto
 from .masks import LabelMaskError, check_batch_mask, check_trainer_mask, ensure_generation_markers
@@ -24,7 +24,7 @@ __all__ = [
     "GpuRequiredError", "HttpVerifier", "KernelReward", "LabelMaskError", "LocalVerifier", "LoraSettings",
     "ModelSettings", "QuantizationSettings", "Recipe", "RewardSettings", "build_grpo_trainer", "build_kto_trainer",
     "build_sft_trainer", "build_tiny_model", "check_batch_mask", "check_gpu_options", "check_trainer_mask",
-    "class_balance", "ensure_generation_markers", "episode_reward", "extract_code", "feedback_text",
+    "class_balance", "ensure_generation_markers", "episode_reward", "extract_code", "feedback_turn",
     "kernel_reward", "last_checkpoint", "load_dataset", "load_recipe", "load_rows", "make_verifier",
     "plot_curves", "recipe_from_dict", "run_grpo", "run_kto", "run_sft", "train_tokenizer",
 ]

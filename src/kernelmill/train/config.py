@@ -78,7 +78,8 @@ class EpisodeSettings:
     episode_reward: str = "max"  # max | last | mean over the turns' rewards
     stop_when_correct: bool = False
     turn_max_tokens: int | None = None  # new tokens per turn; None = what is left of max_completion_length
-    feedback_chars: int = 1500  # compiler/checker message kept in the feedback turn
+    feedback_chars: int = 2000  # compiler/checker message kept in the feedback turn (RefineConfig.max_error_chars)
+    feedback_template: str = "feedback"  # template of the feedback turn (RefineConfig.feedback_template)
 
 
 @dataclass

@@ -3,9 +3,11 @@
 An episode (TileLang paper, stage 3): the model writes a kernel; the verifier
 judges it; the verdict comes back as the next *user* turn (compiler error,
 wrong values, or the speedup) and the model tries again, up to `max_turns`.
-The state only advances on a correct kernel: after a failure the feedback
-names the last known-good kernel as the one to improve. The episode's reward
-is the max (or last, or mean) of the turns' rewards.
+The feedback turn is `kernelmill.chat.feedback_message`, the one `refine`
+sends at inference (its `feedback` template, `episode.feedback_template`), with
+refine's reset-to-last-good rule: the state only advances on a correct kernel,
+and after a failure the feedback names the last correct kernel as the one to
+improve. The episode's reward is the max (or last, or mean) of the turns' rewards.
 
 Token layout handed to TRL: `prompt_ids` is the first prompt; the
 `completion_ids` are all turns concatenated, with the feedback turns' tokens
@@ -16,14 +18,17 @@ serves transformers and vLLM generation.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..records import Verdict, append_jsonl
+from ..chat import PromptTemplate, feedback_message, load_template, template_for
+from ..records import Sample, Verdict, append_jsonl
 from .config import EpisodeSettings
+from . import rewards as reward_rules
 from .rewards import KernelReward, kernel_reward
 
 
@@ -39,28 +44,35 @@ class Episode:
     env_mask: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
     turns: list[dict[str, Any]] = field(default_factory=list)
-    best: Verdict | None = None  # the last known-good (correct) state
+    best: Verdict | None = None  # the fastest correct attempt (logged)
+    good: tuple[Sample, Verdict] | None = None  # the last correct attempt: the state after a failure
     done: bool = False
 
 
-def feedback_text(turn: int, verdict: Verdict, best: Verdict | None, limit: int) -> str:
-    msg = (verdict.message or "").strip()
-    if len(msg) > limit:  # the end of a compiler log is where the error is
-        msg = "..." + msg[-limit:]
-    head = f"Attempt {turn} result: "
-    if verdict.status == "ok":
-        speed = f"{verdict.speedup:.2f}x" if verdict.speedup is not None else "unmeasured"
-        return head + f"correct, speedup {speed} over PyTorch eager. Make it faster; reply with the complete code."
-    what = {"compile_error": "it did not compile.", "rejected": "rejected by the harness guards.",
-            "incorrect": "it compiled but the output is wrong.", "timeout": "it timed out.",
-            "runtime_error": "it crashed at run time."}.get(verdict.status, verdict.status)
-    text = head + what + (f"\n```\n{msg}\n```" if msg else "")
-    if best is not None:
-        speed = f"{best.speedup:.2f}x" if best.speedup is not None else "unmeasured"
-        text += f"\nThe state is reset to your last correct kernel (speedup {speed}); improve on that one."
-    else:
-        text += "\nFix the problem and reply with the complete corrected code."
-    return text
+def attempt(text: str, verdict: Verdict, language: str, cut_off: bool) -> tuple[Sample, Verdict | None]:
+    """A turn's reply as refine holds it: the parsed sample and its verdict, or
+    None where the reward found no usable code and verified nothing
+    (`KernelReward.verify`'s rule), as refine has no verdict for such a reply."""
+    code, error = reward_rules.extract_code(text)  # the reward's own parser
+    sample = Sample(verdict.sample_id, verdict.task_id, language, code,
+                    meta={"parse_error": error, "truncated": cut_off})
+    verified = bool(code.strip()) and not (error and "truncated" in error)
+    return sample, (verdict if verified else None)
+
+
+def feedback_turn(template: PromptTemplate, sample: Sample, verdict: Verdict | None,
+                  good: tuple[Sample, Verdict] | None, max_chars: int) -> dict[str, str]:
+    """The user turn after an attempt: refine's feedback with reset-to-last-good
+    (a failure after a correct kernel goes on from that kernel)."""
+    reset = good if good is not None and not (verdict is not None and verdict.correct) else None
+    return feedback_message(template, sample, verdict, require=_require(sample.language),
+                            reset_from=reset, max_chars=max_chars)
+
+
+@functools.lru_cache(maxsize=None)
+def _require(language: str) -> str | None:
+    """What the language's task template asks the code to define (refine passes the same)."""
+    return template_for(language or None).require
 
 
 def _feedback_ids(tokenizer, feedback: str) -> list[int]:
@@ -100,6 +112,10 @@ class EpisodeRunner:
             raise ValueError("episode.max_turns must be >= 1")
         self.reward = reward
         self.settings = settings
+        self.feedback = load_template(settings.feedback_template)
+        if self.feedback.input != "feedback":
+            raise ValueError(f"episode.feedback_template {settings.feedback_template!r} takes "
+                             f"{self.feedback.input!r} input, not feedback")
         self.log_path = Path(log_path) if log_path else None
         # TRL hands the rollout only the prompts: find each row's task by its prompt
         self.rows: dict[str, dict[str, Any]] = {}
@@ -167,12 +183,17 @@ class EpisodeRunner:
                 e.messages.append({"role": "assistant", "content": text})
                 if v.status == "ok" and (e.best is None or (v.speedup or 0) >= (e.best.speedup or 0)):
                     e.best = v
+                cut_off = bool(ids) and ids[-1] != tok.eos_token_id
+                sample, shown = attempt(text, v, e.row["language"], cut_off)
+                good = e.good  # the state before this attempt
+                if v.correct:
+                    e.good = (sample, v)
                 if turn == s.max_turns or (s.stop_when_correct and v.status == "ok"):
                     e.done = True
                     continue
-                fb = feedback_text(turn, v, e.best, s.feedback_chars)
+                fb = feedback_turn(self.feedback, sample, shown, good, s.feedback_chars)["content"]
                 suffix = _feedback_ids(tok, fb)
-                if ids and ids[-1] != tok.eos_token_id:  # a cut-off turn still needs its end-of-turn token
+                if cut_off:  # a cut-off turn still needs its end-of-turn token
                     suffix = [tok.eos_token_id] + suffix
                 if len(e.completion_ids) + len(suffix) + 16 > max_len:
                     e.done = True  # no room for another attempt
