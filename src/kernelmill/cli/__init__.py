@@ -60,9 +60,10 @@ from .cuda import app as _cuda_app  # noqa: E402
 app.add_typer(_ptx_app, name="ptx")
 app.add_typer(_cuda_app, name="cuda")
 
-from .bootstrap import bootstrap_command  # noqa: E402
+from .bootstrap import align_command, bootstrap_command  # noqa: E402
 
 app.command("bootstrap")(bootstrap_command)
+app.command("align")(align_command)
 
 
 def main() -> None:

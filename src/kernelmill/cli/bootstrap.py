@@ -1,5 +1,7 @@
-"""`kernelmill bootstrap`: the retrieval-bootstrapped corpus loop for a DSL
-(docs/tilelang.md). A thin typer command over `kernelmill.dsl.Bootstrap`."""
+"""`kernelmill bootstrap` (the retrieval-bootstrapped corpus loop for a DSL,
+with held-out evaluation per round) and `kernelmill align` (stages 2-3 data
+from a finished loop) (docs/tilelang.md). Thin typer commands over
+`kernelmill.dsl.Bootstrap` and `kernelmill.dsl.align.Align`."""
 
 from __future__ import annotations
 
@@ -116,3 +118,69 @@ def _pick(by_id: dict, ids: str, option: str) -> list:
     if unknown:
         raise ValueError(f"{option}: unknown task ids: {', '.join(unknown)}")
     return [by_id[t] for t in want]
+
+
+def align_command(
+    run: Path = typer.Argument(..., help="A `kernelmill bootstrap` run folder (state.json, tasks.jsonl, corpus.jsonl)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output folder (kernels, traces, scores, negatives, kto/, "
+                             "grpo/, align.json); a re-run resumes."),
+    pool: list[str] = typer.Option(..., "--pool-model", help="A model of the trace pool (repeatable); each writes "
+                                   "one trace per verified kernel."),
+    base_model: str = typer.Option(..., "--base-model", help="Base model (name or path, transformers) that scores "
+                                   "log P(trace | task)."),
+    backend: str = typer.Option("openai", "--backend", help="Backend of the pool: openai, vllm or hf."),
+    base_url: str = typer.Option("http://127.0.0.1:8000/v1", "--base-url", help="OpenAI-compatible server URL."),
+    api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="Variable holding the API key."),
+    concurrency: int = typer.Option(16, "--concurrency", "-c", help="Requests in flight (openai)."),
+    fraction: float = typer.Option(0.25, "--fraction", help="Traces kept by score (paper: the top quartile)."),
+    ratio: str = typer.Option("3:8", "--ratio", help="Desirable:undesirable rows in the KTO export (paper: 3:8)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the ratio's deterministic subsampling."),
+    score_device: Optional[str] = typer.Option(None, "--score-device", help="Device of the base model "
+                                               "(default: cuda when there is one)."),
+    score_batch: int = typer.Option(8, "--score-batch", help="Traces scored per batch."),
+    score_max_length: Optional[int] = typer.Option(None, "--score-max-length", help="Cut the prompt's start so "
+                                                   "prompt + trace fit this many tokens."),
+    seeds: bool = typer.Option(True, "--seeds/--no-seeds", help="Traces for the seed kernels too."),
+    temperature: float = typer.Option(0.7, "--temperature"),
+    max_tokens: int = typer.Option(4096, "--max-tokens"),
+    device: str = typer.Option("auto", "--device", help="Verification device for the negatives: auto, cpu or cuda."),
+) -> None:
+    """Stages 2-3 data from a bootstrap run: post-hoc traces from a pool of models, scored by
+    log P(trace | task) under the base model (top fraction kept); negatives with injected errors
+    kept only when the verifier confirms a failure, plus the loop's failed attempts; the KTO
+    export at the ratio; GRPO prompts for the run's training tasks. Held-out tasks stay out."""
+    from ..generate import BackendError, SamplingParams, make_backend
+    from ..verify import VerifyConfig
+    from ..dsl.align import Align, AlignConfig
+    from ..dsl.bootstrap import verifier_fn
+    from ..dsl.kto import parse_ratio
+    from ..dsl.spec import get_dsl
+
+    err = typer.echo
+    try:
+        state = json.loads((run / "state.json").read_text(encoding="utf-8"))
+        spec = get_dsl(state["dsl"])
+        cfg = AlignConfig(fraction=fraction, ratio=parse_ratio(ratio), seed=seed, score_batch_size=score_batch,
+                          score_max_length=score_max_length, include_seeds=seeds,
+                          params=SamplingParams(temperature, 0.95, max_tokens, seed), progress=True)
+        align = Align(spec, run, out, cfg)
+        if backend == "openai":
+            backends = [make_backend("openai", m, base_url=base_url, api_key_env=api_key_env, concurrency=concurrency)
+                        for m in pool]
+        else:
+            backends = [make_backend(backend, m) for m in pool]
+        vcfg = VerifyConfig(device=device)
+        vcfg.time = False  # a negative needs a failure, not a speed
+        counts = align.run_all(backends, base_model, verifier_fn(vcfg, out / "verify.sqlite"), score_device)
+    except (ValueError, KeyError, BackendError, OSError) as exc:
+        err(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    neg = counts["negatives"]
+    err(f"kernels {counts['kernels']['total']}, traces {counts['traces']['written']} "
+        f"({counts['scored']['kept']} kept), negatives: {neg['kept']} injected kept, {neg['dropped']} dropped "
+        f"{neg['dropped_by_reason']}, {neg['failed_attempts']} failed attempts; KTO {counts['kto']['positives']}:"
+        f"{counts['kto']['negatives']} rows; GRPO {counts['grpo'].get('tasks', 0)} tasks", err=True)
+    if counts["kto"].get("balance_note"):
+        err(f"note: {counts['kto']['balance_note']}", err=True)
+    err(json.dumps({"out": str(out), "kto": str(out / "kto" / "train.jsonl"), "grpo": str(out / "grpo" / "train.jsonl"),
+                    "counts": str(out / "align.json")}))

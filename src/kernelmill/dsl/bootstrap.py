@@ -11,6 +11,7 @@
 Files under the output folder:
   state.json                  the plan (task order, features), attempts, solved tasks, finished rounds,
                               the round in progress (written atomically after each step)
+  tasks.jsonl                 the run's tasks, held-out ones included (later stages read them)
   features.jsonl              the features of every task
   corpus.jsonl                seeds (round 0) and verified kernels (round r), append-only
   verify.sqlite               the verifier's result store (re-verifying is free)
@@ -122,6 +123,7 @@ class Bootstrap:
                 raise ValueError(f"{self.state_path}: the run's tasks {missing[:5]} are not in the task source")
             state.setdefault("evals", [])
             return state
+        write_jsonl(self.out / "tasks.jsonl", [*self.tasks.values(), *self.heldout.values()])
         feats = [task_features(t, self.config.ridge) for t in [*self.tasks.values(), *self.heldout.values()]]
         write_jsonl(self.out / "features.jsonl", [f.to_dict() for f in feats])
         ordered = order_easy_to_hard([f for f in feats if f.task_id in self.tasks])

@@ -86,8 +86,10 @@ def _sub_once(pattern: str, repl: str | Callable, code: str, flags: int = re.M) 
 
 
 def _rhs_shift(code: str) -> str | None:
-    """`C[idx] = A[idx] + ...` -> `C[idx] = A[idx + 1] + ...` (first store)."""
-    m = re.search(r"^(\s*\w+\[[^\]]+\]\s*=\s*)(.*?)(\w+)\[([^\]]+)\]", code, re.M)
+    """`C[idx] = A[idx] + ...` -> `C[idx] = A[idx + 1] + ...` (first store), or
+    else the first load into a local, `x = X[bx * BLOCK + i]` -> `X[bx * BLOCK + i + 1]`."""
+    m = re.search(r"^(\s*\w+\[[^\]]+\]\s*=\s*)(.*?)(\w+)\[([^\]]+)\]", code, re.M) \
+        or re.search(r"^(\s*\w+\s*=\s*)()([A-Z]\w*)\[([^\]]+)\]\s*$", code, re.M)
     if not m:
         return None
     start, end = m.start(3), m.end()
@@ -138,8 +140,10 @@ def _drop_copy_back(code: str) -> str | None:
 
 
 def _thread_local_index(code: str) -> str | None:
-    """`idx = bx * threads + i` -> `idx = i` (the loop index read as global)."""
-    return _sub_once(r"=\s*\w+\s*\*\s*\w+\s*\+\s*(\w+)\s*$", r"= \1", code)
+    """`idx = bx * threads + i` -> `idx = i`, or else the first store through an
+    inline index, `Y[bx * BLOCK + i] = ...` -> `Y[i] = ...` (the loop index read as global)."""
+    return (_sub_once(r"=\s*\w+\s*\*\s*\w+\s*\+\s*(\w+)\s*$", r"= \1", code)
+            or _sub_once(r"^(\s*\w+)\[\s*\w+\s*\*\s*\w+\s*\+\s*(\w+)\s*\](\s*=[^=])", r"\1[\2]\3", code))
 
 
 TILELANG_INJECTIONS = (
