@@ -222,7 +222,7 @@ class FakeOpenAIServer:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """`python -m kernelmill.generate.fake_server --port 8011 [--answers FILE --tasks SRC]`:
+    """`python -m kernelmill.generate.fake_server --port 8011 [--answers FILE --tasks SRC | --pairs PAIRS]`:
     serve scripted answers until interrupted (dry runs, benchmarks). Without
     --answers every request gets the same identity ModelNew; with it, each
     task gets its own completions (JSONL lines {"task_id", "completion"})."""
@@ -231,20 +231,28 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--latency", type=float, default=0.0, help="seconds added to every reply")
-    ap.add_argument("--model", default="fake-model")
+    ap.add_argument("--model", action="append", help="model name it serves (repeatable; default fake-model)")
     ap.add_argument("--answers", help="JSONL of {task_id, completion[, reasoning]}: scripted completions per task")
     ap.add_argument("--tasks", default="builtin", help="task source the prompts come from (to recognise the task)")
+    ap.add_argument("--pairs", help="pairs JSONL the prompts come from instead (PTX templates): a pair is "
+                                    "recognised by its PTX, the task id is its pair id")
+    ap.add_argument("--ptx-field", default="ptx", help="with --pairs: the field generate sent (ptx or rolled_ptx)")
     args = ap.parse_args(argv)
     responder: Responder = default_responder
     if args.answers:
+        from ..records import Pair, RecordError, read_jsonl
         from ..tasks import TaskSourceError, load_tasks
 
         try:
-            ts = load_tasks(args.tasks)
-            responder = ScriptedResponder(load_answers(args.answers), {t.task_id: t.code for t in ts})
-        except (AnswersError, TaskSourceError) as exc:
+            if args.pairs:
+                codes = {p.pair_id: (getattr(p, args.ptx_field, None) or p.ptx) for p in read_jsonl(args.pairs, Pair)}
+            else:
+                codes = {t.task_id: t.code for t in load_tasks(args.tasks)}
+            responder = ScriptedResponder(load_answers(args.answers), codes)
+        except (AnswersError, TaskSourceError, RecordError, OSError) as exc:
             ap.exit(2, f"error: {exc}\n")
-    srv = FakeOpenAIServer(responder, models=(args.model,), latency_s=args.latency, port=args.port)
+    srv = FakeOpenAIServer(responder, models=tuple(args.model or ["fake-model"]), latency_s=args.latency,
+                           port=args.port)
     print(srv.url, flush=True)
     try:
         srv._httpd.serve_forever()
