@@ -1,9 +1,10 @@
-"""`kernelmill ptx ...`: reroll, expand, pairs, stats."""
+"""`kernelmill ptx ...`: reroll, expand, pairs, stats, export, evaluate (+ candidates, eval-plot)."""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Optional
 
 import typer
 from rich.markup import escape
@@ -166,3 +167,121 @@ def export_command(pairs: Path = typer.Argument(..., help="Pairs JSONL from `ker
     console.print(f"train {summary.train} rows ({summary.train_groups} groups), test {summary.test} rows "
                   f"({summary.test_groups} groups) -> {out}"
                   + "".join(f"; skipped {n}: {why}" for why, n in summary.skipped.items()))
+
+
+@app.command("evaluate")
+def evaluate_command(
+        pairs: Path = typer.Argument(..., help="Pairs JSONL (`ptx pairs`, `ptx augment`)."),
+        candidates: Path = typer.Argument(..., help="Samples JSONL of decompiled CUDA: `generate -t ptx2cuda` "
+                                          "on the pairs (task id = pair id), or `ptx candidates`."),
+        out: Path = typer.Option(..., "-o", "--out", help="Folder: results.jsonl (appended; a re-run resumes), "
+                                 "summary.json, figures.png, build/ (nvcc cache), work/."),
+        device: str = typer.Option("cuda", "--device", help="cuda: compile, run and time; cpu: compile and "
+                                   "CodeBLEU only (run metrics reported as not run)."),
+        ncu: bool = typer.Option(False, "--ncu", help="Global-load efficiency of both sides with Nsight Compute "
+                                 "(I/O-correct candidates only; needs GPU counter access)."),
+        ncu_metric: str = typer.Option("smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct",
+                                       "--ncu-metric", help="ncu's name for gld_efficiency."),
+        ncu_limit: Optional[int] = typer.Option(None, "--ncu-limit", help="Profile at most N candidates."),
+        limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N pairs of the pairs file."),
+        arch: str = typer.Option("sm_90", "--arch", help="nvcc -arch of the harnesses."),
+        workers: int = typer.Option(4, "--workers", help="Sandboxed run processes in parallel on the GPU "
+                                    "(timed rounds never overlap: they hold the GPU's timing lock)."),
+        batch: int = typer.Option(16, "--batch", help="Candidates per run process."),
+        job_timeout: float = typer.Option(30.0, "--timeout", help="Seconds per candidate run (then: timeout)."),
+        build_jobs: int = typer.Option(0, "--build-jobs", help="Parallel nvcc builds (0: one per core)."),
+        build_dir: Optional[Path] = typer.Option(None, "--build-dir", help="nvcc cache (default OUT/build; "
+                                                 "content-addressed, safe to share between runs)."),
+        no_timing: bool = typer.Option(False, "--no-timing", help="Skip latency (no latency deviation)."),
+        seed: int = typer.Option(0, "--seed", help="Input seed (inputs depend on it and the pair id only)."),
+) -> None:
+    """Evaluate decompiled CUDA against the pairs' reference CUDA: compilation, runtime and I/O correctness
+    (max normalised abs error <= 1e-3 per output), CodeBLEU, latency and global-load efficiency deviation."""
+    import os
+
+    from ..ptx.evaluate import EvalSettings, EvaluateError, RunSettings, evaluate
+    from ..records import RecordError
+
+    for p, what in ((pairs, "pairs"), (candidates, "candidates")):
+        if not p.is_file():
+            fail(f"no {what} file at {p}")
+    if device not in ("cuda", "cpu"):
+        fail(f"--device must be cuda or cpu, not {device!r}")
+    if device == "cuda":
+        import torch
+        if not torch.cuda.is_available():
+            fail("--device cuda but torch sees no GPU (use --device cpu for compile rate and CodeBLEU)")
+    run = RunSettings(device=device, workers=workers, batch=batch, job_timeout=job_timeout, seed=seed)
+    settings = EvalSettings(device=device, limit=limit, arch=arch, build_jobs=build_jobs or os.cpu_count() or 2,
+                            build_dir=build_dir, timing=not no_timing, ncu=ncu, ncu_metric=ncu_metric,
+                            ncu_limit=ncu_limit, run=run)
+
+    def progress(r: dict, i: int, n: int) -> None:
+        extra = ""
+        if r.get("codebleu"):
+            extra += f" codebleu {r['codebleu']['codebleu']:.3f}"
+        if r.get("latency_dev") is not None:
+            extra += f" latency {r['latency_dev']:+.1%}"
+        if r.get("gld_eff_dev") is not None:
+            extra += f" gld_eff {r['gld_eff_dev']:+.1f}pp"
+        msg = (r.get("message") or "").strip().splitlines()
+        why = f" ({escape(msg[0][:120])})" if msg and r["status"] not in ("ok",) else ""
+        err.print(f"[{i}/{n}] {escape(r['sample_id'])}: {r['status']}{extra}{why}", highlight=False, soft_wrap=True)
+
+    try:
+        summary = evaluate(pairs, candidates, out, settings, progress)
+    except (EvaluateError, RecordError, ValueError) as exc:
+        fail(str(exc), 1)
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted[/yellow]: finished candidates are in results.jsonl; run again to resume")
+        raise typer.Exit(130)
+
+    def pct(v):
+        return "not run" if v is None else f"{100 * v:.1f}%"
+    cb = summary.get("codebleu") or {}
+    console.print(f"{summary['evaluated']} evaluated of {summary['samples']} samples ({summary['pairs']} pairs): "
+                  f"compile {pct(summary['compilation_rate'])}, runtime {pct(summary['runtime_correctness_rate'])}, "
+                  f"I/O {pct(summary['io_correctness_rate'])}, CodeBLEU "
+                  f"{cb.get('codebleu', float('nan')):.3f}; counts {summary['counts']}"
+                  + (f"; {summary['not_run']}" if summary.get("not_run") else "")
+                  + "".join(f"\nnote: {n}" for n in summary.get("notes") or []), highlight=False)
+    console.print(f"-> {out / 'summary.json'}, {out / 'results.jsonl'}, {out / 'figures.png'}")
+
+
+@app.command("candidates")
+def candidates_command(pairs: Path = typer.Argument(..., help="Pairs JSONL."),
+                       out: Path = typer.Option(..., "-o", "--out", help="Samples JSONL to write (replaced)."),
+                       kind: str = typer.Option("reference", "--as", help="reference: each pair's own CUDA; "
+                                                "perturbed: every store to an output changed (I/O errors)."),
+                       ) -> None:
+    """Candidate sets for checking `ptx evaluate`: the reference as its own candidate, or a perturbed copy."""
+    from ..ptx.evaluate import make_candidates
+    from ..records import RecordError
+
+    if not pairs.is_file():
+        fail(f"no pairs file at {pairs}")
+    try:
+        n, skipped = make_candidates(pairs, out, kind)
+    except (RecordError, ValueError) as exc:
+        fail(str(exc))
+    console.print(f"{n} {kind} candidates -> {out}" + "".join(f"; skipped {k}: {v}" for k, v in skipped.items()))
+
+
+@app.command("eval-plot")
+def eval_plot_command(runs: list[str] = typer.Argument(..., help="LABEL=FOLDER of `ptx evaluate` outputs."),
+                      out: Path = typer.Option(..., "-o", "--out", help="PNG to write."),
+                      json_out: Optional[Path] = typer.Option(None, "--json", help="Combined summaries JSON.")) -> None:
+    """One figure (rates, CodeBLEU, latency and efficiency deviation KDEs) for several evaluation runs."""
+    from ..ptx.evaluate.report import combine
+
+    dirs = {}
+    for r in runs:
+        label, sep, folder = r.partition("=")
+        if not sep:
+            label, folder = Path(r).name, r
+        dirs[label] = Path(folder)
+    try:
+        combine(dirs, out, json_out)
+    except (FileNotFoundError, ValueError) as exc:
+        fail(str(exc))
+    console.print(f"{len(dirs)} runs -> {out}" + (f", {json_out}" if json_out else ""))

@@ -1,0 +1,116 @@
+"""The decompilation metrics (SPEC.md section 3, PtxDec's evaluation).
+
+* I/O correctness: for every output tensor the maximum normalised absolute
+  error is at most 1e-3. The paper names the rule ("normalized absolute error
+  ... maximum deviation ... threshold 0.001") but not the normaliser; we use the
+  one kernelmill's verifier uses for decompilation (verify/correctness.py,
+  ``max_norm_abs``): ``max|c - r| / max|r|`` over the reference's finite
+  values (``max|c - r|`` where the reference is all zero). NaN must meet NaN
+  and an infinity the same infinity, else the error is infinite.
+* latency deviation: ``(t_decompiled - t_reference) / t_reference`` of the
+  median GPU times, signed (0 = same speed, +0.5 = 50% slower);
+* global-load efficiency deviation: ``eff_decompiled - eff_reference`` in
+  percentage points of ncu's global load efficiency (both are percentages);
+  both deviations only for I/O-correct candidates, as in the paper.
+
+Rates are over the evaluated candidates: every sample whose pair has a
+configuration and a reference that compiles and runs. Pairs without a
+configuration, samples without a pair and pairs whose reference fails are
+counted apart. Run metrics that were not measured (a CPU machine, no nvcc) are
+reported as null with the reason, never as 0.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter
+from typing import Any, Iterable
+
+IO_TOL = 1e-3
+
+# statuses of one candidate; the first group is evaluated (in the rates)
+EVALUATED = ("ok", "incorrect", "runtime_error", "timeout", "compile_error", "not_run")
+EXCLUDED = ("no_configuration", "no_pair", "reference_failed")
+STATUSES = EVALUATED + EXCLUDED
+
+
+def normalised_error(ref, cand) -> float:
+    """Max normalised absolute error of one output (torch tensors, same shape)."""
+    import torch
+
+    if ref.numel() == 0:
+        return 0.0
+    if ref.dtype == torch.bool:
+        ref, cand = ref.to(torch.int8), cand.to(torch.int8)
+    r = ref.detach().to(torch.float64).flatten()
+    c = cand.detach().to(torch.float64).flatten()
+    r_nan, c_nan = torch.isnan(r), torch.isnan(c)
+    if not torch.equal(r_nan, c_nan):
+        return math.inf
+    r_inf, c_inf = torch.isinf(r), torch.isinf(c)
+    if bool(((r_inf | c_inf) & (r != c)).any()):
+        return math.inf
+    finite = ~(r_nan | r_inf)
+    if not bool(finite.any()):
+        return 0.0
+    diff = (c[finite] - r[finite]).abs().max().item()
+    scale = r[finite].abs().max().item()
+    return diff / scale if scale > 0 else diff
+
+
+def latency_deviation(ref_ms: float | None, cand_ms: float | None) -> float | None:
+    if not ref_ms or cand_ms is None or ref_ms <= 0:
+        return None
+    return (cand_ms - ref_ms) / ref_ms
+
+
+def efficiency_deviation(ref_pct: float | None, cand_pct: float | None) -> float | None:
+    if ref_pct is None or cand_pct is None:
+        return None
+    return cand_pct - ref_pct
+
+
+def _rate(k: int, n: int) -> float | None:
+    return k / n if n else None
+
+
+def _stats(values: list[float]) -> dict[str, Any] | None:
+    vals = [v for v in values if v is not None and math.isfinite(v)]
+    if not vals:
+        return None
+    vals.sort()
+    return {"n": len(vals), "median": statistics.median(vals), "mean": statistics.fmean(vals),
+            "min": vals[0], "max": vals[-1], "mean_abs": statistics.fmean(abs(v) for v in vals),
+            "within_5pct": sum(abs(v) <= 0.05 for v in vals) / len(vals)}
+
+
+def summarize(results: Iterable[dict], *, compiled_measured: bool, run_measured: bool,
+              not_run_reason: str = "") -> dict[str, Any]:
+    """Rates, CodeBLEU means, deviation statistics and counts of a results file."""
+    rows = list(results)
+    counts = Counter(r["status"] for r in rows)
+    ev = [r for r in rows if r["status"] in EVALUATED]
+    n = len(ev)
+    out: dict[str, Any] = {"samples": len(rows), "evaluated": n, "counts": dict(sorted(counts.items()))}
+    out["compilation_rate"] = _rate(sum(bool(r.get("compiled")) for r in ev), n) if compiled_measured else None
+    if run_measured:
+        out["runtime_correctness_rate"] = _rate(sum(bool(r.get("ran")) for r in ev), n)
+        out["io_correctness_rate"] = _rate(sum(bool(r.get("io_correct")) for r in ev), n)
+    else:
+        out["runtime_correctness_rate"] = out["io_correctness_rate"] = None
+    if not (compiled_measured and run_measured):
+        out["not_run"] = not_run_reason or "not measured"
+    cb = [r["codebleu"] for r in ev if r.get("codebleu")]
+    if cb:
+        out["codebleu"] = {k: statistics.fmean(c[k] for c in cb) for k in cb[0]}
+        out["codebleu"]["n"] = len(cb)
+    else:
+        out["codebleu"] = None
+    ok = [r for r in ev if r.get("io_correct")]
+    out["latency_deviation"] = _stats([r.get("latency_dev") for r in ok])
+    out["gld_efficiency_deviation"] = _stats([r.get("gld_eff_dev") for r in ok])
+    errs = [r.get("max_norm_err") for r in ev if r.get("ran") and r.get("max_norm_err") is not None]
+    out["io_errors_found"] = sum(1 for r in ev if r["status"] == "incorrect")
+    out["max_norm_err_median"] = statistics.median(errs) if errs else None
+    return out

@@ -1,0 +1,365 @@
+"""`kernelmill ptx evaluate` on a CPU machine: configs, harnesses (nvcc builds
+where nvcc exists), metrics, CodeBLEU parts, candidate sets, resume, the CLI
+saying runs were not run, and pairs -> generate (fake server) -> evaluate."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from kernelmill.cli import app
+from kernelmill.ptx.evaluate import codebleu as cb
+from kernelmill.ptx.evaluate.candidates import NoStore, make_candidates, perturb
+from kernelmill.ptx.evaluate.config import (ConfigError, KernelConfig, config_from_meta, derive_config,
+                                            eval_launch_expr, pair_config)
+from kernelmill.ptx.evaluate.harness import Builder, harness_source
+from kernelmill.ptx.evaluate.metrics import (efficiency_deviation, latency_deviation, normalised_error,
+                                             summarize)
+from kernelmill.records import Pair, read_jsonl, write_jsonl
+
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+
+ADD = """extern "C" __global__ void add_k(const float* __restrict__ x, const float* __restrict__ y,
+                                   float* __restrict__ out) {
+  int idx = blockIdx.x * 128 + threadIdx.x;
+  if (idx < 1000) {
+    float a = x[idx];
+    float b = y[idx];
+    out[idx] = a + b;
+  }
+}
+"""
+SCALE = """#include <cuda_fp16.h>
+extern "C" __global__ void scale_h(const __half* __restrict__ x, __half* __restrict__ out) {
+  int i = blockIdx.x * 64 + threadIdx.x;
+  if (i < 256) out[i] = __float2half(__half2float(x[i]) * 3.0f);
+}
+"""
+
+
+def _cfg(params, grid, block, smem=0):
+    return {"inputs": [], "outputs": [], "params": params, "grid": grid, "block": block, "shared_mem": smem}
+
+
+def add_pair(pid="p_add") -> Pair:
+    c = _cfg([{"name": "x", "shape": [1000], "dtype": "float32", "role": "in"},
+              {"name": "y", "shape": [1000], "dtype": "float32", "role": "in"},
+              {"name": "out", "shape": [1000], "dtype": "float32", "role": "out"}], [8, 1, 1], [128, 1, 1])
+    return Pair(pid, "add_k", "cuda", ADD, ".visible .entry add_k() { ret; } // " + pid, None, "sm_90",
+                ["-arch=sm_90"], None, "test", {"status": "ok", "config": c})
+
+
+def scale_pair(pid="p_scale") -> Pair:
+    c = _cfg([{"name": "x", "shape": [256], "dtype": "float16", "role": "in"},
+              {"name": "out", "shape": [256], "dtype": "float16", "role": "out"}], [4], [64])
+    return Pair(pid, "scale_h", "cuda", SCALE, ".visible .entry scale_h() { ret; } // " + pid, None, "sm_90",
+                [], None, "test", {"status": "ok", "config": c})
+
+
+# --- configs ---------------------------------------------------------------------------
+
+def test_stored_config_is_read_and_checked():
+    cfg = pair_config(add_pair())
+    assert cfg.kernel == "add_k" and [p.role for p in cfg.params] == ["in", "in", "out"]
+    assert cfg.grid == [8, 1, 1] and [p.name for p in cfg.outputs] == ["out"]
+    assert KernelConfig.from_dict(cfg.to_dict()).to_dict() == cfg.to_dict()
+    with pytest.raises(ConfigError, match="grid must be"):
+        config_from_meta(_cfg([{"name": "x", "shape": [4], "dtype": "float32", "role": "in"}], [0], [1]), "k")
+    with pytest.raises(ConfigError, match="unknown dtype"):
+        config_from_meta(_cfg([{"name": "x", "shape": [4], "dtype": "complex32", "role": "in"}], [1], [1]), "k")
+    with pytest.raises(ConfigError, match="role must be"):
+        config_from_meta(_cfg([{"name": "x", "shape": [4], "dtype": "float32", "role": "both"}], [1], [1]), "k")
+
+
+def test_config_derived_from_a_launch_site():
+    src = ("__global__ void saxpy(const float* x, float* y, int n) {\n"
+           "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] += 2.0f * x[i]; }\n")
+    cfg = derive_config(src, "saxpy", {"grid": "(size + 255) / 256", "block": "256",
+                                       "args": ["a.data_ptr<float>()", "b.data_ptr<float>()", "size"]})
+    n = cfg.params[2].value
+    assert cfg.derived and cfg.params[2].role == "scalar" and n == 1 << 22
+    assert cfg.grid == [(n + 255) // 256, 1, 1] and cfg.block == [256, 1, 1]
+    assert cfg.params[0].role == "in" and cfg.params[1].role == "out" and cfg.params[1].init == "zero"
+    assert cfg.params[1].numel == n
+    two = derive_config("__global__ void mm(const float* a, float* c, int rows, int cols) {}", "mm",
+                        {"grid": "dim3((cols + 15) / 16, (rows + 15) / 16)", "block": "dim3(16, 16)",
+                         "args": ["p", "q", "r", "k"]})
+    s = two.params[2].value
+    assert s ** 2 <= 1 << 22 and two.params[0].numel == s * s and two.grid == [(s + 15) // 16] * 2 + [1]
+
+
+@pytest.mark.parametrize("src,launch,why", [
+    ("__global__ void k(float* x, int n) {}", None, "no launch site"),
+    ("__global__ void k(float* x, int n) {}", {"grid": "blocks", "block": "256", "args": ["x", "n"]},
+     "unknown value 'blocks'"),
+    ("struct S { int a; };\n__global__ void k(float* x, S s) {}", {"grid": "1", "block": "1", "args": ["x", "s"]},
+     "not an integer"),
+    ("template <typename T> __global__ void k(T* x, int n) {}", {"grid": "1", "block": "1", "args": ["x", "n"]},
+     "template"),
+    ("__global__ void k(float* x, int n) {}", {"grid": "n / 256", "block": "256", "args": ["x", "x.numel()"]},
+     "is an expression"),
+])
+def test_no_configuration_reasons(src, launch, why):
+    with pytest.raises(ConfigError, match=why):
+        derive_config(src, "k", launch)
+
+
+def test_launch_expressions():
+    assert eval_launch_expr("(n + 255) / 256", {"n": 1000}) == 4
+    assert eval_launch_expr("std::min(n, 1024u)", {"n": 4096}) == 1024
+    assert eval_launch_expr("dim3(n / 32, (int)m)", {"n": 64, "m": 3}) == [2, 3]
+    assert eval_launch_expr("n > 512 ? 512 : n", {"n": 100}) == 100
+    with pytest.raises(ConfigError):
+        eval_launch_expr("__import__('os')", {})
+
+
+# --- harness ----------------------------------------------------------------------------
+
+def test_harness_source_launches_with_the_config():
+    cfg = pair_config(add_pair())
+    text = harness_source(ADD, cfg)
+    assert 'extern "C" int kmh_launch(void* const* args, void* stream)' in text
+    assert "add_k<<<dim3(8, 1, 1), dim3(128, 1, 1), 0, (cudaStream_t)stream>>>" in text
+    assert "kmh_detail::Ptr{args[2]}" in text and ADD.strip() in text
+    big = KernelConfig.from_dict({**cfg.to_dict(), "shared_mem": 100 * 1024})
+    assert "cudaFuncAttributeMaxDynamicSharedMemorySize, 102400" in harness_source(ADD, big)
+    scal = derive_config("__global__ void k(float* x, long long n) {}", "k",
+                         {"grid": "1", "block": "32", "args": ["x", "n"]})
+    assert f"((long long){scal.params[1].value}LL)" in harness_source("__global__ void k(float* x, long long n) {}", scal)
+
+
+@needs_nvcc
+def test_builds_are_content_addressed_and_failures_remembered(tmp_path):
+    b = Builder(tmp_path / "build")
+    cfg = pair_config(add_pair())
+    first = b.build(harness_source(ADD, cfg))
+    assert first.ok and not first.cached and first.so.endswith(".so")
+    again = b.build(harness_source(ADD, cfg))
+    assert again.ok and again.cached and again.so == first.so
+    half = b.build(harness_source(SCALE, pair_config(scale_pair())))
+    assert half.ok, half.error
+    bad = b.build(harness_source(ADD.replace("a + b", "a + undeclared"), cfg))
+    assert not bad.ok and "undeclared" in bad.error and "harness.cu" in bad.error
+    assert b.build(harness_source(ADD.replace("a + b", "a + undeclared"), cfg)).cached
+    # the candidate spells its pointer types differently: the harness converts to them
+    other = ADD.replace("const float* __restrict__ x", "const float4* __restrict__ x4").replace(
+        "float a = x[idx];", "float a = ((const float*)x4)[idx];")
+    assert b.build(harness_source(other, cfg)).ok
+
+
+# --- metrics -----------------------------------------------------------------------------
+
+def test_normalised_error_matches_the_verifier_rule():
+    from kernelmill.verify.correctness import CheckRule, compare
+    r = torch.tensor([1.0, -4.0, 2.0])
+    assert normalised_error(r, r.clone()) == 0.0
+    c = r + torch.tensor([0.0, 0.002, 0.0])
+    assert normalised_error(r, c) == pytest.approx(0.0005, rel=1e-3)
+    c2 = r + torch.tensor([0.0, 0.008, 0.0])
+    assert normalised_error(r, c2) == pytest.approx(0.002, rel=1e-3)
+    rule = CheckRule(mode="max_norm_abs", norm_tol=1e-3)
+    for cand in (c, c2):
+        assert compare(r, cand, rule).correct == (normalised_error(r, cand) <= 1e-3)
+    nan = torch.tensor([float("nan"), 1.0])
+    assert normalised_error(nan, nan.clone()) == 0.0
+    assert math.isinf(normalised_error(nan, torch.tensor([0.0, 1.0])))
+    assert normalised_error(torch.zeros(3), torch.full((3,), 0.5)) == 0.5  # all-zero reference: absolute
+    assert normalised_error(torch.tensor([1, 2], dtype=torch.int32), torch.tensor([1, 3], dtype=torch.int32)) == 0.5
+    h = torch.tensor([1.0, 2.0], dtype=torch.float16)
+    assert normalised_error(h, h.clone()) == 0.0
+
+
+def test_deviations_and_summary():
+    assert latency_deviation(2.0, 3.0) == pytest.approx(0.5)
+    assert latency_deviation(2.0, 1.0) == pytest.approx(-0.5)
+    assert latency_deviation(None, 1.0) is None and latency_deviation(0.0, 1.0) is None
+    assert efficiency_deviation(80.0, 50.0) == -30.0 and efficiency_deviation(None, 5.0) is None
+    rows = [{"status": "ok", "compiled": True, "ran": True, "io_correct": True, "latency_dev": 0.1,
+             "codebleu": {"codebleu": 1.0, "ngram": 1.0}},
+            {"status": "incorrect", "compiled": True, "ran": True, "io_correct": False, "latency_dev": 9.0,
+             "codebleu": {"codebleu": 0.5, "ngram": 0.0}},
+            {"status": "compile_error", "compiled": False, "ran": False, "io_correct": False},
+            {"status": "no_configuration"}, {"status": "reference_failed"}]
+    s = summarize(rows, compiled_measured=True, run_measured=True)
+    assert s["evaluated"] == 3 and s["samples"] == 5
+    assert s["compilation_rate"] == pytest.approx(2 / 3) and s["runtime_correctness_rate"] == pytest.approx(2 / 3)
+    assert s["io_correctness_rate"] == pytest.approx(1 / 3)
+    assert s["latency_deviation"]["n"] == 1 and s["latency_deviation"]["median"] == pytest.approx(0.1)
+    assert s["codebleu"]["codebleu"] == pytest.approx(0.75) and s["codebleu"]["n"] == 2
+    cpu = summarize(rows, compiled_measured=True, run_measured=False, not_run_reason="no GPU")
+    assert cpu["runtime_correctness_rate"] is None and cpu["io_correctness_rate"] is None
+    assert cpu["not_run"] == "no GPU"
+
+
+# --- CodeBLEU ------------------------------------------------------------------------------
+
+RENAMED = ADD.replace("idx", "tid").replace("float a", "float lhs").replace("float b", "float rhs").replace(
+    "a + b", "lhs + rhs")
+
+
+def test_codebleu_identical_code_is_one():
+    s = cb.codebleu(ADD, ADD)
+    assert (s.codebleu, s.ngram, s.weighted_ngram, s.syntax, s.dataflow) == (1.0, 1.0, 1.0, 1.0, 1.0)
+    assert cb.codebleu(ADD, "// comment\n" + ADD).codebleu == 1.0  # comments are not code
+
+
+def test_codebleu_renamed_copy_keeps_structure_and_dataflow():
+    s = cb.codebleu(ADD, RENAMED)
+    assert s.syntax == 1.0 and s.dataflow == 1.0
+    assert s.ngram < 0.8 and s.codebleu < 1.0
+    # equal weights: the score is the mean of the four parts
+    assert s.codebleu == pytest.approx((s.ngram + s.weighted_ngram + s.syntax + s.dataflow) / 4)
+
+
+def test_codebleu_parts_by_hand():
+    # 4 tokens, 3 shared unigrams, 1 shared bigram... counted by hand
+    ref, cand = ["for", "(", "x", ")"], ["for", "(", "y", ")"]
+    # p1 = 3/4, p2 = 1/3 ("for (" only), p3 = eps 0.1/2, p4 = eps 0.1/1; BP = 1
+    expect = math.exp((math.log(3 / 4) + math.log(1 / 3) + math.log(0.05) + math.log(0.1)) / 4)
+    assert cb.bleu(ref, cand) == pytest.approx(expect)
+    # weighted unigrams: keyword "for" weighs 1, others 0.2 -> (1 + 0.2 + 0.2) / (1 + 0.6)
+    w1 = (1 + 0.2 + 0.2) / 1.6
+    expect_w = math.exp((math.log(w1) + math.log(1 / 3) + math.log(0.05) + math.log(0.1)) / 4)
+    assert cb.bleu(ref, cand, cb.keyword_weight) == pytest.approx(expect_w)
+    # brevity penalty for a short candidate
+    assert cb.bleu(["a", "b", "c", "d"], ["a", "b"]) < cb.bleu(["a", "b"], ["a", "b"]) == 1.0
+
+
+def test_codebleu_dataflow_and_syntax_see_changes():
+    flows = cb.dataflow(cb._tree(ADD))
+    assert ("var_3", "computedFrom", ("var_0", "var_4")) in flows or any(
+        rel == "computedFrom" and len(src) == 2 for _, rel, src in flows)
+    swapped = ADD.replace("out[idx] = a + b;", "out[idx] = a + a;")  # reads a twice, b never
+    assert cb.codebleu(ADD, swapped).dataflow < 1.0
+    looped = ADD.replace("if (idx < 1000) {", "for (; idx < 1000; idx += 1024) {")
+    assert cb.codebleu(ADD, looped).syntax < 1.0
+    empty = cb.codebleu(ADD, "")
+    assert empty.codebleu == 0.0
+    assert cb.codebleu(ADD, SCALE).codebleu < cb.codebleu(ADD, RENAMED).codebleu
+
+
+# --- candidate sets ---------------------------------------------------------------------
+
+def test_perturb_changes_only_output_stores():
+    p = perturb(ADD, "add_k", {"out": "float32"})
+    assert "out[idx] = ((a + b) * 1.5f + 1.0f);" in p and "float a = x[idx];" in p
+    h = perturb(SCALE, "scale_h", {"out": "float16"})
+    assert "__float2half(__half2float(__float2half(__half2float(x[i]) * 3.0f)) * 1.5f + 1.0f)" in h
+    with pytest.raises(NoStore):
+        perturb(ADD, "add_k", {"nothing": "float32"})
+
+
+def test_make_candidates(tmp_path):
+    pairs = tmp_path / "pairs.jsonl"
+    nocfg = Pair("p_none", "k", "cuda", "__global__ void k(float* x) { x[0] = 1.0f; }", "ptx", meta={})
+    write_jsonl(pairs, [add_pair(), scale_pair(), nocfg])
+    n, skipped = make_candidates(pairs, tmp_path / "ref.jsonl", "reference")
+    assert n == 3 and not skipped
+    n, skipped = make_candidates(pairs, tmp_path / "pert.jsonl", "perturbed")
+    assert n == 2 and skipped == {"no configuration": 1}
+    rows = [json.loads(x) for x in (tmp_path / "pert.jsonl").read_text().splitlines()]
+    assert {r["task_id"] for r in rows} == {"p_add", "p_scale"} and all("1.5f" in r["code"] for r in rows)
+
+
+# --- the command on a CPU machine ---------------------------------------------------------
+
+def _samples(tmp_path, codes: dict[str, str]):
+    path = tmp_path / "samples.jsonl"
+    rows = [{"sample_id": f"{tid}#0", "task_id": tid, "language": "cuda", "code": code, "meta": {}}
+            for tid, code in codes.items()]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _results(out):
+    return {r["sample_id"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+
+
+def test_cli_on_cpu_says_runs_were_not_run(tmp_path, monkeypatch):
+    pairs = tmp_path / "pairs.jsonl"
+    nocfg = Pair("p_none", "k", "cuda", "__global__ void k(float* x) { x[0] = 1.0f; }", "ptx", meta={})
+    write_jsonl(pairs, [add_pair(), nocfg])
+    samples = _samples(tmp_path, {"p_add": RENAMED, "p_none": "x", "p_missing": ADD})
+    # no nvcc either: compile rate is not measured, never 0
+    monkeypatch.setattr("kernelmill.ptx.evaluate.harness.find_nvcc", lambda: None)
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["ptx", "evaluate", str(pairs), str(samples), "-o", str(out), "--device", "cpu"])
+    assert r.exit_code == 0, r.output
+    assert "not run" in r.output and "nvcc not found" in r.output
+    s = json.loads((out / "summary.json").read_text())
+    assert s["compilation_rate"] is None and s["runtime_correctness_rate"] is None and s["io_correctness_rate"] is None
+    assert s["counts"] == {"no_configuration": 1, "no_pair": 1, "not_run": 1} and s["evaluated"] == 1
+    res = _results(out)
+    assert res["p_add#0"]["codebleu"]["dataflow"] == 1.0 and res["p_add#0"]["compiled"] is None
+    assert "no configuration" in res["p_none#0"]["message"]
+    assert (out / "figures.png").stat().st_size > 1000
+
+
+@needs_nvcc
+def test_cpu_run_compiles_and_resumes(tmp_path):
+    pairs = tmp_path / "pairs.jsonl"
+    write_jsonl(pairs, [add_pair(), scale_pair()])
+    samples = _samples(tmp_path, {"p_add": RENAMED, "p_scale": SCALE.replace("3.0f)", "3.0f")})
+    out = tmp_path / "out"
+    args = ["ptx", "evaluate", str(pairs), str(samples), "-o", str(out), "--device", "cpu", "--build-jobs", "2"]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    res = _results(out)
+    assert res["p_add#0"]["status"] == "not_run" and res["p_add#0"]["compiled"] is True
+    assert res["p_scale#0"]["status"] == "compile_error" and "harness.cu" in res["p_scale#0"]["message"]
+    s = json.loads((out / "summary.json").read_text())
+    assert s["compilation_rate"] == 0.5 and s["io_correctness_rate"] is None and "no GPU" in s["not_run"]
+    # a re-run adds nothing; a lost line is evaluated again, once
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0 and len((out / "results.jsonl").read_text().splitlines()) == 2
+    lines = (out / "results.jsonl").read_text().splitlines()
+    (out / "results.jsonl").write_text(lines[0] + "\n")
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    assert sorted(_results(out)) == ["p_add#0", "p_scale#0"]
+    assert len((out / "results.jsonl").read_text().splitlines()) == 2
+
+
+@needs_nvcc
+def test_pairs_generate_evaluate_with_a_scripted_server(tmp_path):
+    """`ptx pairs` on hand-written CUDA (config derived from the launch site) and a stored-config
+    pair -> `generate -t ptx2cuda` against the fake server with scripted answers -> `evaluate`."""
+    from kernelmill.generate.fake_server import FakeOpenAIServer, ScriptedResponder, load_answers
+
+    cu = tmp_path / "scale.cu"
+    cu.write_text("__global__ void scale2(const float* x, float* y, int n) {\n"
+                  "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = 2.0f * x[i];\n}\n"
+                  "void run(const float* x, float* y, int n) { scale2<<<(n + 255) / 256, 256>>>(x, y, n); }\n")
+    pairs = tmp_path / "pairs.jsonl"
+    r = CliRunner().invoke(app, ["ptx", "pairs", str(cu), "-o", str(pairs)])
+    assert r.exit_code == 0, r.output
+    write_jsonl(tmp_path / "stored.jsonl", [add_pair("stored_add")])
+    with open(pairs, "a") as fh:
+        fh.write((tmp_path / "stored.jsonl").read_text())
+    ps = read_jsonl(pairs, Pair)
+    hand = next(p for p in ps if p.kernel_name == "scale2")
+    assert pair_config(hand).derived
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"task_id": hand.pair_id, "completion": f"```cuda\n{hand.source}\n```"}) + "\n"
+                       + json.dumps({"task_id": "stored_add", "completion": "```cuda\n" + ADD.replace(";", "", 1)
+                                     + "\n```"}) + "\n")
+    responder = ScriptedResponder(load_answers(answers), {p.pair_id: p.ptx for p in ps})
+    samples = tmp_path / "samples.jsonl"
+    with FakeOpenAIServer(responder) as srv:
+        r = CliRunner().invoke(app, ["generate", str(pairs), "-t", "ptx2cuda", "-o", str(samples), "-n", "1",
+                                     "--model", "fake-model", "--base-url", srv.url, "--no-progress"])
+    assert r.exit_code == 0, r.output
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["ptx", "evaluate", str(pairs), str(samples), "-o", str(out), "--device", "cpu"])
+    assert r.exit_code == 0, r.output
+    res = {v["task_id"]: v for v in _results(out).values()}
+    assert res[hand.pair_id]["status"] == "not_run" and res[hand.pair_id]["compiled"] is True
+    assert res[hand.pair_id]["codebleu"]["codebleu"] == 1.0 and res[hand.pair_id]["config_derived"] is True
+    assert res["stored_add"]["status"] == "compile_error" and res["stored_add"]["compiled"] is False
+    s = json.loads((out / "summary.json").read_text())
+    assert s["compilation_rate"] == 0.5 and s["runtime_correctness_rate"] is None
