@@ -85,6 +85,10 @@ class Verdict:
     phases: dict[str, float] = field(default_factory=dict)
     level: int | None = None
     cached: bool = False
+    # the second baseline, with --compile-baseline (docs/SEMANTICS.md): the reference
+    # under torch.compile, and reference-compiled time / candidate time
+    ref_compiled_runtime_ms: float | None = None
+    speedup_compiled: float | None = None
 
 
 @dataclass

@@ -41,6 +41,13 @@ def verify_command(
                                              "0: auto (3)."),
     cpu_threads: int = typer.Option(1, help="Intra-op threads of both the reference's and the candidate's process "
                                             "when timing on a CPU (docs/SEMANTICS.md): the same on both sides."),
+    compile_baseline: bool = typer.Option(False, "--compile-baseline", help=(
+        "Also time each task's reference under torch.compile (once per task, compile time left out and "
+        "recorded) and give every correct candidate its speedup over it too (speedup_compiled; "
+        "docs/SEMANTICS.md). Off by default: a compile per task can cost more than the run's candidates.")),
+    compile_mode: str = typer.Option("default", help="torch.compile mode for --compile-baseline: default, "
+                                                     "reduce-overhead, max-autotune, max-autotune-no-cudagraphs."),
+    compile_backend: str = typer.Option("inductor", help="torch.compile backend for --compile-baseline."),
     only_tasks: str = typer.Option(None, "--tasks", help="Only samples of these task ids (comma-separated; "
                                                           "'level1/' takes a whole level)."),
     languages: str = typer.Option(None, "--languages", help="Only samples in these languages (comma-separated)."),
@@ -54,7 +61,9 @@ def verify_command(
     (docs/SEMANTICS.md states the rules: reference semantics and timing convention)."""
     config = config_from_options(device, trials, build_timeout, run_timeout, workers, profile,
                                  executor, address, fast_build, guards=guards, fallback=fallback, standby=standby,
-                                 cpu_runners=cpu_runners, cpu_threads=cpu_threads, runs_per_gpu=runs_per_gpu)
+                                 cpu_runners=cpu_runners, cpu_threads=cpu_threads, runs_per_gpu=runs_per_gpu,
+                                 compile_baseline=compile_baseline, compile_mode=compile_mode,
+                                 compile_backend=compile_backend)
     samples = select_samples(load_samples_or_exit(samples_path), only_tasks, languages, limit)
     if dry_run:
         dry_run_summary(source, samples, out, config)

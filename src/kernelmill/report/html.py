@@ -41,6 +41,8 @@ STATUS_MEANINGS = {
 # flags the harness sets that are not guard findings (verify/runner.py, verify/process/worker.py)
 HARNESS_FLAGS = {
     "timing_skipped": "correct, but its speed was not measured (e.g. Triton in its CPU interpreter)",
+    "compiled_baseline_failed": "correct and timed, but its task's reference did not run under torch.compile "
+                                "(verify --compile-baseline), so there is no speedup over the compiled reference",
 }
 STATUS_COLOURS = {"ok": "#1a7f37", "incorrect": "#9a6700", "compile_error": "#cf222e", "runtime_error": "#8250df",
                   "timeout": "#0969da", "rejected": "#a40e26", "not run": "#6e7781"}
@@ -179,6 +181,10 @@ def _sample_card(v: Verdict, s: Sample | None, inputs: ReportInputs, hl: _Highli
     facts = [f'<span class="fact" data-fact="speedup">speedup <b>{e(speed)}</b>{e(ci)}</span>',
              f'<span class="fact" data-fact="runtime">kernel {_num(v.runtime_ms, ".4g")} ms · '
              f'reference {_num(v.ref_runtime_ms, ".4g")} ms</span>']
+    if v.speedup_compiled is not None:  # verify --compile-baseline
+        facts.append(f'<span class="fact" data-fact="speedup_compiled">vs torch.compile <b>'
+                     f'{e(speedup_text(v.speedup_compiled))}</b> · compiled reference '
+                     f'{_num(v.ref_compiled_runtime_ms, ".4g")} ms</span>')
     if v.max_abs_err is not None or v.max_rel_err is not None:
         facts.append(f'<span class="fact" data-fact="errors">max abs err {_num(v.max_abs_err, ".3g")} · '
                      f'max rel err {_num(v.max_rel_err, ".3g")}</span>')

@@ -17,6 +17,11 @@ Definitions (SPEC.md section 1), with verdicts grouped by task:
   how many were left out. A pass@k on fewer tasks than pass@(k-1) can sit
   below it; with every task kept it never does;
 * G_speedup = geometric mean of speedups over correct samples with a speedup;
+* over the compiled baseline (verdicts of `verify --compile-baseline`, which
+  carry `speedup_compiled`): fast_p and G_speedup the same way with
+  `speedup_compiled` in place of `speedup` (`fast_compiled`,
+  `geomean_speedup_compiled`; no intervals); a correct sample without one (its
+  task's reference did not compile) counts as not fast;
 * not run: verdicts that say the candidate never ran through no fault of its
   own (`NOT_RUN_FLAGS`: a CUDA candidate on a machine without a GPU, a sample
   for a task the source does not have) count in no metric, neither as samples
@@ -91,6 +96,10 @@ class MetricSet:
     samples_with_speedup_ci: int = 0
     ci_resamples: int = 0
     ci_seed: int = SEED
+    # against the reference under torch.compile (verify --compile-baseline): filled when any sample has one
+    fast_compiled: dict[str, float] = field(default_factory=dict)
+    geomean_speedup_compiled: float | None = None
+    timed_compiled_samples: int = 0
     # verdicts left out of every figure above because the candidate never ran (NOT_RUN_FLAGS)
     not_run: dict[str, int] = field(default_factory=dict)
     not_run_tasks: list[str] = field(default_factory=list)  # task ids of unknown_task verdicts
@@ -171,6 +180,13 @@ def compute(verdicts: list[Verdict], ps: Iterable[float], ks: Iterable[int], *,
                                    for vs in eligible) / len(eligible)
     if timed:
         m.geomean_speedup = math.exp(sum(math.log(v.speedup) for v in timed) / len(timed))
+    timed_c = [v for v in verdicts if v.correct and v.speedup_compiled and v.speedup_compiled > 0]
+    m.timed_compiled_samples = len(timed_c)
+    if timed_c:
+        for p in ps:
+            m.fast_compiled[f"{p:g}"] = _task_mean(
+                groups, lambda v: bool(v.correct and v.speedup_compiled is not None and v.speedup_compiled > p))
+        m.geomean_speedup_compiled = math.exp(sum(math.log(v.speedup_compiled) for v in timed_c) / len(timed_c))
     ci = bootstrap(groups, ps, resamples=resamples, seed=seed)
     m.exec_ci, m.fast_ci, m.geomean_speedup_ci = ci.exec, ci.fast, ci.geomean_speedup
     return m

@@ -119,6 +119,9 @@ def render_text(view: SampleView, code: bool = True, task_code: bool = False) ->
             ci = f" [95% {v.speedup_ci[0]:.3f}, {v.speedup_ci[1]:.3f}]" if v.speedup_ci else ""
             lines.append(f"speedup  {v.speedup:.3f}x{ci}: reference {_fmt(v.ref_runtime_ms, '.4f')} ms, "
                          f"candidate {_fmt(v.runtime_ms, '.4f')} ms")
+        if v.speedup_compiled is not None:
+            lines.append(f"compiled {v.speedup_compiled:.3f}x over the reference under torch.compile "
+                         f"({_fmt(v.ref_compiled_runtime_ms, '.4f')} ms)")
         if v.max_abs_err is not None or v.max_rel_err is not None:
             lines.append(f"error    max abs {_fmt(v.max_abs_err, '.3g')}, max rel {_fmt(v.max_rel_err, '.3g')}")
         for flag in v.flags:

@@ -61,6 +61,9 @@ def columns(b: Breakdown) -> list[tuple[str, str]]:
     cols = [("tasks", "tasks"), ("samples", "samples"), ("exec", "Exec")]
     cols += [(f"fast_{p:g}", f"fast_{p:g}") for p in b.ps]
     cols += [("geomean_speedup", "G_speedup")]
+    if b.overall.timed_compiled_samples:  # verify --compile-baseline: the same against torch.compile
+        cols += [(f"compiled_fast_{p:g}", f"fast_{p:g} compiled") for p in b.ps]
+        cols += [("compiled_geomean_speedup", "G_speedup compiled")]
     for k in b.ks:
         cols += [(f"exec@{k}", f"Exec@{k}"), (f"fast_1@{k}", f"fast_1@{k}")]
     return cols
@@ -72,6 +75,10 @@ def cell(m: MetricSet, key: str) -> tuple[float | None, list[float] | None]:
         return float(getattr(m, key)), None
     if key == "exec":
         return (m.exec if m.tasks else None), m.exec_ci
+    if key == "compiled_geomean_speedup":
+        return m.geomean_speedup_compiled, None
+    if key.startswith("compiled_fast_"):
+        return (m.fast_compiled.get(key[len("compiled_fast_"):]) if m.timed_compiled_samples else None), None
     if key.startswith("fast_") and "@" not in key:
         p = key[len("fast_"):]
         return (m.fast.get(p) if m.tasks else None), m.fast_ci.get(p)
@@ -85,7 +92,7 @@ def cell_text(key: str, value: float | None, ci: list[float] | None, with_ci: bo
     """(point, interval) as shown in the tables."""
     if key in ("tasks", "samples"):
         return str(int(value)), ""
-    if key == "geomean_speedup":
+    if key in ("geomean_speedup", "compiled_geomean_speedup"):
         return speedup_text(value), ci_text(ci, 1.0, 2) if with_ci else ""
     return pct(value), ci_text(ci) if with_ci else ""
 

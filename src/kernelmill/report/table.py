@@ -60,6 +60,11 @@ def metrics_table(levels: dict[str, MetricSet], title: str = "metrics") -> Table
             row("  undecided", lambda m, p=p: Text(str(m.fast_undecided.get(p, 0)), style="yellow"))
     row("G_speedup", lambda m: _with_ci("-" if m.geomean_speedup is None else f"{m.geomean_speedup:.2f}x",
                                         m.geomean_speedup_ci, lambda x: f"{x:.2f}"), end_section=True)
+    if any(lv.timed_compiled_samples for lv in levels.values()):  # verify --compile-baseline
+        for p in first.fast:
+            row(f"fast_{p} compiled", lambda m, p=p: Text(_pct(m.fast_compiled.get(p)) if m.fast_compiled else "-"))
+        row("G_speedup compiled", lambda m: Text("-" if m.geomean_speedup_compiled is None
+                                                 else f"{m.geomean_speedup_compiled:.2f}x"), end_section=True)
     for k in first.pass_exec:
         row(f"Exec@{k}", lambda m, k=k: _pass_cell(m, k, m.pass_exec.get(k)))
         row(f"fast_1@{k}", lambda m, k=k: _pass_cell(m, k, m.pass_fast1.get(k)))
@@ -90,6 +95,9 @@ def _notes(levels: dict[str, MetricSet]) -> list[str]:
         notes.append(f"x% lo–hi: point figure, then its 95% interval: bootstrap over tasks "
                      f"({overall.ci_resamples} resamples, seed {overall.ci_seed}) with each speedup redrawn within its own speedup_ci "
                      f"({overall.samples_with_speedup_ci} of {overall.timed_samples} timed samples have one).")
+    if any(lv.timed_compiled_samples for lv in levels.values()):
+        notes.append(f"compiled: against the reference under torch.compile ({overall.timed_compiled_samples} of "
+                     f"{overall.timed_samples} timed samples have that baseline; the others count as not fast).")
     undecided = {p: n for p, n in overall.fast_undecided.items() if n}
     if undecided:
         notes.append("undecided: correct samples whose speedup_ci holds p; counted all slow or all fast, "

@@ -73,6 +73,13 @@ class VerifyConfig:
     # checks overlap, their timed rounds never do (verify/process/gpulock.py).
     # 0 = auto (3); 1 = one run per GPU at a time
     runs_per_gpu: int = 0
+    # the second baseline (verify/compiled.py): the reference under torch.compile,
+    # measured once per task and run; off by default (a compile per task costs
+    # more than most runs' candidates: see docs/SEMANTICS.md)
+    compile_baseline: bool = False
+    compile_mode: str = "default"  # torch.compile mode (KernelBench's default)
+    compile_backend: str = "inductor"  # torch.compile backend (KernelBench's default)
+    compile_timeout: float = 600.0  # seconds for one task's compile, added to that run's run_timeout
 
     def __post_init__(self) -> None:
         if isinstance(self.timing, dict):
@@ -99,7 +106,10 @@ class VerifyConfig:
         for name in ("trials", "max_procs", "cpu_runners", "output_limit"):
             if getattr(self, name) < 1:
                 out.append(f"{name} must be at least 1, not {getattr(self, name)}")
-        for name in ("build_timeout", "run_timeout", "memory_limit_gb", "norm_tol"):
+        one_of("compile_mode", ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"))
+        if not self.compile_backend.strip():
+            out.append("compile_backend must name a torch.compile backend (e.g. inductor)")
+        for name in ("build_timeout", "run_timeout", "memory_limit_gb", "norm_tol", "compile_timeout"):
             if not getattr(self, name) > 0:
                 out.append(f"{name} must be positive, not {getattr(self, name)}")
         if self.workers < 0:
@@ -169,4 +179,6 @@ class VerifyConfig:
             "weight_seed": self.weight_seed, "harness": HARNESS_VERSION,
             "guards": self.guards, "fallback": self.fallback,
         }
+        if self.compile_baseline:  # verdicts then carry the compiled baseline too
+            relevant["compiled"] = [self.compile_mode, self.compile_backend]
         return hashlib.sha256(json.dumps(relevant, sort_keys=True).encode()).hexdigest()[:16]

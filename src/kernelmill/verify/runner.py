@@ -25,6 +25,7 @@ from typing import Callable, Iterable
 
 from ..backends import get_backend
 from ..records import LANGUAGES, Sample, Task, Verdict
+from .compiled import attach as attach_compiled
 from .config import VerifyConfig
 from .devices import cuda_devices, device_name
 from .process.sandbox import PhaseResult, Sandbox, python_argv, scrubbed_env
@@ -107,6 +108,9 @@ class Verifier:
         # handed to the others. Kept in this process, never in a file a candidate
         # could rewrite.
         self.ref_profiles: dict[tuple[str, str, str], dict] = {}
+        # the compiled reference's record per task (verify/compiled.py), measured by the
+        # task's first timed candidate, the same way and kept the same way
+        self.compiled_refs: dict[tuple[str, str, str], dict] = {}
         try:
             (self.cache_dir / "work").mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -193,6 +197,8 @@ class Verifier:
         job_path = phase_dir / "job.json"
         job_file.write(job_path)
         timeout = self.config.build_timeout if phase == "build" else self.config.run_timeout
+        if phase == "run" and extra.get("compile_baseline"):
+            timeout += extra["compile_baseline"]["timeout"]
         try:
             if spare is not None and spare.hand_over(job_path):
                 res = self.sandbox.watch(spare.proc, timeout)
@@ -244,7 +250,8 @@ class Verifier:
 
     def _verdict(self, job: _Job, data: dict) -> Verdict:
         fields = {k: data[k] for k in ("compiled", "correct", "speedup", "runtime_ms", "ref_runtime_ms",
-                                       "max_abs_err", "max_rel_err", "speedup_ci", "measurement")
+                                       "max_abs_err", "max_rel_err", "speedup_ci", "measurement",
+                                       "ref_compiled_runtime_ms", "speedup_compiled")
                   if data.get(k) is not None}
         phases = dict(job.build.get("phases", {})) if job.build else {}
         phases.update(data.get("phases") or {})
@@ -296,6 +303,10 @@ class Verifier:
         pkey = (job.task.task_id, hashlib.sha256(job.task.code.encode()).hexdigest(), self.profile)
         if self.config.guards != "off" and pkey in self.ref_profiles:
             extra["ref_profile"] = self.ref_profiles[pkey]
+        c = self.config
+        if c.compile_baseline and pkey not in self.compiled_refs:
+            extra["compile_baseline"] = {"mode": c.compile_mode, "backend": c.compile_backend,
+                                         "timeout": c.compile_timeout}
         t0 = time.perf_counter()
         res, data = self._phase(job, "run", run_device, gpu if run_device == "cuda" else None, extra)
         if data is not None and data.get("status") == "needs_build":
@@ -304,6 +315,12 @@ class Verifier:
             return self._failure(job, "run", res)
         if isinstance(data.get("ref_profile"), dict):
             self.ref_profiles.setdefault(pkey, data.pop("ref_profile"))
+        if self.config.compile_baseline:
+            measured = data.pop("compiled_baseline", None)
+            if isinstance(measured, dict):
+                self.compiled_refs.setdefault(pkey, measured)
+            attach_compiled(data, measured if isinstance(measured, dict) else self.compiled_refs.get(pkey),
+                            measured_here=isinstance(measured, dict))
         # the whole run process (start-up and imports included): the GPU's time on this candidate
         data.setdefault("phases", {})["run_wall_s"] = time.perf_counter() - t0
         return self._verdict(job, data)

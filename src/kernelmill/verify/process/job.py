@@ -84,6 +84,8 @@ class RunJob(_Record):
     fallback: str = "reject"
     language: str = "torch"
     ref_profile: dict[str, Any] | None = None  # the task's reference profile, measured once per task
+    # run phases: measure the reference under torch.compile too ({"mode", "backend", "timeout"}; verify/compiled.py)
+    compile_baseline: dict[str, Any] | None = None
     # build phases: load_inline arguments a run phase asked for (inline_build.defer_builds)
     build_requests: list[dict[str, Any]] | None = None
     # run phases: where an uncached load_inline writes its arguments instead of compiling

@@ -264,6 +264,11 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
     reports.drain()
     if reports.forged or left:
         findings.add("forged_output", "; ".join((reports.forged + left)[:3]))
+    compiled_ref = None
+    if job.compile_baseline and comparison is not None and (reports.final or {}).get("status") == "ran":
+        t1 = time.perf_counter()  # the candidate's process is gone: nothing shares the device with this
+        compiled_ref = time_compiled(ref, timing_sets, device, cfg, job.compile_baseline, share)
+        phases["compile_baseline_s"] = time.perf_counter() - t1
     ref = timing_sets = None  # noqa: F841
     facts = reports.final
     try:
@@ -284,8 +289,8 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
                 p.unlink()
     exchange_s = time.perf_counter() - t0
     phases.update(facts.get("phases") or {})
-    phases["guard_exchange_s"] = max(0.0, exchange_s - sum(v for k, v in (facts.get("phases") or {}).items()
-                                                           if k.endswith("_s")))
+    phases["guard_exchange_s"] = max(0.0, exchange_s - phases.get("compile_baseline_s", 0.0)
+                                     - sum(v for k, v in (facts.get("phases") or {}).items() if k.endswith("_s")))
     if facts["status"] != "ran":
         # the candidate failed before it ran; a trick its source shows (importing the
         # reference) still decides, as everywhere: a rejection outranks the failure.
@@ -311,7 +316,25 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
                                          guards=level)
     if profiled:
         verdict["ref_profile"] = ref_profile
+    if compiled_ref is not None:
+        verdict["compiled_baseline"] = compiled_ref
     return verdict
+
+
+def time_compiled(ref, timing_sets, device, cfg, spec: dict, share: SharedUse) -> dict:
+    """The reference under torch.compile against itself in eager mode (verify/compiled.py),
+    its timed rounds under the GPU's timing lock as the candidate's were."""
+    from contextlib import contextmanager
+
+    from ..compiled import measure
+
+    @contextmanager
+    def timed():
+        with share.pause(), gpu_lock(str(device), exclusive=True, timeout=TIMING_LOCK_TIMEOUT_S):
+            yield
+
+    return measure(ref, timing_sets, device, cfg, mode=spec["mode"], backend=spec["backend"],
+                   timeout_s=float(spec["timeout"]), timed_section=timed)
 
 
 def _time_both(ref, timing_sets, launched, reports, device, cfg, job, sets, expected, param_bytes,

@@ -87,7 +87,7 @@ def _run(job, share: SharedUse) -> dict:
 
     from ..correctness import CheckRule, compare
     from ..environment import backend_flags, settle_process
-    from .supervisor import attach_timing, measurement
+    from .supervisor import attach_timing, measurement, time_compiled
     from ..timing import Bench, compare as compare_speed
 
     device = torch.device(job.device)
@@ -163,6 +163,11 @@ def _run(job, share: SharedUse) -> dict:
                 result["timing"] = {"reference": comp.reference.to_dict(), "candidate": comp.candidate.to_dict(),
                                     "lock": {"wait_s": round(held.wait_s, 4), "acquired": held.acquired}}
                 attach_timing(result, comp)
+                if job.compile_baseline:  # the second baseline (verify/compiled.py), on the timing inputs
+                    t1 = time.perf_counter()
+                    result["compiled_baseline"] = time_compiled(ref, [inputs], device, cfg, job.compile_baseline,
+                                                                share)
+                    phases["compile_baseline_s"] = time.perf_counter() - t1
             elif job.skip_timing_reason:
                 result["flags"].append("timing_skipped")
                 result["message"] = job.skip_timing_reason
