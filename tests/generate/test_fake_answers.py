@@ -72,3 +72,22 @@ def test_module_main_refuses_unknown_task_ids(tmp_path):
                           capture_output=True, text=True, timeout=120, env={**os.environ})
     assert proc.returncode == 2
     assert "level9/nope" in proc.stderr
+
+
+def test_builtin_answers_are_the_suites_correct_torch_candidates(tmp_path):
+    from kernelmill.generate.fake_server import builtin_answers
+    from kernelmill.tasks.builtin import builtin_samples
+
+    answers = builtin_answers()
+    ok = {s.task_id: s.code.strip() for s in builtin_samples(["torch"]) if s.meta["expect"] == "ok"}
+    assert answers and set(answers) == set(ok)
+    tasks = load_tasks("builtin")
+    responder = ScriptedResponder(answers, {t.task_id: t.code for t in tasks})
+    out = tmp_path / "samples.jsonl"
+    with FakeOpenAIServer(responder) as srv:
+        res = CliRunner().invoke(app, ["generate", "builtin", "-o", str(out), "--model", "fake-model",
+                                       "--base-url", srv.url, "-n", "1", "--template", "torch", "--concurrency", "1",
+                                       "--tasks", "level1/01_ReLU,level1/06_Sum", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    by_task = {s.task_id: s.code.strip() for s in read_jsonl(out, Sample)}
+    assert by_task == {"level1/01_ReLU": ok["level1/01_ReLU"], "level1/06_Sum": ""}

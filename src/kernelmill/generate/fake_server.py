@@ -75,6 +75,21 @@ def load_answers(path) -> dict[str, list[Reply]]:
     return answers
 
 
+def builtin_answers(language: str = "torch") -> dict[str, list[Reply]]:
+    """The builtin suite's correct example candidates in `language`, as scripted
+    completions per task (`--answers builtin`): a dry run that needs no file."""
+    from ..tasks.builtin import builtin_samples
+
+    answers: dict[str, list[Reply]] = {}
+    for s in builtin_samples([language]):
+        if s.meta.get("expect") == "ok":
+            text = f"```python\n{s.code.rstrip()}\n```\n"
+            answers.setdefault(s.task_id, []).append(Reply(content=text, usage={
+                "prompt_tokens": 10, "completion_tokens": max(1, len(text) // 4),
+                "total_tokens": 10 + max(1, len(text) // 4)}))
+    return answers
+
+
 class ScriptedResponder:
     """Answers each request with the scripted completions of its task.
 
@@ -232,7 +247,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--latency", type=float, default=0.0, help="seconds added to every reply")
     ap.add_argument("--model", action="append", help="model name it serves (repeatable; default fake-model)")
-    ap.add_argument("--answers", help="JSONL of {task_id, completion[, reasoning]}: scripted completions per task")
+    ap.add_argument("--answers", help="JSONL of {task_id, completion[, reasoning]}: scripted completions per task; "
+                                      "'builtin': the builtin suite's correct torch candidates")
     ap.add_argument("--tasks", default="builtin", help="task source the prompts come from (to recognise the task)")
     ap.add_argument("--pairs", help="pairs JSONL the prompts come from instead (PTX templates): a pair is "
                                     "recognised by its PTX, the task id is its pair id")
@@ -248,7 +264,8 @@ def main(argv: list[str] | None = None) -> None:
                 codes = {p.pair_id: (getattr(p, args.ptx_field, None) or p.ptx) for p in read_jsonl(args.pairs, Pair)}
             else:
                 codes = {t.task_id: t.code for t in load_tasks(args.tasks)}
-            responder = ScriptedResponder(load_answers(args.answers), codes)
+            answers = builtin_answers() if args.answers == "builtin" else load_answers(args.answers)
+            responder = ScriptedResponder(answers, codes)
         except (AnswersError, TaskSourceError, RecordError, OSError) as exc:
             ap.exit(2, f"error: {exc}\n")
     srv = FakeOpenAIServer(responder, models=tuple(args.model or ["fake-model"]), latency_s=args.latency,
