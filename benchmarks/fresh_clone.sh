@@ -78,7 +78,7 @@ if [ -n "${ONLY_FIRST:-}" ]; then table; exit 0; fi
 # 2. "The job": the lines that run as written (no TASKS/SAMPLES.jsonl/... placeholder)
 n=0
 while IFS= read -r cmd; do
-    if echo "$cmd" | grep -qE '\b[A-Z][A-Z0-9_]*\b|^\s|\\$'; then continue; fi  # placeholders, continuations
+    if echo "$cmd" | grep -qE '\b[A-Z][A-Z0-9_]*\b|\[|^\s|\\$'; then continue; fi  # placeholders, [options], continuations
     n=$((n + 1))
     step "job_$n" "$cmd"
 done < <(readme_block 2)
