@@ -145,3 +145,34 @@ def test_shared_use_lets_go_only_around_its_own_timing(tmp_path, monkeypatch):
         assert after.acquired
     with SharedUse("cpu") as share:  # nothing to take on a CPU
         assert share.wait_s == 0.0
+
+
+def _hold_bounded(device, seconds, started, log, tag):
+    with gpu_lock(device, False, behind_timing_s=0.2):
+        started.set()
+        log.put(("in", tag, time.monotonic()))
+        time.sleep(seconds)
+        log.put(("out", tag, time.monotonic()))
+
+
+def test_a_candidate_warm_up_queues_behind_a_waiting_timing_for_a_bounded_time(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERNELMILL_GPU_LOCK_DIR", str(tmp_path))
+    ctx = mp.get_context("fork")
+    log = ctx.Queue()
+    ev = [ctx.Event() for _ in range(3)]
+    a = ctx.Process(target=_hold_kind, args=("cuda:0", False, True, 1.0, ev[0], log, "run1"))
+    a.start()
+    assert ev[0].wait(10)
+    t = ctx.Process(target=_hold_kind, args=("cuda:0", True, True, 0.1, ev[1], log, "timing"))
+    t.start()
+    time.sleep(0.2)
+    t_w = time.monotonic()
+    w = ctx.Process(target=_hold_bounded, args=("cuda:0", 0.1, ev[2], log, "warmup"))
+    w.start()
+    for p in (a, t, w):
+        p.join(10)
+    events = sorted([log.get(timeout=10) for _ in range(6)], key=lambda x: x[2])
+    assert [(k, tag) for k, tag, _ in events] == [("in", "run1"), ("in", "warmup"), ("out", "warmup"), ("out", "run1"),
+                                                   ("in", "timing"), ("out", "timing")]
+    warm_in = next(ts for k, tag, ts in events if (k, tag) == ("in", "warmup"))
+    assert warm_in - t_w >= 0.2  # it did queue first

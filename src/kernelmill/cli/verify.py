@@ -38,7 +38,7 @@ def verify_command(
                                             "on CUDA see --runs-per-gpu."),
     runs_per_gpu: int = typer.Option(0, help="Candidates run at once on one GPU: their start-up, inputs, reference "
                                              "runs and checks overlap, their timed rounds never do (a timing lock). "
-                                             "0: auto (3)."),
+                                             "0: auto (1; more did not pay on an H100, docs/benchmarks.md)."),
     cpu_threads: int = typer.Option(1, help="Intra-op threads of both the reference's and the candidate's process "
                                             "when timing on a CPU (docs/SEMANTICS.md): the same on both sides."),
     compile_baseline: bool = typer.Option(False, "--compile-baseline", help=(

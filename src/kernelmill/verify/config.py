@@ -71,7 +71,9 @@ class VerifyConfig:
     cpu_runners: int = 1
     # runs that share one GPU at a time: their start-up, inputs, references and
     # checks overlap, their timed rounds never do (verify/process/gpulock.py).
-    # 0 = auto (3); 1 = one run per GPU at a time
+    # 0 = auto: 1, since with 3 on an H100 (guards on, full-size tasks) a
+    # candidate's timing waited 16-55 s for the others' shared work and the
+    # throughput fell (docs/benchmarks.md, issue 14)
     runs_per_gpu: int = 0
     # the second baseline (verify/compiled.py): the reference under torch.compile,
     # measured once per task and run; off by default (a compile per task costs
@@ -162,7 +164,7 @@ class VerifyConfig:
         return "cuda" if cuda_devices() else "cpu"
 
     def resolved_runs_per_gpu(self) -> int:
-        return self.runs_per_gpu or 3
+        return self.runs_per_gpu or 1
 
     def resolved_profile(self, device: str) -> str:
         if self.profile != "auto":

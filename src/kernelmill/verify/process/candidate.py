@@ -351,7 +351,8 @@ def _warm_up(device: torch.device) -> None:
     from .. import correctness, timing  # noqa: F401
     from . import loading  # noqa: F401 - imported now, not on the clock
 
-    with gpu_lock(str(device), exclusive=False, behind_timing=False):  # never while timed; released before the job
+    # never while timed; behind a waiting timing for 2 s at most (its supervisor may be waiting for it)
+    with gpu_lock(str(device), exclusive=False, behind_timing_s=2.0):
         trace.warm_cuda(device)
 
 

@@ -84,7 +84,7 @@ def _flock(fd: int, mode: int, deadline: float | None) -> bool:
 
 @contextmanager
 def gpu_lock(device: str, exclusive: bool, timeout: float | None = None,
-             behind_timing: bool = True) -> Iterator[Held]:
+             behind_timing: bool = True, behind_timing_s: float | None = None) -> Iterator[Held]:
     """Hold the device's timing lock (exclusive for timing, shared for other GPU
     work) for the block; a no-op for a CPU or where the file cannot be made.
     With `timeout`, a holder that never lets go (a spare's warm-up stuck in the
@@ -96,14 +96,17 @@ def gpu_lock(device: str, exclusive: bool, timeout: float | None = None,
     a timing waiting by handing the shared lock to each other. Warm-ups pass
     `behind_timing=False`: the supervisor of a run may hold the lock shared
     while it waits for its candidate's process to finish warming up, and that
-    warm-up must not queue behind a timing that waits for the supervisor."""
+    warm-up must not queue behind a timing that waits for the supervisor: it
+    queues at most `behind_timing_s` seconds (0 with `behind_timing=False`)."""
     held = Held()
     path = lock_path(device)
     fd = _open(path) if path is not None else None
     if fd is None:
         yield held
         return
-    intent = _open(path.with_name(path.name + ".intent")) if (exclusive or behind_timing) else None
+    if not behind_timing:
+        behind_timing_s = 0.0
+    intent = _open(path.with_name(path.name + ".intent")) if (exclusive or behind_timing_s != 0.0) else None
     t0 = time.monotonic()
     deadline = None if timeout is None else t0 + timeout
     try:
@@ -112,7 +115,9 @@ def gpu_lock(device: str, exclusive: bool, timeout: float | None = None,
             ok = intent is None or _flock(intent, fcntl.LOCK_EX, deadline)
             held.acquired = ok and _flock(fd, fcntl.LOCK_EX, deadline)
         else:
-            ok = intent is None or _flock(intent, fcntl.LOCK_SH, deadline)  # not while a timing waits
+            # not while a timing waits (or, bounded, not for longer than behind_timing_s)
+            queue_until = deadline if behind_timing_s is None else time.monotonic() + behind_timing_s
+            ok = intent is None or _flock(intent, fcntl.LOCK_SH, queue_until) or behind_timing_s is not None
             held.acquired = ok and _flock(fd, fcntl.LOCK_SH, deadline)
             if intent is not None:
                 os.close(intent)  # a shared holder lets the next timing queue at once

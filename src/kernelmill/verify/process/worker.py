@@ -197,7 +197,7 @@ def _standby(phase_dir: str, device: str) -> tuple[dict, object] | None:
         from . import supervisor  # noqa: F401 - the guarded flow's imports, off the clock
         from ..guards.trace import warm_cuda
 
-        with gpu_lock(device, exclusive=False, behind_timing=False):  # never while a candidate is timed
+        with gpu_lock(device, exclusive=False):  # never while a candidate is timed, nor ahead of a waiting timing
             warm_cuda(torch.device(device))
     except Exception as exc:  # noqa: BLE001 - the job itself will meet and report the same failure
         print(f"standby warm-up failed: {exc}", file=sys.stderr)
