@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The TileLang seed corpus on one GPU: every candidates/<level>/<task>/tilelang__ok*.py through
+# the normal `kernelmill verify` (guards standard, full-size tasks), after compiling each seed's
+# kernels once on their own to time the compiles.
+#
+#   1. benchmarks/tilelang_seeds_check.py (GPU target, an empty TileLang cache): compile seconds
+#      per kernel -> $OUT/compile.jsonl. The cache it fills is the one verify uses
+#      ($KERNELMILL_CACHE/tilelang), so the run processes load these kernels instead of compiling;
+#      summary.json says how many kernel cache entries verify added (0 when the keys matched).
+#   2. kernelmill verify builtin seeds.jsonl --device cuda -> $OUT/verdicts.jsonl
+#   3. benchmarks/tilelang_seeds_summary.py -> $OUT/summary.json, $OUT/summary.md
+#      (status, speedup, times and compile seconds per task)
+#
+# Run from the repository root; `import tilelang` must work and nvcc be on PATH.
+#   OUT=/tmp/o bash benchmarks/tilelang_seeds_device.sh
+# About 6-9 minutes on an H100 (about 2-3 compiling, the rest verifying 40 candidates).
+# Exit status: that of verify (the summary is written either way).
+set -uo pipefail
+
+OUT=${OUT:?set OUT to the results folder}
+PY=${PYTHON:-python3}
+WORK=${KM_WORK:-$(mktemp -d /tmp/km-tlseeds.XXXXXX)}
+export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
+export KERNELMILL_CACHE="$WORK/cache"
+export TILELANG_CACHE_DIR="$KERNELMILL_CACHE/tilelang"   # what verify's backend gives its processes
+export TILELANG_PRINT_ON_COMPILATION=0
+mkdir -p "$OUT" "$TILELANG_CACHE_DIR"
+exec > >(tee -a "$OUT/seeds.log") 2>&1
+T0=$SECONDS
+step() { echo; echo "=== [$((SECONDS - T0)) s] $*"; }
+entries() { find "$TILELANG_CACHE_DIR" -name kernel_lib.so 2>/dev/null | wc -l; }
+
+step "environment"
+"$PY" -c 'import torch, tilelang; print("torch", torch.__version__, "cuda", torch.version.cuda, "tilelang", tilelang.__version__, torch.cuda.get_device_name(0))'
+which nvcc && nvcc --version | tail -1
+
+step "compile every seed kernel once (cold cache), timed"
+timeout 300 "$PY" benchmarks/tilelang_seeds_check.py --out "$OUT/compile.jsonl"
+echo "check exit: $?"
+BEFORE=$(entries)
+echo "kernel cache entries: $BEFORE"
+
+step "samples"
+"$PY" - "$WORK/seeds.jsonl" <<'PYEOF'
+import json, sys
+from kernelmill.tasks.builtin import builtin_samples
+rows = [s for s in builtin_samples(["tilelang"]) if s.meta["expect"] == "ok"]
+with open(sys.argv[1], "w") as fh:
+    for s in rows:
+        fh.write(json.dumps({"sample_id": s.sample_id, "task_id": s.task_id, "language": s.language,
+                             "code": s.code, "model": "seed", "meta": s.meta}) + "\n")
+print(len(rows), "seed candidates")
+PYEOF
+
+step "kernelmill verify (guards standard, full profile)"
+timeout 420 "$PY" -m kernelmill.cli verify builtin "$WORK/seeds.jsonl" -o "$OUT/verdicts.jsonl" \
+    --device cuda --profile full --guards standard --runs-per-gpu 2 --run-timeout 240
+RC=$?
+echo "verify exit: $RC"
+AFTER=$(entries)
+
+step "summary"
+"$PY" benchmarks/tilelang_seeds_summary.py --verdicts "$OUT/verdicts.jsonl" --compile "$OUT/compile.jsonl" \
+    --samples "$WORK/seeds.jsonl" --cache-before "$BEFORE" --cache-after "$AFTER" --out "$OUT"
+echo "done in $((SECONDS - T0)) s; work folder $WORK"
+exit $RC
