@@ -81,19 +81,21 @@ def main() -> int:
         os.environ["TILELANG_CACHE_DIR"] = tempfile.mkdtemp(prefix="tl-cache-")
     target = CPU_TARGET if args.cpu else None
     rows = []
+    out = open(args.out, "w") if args.out else None  # one line per kernel as it is done (a cut run keeps them)
     for path in seed_files():
         if args.only and args.only not in str(path):
             continue
         for row in check_one(path, target):
             rows.append(row)
+            if out:
+                out.write(json.dumps(row) + "\n")
+                out.flush()
             status = "ok  " if row["ok"] else "FAIL"
             print(f"{status} {row['task']:<42} {row.get('kernel') or '-':<28} {row.get('compile_s', 0):>6.1f} s"
                   + ("" if row["ok"] else "\n     " + row.get("error", "").strip().replace("\n", "\n     ")[-800:]),
                   flush=True)
-    if args.out:
-        with open(args.out, "w") as fh:
-            for row in rows:
-                fh.write(json.dumps(row) + "\n")
+    if out:
+        out.close()
     bad = [r for r in rows if not r["ok"]]
     tasks = {r["task"] for r in rows}
     print(f"{len(rows) - len(bad)}/{len(rows)} kernels compiled, {len(tasks)} tasks, "
