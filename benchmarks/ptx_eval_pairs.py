@@ -277,7 +277,7 @@ def rename_locals(src: str) -> str:
     return src.replace(";\n", ";\n\n", 2)
 
 
-def answer_for(pair_id: str, src: str, variants: dict, outputs: dict[str, str]) -> tuple[str, str]:
+def answer_for(pair_id: str, src: str, variants: dict, outputs: list[str]) -> tuple[str, str]:
     """(kind, completion) of the scripted decompiler for one pair."""
     from kernelmill.ptx.evaluate.candidates import NoStore, perturb
     kernel = re.search(r"void (?:__launch_bounds__\(\d+\) )?(\w+)\(", src).group(1)
@@ -352,7 +352,7 @@ def build(out: Path, answers: Path | None, limit: int | None, arch: str, jobs: i
         allk = {k: v for _, bk in done for k, v in bk.items()}
         for p in unique:
             src, c, variants = allk[p.kernel_name]
-            outs = {q["name"]: q["dtype"] for q in c["params"] if q["role"] == "out"}
+            outs = [q["name"] for q in c["params"] if q["role"] == "out"]
             kind, text = answer_for(p.pair_id, PRELUDE + src, variants, outs)
             kinds[kind] = kinds.get(kind, 0) + 1
             rows.append({"task_id": p.pair_id, "completion": text, "kind": kind})

@@ -24,41 +24,7 @@ from kernelmill.records import Pair, read_jsonl, write_jsonl
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
 
-ADD = """extern "C" __global__ void add_k(const float* __restrict__ x, const float* __restrict__ y,
-                                   float* __restrict__ out) {
-  int idx = blockIdx.x * 128 + threadIdx.x;
-  if (idx < 1000) {
-    float a = x[idx];
-    float b = y[idx];
-    out[idx] = a + b;
-  }
-}
-"""
-SCALE = """#include <cuda_fp16.h>
-extern "C" __global__ void scale_h(const __half* __restrict__ x, __half* __restrict__ out) {
-  int i = blockIdx.x * 64 + threadIdx.x;
-  if (i < 256) out[i] = __float2half(__half2float(x[i]) * 3.0f);
-}
-"""
-
-
-def _cfg(params, grid, block, smem=0):
-    return {"inputs": [], "outputs": [], "params": params, "grid": grid, "block": block, "shared_mem": smem}
-
-
-def add_pair(pid="p_add") -> Pair:
-    c = _cfg([{"name": "x", "shape": [1000], "dtype": "float32", "role": "in"},
-              {"name": "y", "shape": [1000], "dtype": "float32", "role": "in"},
-              {"name": "out", "shape": [1000], "dtype": "float32", "role": "out"}], [8, 1, 1], [128, 1, 1])
-    return Pair(pid, "add_k", "cuda", ADD, ".visible .entry add_k() { ret; } // " + pid, None, "sm_90",
-                ["-arch=sm_90"], None, "test", {"status": "ok", "config": c})
-
-
-def scale_pair(pid="p_scale") -> Pair:
-    c = _cfg([{"name": "x", "shape": [256], "dtype": "float16", "role": "in"},
-              {"name": "out", "shape": [256], "dtype": "float16", "role": "out"}], [4], [64])
-    return Pair(pid, "scale_h", "cuda", SCALE, ".visible .entry scale_h() { ret; } // " + pid, None, "sm_90",
-                [], None, "test", {"status": "ok", "config": c})
+from ptx_eval_support import ADD, SCALE, _cfg, add_pair, scale_pair  # noqa: E402
 
 
 # --- configs ---------------------------------------------------------------------------
@@ -246,12 +212,28 @@ def test_codebleu_dataflow_and_syntax_see_changes():
 # --- candidate sets ---------------------------------------------------------------------
 
 def test_perturb_changes_only_output_stores():
-    p = perturb(ADD, "add_k", {"out": "float32"})
-    assert "out[idx] = ((a + b) * 1.5f + 1.0f);" in p and "float a = x[idx];" in p
-    h = perturb(SCALE, "scale_h", {"out": "float16"})
-    assert "__float2half(__half2float(__float2half(__half2float(x[i]) * 3.0f)) * 1.5f + 1.0f)" in h
+    p = perturb(ADD, "add_k", ["out"])
+    assert "out[idx] = km_perturb(a + b);" in p and "float a = x[idx];" in p
+    h = perturb(SCALE, "scale_h", ["out"])
+    assert "out[i] = km_perturb(__float2half(__half2float(x[i]) * 3.0f));" in h
     with pytest.raises(NoStore):
-        perturb(ADD, "add_k", {"nothing": "float32"})
+        perturb(ADD, "add_k", ["nothing"])
+
+
+@needs_nvcc
+def test_perturbed_copies_compile_for_every_stored_type(tmp_path):
+    vec = ("extern \"C\" __global__ void v4(const float4* x, float4* out) {\n"
+           "  out[threadIdx.x] = make_float4(x[threadIdx.x].x, 1.0f, 2.0f, 3.0f);\n}\n")
+    ints = "extern \"C\" __global__ void ik(const int* x, long long* out) { out[threadIdx.x] = x[threadIdx.x] * 2LL; }\n"
+    b = Builder(tmp_path / "build")
+    def two(name, dt_in, dt_out, n):
+        return config_from_meta(_cfg([{"name": "x", "shape": [n], "dtype": dt_in, "role": "in"},
+                                      {"name": "out", "shape": [n], "dtype": dt_out, "role": "out"}], [1], [32]), name)
+    for src, cfg in ((ADD, pair_config(add_pair())), (SCALE, pair_config(scale_pair())),
+                     (vec, two("v4", "float32", "float32", 128)), (ints, two("ik", "int32", "int64", 32))):
+        name = cfg.kernel
+        built = b.build(harness_source(perturb(src, name, [q.name for q in cfg.outputs]), cfg))
+        assert built.ok, built.error
 
 
 def test_make_candidates(tmp_path):
@@ -263,7 +245,7 @@ def test_make_candidates(tmp_path):
     n, skipped = make_candidates(pairs, tmp_path / "pert.jsonl", "perturbed")
     assert n == 2 and skipped == {"no configuration": 1}
     rows = [json.loads(x) for x in (tmp_path / "pert.jsonl").read_text().splitlines()]
-    assert {r["task_id"] for r in rows} == {"p_add", "p_scale"} and all("1.5f" in r["code"] for r in rows)
+    assert {r["task_id"] for r in rows} == {"p_add", "p_scale"} and all("km_perturb(" in r["code"] for r in rows)
 
 
 # --- the command on a CPU machine ---------------------------------------------------------

@@ -4,8 +4,8 @@
   must come out perfect: compiled, ran, I/O-correct, CodeBLEU 1.0, deviations
   about 0);
 * ``perturbed``: the source with every store to an output parameter changed
-  (``out[i] = e`` -> ``out[i] = (e) * 1.5 + 1``, typed for the element type),
-  which compiles and runs but must be caught as an I/O error.
+  (``out[i] = e`` -> ``out[i] = km_perturb(e)``: e * 1.5 + 1, overloaded for
+  the stored type), which compiles and runs but must be caught as an I/O error.
 
 Written as `Sample` records with ``task_id`` = the pair id, as `generate`
 writes decompiled candidates, so `evaluate` reads all three the same way.
@@ -25,20 +25,30 @@ class NoStore(ValueError):
     pass
 
 
-def _wrap(expr: str, dtype: str) -> str:
-    if dtype == "float16":
-        return f"__float2half(__half2float({expr}) * 1.5f + 1.0f)"
-    if dtype == "bfloat16":
-        return f"__float2bfloat16(__bfloat162float({expr}) * 1.5f + 1.0f)"
-    if dtype in ("float32", "float64"):
-        return f"(({expr}) * 1.5f + 1.0f)"
-    if dtype == "bool":
-        return f"(!({expr}))"
-    return f"(({expr}) * 3 + 1)"
+# overloads chosen by the stored value's type (float, __half, float4, int, ...), so a
+# perturbation compiles whatever element or vector type the kernel stores
+PERTURB_PRELUDE = """#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+__device__ __forceinline__ float km_perturb(float v) { return v * 1.5f + 1.0f; }
+__device__ __forceinline__ double km_perturb(double v) { return v * 1.5 + 1.0; }
+__device__ __forceinline__ __half km_perturb(__half v) { return __float2half(__half2float(v) * 1.5f + 1.0f); }
+__device__ __forceinline__ __nv_bfloat16 km_perturb(__nv_bfloat16 v) {
+  return __float2bfloat16(__bfloat162float(v) * 1.5f + 1.0f);
+}
+__device__ __forceinline__ int km_perturb(int v) { return v * 3 + 1; }
+__device__ __forceinline__ unsigned km_perturb(unsigned v) { return v * 3u + 1u; }
+__device__ __forceinline__ long long km_perturb(long long v) { return v * 3 + 1; }
+__device__ __forceinline__ bool km_perturb(bool v) { return !v; }
+__device__ __forceinline__ float2 km_perturb(float2 v) { return make_float2(km_perturb(v.x), km_perturb(v.y)); }
+__device__ __forceinline__ float4 km_perturb(float4 v) {
+  return make_float4(km_perturb(v.x), km_perturb(v.y), km_perturb(v.z), km_perturb(v.w));
+}
+"""
 
 
-def perturb(source: str, kernel: str, outputs: dict[str, str]) -> str:
-    """`source` with the right side of every store to an output (name -> dtype) of `kernel` changed."""
+def perturb(source: str, kernel: str, outputs) -> str:
+    """`source` with the right side of every store to an output (names) of `kernel` wrapped in
+    ``km_perturb(...)`` (x * 1.5 + 1 for floats, x * 3 + 1 for integers, per element of a vector)."""
     from ...cudasrc.tsparse import functions
     from .codebleu import _target
 
@@ -55,15 +65,15 @@ def perturb(source: str, kernel: str, outputs: dict[str, str]) -> str:
             tgt = _target(left)
             if left.type in ("subscript_expression", "pointer_expression") and tgt is not None \
                     and tgt.text.decode() in outputs:
-                edits.append((right.start_byte, right.end_byte, outputs[tgt.text.decode()]))
+                edits.append((right.start_byte, right.end_byte))
         stack.extend(n.children)
     if not edits:
         raise NoStore(f"no store to an output ({', '.join(outputs)}) in {kernel!r}")
-    out, pos = [], 0
-    for a, b, dt in sorted(edits):
+    out, pos = [PERTURB_PRELUDE], 0
+    for a, b in sorted(edits):
         if a < pos:
             continue  # nested in an edit already made
-        out += [data[pos:a].decode(), _wrap(data[a:b].decode(), dt)]
+        out += [data[pos:a].decode(), f"km_perturb({data[a:b].decode()})"]
         pos = b
     return "".join(out) + data[pos:].decode()
 
@@ -81,7 +91,7 @@ def make_candidates(pairs_path: Path, out: Path, kind: str) -> tuple[int, dict[s
         if kind == "perturbed":
             try:
                 cfg = pair_config(p)
-                code = perturb(p.source, cfg.kernel, {q.name: q.dtype for q in cfg.outputs})
+                code = perturb(p.source, cfg.kernel, [q.name for q in cfg.outputs])
             except (ConfigError, NoStore) as exc:
                 why = "no configuration" if isinstance(exc, ConfigError) else "no store to an output"
                 skipped[why] = skipped.get(why, 0) + 1

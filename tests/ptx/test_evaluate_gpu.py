@@ -1,0 +1,54 @@
+"""`kernelmill ptx evaluate` on a GPU: the reference as its own candidate is
+I/O-correct with zero error and timed; a perturbed copy is caught; a faulting
+candidate, a hanging one and a non-compiling one are per-candidate results and
+the candidates after them in the same batch are still evaluated."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from kernelmill.cli import app
+from kernelmill.ptx.evaluate.candidates import perturb
+from kernelmill.records import write_jsonl
+
+from ptx_eval_support import ADD, SCALE, add_pair, scale_pair
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")]
+
+FAULT = ADD.replace("  int idx", "  if (threadIdx.x == 0) ((float*)0x100)[blockIdx.x] = 1.0f;\n  int idx", 1)
+HANG = ADD.replace("  int idx", "  volatile int spin = 1;\n  while (spin) {}\n  int idx", 1)
+
+
+def test_evaluate_on_the_gpu(tmp_path):
+    pairs = tmp_path / "pairs.jsonl"
+    write_jsonl(pairs, [add_pair("a1"), add_pair("a2"), add_pair("a3"), add_pair("a4"), add_pair("a5"),
+                        scale_pair("s1")])
+    codes = {"a1": ADD, "a2": perturb(ADD, "add_k", ["out"]), "a3": FAULT, "a4": ADD.replace(";", "", 1),
+             "a5": HANG, "s1": SCALE}
+    samples = tmp_path / "samples.jsonl"
+    rows = [{"sample_id": f"{k}#0", "task_id": k, "language": "cuda", "code": v} for k, v in codes.items()]
+    # the fault and the hang come first in the batch: the others after them must still run
+    order = ["a3", "a5", "a1", "a2", "a4", "s1"]
+    samples.write_text("".join(json.dumps(next(r for r in rows if r["task_id"] == k)) + "\n" for k in order))
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["ptx", "evaluate", str(pairs), str(samples), "-o", str(out), "--timeout", "10",
+                                 "--workers", "1", "--batch", "8", "--ncu", "--ncu-limit", "2"])
+    assert r.exit_code == 0, r.output
+    res = {x["task_id"]: x for x in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    assert res["a1"]["status"] == "ok" and res["a1"]["max_norm_err"] == 0.0
+    assert res["a1"]["ref_ms"] > 0 and res["a1"]["cand_ms"] > 0 and res["a1"]["latency_dev"] is not None
+    assert res["s1"]["status"] == "ok" and res["s1"]["io_correct"]
+    assert res["a2"]["status"] == "incorrect" and res["a2"]["max_norm_err"] > 1e-3 and res["a2"]["ran"]
+    assert res["a3"]["status"] == "runtime_error" and res["a3"]["compiled"] and not res["a3"]["ran"]
+    assert res["a4"]["status"] == "compile_error"
+    assert res["a5"]["status"] == "timeout"
+    s = json.loads((out / "summary.json").read_text())
+    assert s["compilation_rate"] == pytest.approx(5 / 6) and s["io_correctness_rate"] == pytest.approx(2 / 6)
+    assert s["runtime_correctness_rate"] == pytest.approx(3 / 6) and s["io_errors_found"] == 1
+    if shutil.which("ncu") and not s["notes"]:
+        # the reference as its own candidate: the same kernel, the same counters
+        assert res["a1"]["gld_eff_dev"] == 0.0
