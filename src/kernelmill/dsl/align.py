@@ -66,6 +66,16 @@ def _write_json(path: Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
+def grpo_rows(tasks: Sequence[Task], language: str):
+    """GRPO prompt rows (`curate.export` format `grpo`), one per task: the
+    prompt `generate` sends for `language` (its chat template), with task_id,
+    language and task_code for the reward. An `ExportResult`."""
+    from ..curate.export import ExportConfig, build_rows
+
+    rows = [{"task_id": t.task_id, "task_code": t.code, "task_name": t.name, "language": language} for t in tasks]
+    return build_rows(rows, ExportConfig(format="grpo", name="train"))
+
+
 class RunData:
     """What a bootstrap run folder holds that the later stages need."""
 
@@ -227,12 +237,10 @@ class Align:
         return self.counts["kto"]
 
     def export_grpo(self) -> dict[str, Any]:
-        from ..curate.export import ExportConfig, build_rows, write_export
+        from ..curate.export import ExportConfig, write_export
 
-        rows = [{"task_id": t.task_id, "task_code": t.code, "task_name": t.name, "language": self.spec.language}
-                for t in self.run.training_tasks()]
         cfg = ExportConfig(format="grpo", name="train")
-        res = build_rows(rows, cfg)
+        res = grpo_rows(self.run.training_tasks(), self.spec.language)
         files = write_export(res, cfg, self.out / "grpo", str(self.run.dir))
         self.counts["grpo"] = {**res.counts, "files": files}
         return self.counts["grpo"]
@@ -260,4 +268,4 @@ class Align:
         return self.write_counts()
 
 
-__all__ = ["Align", "AlignConfig", "RunData"]
+__all__ = ["Align", "AlignConfig", "RunData", "grpo_rows"]

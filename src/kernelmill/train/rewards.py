@@ -108,10 +108,11 @@ class KernelReward:
         self.tasks = tasks or {}
 
     def _task(self, task_id: str, code: str | None) -> Task:
+        known = self.tasks.get(task_id)
+        if known is not None and (not code or known.code.strip() == code.strip()):
+            return known  # the source's task keeps its size profiles (a small one on CPU)
         if code:
             return Task(task_id=task_id, code=code)
-        if task_id in self.tasks:
-            return self.tasks[task_id]
         raise KeyError(f"task {task_id!r}: no task_code column and not in reward.tasks")
 
     def verify(self, texts: Sequence[str], task_ids: Sequence[str], languages: Sequence[str],
