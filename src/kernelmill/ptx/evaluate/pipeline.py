@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -190,23 +190,23 @@ class Evaluation:
         return [r for r, _, _ in prepared]
 
     def _run(self, by_id: dict, libs: dict[str, tuple[str, str]]) -> None:
+        """Checks in parallel workers (no timing), then the I/O-correct ones timed by one
+        worker with nothing else of ours on the GPU, then ncu on those."""
         jobs = []
         for sid, (ref_so, cand_so) in libs.items():
             s, r, pair, cfg = by_id[sid]
             jobs.append({"id": sid, "pair_id": pair.pair_id, "ref_so": ref_so, "cand_so": cand_so,
                          "config": cfg.to_dict()})
-        settings = self.s.run
-        if not self.s.timing:
-            settings = RunSettings(**{**settings.__dict__, "timing": None})
+        base = self.s.run
         work = self.out / "work"
         try:
-            got = run_jobs(jobs, settings, work)
+            got = run_jobs(jobs, replace(base, timing=None), work)
         except RunnerError as exc:
             raise EvaluateError(str(exc)) from exc
-        profiled = []
+        correct = []
         for sid, res in got.items():
             r = by_id[sid][1]
-            for k in ("status", "compiled", "ran", "io_correct", "max_norm_err", "errors", "ref_ms", "cand_ms"):
+            for k in ("status", "compiled", "ran", "io_correct", "max_norm_err", "errors"):
                 if k in res:
                     r[k] = res[k]
             if res.get("status") != "ok":
@@ -216,11 +216,23 @@ class Evaluation:
                 r["message"] = res["message"]
             if res.get("status") == "reference_failed":
                 r["compiled"] = None
-            r["latency_dev"] = latency_deviation(r.get("ref_ms"), r.get("cand_ms"))
             if r["io_correct"]:
-                profiled.append(sid)
-        if self.s.ncu and profiled:
-            self._ncu(by_id, [j for j in jobs if j["id"] in set(profiled)], settings, work)
+                correct.append(sid)
+        chosen = [j for j in jobs if j["id"] in set(correct)]
+        if self.s.timing and base.timing and chosen:
+            try:
+                timed = run_jobs(chosen, replace(base, workers=1, batch=max(1, len(chosen))), work)
+            except RunnerError as exc:
+                raise EvaluateError(str(exc)) from exc
+            for sid, res in timed.items():
+                r = by_id[sid][1]
+                if res.get("ref_ms") is not None:
+                    r["ref_ms"], r["cand_ms"] = res["ref_ms"], res["cand_ms"]
+                    r["latency_dev"] = latency_deviation(r["ref_ms"], r["cand_ms"])
+                elif res.get("message"):
+                    r["message"] = f"not timed: {res['message']}"
+        if self.s.ncu and chosen:
+            self._ncu(by_id, chosen, replace(base, batch=max(1, len(chosen))), work)
 
     def _ncu(self, by_id: dict, jobs: list[dict], settings: RunSettings, work: Path) -> None:
         if self.ncu_exe is None:

@@ -15,10 +15,12 @@ pair id), so both sides and every run see the same values; outputs start as
 NaN (floats; -1 for integers) or zero as the config says. The reference runs
 first on fresh device copies, its outputs go to the CPU, then the candidate
 runs on fresh copies of the same inputs; every output is compared with the
-max normalised absolute error (metrics.py). I/O-correct candidates are timed
-against the reference in alternating rounds with verify's timing utility
-(CUDA events, L2 flushed before each call) while holding the GPU's timing
-lock, so other workers of ours never run during a timed round.
+max normalised absolute error (metrics.py). With ``timing`` in the job,
+I/O-correct candidates are then timed against the reference in alternating
+rounds with verify's timing utility (CUDA events, L2 flushed before each
+call) under the GPU's timing lock; the pipeline asks for timing in a second
+pass with a single worker, after the parallel checks, so nothing else of
+ours runs on the GPU meanwhile (the lock also keeps other kernelmill runs out).
 
 A hang is ended by SIGALRM (default action: the process dies) after the job's
 time limit, whatever the GPU is doing; after a CUDA error the context may be
@@ -191,7 +193,7 @@ def run_job(job: dict, spec: dict, ref_cache: dict, fh) -> tuple[dict, bool]:
         ref_dev = _to_device(cpu, device)
         stream = torch.cuda.current_stream().cuda_stream
         try:
-            with gpu_lock(device, exclusive=True, timeout=TIMING_LOCK_TIMEOUT_S) as held:
+            with gpu_lock(device, exclusive=True, timeout=TIMING_LOCK_TIMEOUT_S / 12) as held:
                 cmp = compare(Bench(ref.launcher(ref_dev, stream), device, tcfg),
                               Bench(cand.launcher(cand_dev, stream), device, tcfg), tcfg)
             res.update(ref_ms=cmp.reference.median_ms, cand_ms=cmp.candidate.median_ms,
