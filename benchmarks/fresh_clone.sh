@@ -60,7 +60,7 @@ PY
 
 table() {
     echo
-    echo "README in a fresh clone ($(git -C "$REPO" rev-parse --short HEAD)), $(nproc) cores, $("$PYTHON" --version 2>&1)"
+    echo "README in a fresh clone ($(git -C "$WORK/kernelmill" rev-parse --short HEAD)), $(nproc) cores, $("$PYTHON" --version 2>&1)"
     column -t -s $'\t' "$TIMES"
     [ -n "${OUT:-}" ] && cp "$TIMES" "$OUT/fresh_clone_times.tsv"
 }
