@@ -93,9 +93,6 @@ while IFS= read -r cmd; do
         SERVER_PID=$!
         continue
     fi
-    if [[ "$cmd" == *"train tiny"* ]]; then  # the README's note on that line: it needs the train extra
-        step "dry_${n}_install" 'pip install -e ".[train]"'
-    fi
     step "dry_$n" "$cmd"
 done < <(readme_block 3)
 

@@ -10,6 +10,7 @@ from typing import NoReturn, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from ..records import ReadProblem, Sample, read_jsonl
 from ..tasks import TaskSourceError, load_tasks
@@ -19,13 +20,14 @@ err = Console(stderr=True, soft_wrap=True)
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    """Print `error: message` on stderr and end the command (2: bad input)."""
-    err.print(f"[red]error:[/red] {message}")
+    """Print `error: message` on stderr and end the command (2: bad input). The
+    message is plain text: brackets in it (`pip install 'kernelmill[generate]'`) are shown."""
+    err.print(f"[red]error:[/red] {escape(message)}")
     raise typer.Exit(code)
 
 
 def warn(message: str, label: str = "warning") -> None:
-    err.print(f"[yellow]{label}:[/yellow] {message}")
+    err.print(f"[yellow]{label}:[/yellow] {escape(message)}")
 
 
 def report_problems(problems: list[ReadProblem], label: str = "skipped", limit: int = 20) -> None:
