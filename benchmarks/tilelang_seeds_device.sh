@@ -13,6 +13,9 @@
 #
 # Run from the repository root; `import tilelang` must work and nvcc be on PATH.
 #   OUT=/tmp/o bash benchmarks/tilelang_seeds_device.sh
+# The seeds can be split into parts, each run as its own command (the same split in both steps):
+#   KM_PARTS=3 KM_PART=1 OUT=/tmp/o1 bash benchmarks/tilelang_seeds_device.sh   (then KM_PART=2, 3)
+# which is what an H100 needs (a guarded run of a full-size task is 5-12 s: about 14 seeds fit).
 # At most about 8.5 minutes on an H100: compiling is cut at 180 s, verify at 300 s (timeout exits
 # 124); the summary is written either way. Running the same command again (same machine, same
 # KM_WORK) resumes: the verify store answers finished seeds, the TileLang cache holds the kernels
@@ -22,6 +25,8 @@ set -uo pipefail
 
 OUT=${OUT:?set OUT to the results folder}
 PY=${PYTHON:-python3}
+PARTS=${KM_PARTS:-1}
+PART=${KM_PART:-1}
 WORK=${KM_WORK:-/tmp/km-tlseeds}  # kept: a second run resumes (verify store, TileLang cache)
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
 export KERNELMILL_CACHE="$WORK/cache"
@@ -38,16 +43,19 @@ step "environment"
 which nvcc && nvcc --version | tail -1
 
 step "compile every seed kernel once (cold cache), timed"
-timeout 180 "$PY" benchmarks/tilelang_seeds_check.py --out "$OUT/compile.jsonl"
+timeout 180 "$PY" benchmarks/tilelang_seeds_check.py --part "$PART/$PARTS" --out "$OUT/compile.jsonl"
 echo "check exit: $?"
 BEFORE=$(entries)
 echo "kernel cache entries: $BEFORE"
 
 step "samples"
-"$PY" - "$WORK/seeds.jsonl" <<'PYEOF'
+"$PY" - "$WORK/seeds.jsonl" "$PART" "$PARTS" <<'PYEOF'
 import json, sys
 from kernelmill.tasks.builtin import builtin_samples
-rows = [s for s in builtin_samples(["tilelang"]) if s.meta["expect"] == "ok"]
+# the same order and split as tilelang_seeds_check.py --part (sorted by file path)
+seeds = sorted((s for s in builtin_samples(["tilelang"]) if s.meta["expect"] == "ok"), key=lambda s: s.meta["path"])
+k, n = int(sys.argv[2]), int(sys.argv[3])
+rows = [s for i, s in enumerate(seeds) if i % n == k - 1]
 with open(sys.argv[1], "w") as fh:
     for s in rows:
         fh.write(json.dumps({"sample_id": s.sample_id, "task_id": s.task_id, "language": s.language,
@@ -57,7 +65,7 @@ PYEOF
 
 step "kernelmill verify (guards standard, full profile)"
 timeout 300 "$PY" -m kernelmill.cli verify builtin "$WORK/seeds.jsonl" -o "$OUT/verdicts.jsonl" \
-    --device cuda --profile full --guards standard --runs-per-gpu 2 --run-timeout 240
+    --device cuda --profile full --guards standard --run-timeout 240
 RC=$?
 echo "verify exit: $RC"
 AFTER=$(entries)
