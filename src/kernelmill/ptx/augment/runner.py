@@ -1,0 +1,272 @@
+"""The augmentation run: models -> subgraphs -> schedule variants -> CUDA -> PTX pairs.
+
+A job is one model instance under one pipeline (`schedule`: fusion groups, random
+schedules sampled from each sketch; `subgraph`: fusion groups and single operators,
+enumerated tile configurations). Jobs run in worker processes (each keeps one TVM
+and one warm schedule-space cache) and return their pairs; the parent appends them
+to the output JSONL, one job at a time, with `meta.unit_id` = the job id, so a re-run
+skips finished jobs and an interrupted run resumes where it stopped (a job cut off
+by the deadline or a crash is simply done again). A job that yields no pair writes
+one failed Pair with the reason, so it is not retried forever.
+
+Kernels whose CUDA is longer than `max_source_chars` are dropped before nvcc: fully
+unrolled variants of large tiles reach hundreds of KB, far beyond a training sample
+(PtxDec trains on 8,192-token samples), and they would cost most of the time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing as mp
+import platform
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ...records import Pair, append_jsonl, iter_jsonl, to_dict
+from .models import FAMILIES
+
+PIPELINES = ("schedule", "subgraph")
+
+
+@dataclass
+class AugmentConfig:
+    families: tuple[str, ...] = tuple(FAMILIES)
+    models: int = 4                 # instances per family (batch, shapes, precision drawn per instance)
+    variants: int = 8               # schedule pipeline: random schedules per subgraph
+    tiles: int = 6                  # subgraph pipeline: tile configurations per subgraph (per sketch)
+    pipelines: tuple[str, ...] = PIPELINES
+    batch: int = 48                 # PrimFuncs lowered and compiled together
+    max_source_chars: int = 24000
+    refactor: bool = True
+    reroll: bool = True
+    workers: int = 2
+    seed: int = 0
+
+    def check(self) -> None:
+        unknown = [f for f in self.families if f not in FAMILIES]
+        if unknown:
+            raise ValueError(f"unknown model families {unknown} (known: {', '.join(FAMILIES)})")
+        bad = [p for p in self.pipelines if p not in PIPELINES]
+        if bad:
+            raise ValueError(f"unknown pipelines {bad} (schedule, subgraph)")
+        if self.models < 1 or self.variants < 1 or self.tiles < 1 or self.batch < 1 or self.workers < 1:
+            raise ValueError("models, variants, tiles, batch and workers must be >= 1")
+
+
+@dataclass(frozen=True)
+class Job:
+    family: str
+    index: int
+    pipeline: str
+    seed: int
+    count: int            # variants or tiles per subgraph
+    batch: int
+    max_source_chars: int
+    refactor: bool
+    reroll: bool
+
+    @property
+    def job_id(self) -> str:
+        return "aug-" + hashlib.sha1(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def jobs(cfg: AugmentConfig) -> list[Job]:
+    """Instance-major order, so a run stopped early has touched every family."""
+    return [Job(f, i, p, cfg.seed, cfg.variants if p == "schedule" else cfg.tiles, cfg.batch,
+                cfg.max_source_chars, cfg.refactor, cfg.reroll)
+            for i in range(cfg.models) for f in cfg.families for p in cfg.pipelines]
+
+
+def provenance() -> dict:
+    import torch
+    import tvm
+
+    from ..nvcc import find_nvcc
+    import subprocess
+    ver = subprocess.run([find_nvcc(), "--version"], capture_output=True, text=True).stdout.strip().splitlines()
+    return {"generator": "tvm", "tvm": tvm.__version__, "torch": torch.__version__,
+            "nvcc": ver[-1] if ver else "", "python": platform.python_version()}
+
+
+_PROV: dict | None = None
+
+
+def _failed(job: Job, origin: str, error: str) -> Pair:
+    return Pair(f"{job.job_id}:failed", "", "cuda", "", "", None, "sm_90", [], None, origin,
+                {"status": "failed", "unit_id": job.job_id, "error": error, "pipeline": job.pipeline,
+                 "model_family": job.family})
+
+
+def run_job(job: Job) -> tuple[str, list[dict], dict[str, str], dict]:
+    """(job id, pairs as dicts, preludes by hash, counts) of one job."""
+    global _PROV
+    from ..nvcc import CompileFailed
+    from .codegen import LoweringFailed, buffers, lower
+    from .models import build_model
+    from .pairs import batch_pairs
+    from .schedules import Space, random_variants, tile_variants
+    from .subgraphs import subgraphs
+
+    _PROV = _PROV or provenance()
+    origin = f"tvm:{job.family}#{job.index}:{job.pipeline}"
+    stats = {"subgraphs": 0, "variants": 0, "too_long": 0, "lower_failed": 0, "nvcc_failed": 0}
+    preludes: dict[str, str] = {}
+    try:
+        model = build_model(job.family, job.index, job.seed)
+        sgs = subgraphs(model, ("fused",) if job.pipeline == "schedule" else ("fused", "single"))
+    except Exception as exc:  # noqa: BLE001 - one model's failure never stops the run
+        return job.job_id, [to_dict(_failed(job, origin, f"import failed: {type(exc).__name__}: {exc}"))], {}, stats
+    pending: list[tuple[str, object, dict]] = []
+    out: list[Pair] = []
+
+    def flush():
+        if not pending:
+            return
+        groups = [pending[:]]
+        pending.clear()
+        while groups:
+            group = groups.pop()
+            try:
+                low = lower([(n, f) for n, f, _ in group])
+            except LoweringFailed:
+                if len(group) > 1:  # find the one TVM rejects
+                    mid = len(group) // 2
+                    groups += [group[:mid], group[mid:]]
+                else:
+                    stats["lower_failed"] += 1
+                continue
+            too_long = {k.index for k in low.kernels if len(k.source) > job.max_source_chars}
+            stats["too_long"] += len(too_long)
+            low.kernels = [k for k in low.kernels if k.index not in too_long]
+            if not low.kernels:
+                continue
+            import hashlib as _h
+            preludes[_h.sha1(low.prelude.encode()).hexdigest()[:16]] = low.prelude
+            try:
+                out.extend(batch_pairs(low, [m for _, _, m in group], origin, job.refactor, job.reroll))
+            except CompileFailed as exc:
+                if len(group) > 1:
+                    mid = len(group) // 2
+                    groups += [group[:mid], group[mid:]]
+                else:
+                    stats["nvcc_failed"] += 1
+
+    for sg in sgs:
+        try:
+            space = Space(sg.func, job.seed)
+        except Exception:  # noqa: BLE001 - a subgraph TVM cannot schedule is skipped
+            continue
+        stats["subgraphs"] += 1
+        seed = int(hashlib.sha1(f"{job.job_id}:{sg.sid}".encode()).hexdigest()[:8], 16)
+        gen = (random_variants(space, job.count, seed) if job.pipeline == "schedule"
+               else tile_variants(space, job.count, seed))
+        bufs = buffers(sg.func)
+        names = list(bufs)
+        n_out = 1  # Relax call_tir: the last buffer parameter is the output
+        buf_list = [{"name": n, **bufs[n], "role": "out" if i >= len(names) - n_out else "in"}
+                    for i, n in enumerate(names)]
+        for v in gen:
+            stats["variants"] += 1
+            pending.append((sg.name, v.func, {
+                "unit_id": job.job_id, "pipeline": job.pipeline, "model_family": job.family,
+                "subgraph": sg.sid, "subgraph_name": sg.name, "partition": sg.partition,
+                "schedule": {"sketch": v.sketch, "decisions": v.decisions},
+                "model": {"index": job.index, **model.config}, "buffers": buf_list,
+                "provenance": {**_PROV, "seed": job.seed}}))
+            if len(pending) >= job.batch:
+                flush()
+    flush()
+    if not out:
+        out = [_failed(job, origin, f"no pair: {stats}")]
+    return job.job_id, [to_dict(p) for p in out], preludes, stats
+
+
+@dataclass
+class AugmentSummary:
+    jobs: int = 0
+    skipped: int = 0
+    pairs: int = 0
+    failed_jobs: int = 0
+    stats: dict = field(default_factory=dict)
+    seconds: float = 0.0
+    stopped_early: bool = False
+
+
+def _preludes_path(out: Path) -> Path:
+    return out.with_name(out.name + ".preludes.json")
+
+
+def augment(out: Path, cfg: AugmentConfig, deadline: float | None = None,
+            on_job: Callable[[str, list[dict], int, int], None] | None = None) -> AugmentSummary:
+    """Run every job of `cfg` not yet in `out`; stop taking results at `deadline`
+    (time.monotonic()); `on_job(job_id, pairs, done, total)` after each job."""
+    cfg.check()
+    t0 = time.monotonic()
+    done = {r.get("meta", {}).get("unit_id") for r in iter_jsonl(out)} if out.exists() else set()
+    todo_all = jobs(cfg)
+    todo = [j for j in todo_all if j.job_id not in done]
+    summary = AugmentSummary(jobs=len(todo_all), skipped=len(todo_all) - len(todo))
+    pre_path = _preludes_path(out)
+    preludes = json.loads(pre_path.read_text()) if pre_path.exists() else {}
+    finished = summary.skipped
+
+    def take(result):
+        nonlocal finished
+        job_id, pairs, pre, stats = result
+        new = {k: v for k, v in pre.items() if k not in preludes}
+        if new:
+            preludes.update(new)
+            tmp = pre_path.with_name(pre_path.name + ".tmp")
+            tmp.write_text(json.dumps(preludes))
+            tmp.replace(pre_path)
+        append_jsonl(out, [Pair(**p) for p in pairs])
+        ok = sum(p["meta"].get("status") == "ok" for p in pairs)
+        summary.pairs += ok
+        summary.failed_jobs += ok == 0
+        for k, v in stats.items():
+            summary.stats[k] = summary.stats.get(k, 0) + v
+        finished += 1
+        if on_job:
+            on_job(job_id, pairs, finished, len(todo_all))
+
+    if cfg.workers == 1:
+        for j in todo:
+            if deadline is not None and time.monotonic() > deadline:
+                summary.stopped_early = True
+                break
+            take(run_job(j))
+    else:
+        ctx = mp.get_context("spawn")  # TVM and torch hold threads: no fork
+        with ctx.Pool(cfg.workers, maxtasksperchild=None) as pool:
+            it = pool.imap_unordered(run_job, todo, chunksize=1)
+            try:
+                for _ in range(len(todo)):
+                    remaining = None if deadline is None else deadline - time.monotonic()
+                    if remaining is not None and remaining <= 0:
+                        raise mp.TimeoutError
+                    take(it.next(timeout=remaining))
+            except mp.TimeoutError:
+                summary.stopped_early = True
+                pool.terminate()
+    summary.seconds = time.monotonic() - t0
+    return summary
+
+
+def write_distinct(pairs_path: Path, out: Path, threshold: float = 0.9, workers: int = 2) -> dict:
+    """The ok pairs of `pairs_path` without exact or near duplicates (curate/dedup.py:
+    MinHash + LSH over the CUDA side, every candidate confirmed by exact Jaccard,
+    first occurrence kept) into `out`; returns the counts."""
+    from ...curate.dedup import DedupConfig, dedup
+
+    rows = [r for r in iter_jsonl(pairs_path) if r.get("meta", {}).get("status") == "ok"]
+    res = dedup(({**r, "code": r["source"]} for r in rows),
+                DedupConfig(threshold=threshold, scope="global", workers=workers), str(pairs_path))
+    keep = {r["pair_id"] for r in res.kept}
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.unlink(missing_ok=True)
+    append_jsonl(tmp, [Pair(**r) for r in rows if r["pair_id"] in keep])
+    tmp.replace(out)
+    return res.counts()
