@@ -285,3 +285,62 @@ def eval_plot_command(runs: list[str] = typer.Argument(..., help="LABEL=FOLDER o
     except (FileNotFoundError, ValueError) as exc:
         fail(str(exc))
     console.print(f"{len(dirs)} runs -> {out}" + (f", {json_out}" if json_out else ""))
+
+
+@app.command("augment")
+def augment_command(
+        out: Path = typer.Argument(..., help="Pairs JSONL to append to (re-runs skip finished jobs)."),
+        families: str = typer.Option("all", "--families", help="Comma-separated model families, or all: "
+                                     "resnet, mobilenet, vgg, squeezenet, convnext, transformer, mixer, recommender."),
+        models: int = typer.Option(4, "--models", help="Instances per family (batch, shapes, FP32/FP16 drawn)."),
+        variants: int = typer.Option(8, "--variants", help="Schedule pipeline: random schedules per subgraph."),
+        tiles: int = typer.Option(6, "--tiles", help="Subgraph pipeline: tile configurations per subgraph sketch."),
+        pipelines: str = typer.Option("schedule,subgraph", "--pipelines", help="schedule, subgraph or both."),
+        workers: int = typer.Option(2, "--workers", help="Worker processes."),
+        batch: int = typer.Option(48, "--batch", help="PrimFuncs lowered and compiled by one nvcc call."),
+        max_chars: int = typer.Option(24000, "--max-source-chars", help="Drop kernels with longer CUDA."),
+        refactor: bool = typer.Option(True, "--refactor/--no-refactor", help="Index CSE + parentheses, PTX-checked."),
+        seed: int = typer.Option(0, "--seed"),
+        budget: Optional[float] = typer.Option(None, "--time-budget", help="Stop after this many seconds "
+                                               "(finished jobs are kept; a re-run resumes)."),
+        distinct: Optional[Path] = typer.Option(None, "--distinct", help="Also write the near-deduplicated "
+                                                "pairs here (MinHash LSH over the CUDA side)."),
+        threshold: float = typer.Option(0.9, "--threshold", help="Jaccard threshold of --distinct."),
+) -> None:
+    """Compiler-based augmentation (PtxDec): torch models with random weights -> TVM fusion
+    groups -> schedule variants -> CUDA (TVM's backend) -> PTX (nvcc -O3, sm_90) pairs, each
+    with its launch configuration. Needs apache-tvm (pip install 'kernelmill[augment]', in an
+    environment without tilelang) and nvcc; no GPU."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    try:
+        from ..ptx.augment.runner import AugmentConfig, augment, write_distinct
+    except ImportError as exc:
+        fail(f"kernelmill ptx augment needs apache-tvm: {exc}")
+    from ..ptx.augment.models import FAMILIES
+    fams = tuple(FAMILIES) if families == "all" else tuple(f.strip() for f in families.split(",") if f.strip())
+    cfg = AugmentConfig(fams, models, variants, tiles, tuple(p.strip() for p in pipelines.split(",")), batch,
+                        max_chars, refactor, True, workers, seed)
+    try:
+        cfg.check()
+    except ValueError as exc:
+        fail(str(exc))
+    deadline = None if budget is None else time.monotonic() + budget
+    pairs_seen = 0
+    with Progress(TextColumn("augment"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[pairs]} pairs"),
+                  TimeElapsedColumn(), console=err) as bar:
+        task = bar.add_task("jobs", total=None, pairs=0)
+
+        def on_job(job_id, pairs, done, total):
+            nonlocal pairs_seen
+            pairs_seen += sum(p["meta"].get("status") == "ok" for p in pairs)
+            bar.update(task, completed=done, total=total, pairs=pairs_seen)
+
+        s = augment(out, cfg, deadline, on_job)
+    console.print(f"{out}: {s.pairs} new pairs from {s.jobs - s.skipped} jobs ({s.skipped} already done, "
+                  f"{s.failed_jobs} without a pair) in {s.seconds:.0f}s"
+                  + (" - stopped at the time budget; run again to resume" if s.stopped_early else ""))
+    if s.stats:
+        console.print("  " + ", ".join(f"{k} {v}" for k, v in s.stats.items()))
+    if distinct is not None:
+        d = write_distinct(out, distinct, threshold)
+        console.print(f"{distinct}: {d['kept']} distinct of {d['input']} pairs ({d})")
