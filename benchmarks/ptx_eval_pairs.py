@@ -293,9 +293,10 @@ def answer_for(pair_id: str, src: str, variants: dict, outputs: list[str]) -> tu
             kind, code = "wrong_perturbed", perturb(src, kernel, outputs)
         except NoStore:
             kind, code = "right_verbatim", src
+    elif u < 0.80 and re.search(r"\[(idx|i|p|row \* \d+ \+ col)\]", src):  # reads the next element
+        kind, code = "wrong_index", re.sub(r"\[(idx|i|p|row \* \d+ \+ col)\]", r"[\1 + 1]", src, count=1)
     elif u < 0.80:
-        kind, code = "wrong_index", re.sub(r"\[(idx|i|p|row \* \d+ \+ col)\]", r"[\1 + 1]", src, count=1) \
-            if re.search(r"\[(idx|i|p|row \* \d+ \+ col)\]", src) else src.replace("0.25f", "0.3f")
+        kind, code = "wrong_perturbed", perturb(src, kernel, outputs)
     elif u < 0.88:
         kind, code = "no_compile", src.replace("{\n", "{\n  undeclared_value += 1;\n", 1)
     elif u < 0.92:

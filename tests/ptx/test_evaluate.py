@@ -218,6 +218,9 @@ def test_perturb_changes_only_output_stores():
     assert "out[i] = km_perturb(__float2half(__half2float(x[i]) * 3.0f));" in h
     with pytest.raises(NoStore):
         perturb(ADD, "add_k", ["nothing"])
+    rows = ("__global__ void sm(const float* x, float* out) {\n  float* row = out + blockIdx.x * 64;\n"
+            "  const float* in = x + blockIdx.x * 64;\n  row[threadIdx.x] = in[threadIdx.x];\n}\n")
+    assert "row[threadIdx.x] = km_perturb(in[threadIdx.x]);" in perturb(rows, "sm", ["out"])
 
 
 @needs_nvcc

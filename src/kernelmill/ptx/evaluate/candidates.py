@@ -50,12 +50,23 @@ def perturb(source: str, kernel: str, outputs) -> str:
     """`source` with the right side of every store to an output (names) of `kernel` wrapped in
     ``km_perturb(...)`` (x * 1.5 + 1 for floats, x * 3 + 1 for integers, per element of a vector)."""
     from ...cudasrc.tsparse import functions
-    from .codebleu import _target
+    from .codebleu import _idents, _target
 
     fns = [f for f in functions(source) if f.name == kernel and f.is_kernel]
     if not fns:
         raise NoStore(f"no kernel {kernel!r}")
     data = source.encode()
+    outputs = set(outputs)
+    # pointers derived from an output (`float* row = out + blockIdx.x * n;`) store into it too
+    stack = [fns[0].node]
+    while stack:
+        n = stack.pop()
+        if n.type == "init_declarator" and n.child_by_field_name("declarator").type == "pointer_declarator":
+            value = n.child_by_field_name("value")
+            tgt = _target(n.child_by_field_name("declarator"))
+            if value is not None and tgt is not None and outputs & {i.text.decode() for i in _idents(value)}:
+                outputs.add(tgt.text.decode())
+        stack.extend(n.children)
     edits = []
     stack = [fns[0].node]
     while stack:
@@ -68,7 +79,7 @@ def perturb(source: str, kernel: str, outputs) -> str:
                 edits.append((right.start_byte, right.end_byte))
         stack.extend(n.children)
     if not edits:
-        raise NoStore(f"no store to an output ({', '.join(outputs)}) in {kernel!r}")
+        raise NoStore(f"no store to an output ({', '.join(sorted(outputs))}) in {kernel!r}")
     out, pos = [PERTURB_PRELUDE], 0
     for a, b in sorted(edits):
         if a < pos:
