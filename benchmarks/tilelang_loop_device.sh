@@ -3,7 +3,7 @@
 #
 #   scripted answers (right / wrong / not compiling, made from the seed kernels)
 #   -> fake OpenAI-compatible server (the "model") and a second one (the trace pool)
-#   -> kernelmill bootstrap --dsl tilelang: 3 rounds over 6 tasks, 2 held-out tasks evaluated
+#   -> kernelmill bootstrap --dsl tilelang: 2 rounds of 4 over 6 tasks, 2 held-out tasks evaluated
 #      after every round (compile rate, correctness rate at rtol 1e-5, pass@5 of 5 samples)
 #   -> kernelmill align: traces from the pool, scored by a tiny base model on the GPU (top
 #      quartile), injected negatives confirmed by the verifier on the GPU, failed attempts,
@@ -80,10 +80,13 @@ MODEL_URL=$(head -1 "$WORK/model.url")
 POOL_URL=$(head -1 "$WORK/pool.url")
 echo "model $MODEL_URL, pool $POOL_URL"
 
-step "kernelmill bootstrap --dsl $DSL (3 rounds, held-out evaluation after each)"
+# TileLang: 2 rounds of 4 tasks (every distinct kernel is compiled on the GPU); torch: 3 rounds of 3
+if [ "$DSL" = tilelang ]; then ROUNDS=${KM_ROUNDS:-2}; PER_ROUND=${KM_PER_ROUND:-4}; SEEDS=--no-seeds
+else ROUNDS=${KM_ROUNDS:-3}; PER_ROUND=${KM_PER_ROUND:-3}; SEEDS=--seeds; fi
+step "kernelmill bootstrap --dsl $DSL ($ROUNDS rounds of $PER_ROUND tasks, held-out evaluation after each)"
 "${KM[@]}" bootstrap builtin --dsl "$DSL" --out "$WORK/run" --model fake-model --base-url "$MODEL_URL" \
-    --tasks "$TASKS" --heldout "$HELDOUT" --embedder "$EMB" -k 5 -n 1 --per-round 3 --max-attempts 2 \
-    --max-rounds 3 --eval-n 5 --eval-k 5 --eval-rtol 1e-5 --device "$DEVICE" --no-time --max-tokens 4096
+    --tasks "$TASKS" --heldout "$HELDOUT" --embedder "$EMB" -k 5 -n 1 --per-round "$PER_ROUND" --max-attempts 2 \
+    --max-rounds "$ROUNDS" --eval-n 5 --eval-k 5 --eval-rtol 1e-5 --device "$DEVICE" --no-time --max-tokens 4096
 
 step "tiny language model (tokenizer trained on the run's text)"
 "$PY" benchmarks/dsl_loop.py tiny-lm --work "$WORK"
@@ -92,7 +95,7 @@ step "kernelmill align: traces, scores on the $DEVICE, negatives confirmed by th
 SCORE_DEV=$DEVICE
 "${KM[@]}" align "$WORK/run" --out "$WORK/align" --pool-model pool-a --pool-model pool-b --base-url "$POOL_URL" \
     --base-model "$WORK/tiny-lm" --score-device "$SCORE_DEV" --device "$DEVICE" --ratio 3:8 --fraction 0.25 \
-    --score-max-length 4096
+    --score-max-length 4096 $SEEDS   # TileLang: traces for the loop's kernels only (38 seeds x 2 would take long)
 
 step "kernelmill train kto (tiny model, 3 steps)"
 "$PY" benchmarks/dsl_loop.py recipes --work "$WORK" --device "$DEVICE"
