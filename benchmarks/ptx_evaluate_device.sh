@@ -17,7 +17,7 @@ mkdir -p "$OUT"
 LOG="$OUT/log.txt"
 W="$(mktemp -d /tmp/km-ptx-eval.XXXXXX)"
 KM=(python -m kernelmill.cli)
-NCU_LIMIT="${NCU_LIMIT:-24}"
+NCU_LIMIT="${NCU_LIMIT:-16}"
 DEVICE="${DEVICE:-cuda}"            # DEVICE=cpu LIMIT=12: a dry run of every step on a CPU machine
 LIMIT=(${LIMIT:+--limit "$LIMIT"})
 t0=$(date +%s)
@@ -53,7 +53,8 @@ B="$W/build"   # one nvcc cache: each reference is compiled once for all three r
 run() {  # name samples [extra args]
   local name=$1 samples=$2; shift 2
   step "evaluate $name"
-  "${KM[@]}" ptx evaluate "$W/pairs.jsonl" "$samples" -o "$W/ev_$name" --build-dir "$B" --device "$DEVICE" "$@" \
+  "${KM[@]}" ptx evaluate "$W/pairs.jsonl" "$samples" -o "$W/ev_$name" --build-dir "$B" --device "$DEVICE" \
+    --workers 8 --batch 24 "$@" \
     2>"$W/ev_$name.progress" | tee -a "$LOG"
   grep -E ": (runtime_error|timeout|reference_failed|no_configuration)" "$W/ev_$name.progress" | head -12 >>"$LOG"
   tail -3 "$W/ev_$name.progress" >>"$LOG"

@@ -174,8 +174,9 @@ def evaluate_command(
         pairs: Path = typer.Argument(..., help="Pairs JSONL (`ptx pairs`, `ptx augment`)."),
         candidates: Path = typer.Argument(..., help="Samples JSONL of decompiled CUDA: `generate -t ptx2cuda` "
                                           "on the pairs (task id = pair id), or `ptx candidates`."),
-        out: Path = typer.Option(..., "-o", "--out", help="Folder: results.jsonl (appended; a re-run resumes), "
-                                 "summary.json, figures.png, build/ (nvcc cache), work/."),
+        out: Path = typer.Option(..., "-o", "--out", help="Folder: results.jsonl (appended per chunk of 64; a re-run "
+                                 "resumes, so use a new folder after changing --device), summary.json, figures.png, "
+                                 "build/ (nvcc cache), work/."),
         device: str = typer.Option("cuda", "--device", help="cuda: compile, run and time; cpu: compile and "
                                    "CodeBLEU only (run metrics reported as not run)."),
         ncu: bool = typer.Option(False, "--ncu", help="Global-load efficiency of both sides with Nsight Compute "

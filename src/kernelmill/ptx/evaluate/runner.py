@@ -48,8 +48,8 @@ class RunSettings:
     # verify's timing convention with a small budget: the deviations are read as KDEs
     # over many kernels, not as single precise speedups
     timing: dict | None = field(default_factory=lambda: {
-        "warmup_ms": 5.0, "round_ms": 4.0, "min_rounds": 5, "max_rounds": 10, "budget_ms": 40.0,
-        "target_rse": 0.02})
+        "warmup_ms": 3.0, "round_ms": 3.0, "min_rounds": 4, "max_rounds": 8, "budget_ms": 24.0,
+        "target_rse": 0.03})
     memory_limit_gb: float = 24.0
     max_procs: int = 64
 
