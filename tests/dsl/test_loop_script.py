@@ -42,6 +42,12 @@ def test_whole_loop_script_on_cpu(tmp_path):
     assert all(e["samples"] == 10 and e["correct"] == 3 and e["pass@5"] == 1.0 for e in s["eval"])
     a = s["align"]
     assert a["kernels"]["total"] == s["corpus"] and a["negatives"]["kept"] > 0
-    assert a["kto"]["positives"] == a["scored"]["kept"] and a["grpo"]["tasks"] == 4
+    # the KTO rows are the kept traces and the negatives, brought to 3:8 by dropping from the side over it
+    from kernelmill.dsl.kto import balance
+
+    assert a["kto"]["positives_in"] == a["scored"]["kept"] and a["grpo"]["tasks"] == 4
+    assert a["kto"]["negatives_in"] == a["negatives"]["kept"] + a["negatives"]["failed_attempts"]
+    assert (a["kto"]["positives"], a["kto"]["negatives"]) == balance(a["kto"]["positives_in"],
+                                                                     a["kto"]["negatives_in"], (3, 8))
     assert s["kto-run"]["steps"] == 3 and s["grpo-run"]["steps"] == 2 and s["grpo_episodes"]["episodes"] == 4
     assert [r["reward"] for r in s["reward"]["rows"]] == [pytest.approx(1.3), -0.5, -1.0]

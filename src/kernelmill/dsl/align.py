@@ -96,6 +96,21 @@ class RunData:
     def language(self) -> str:
         return self.state["language"]
 
+    def task(self, task_id: str, code: str) -> Task:
+        """The task of a kernel: the run's, else the builtin suite's with that id and code (a
+        seed's task outside the run keeps its size profiles), else one made from the code."""
+        known = self.tasks.get(task_id)
+        if known is not None:
+            return known
+        from ..tasks import load_tasks
+
+        if not hasattr(self, "_builtin"):
+            self._builtin = load_tasks("builtin").by_id()
+        b = self._builtin.get(task_id)
+        if b is not None and b.code.strip() == code.strip():
+            return b
+        return Task(task_id=task_id, code=code)
+
     def training_tasks(self) -> list[Task]:
         return [self.tasks[t] for t in self.state["order"] if t in self.tasks and t not in self.heldout]
 
@@ -209,7 +224,9 @@ class Align:
     def negatives(self, positives: list[dict[str, Any]], verify: VerifyFn) -> list[dict[str, Any]]:
         pos = [{"sample_id": p["trace_id"], "task_id": p["task_id"], "code": p["code"], "trace": p["trace"]}
                for p in positives]
-        tasks = [self.run.tasks[t] for t in sorted({p["task_id"] for p in pos}) if t in self.run.tasks]
+        # every negative's task goes to the verifier (a seed's task may lie outside the run's tasks)
+        by_id = {p["task_id"]: self.run.task(p["task_id"], p["task_code"]) for p in positives}
+        tasks = [by_id[t] for t in sorted(by_id)]
         rep = negatives_pipeline(pos, [i for i in self.spec.injections if i.kind in self.config.kinds], tasks,
                                  self.spec.language, verify)
         samples, verdicts = self.run.attempts()
@@ -220,9 +237,7 @@ class Align:
         self.counts["negatives"] = counts
         rows = []
         for n in [*rep.kept, *attempts]:
-            task = self.run.tasks.get(n.task_id)
-            if task is None:
-                continue
+            task = by_id.get(n.task_id) or self.run.tasks[n.task_id]
             rows.append({"task_id": n.task_id, "task_code": task.code, "code": n.code, "reasoning": n.trace or None,
                          "sample_id": n.negative_id})
         return rows

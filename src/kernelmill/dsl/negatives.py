@@ -285,5 +285,8 @@ def negatives_pipeline(positives: Sequence[dict[str, Any]], injections: Sequence
     """Inject, verify (`verify(tasks, samples) -> verdicts`, e.g. a partial of
     `kernelmill.verify.verify_samples`), confirm."""
     todo, dropped = make_negatives(positives, injections)
+    missing = sorted({n.task_id for n in todo} - {t.task_id for t in tasks})
+    if missing:  # the verifier would fail them for want of a task: a failure that proves nothing
+        raise ValueError(f"negatives for tasks not given to the verifier: {', '.join(missing[:5])}")
     verdicts = verify(tasks, as_samples(todo, language)) if todo else []
     return confirm(todo, verdicts, dropped, confirming)
