@@ -43,7 +43,8 @@ def _kde(ax, values: list[float], label: str, color, y_rug: float) -> None:
         ax.plot(xs, gaussian_kde(arr)(xs), color=color, label=f"{label} (n={len(arr)})")
     else:
         ax.axvline(float(arr.mean()), color=color, label=f"{label} (n={len(arr)}, all {arr.mean():.3g})")
-    ax.plot(arr, [y_rug] * len(arr), "|", color=color, markersize=8, alpha=0.6)
+    # the rug sits at a fixed height of the axes (x in data, y in axes fraction)
+    ax.plot(arr, [y_rug] * len(arr), "|", color=color, markersize=8, alpha=0.6, transform=ax.get_xaxis_transform())
 
 
 def write_figures(runs: dict[str, list[dict]], path: Path, measured: dict[str, dict] | None = None) -> None:
@@ -84,7 +85,7 @@ def write_figures(runs: dict[str, list[dict]], path: Path, measured: dict[str, d
         for k, (label, rows) in enumerate(runs.items()):
             vals = _values(rows, key)
             any_vals |= bool(vals)
-            _kde(ax, vals, label, colors[k % len(colors)], -0.02 * (k + 1))
+            _kde(ax, vals, label, colors[k % len(colors)], 0.02 + 0.03 * k)
         ax.axvline(0, color="grey", lw=0.5, ls=":")
         ax.set_title(title if any_vals else title + ": none measured")
         ax.set_xlabel(unit)
