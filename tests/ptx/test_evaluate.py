@@ -348,3 +348,25 @@ def test_pairs_generate_evaluate_with_a_scripted_server(tmp_path):
     assert res["stored_add"]["status"] == "compile_error" and res["stored_add"]["compiled"] is False
     s = json.loads((out / "summary.json").read_text())
     assert s["compilation_rate"] == 0.5 and s["runtime_correctness_rate"] is None
+
+
+@needs_nvcc
+def test_shared_prelude_of_augmented_pairs(tmp_path):
+    """`ptx augment` keeps the headers and macros its kernels share in PAIRS.preludes.json (by key in
+    meta.config.prelude): both sides are compiled with it; a key that is not there is no configuration."""
+    src = ADD.replace("a + b", "KM_COMBINE(a, b)")
+    p = add_pair("with_prelude")
+    p.source = src
+    p.meta["config"]["prelude"] = "k1"
+    q = add_pair("missing_prelude")
+    q.meta["config"]["prelude"] = "k2"
+    pairs = tmp_path / "pairs.jsonl"
+    write_jsonl(pairs, [p, q])
+    (tmp_path / "pairs.jsonl.preludes.json").write_text(json.dumps({"k1": "#define KM_COMBINE(x, y) ((x) + (y))\n"}))
+    samples = _samples(tmp_path, {"with_prelude": src, "missing_prelude": ADD})
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["ptx", "evaluate", str(pairs), str(samples), "-o", str(out), "--device", "cpu"])
+    assert r.exit_code == 0, r.output
+    res = _results(out)
+    assert res["with_prelude#0"]["status"] == "not_run" and res["with_prelude#0"]["compiled"] is True
+    assert res["missing_prelude#0"]["status"] == "no_configuration" and "k2" in res["missing_prelude#0"]["message"]

@@ -81,6 +81,7 @@ class KernelConfig:
     block: list[int]
     shared_mem: int = 0
     derived: bool = False          # derived from a launch site, not stored by the producer
+    prelude: str = ""              # key of a shared prelude (headers, macros) in PAIRS.preludes.json
 
     @property
     def outputs(self) -> list[Param]:
@@ -88,13 +89,13 @@ class KernelConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return {"kernel": self.kernel, "params": [p.to_dict() for p in self.params], "grid": self.grid,
-                "block": self.block, "shared_mem": self.shared_mem, "derived": self.derived}
+                "block": self.block, "shared_mem": self.shared_mem, "derived": self.derived, "prelude": self.prelude}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "KernelConfig":
         return cls(d["kernel"], [_param(p, f"params[{i}]") for i, p in enumerate(d["params"])],
                    _dim3(d["grid"], "grid"), _dim3(d["block"], "block"), int(d.get("shared_mem") or 0),
-                   bool(d.get("derived")))
+                   bool(d.get("derived")), str(d.get("prelude") or ""))
 
 
 def dtype_name(name: str) -> str:
@@ -150,7 +151,7 @@ def config_from_meta(meta_config: dict[str, Any], kernel: str) -> KernelConfig:
         raise ConfigError("meta.config needs grid and block")
     return KernelConfig(kernel, [_param(p, f"params[{i}]") for i, p in enumerate(params)],
                         _dim3(meta_config["grid"], "grid"), _dim3(meta_config["block"], "block"),
-                        int(meta_config.get("shared_mem") or 0))
+                        int(meta_config.get("shared_mem") or 0), prelude=str(meta_config.get("prelude") or ""))
 
 
 # --- configs derived from a launch site ---------------------------------------

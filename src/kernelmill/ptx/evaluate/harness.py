@@ -50,8 +50,10 @@ def _literal(value, dtype: str) -> str:
     return f"(({ctype}){int(value)}LL)"
 
 
-def harness_source(kernel_source: str, cfg: KernelConfig) -> str:
-    """The .cu text: includes, the kernel's source as given, then the entry."""
+def harness_source(kernel_source: str, cfg: KernelConfig, prelude: str = "") -> str:
+    """The .cu text: includes, the pair's shared prelude (`ptx augment` keeps the
+    headers and macros its kernels share apart from each kernel's source; both
+    sides get it), the kernel's source as given, then the entry."""
     args, slot = [], 0
     for p in cfg.params:
         if p.role == "scalar":
@@ -65,7 +67,7 @@ def harness_source(kernel_source: str, cfg: KernelConfig) -> str:
     opt_in = (f"  {{ cudaError_t e = cudaFuncSetAttribute({cfg.kernel}, cudaFuncAttributeMaxDynamicSharedMemorySize, "
               f"{smem}); if (e != cudaSuccess) return (int)e; }}\n") if smem > 48 * 1024 else ""
     return (
-        f"{_PRELUDE}\n// ---- kernel source ----\n{kernel_source.rstrip()}\n// ---- harness ----\n"
+        f"{_PRELUDE}\n{prelude.rstrip()}\n// ---- kernel source ----\n{kernel_source.rstrip()}\n// ---- harness ----\n"
         "namespace kmh_detail {\n"
         "struct Ptr {\n  void* p;\n"
         "  template <class T> __host__ operator T*() const { return static_cast<T*>(p); }\n};\n"

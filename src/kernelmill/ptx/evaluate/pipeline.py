@@ -87,6 +87,11 @@ class Evaluation:
         self.results_path = self.out / "results.jsonl"
         self.problems: list[ReadProblem] = []
         self.pairs = _usable_pairs(Path(pairs_path), self.problems, settings.limit)
+        side = Path(pairs_path).with_name(Path(pairs_path).name + ".preludes.json")  # ptx augment's
+        try:
+            self.preludes: dict[str, str] = json.loads(side.read_text()) if side.exists() else {}
+        except (OSError, ValueError) as exc:
+            raise EvaluateError(f"{side}: cannot read the preludes: {exc}") from None
         samples = read_jsonl(Path(samples_path), Sample, self.problems)
         if settings.limit is not None:
             samples = [x for x in samples if x.task_id in self.pairs]
@@ -103,14 +108,18 @@ class Evaluation:
     def config(self, pair: Pair) -> KernelConfig | str:
         if pair.pair_id not in self._configs:
             try:
-                self._configs[pair.pair_id] = pair_config(pair)
+                cfg = pair_config(pair)
+                if cfg.prelude and cfg.prelude not in self.preludes:
+                    raise ConfigError(f"prelude {cfg.prelude!r} is not in the pairs' .preludes.json")
+                self._configs[pair.pair_id] = cfg
             except ConfigError as exc:
                 self._configs[pair.pair_id] = str(exc)
         return self._configs[pair.pair_id]
 
     def ref_build(self, pair: Pair, cfg: KernelConfig):
         if pair.pair_id not in self._ref_builds:
-            self._ref_builds[pair.pair_id] = self.builder.build(harness_source(pair.source, cfg))
+            self._ref_builds[pair.pair_id] = self.builder.build(
+                harness_source(pair.source, cfg, self.preludes.get(cfg.prelude, "")))
         return self._ref_builds[pair.pair_id]
 
     def _prepare(self, s: Sample) -> tuple[dict, Pair | None, KernelConfig | None]:
@@ -144,7 +153,7 @@ class Evaluation:
                      message="no code in the answer" + (f" ({s.meta.get('parse_error')})"
                                                         if (s.meta or {}).get("parse_error") else ""))
             return None
-        b = self.builder.build(harness_source(s.code, cfg))
+        b = self.builder.build(harness_source(s.code, cfg, self.preludes.get(cfg.prelude, "")))
         r["compiled"] = b.ok
         if not b.ok:
             r.update(status="compile_error", ran=False, io_correct=False, message=b.error[:3000])
