@@ -59,18 +59,39 @@ def _plain(value):
         return str(value)
 
 
+def _skip_tensor_intrinsics() -> None:
+    """TuneContext imports `tvm.s_tir.tensor_intrin`, which registers the tensor-core,
+    ROCm and ARM intrinsics by parsing ~250 TVMScript functions: 12 s of CPU alone,
+    over a minute once torch is loaded (the parser's `inspect.stack` walks every loaded
+    module). The CUDA rules used here (`ScheduleRule.create("cuda")`, no tensor cores)
+    tensorize nothing (`Space` asks for those rules by name), so an empty module stands in for it (unless it is loaded)."""
+    import sys
+    import types
+
+    name = "tvm.s_tir.tensor_intrin"
+    if name not in sys.modules:
+        sys.modules[name] = types.ModuleType(name, "placeholder: kernelmill.ptx.augment needs no intrinsics")
+
+
 class Space:
     """The design space of one subgraph (sketches and postprocessors)."""
 
-    def __init__(self, func, seed: int = 0):
+    def __init__(self, func, seed: int = 0, max_unroll: int = 64):
         import tvm
         from tvm.s_tir import meta_schedule as ms
 
+        _skip_tensor_intrinsics()
+
         self.mod = tvm.IRModule({"main": func})
-        ctx = ms.TuneContext(mod=self.mod, target=target(), space_generator="post-order-apply",
+        space = ms.space_generator.PostOrderApply(sch_rules=ms.ScheduleRule.create("cuda"),
+                                                  postprocs=ms.Postproc.create("cuda"),
+                                                  mutator_probs=ms.Mutator.create("cuda"))
+        ctx = ms.TuneContext(mod=self.mod, target=target(), space_generator=space,
                              task_name="main", num_threads=1, rand_state=seed + 1)
         self.sketches = [s.trace for s in ctx.generate_design_space()]
         self.postprocs = ctx.space_generator.postprocs
+        self.max_unroll = max_unroll
+        self.unroll = [_unroll_samples(t) for t in self.sketches]
 
     def replay(self, sketch: int, seed: int, provider=None) -> Variant | None:
         """The sketch with decisions from `provider(kind, loop_extent, attrs, drawn)` or
@@ -79,14 +100,22 @@ class Space:
 
         sch = Schedule(self.mod, seed=seed & 0x7FFFFFFF or 1)
         trace = self.sketches[sketch]
+        r = random.Random(seed)
+        unroll = self.unroll[sketch]
 
         def decide(inst, inputs, attrs, decision):
-            return provider(inst.kind.name, sch, inputs, attrs, decision)
+            if any(inst.same_as(u) for u in unroll):
+                # explicit unrolling capped: past 64 steps TVM unrolls whole tiles into
+                # kernels of hundreds of KB, far beyond a training sample
+                allowed = [i for i, c in enumerate(attrs[0]) if int(c) <= self.max_unroll]
+                if decision is None or int(decision) not in allowed:
+                    decision = r.choice(allowed)
+                return decision
+            return provider(inst.kind.name, sch, inputs, attrs, decision) if provider else None
 
         fresh = Trace(trace.insts, {}) if provider is None else trace
         try:
-            fresh.apply_to_schedule(sch, remove_postproc=True,
-                                    decision_provider=decide if provider else None)
+            fresh.apply_to_schedule(sch, remove_postproc=True, decision_provider=decide)
             # the decisions taken (drawn or given), in trace order, before the postprocessors
             made = sch.trace.decisions
             decisions = [[i.kind.name, _plain(made[i])] for i in sch.trace.insts if i in made]
@@ -97,7 +126,16 @@ class Space:
         return Variant(sketch, decisions, sch.mod["main"])
 
 
-def random_variants(space: Space, count: int, seed: int, tries: int = 4) -> Iterator[Variant]:
+def _unroll_samples(trace) -> list:
+    """The SampleCategorical instructions of a sketch whose value becomes the
+    `meta_schedule.unroll_explicit` annotation (the explicit unroll depth)."""
+    notes = [i for i in trace.insts if i.kind.name == "Annotate"
+             and str(i.attrs[0]).strip('"') == "meta_schedule.unroll_explicit"]
+    return [i for i in trace.insts if i.kind.name == "SampleCategorical"
+            and any(len(a.inputs) > 1 and a.inputs[1].same_as(i.outputs[0]) for a in notes)]
+
+
+def random_variants(space: Space, count: int, seed: int, tries: int = 8) -> Iterator[Variant]:
     """Up to `count` distinct variants, a random sketch and random decisions each."""
     if not space.sketches:
         return
