@@ -81,6 +81,9 @@ def test_augment_cli_writes_pairs_with_config_resumes_and_dedups(tmp_path):
         assert c["grid"] == p.launch["grid"] and c["block"] == p.launch["block"]
         assert [q["name"] for q in c["params"]] == p.launch["args"]
         assert c["outputs"] and all(len(q["shape"]) >= 1 for q in c["inputs"] + c["outputs"])
+        for role, side in (("in", "inputs"), ("out", "outputs")):
+            assert c[side] == [q for q in c["params"] if q["role"] == role]
+        assert all(q["name"] in p.source for q in c["params"])
         assert p.rolled_ptx and p.meta["refactor"] in ("kept", "rejected")
         assert group_of(p) == p.meta["subgraph"]  # ptx export splits by subgraph
     assert any(p.meta["refactor"] == "kept" for p in rows)

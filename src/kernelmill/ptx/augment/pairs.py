@@ -69,6 +69,9 @@ def batch_pairs(low: Lowered, variants: list[dict], origin: str, refactor: bool 
         if k.name not in ptx:
             continue
         v = variants[k.index]
+        # the kernel's own parameters: a PrimFunc lowered to two kernels passes an
+        # intermediate buffer from one to the other, and each kernel is tested alone
+        params = [{kk: p[kk] for kk in ("name", "dtype", "shape", "role")} for p in k.params]
         src = k.rename(refactored.get(k.name, k.source))
         plain = k.rename(ptx[k.name])
         name = k.rename(k.name)
@@ -77,11 +80,11 @@ def batch_pairs(low: Lowered, variants: list[dict], origin: str, refactor: bool 
                 "subgraph_name": v["subgraph_name"], "partition": v["partition"], "schedule": v["schedule"],
                 "model": v["model"],
                 "refactor": ("kept" if k.name in refactored else "rejected" if refactor else "off"),
-                "config": {"inputs": [p for p in v["buffers"] if p["role"] == "in"],
-                           "outputs": [p for p in v["buffers"] if p["role"] == "out"],
-                           "params": [{kk: p[kk] for kk in ("name", "dtype", "shape", "role")} for p in k.params],
-                           "grid": k.grid, "block": k.block, "shared_mem": 0,
+                "config": {"inputs": [q for q in params if q["role"] == "in"],
+                           "outputs": [q for q in params if q["role"] == "out"],
+                           "params": params, "grid": k.grid, "block": k.block, "shared_mem": 0,
                            "prelude": prelude_sha},
+                "subgraph_buffers": v["buffers"],
                 "provenance": v["provenance"]}
         if note:
             meta["refactor_note"] = note

@@ -163,11 +163,7 @@ def run_job(job: Job) -> tuple[str, list[dict], dict[str, str], dict]:
         seed = int(hashlib.sha1(f"{job.job_id}:{sg.sid}".encode()).hexdigest()[:8], 16)
         gen = (random_variants(space, job.count, seed) if job.pipeline == "schedule"
                else tile_variants(space, job.count, seed))
-        bufs = buffers(sg.func)
-        names = list(bufs)
-        n_out = 1  # Relax call_tir: the last buffer parameter is the output
-        buf_list = [{"name": n, **bufs[n], "role": "out" if i >= len(names) - n_out else "in"}
-                    for i, n in enumerate(names)]
+        buf_list = [{"name": n, **b} for n, b in buffers(sg.func).items()]
         for v in gen:
             stats["variants"] += 1
             pending.append((sg.name, v.func, {
