@@ -299,7 +299,8 @@ def augment_command(
         pipelines: str = typer.Option("schedule,subgraph", "--pipelines", help="schedule, subgraph or both."),
         workers: int = typer.Option(2, "--workers", help="Worker processes."),
         batch: int = typer.Option(48, "--batch", help="PrimFuncs lowered and compiled by one nvcc call."),
-        max_chars: int = typer.Option(24000, "--max-source-chars", help="Drop kernels with longer CUDA."),
+        max_chars: int = typer.Option(12000, "--max-source-chars", help="Drop kernels with longer CUDA "
+                                       "(a PtxDec sample holds PTX and CUDA in 8,192 tokens)."),
         refactor: bool = typer.Option(True, "--refactor/--no-refactor", help="Index CSE + parentheses, PTX-checked."),
         seed: int = typer.Option(0, "--seed"),
         budget: Optional[float] = typer.Option(None, "--time-budget", help="Stop after this many seconds "

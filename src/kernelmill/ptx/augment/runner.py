@@ -9,9 +9,10 @@ skips finished jobs and an interrupted run resumes where it stopped (a job cut o
 by the deadline or a crash is simply done again). A job that yields no pair writes
 one failed Pair with the reason, so it is not retried forever.
 
-Kernels whose CUDA is longer than `max_source_chars` are dropped before nvcc: fully
-unrolled variants of large tiles reach hundreds of KB, far beyond a training sample
-(PtxDec trains on 8,192-token samples), and they would cost most of the time.
+Kernels whose CUDA is longer than `max_source_chars` (12,000: ~4k LLM tokens) are dropped
+before nvcc: a PtxDec training sample is 8,192 tokens for PTX and CUDA together, and the
+PTX is several times longer than its CUDA; unrolled variants of large tiles reach hundreds
+of KB and would cost most of the time.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ class AugmentConfig:
     tiles: int = 6                  # subgraph pipeline: tile configurations per subgraph (per sketch)
     pipelines: tuple[str, ...] = PIPELINES
     batch: int = 48                 # PrimFuncs lowered and compiled together
-    max_source_chars: int = 24000
+    max_source_chars: int = 12000
     refactor: bool = True
     reroll: bool = True
     workers: int = 2
