@@ -10,7 +10,7 @@ from ..correctness import CheckRule, compare, flatten_outputs
 from . import inputs as inp
 from .flags import FLAGS, decide
 from .source import own_kernel_names
-from .speed import fastest_possible_ms
+from .speed import fastest_possible_ms, needed_bytes
 
 
 def _constant(t: torch.Tensor) -> bool:
@@ -164,7 +164,8 @@ def judge(job, level, device, cand_code, facts, got, expected, sets, findings, p
             if hidden > max(0.05, c["median_ms"]):
                 findings.add("unsynced_work", f"each call left {hidden:.3f} ms of GPU work running after its "
                                               f"timed stream finished ({c['median_ms']:.3f} ms on the timed stream)")
-        nbytes = inp.nbytes(sets["timing"][0]) + inp.nbytes(expected["timing"][0]) + param_bytes
+        nbytes = (needed_bytes(sets["timing"][0], (ref_profile or {}).get("input_reach"))
+                  + inp.nbytes(expected["timing"][0]) + param_bytes)
         bound, how = fastest_possible_ms(nbytes, device, timing.get("copy"))
         phases["guard_min_ms"] = bound or 0.0
         if bound is not None and c["median_ms"] < bound:

@@ -36,6 +36,7 @@ from ..guards.judge import fp32_task, judge
 from .launch import Launched, place, reap_descendants, shm_exchange_dir
 from ..guards.source import check_source
 from ..guards.trace import profile_call
+from ..guards.speed import input_reach
 from .gpulock import TIMING_LOCK_TIMEOUT_S, SharedUse, gpu_lock
 from .job import CandidateJob, RunJob
 from .loading import clone, error_text, load_reference, to_cpu, to_device
@@ -217,6 +218,9 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
             if ref_profile is None:
                 args = to_device(clone(sets["trials"][0]), device)
                 ref_profile, profiled = profile_call(lambda: ref(*args), device), True
+                # which share of each input a kernel must read (item 15's bound)
+                ref_profile["input_reach"] = (None if ref_mutates else
+                                              input_reach(ref, to_device(clone(sets["timing"][0]), device)))
             phases["guard_profile_s"] = time.perf_counter() - t0
         param_bytes = sum(t.numel() * t.element_size() for t in ref.state_dict().values())
         args = dev_inputs = out = None  # noqa: F841 - free them before the candidate runs
