@@ -302,7 +302,10 @@ def answer_for(pair_id: str, src: str, variants: dict, outputs: list[str]) -> tu
     elif u < 0.92:
         kind, code = "fault", src.replace("{\n", "{\n  if (threadIdx.x == 0) ((float*)0x100)[blockIdx.x] = 1.0f;\n", 1)
     elif u < 0.935:
-        kind, code = "hang", src.replace("{\n", "{\n  volatile int spin = 1;\n  while (spin) {}\n", 1)
+        # a loop on a volatile local lived in a register and ptxas dropped it: on the H100 both
+        # such "hangs" finished with the right output at the reference's speed; clock64 is a
+        # volatile read of the clock that stays in the code
+        kind, code = "hang", src.replace("{\n", "{\n  while (clock64() >= 0) {}\n", 1)
     elif u < 0.96:
         return "no_code", "I cannot decompile this PTX."
     else:

@@ -370,3 +370,14 @@ def test_shared_prelude_of_augmented_pairs(tmp_path):
     res = _results(out)
     assert res["with_prelude#0"]["status"] == "not_run" and res["with_prelude#0"]["compiled"] is True
     assert res["missing_prelude#0"]["status"] == "no_configuration" and "k2" in res["missing_prelude#0"]["message"]
+
+
+def test_a_summary_reads_infinite_errors_as_stored_in_json():
+    # JSON has no infinity: results.jsonl stores "inf"; the H100 run's figures step failed on it
+    from kernelmill.ptx.evaluate.metrics import summarize
+
+    rows = [{"status": "incorrect", "compiled": True, "ran": True, "io_correct": False, "max_norm_err": "inf"},
+            {"status": "ok", "compiled": True, "ran": True, "io_correct": True, "max_norm_err": 0.0},
+            {"status": "incorrect", "compiled": True, "ran": True, "io_correct": False, "max_norm_err": 0.5}]
+    out = summarize(rows, compiled_measured=True, run_measured=True)
+    assert out["max_norm_err_median"] == 0.5 and out["io_errors_found"] == 2

@@ -110,7 +110,9 @@ def summarize(results: Iterable[dict], *, compiled_measured: bool, run_measured:
     ok = [r for r in ev if r.get("io_correct")]
     out["latency_deviation"] = _stats([r.get("latency_dev") for r in ok])
     out["gld_efficiency_deviation"] = _stats([r.get("gld_eff_dev") for r in ok])
-    errs = [r.get("max_norm_err") for r in ev if r.get("ran") and r.get("max_norm_err") is not None]
+    # JSON has no infinity: a stored error may be the string "inf" (or "nan")
+    errs = [float(r["max_norm_err"]) for r in ev if r.get("ran") and r.get("max_norm_err") is not None]
+    errs = [e for e in errs if e == e]  # NaN has no place in a median
     out["io_errors_found"] = sum(1 for r in ev if r["status"] == "incorrect")
     out["max_norm_err_median"] = statistics.median(errs) if errs else None
     return out
