@@ -72,6 +72,7 @@ def test_augment_cli_writes_pairs_with_config_resumes_and_dedups(tmp_path):
     r = CliRunner().invoke(app, args)
     assert r.exit_code == 0, r.output
     rows = [p for p in read_jsonl(out, Pair) if p.meta["status"] == "ok"]
+    assert len({p.pair_id for p in rows}) == len(rows)
     assert {p.meta["model_family"] for p in rows} == {"mixer", "transformer"}
     assert {p.meta["pipeline"] for p in rows} == {"schedule", "subgraph"}
     for p in rows:

@@ -61,10 +61,12 @@ def refactor_batch(low: Lowered, ptx: dict[str, str], origin: str) -> tuple[dict
 
 
 def batch_pairs(low: Lowered, variants: list[dict], origin: str, refactor: bool = True,
-                reroll: bool = True) -> list[Pair]:
+                reroll: bool = True, seen: set[str] | None = None) -> list[Pair]:
     """Pairs of every kernel of a lowered batch; `variants[i]` is the meta of the batch's
-    i-th PrimFunc (subgraph, pipeline, schedule, ...). Raises CompileFailed when nvcc
-    rejects the batch."""
+    i-th PrimFunc (subgraph, pipeline, schedule, ...). A kernel whose (CUDA, PTX) digest is
+    in `seen` (an identical kernel of the same job: two schedules, or two subgraphs that
+    differ only in name, can generate the same code) is skipped before its reroll; new
+    digests are added. Raises CompileFailed when nvcc rejects the batch."""
     ptx = _ptx_by_entry(nvcc_ptx(low.prelude + "\n\n".join(k.source for k in low.kernels), OPTIONS), origin)
     refactored, note = refactor_batch(low, ptx, origin) if refactor else ({}, "")
     prelude_sha = hashlib.sha1(low.prelude.encode()).hexdigest()[:16]
@@ -79,6 +81,11 @@ def batch_pairs(low: Lowered, variants: list[dict], origin: str, refactor: bool 
         src = k.rename(refactored.get(k.name, k.source))
         plain = k.rename(ptx[k.name])
         name = k.rename(k.name)
+        digest = hashlib.sha1((src + "\0" + plain).encode()).hexdigest()[:16]
+        if seen is not None:
+            if digest in seen:
+                continue
+            seen.add(digest)
         meta = {"status": "ok", "unit_id": v["unit_id"], "ptx_entry": name, "ptx_tokens": count_tokens(plain),
                 "pipeline": v["pipeline"], "model_family": v["model_family"], "subgraph": v["subgraph"],
                 "subgraph_name": v["subgraph_name"], "partition": v["partition"], "schedule": v["schedule"],
@@ -97,7 +104,6 @@ def batch_pairs(low: Lowered, variants: list[dict], origin: str, refactor: bool 
             st = RerollStats()
             rolled = fmt_module(reroll_module(parse_module(plain, origin), REROLL, stats=st))
             meta.update(rolled_tokens=count_tokens(rolled), loops=st.loops, roundtrip_ok=st.failed == 0)
-        digest = hashlib.sha1((src + "\0" + plain).encode()).hexdigest()[:16]
         launch = {"grid": k.grid, "block": k.block, "shared_mem": 0,
                   "args": [p["name"] for p in k.params]}
         pairs.append(Pair(f"{v['unit_id']}:{name}:{digest}", name, "cuda", src, plain, rolled, OPTIONS.arch,

@@ -122,6 +122,7 @@ def run_job(job: Job) -> tuple[str, list[dict], dict[str, str], dict]:
         return job.job_id, [to_dict(_failed(job, origin, f"import failed: {type(exc).__name__}: {exc}"))], {}, stats
     pending: list[tuple[str, object, dict]] = []
     out: list[Pair] = []
+    seen: set[str] = set()  # kernels of this job already paired (pair ids stay unique)
 
     def flush():
         if not pending:
@@ -140,14 +141,19 @@ def run_job(job: Job) -> tuple[str, list[dict], dict[str, str], dict]:
                     stats["lower_failed"] += 1
                 continue
             too_long = {k.index for k in low.kernels if len(k.source) > job.max_source_chars}
+            # dynamic shared memory: its size is set by TVM's host code, which is not kept
+            # here, so the config could not say it (TVM's CUDA pipeline uses static arrays)
+            dynamic = {k.index for k in low.kernels if k.dyn_shared} - too_long
             stats["too_long"] += len(too_long)
-            low.kernels = [k for k in low.kernels if k.index not in too_long]
+            stats["dynamic_shared"] = stats.get("dynamic_shared", 0) + len(dynamic)
+            low.kernels = [k for k in low.kernels if k.index not in too_long | dynamic]
             if not low.kernels:
                 continue
             import hashlib as _h
             preludes[_h.sha1(low.prelude.encode()).hexdigest()[:16]] = low.prelude
             try:
-                out.extend(batch_pairs(low, [m for _, _, m in group], origin, job.refactor, job.reroll))
+                out.extend(batch_pairs(low, [m for _, _, m in group], origin, job.refactor, job.reroll,
+                                       seen))
             except CompileFailed as exc:
                 if len(group) > 1:
                     mid = len(group) // 2
@@ -259,11 +265,10 @@ def write_distinct(pairs_path: Path, out: Path, threshold: float = 0.9, workers:
     from ...curate.dedup import DedupConfig, dedup
 
     rows = [r for r in iter_jsonl(pairs_path) if r.get("meta", {}).get("status") == "ok"]
-    res = dedup(({**r, "code": r["source"]} for r in rows),
+    res = dedup(({"pair_id": r["pair_id"], "code": r["source"], "_row": i} for i, r in enumerate(rows)),
                 DedupConfig(threshold=threshold, scope="global", workers=workers), str(pairs_path))
-    keep = {r["pair_id"] for r in res.kept}
     tmp = out.with_name(out.name + ".tmp")
     tmp.unlink(missing_ok=True)
-    append_jsonl(tmp, [Pair(**r) for r in rows if r["pair_id"] in keep])
+    append_jsonl(tmp, [Pair(**rows[k["_row"]]) for k in res.kept])
     tmp.replace(out)
     return res.counts()
