@@ -311,8 +311,8 @@ def augment_command(
 ) -> None:
     """Compiler-based augmentation (PtxDec): torch models with random weights -> TVM fusion
     groups -> schedule variants -> CUDA (TVM's backend) -> PTX (nvcc -O3, sm_90) pairs, each
-    with its launch configuration. Needs apache-tvm (pip install 'kernelmill[augment]', in an
-    environment without tilelang) and nvcc; no GPU."""
+    with its launch configuration. Needs apache-tvm 0.27 (the `augment` extra, in an
+    environment without tilelang) and nvcc; no GPU. Resumable; --time-budget stops early."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     try:
         from ..ptx.augment.runner import AugmentConfig, augment, write_distinct
@@ -320,8 +320,9 @@ def augment_command(
         fail(f"kernelmill ptx augment needs apache-tvm: {exc}")
     from ..ptx.augment.models import FAMILIES
     fams = tuple(FAMILIES) if families == "all" else tuple(f.strip() for f in families.split(",") if f.strip())
-    cfg = AugmentConfig(fams, models, variants, tiles, tuple(p.strip() for p in pipelines.split(",")), batch,
-                        max_chars, refactor, True, workers, seed)
+    cfg = AugmentConfig(families=fams, models=models, variants=variants, tiles=tiles,
+                        pipelines=tuple(p.strip() for p in pipelines.split(",")), batch=batch,
+                        max_source_chars=max_chars, refactor=refactor, workers=workers, seed=seed)
     try:
         cfg.check()
     except ValueError as exc:
