@@ -82,11 +82,12 @@ def jobs(cfg: AugmentConfig) -> list[Job]:
 
 
 def provenance() -> dict:
+    import subprocess
+
     import torch
     import tvm
 
     from ..nvcc import find_nvcc
-    import subprocess
     ver = subprocess.run([find_nvcc(), "--version"], capture_output=True, text=True).stdout.strip().splitlines()
     return {"generator": "tvm", "tvm": tvm.__version__, "torch": torch.__version__,
             "nvcc": ver[-1] if ver else "", "python": platform.python_version()}
@@ -149,13 +150,12 @@ def run_job(job: Job) -> tuple[str, list[dict], dict[str, str], dict]:
             low.kernels = [k for k in low.kernels if k.index not in too_long | dynamic]
             if not low.kernels:
                 continue
-            import hashlib as _h
-            preludes[_h.sha1(low.prelude.encode()).hexdigest()[:16]] = low.prelude
+            preludes[hashlib.sha1(low.prelude.encode()).hexdigest()[:16]] = low.prelude
             try:
                 out.extend(batch_pairs(low, [m for _, _, m in group], origin, job.refactor, job.reroll,
                                        seen))
-            except CompileFailed as exc:
-                if len(group) > 1:
+            except CompileFailed:
+                if len(group) > 1:  # find the one nvcc rejects
                     mid = len(group) // 2
                     groups += [group[:mid], group[mid:]]
                 else:

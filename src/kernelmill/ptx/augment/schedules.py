@@ -156,10 +156,9 @@ def _factorizations(extent: int, parts: int, max_inner: int) -> list[list[int]]:
     if parts == 1:
         return [[extent]]
     out = []
-    for f in range(1, extent + 1):
+    for f in range(1, min(extent, max_inner) + 1):  # f: the innermost factor
         if extent % f == 0:
-            out += [[*rest, f] for rest in _factorizations(extent // f, parts - 1, extent)
-                    if parts > 1] if f <= max_inner else []
+            out += [[*rest, f] for rest in _factorizations(extent // f, parts - 1, extent // f)]
     return out
 
 
