@@ -199,6 +199,11 @@ def _child(languages: set[str]) -> dict[str, dict]:
 
 @pytest.mark.parametrize("sample", CONSTRUCTIBLE, ids=[s.sample_id for s in CONSTRUCTIBLE])
 def test_parameters_equal_the_references_under_the_same_seed(sample):
+    from kernelmill.backends import get_backend
+
+    needs = get_backend(sample.language).requires_module
+    if needs:  # TileLang seeds import tilelang at module level: checked where it is installed
+        pytest.importorskip(needs)
     for seed in SEEDS:
         check_parameters(sample, TASKS[sample.task_id], seed)
 
