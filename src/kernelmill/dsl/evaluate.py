@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ..records import Sample, Verdict
+from ..report.metrics import pass_at_k as metrics_pass_at_k
 
 PAPER_RTOL = 1e-5
 DEFAULT_EVAL_SAMPLES = 5
@@ -35,19 +36,11 @@ _COMPILED = ("ok", "incorrect")
 
 
 def pass_at_k(n: int, c: int, k: int) -> float | None:
-    """Unbiased pass@k from n samples of which c are correct; None when n < k
-    (the estimator needs at least k samples)."""
+    """Unbiased pass@k from n samples of which c are correct (the report's
+    estimator); None when n < k (the estimator needs at least k samples)."""
     if k < 1 or c < 0 or c > n:
         raise ValueError(f"pass@k needs k >= 1 and 0 <= c <= n, got n={n}, c={c}, k={k}")
-    if n < k:
-        return None
-    if n - c < k:
-        return 1.0
-    # 1 - C(n-c, k) / C(n, k) as a product: no huge binomials
-    prod = 1.0
-    for i in range(n - c + 1, n + 1):
-        prod *= 1.0 - k / i
-    return 1.0 - prod
+    return None if n < k else metrics_pass_at_k(n, c, k)
 
 
 def compiled(v: Verdict | None) -> bool:
