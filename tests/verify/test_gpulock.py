@@ -77,7 +77,7 @@ def test_a_holder_that_never_lets_go_costs_the_timeout_only(tmp_path, monkeypatc
 
 
 def _hold_kind(device, exclusive, behind, seconds, started, log, tag):
-    with gpu_lock(device, exclusive, behind_timing=behind):
+    with gpu_lock(device, exclusive, behind_timing_s=None if behind else 0.0):
         started.set()
         log.put(("in", tag, time.monotonic()))
         time.sleep(seconds)

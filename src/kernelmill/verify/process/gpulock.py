@@ -84,28 +84,26 @@ def _flock(fd: int, mode: int, deadline: float | None) -> bool:
 
 @contextmanager
 def gpu_lock(device: str, exclusive: bool, timeout: float | None = None,
-             behind_timing: bool = True, behind_timing_s: float | None = None) -> Iterator[Held]:
+             behind_timing_s: float | None = None) -> Iterator[Held]:
     """Hold the device's timing lock (exclusive for timing, shared for other GPU
     work) for the block; a no-op for a CPU or where the file cannot be made.
     With `timeout`, a holder that never lets go (a spare's warm-up stuck in the
     driver) costs at most that long: the block then runs unlocked and says so.
 
     Timings go first: a timing that waits holds a second file (the intent)
-    exclusively, and shared holders with `behind_timing` pass through the
+    exclusively, and shared holders pass through the
     intent before they take the lock, so several runs sharing a GPU cannot keep
-    a timing waiting by handing the shared lock to each other. Warm-ups pass
-    `behind_timing=False`: the supervisor of a run may hold the lock shared
-    while it waits for its candidate's process to finish warming up, and that
-    warm-up must not queue behind a timing that waits for the supervisor: it
-    queues at most `behind_timing_s` seconds (0 with `behind_timing=False`)."""
+    a timing waiting by handing the shared lock to each other. A shared holder
+    queues there at most `behind_timing_s` seconds (None: as long as it takes,
+    0: not at all): a candidate's warm-up passes a bound, since the supervisor
+    of its run may hold the lock shared while it waits for that warm-up, and a
+    timing waits for the supervisor."""
     held = Held()
     path = lock_path(device)
     fd = _open(path) if path is not None else None
     if fd is None:
         yield held
         return
-    if not behind_timing:
-        behind_timing_s = 0.0
     intent = _open(path.with_name(path.name + ".intent")) if (exclusive or behind_timing_s != 0.0) else None
     t0 = time.monotonic()
     deadline = None if timeout is None else t0 + timeout
