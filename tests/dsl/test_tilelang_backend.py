@@ -9,6 +9,7 @@ import types
 from pathlib import Path
 
 import pytest
+from optional_modules import import_or_skip
 import torch
 
 from kernelmill.backends import get_backend, tilelang_target
@@ -79,7 +80,7 @@ def test_measurement_records_the_tilelang_version():
 
 
 def test_a_tilelang_kernel_call_counts_as_own_code():
-    kernel_mod = pytest.importorskip("tilelang.jit.kernel", reason="tilelang is not installed")
+    kernel_mod = import_or_skip("tilelang.jit.kernel", reason="tilelang cannot be imported")
     assert kernel_mod.JITKernel.__call__.__code__ in trace.dsl_kernel_codes()
     # JITKernel.__call__ runs the compiled function it holds; a stand-in holder
     # runs its code object exactly as a compiled kernel's call would (no GPU here)

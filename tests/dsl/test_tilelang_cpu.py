@@ -5,8 +5,9 @@ target as a dict; it defaults to sm_50 without a GPU). Running it needs a GPU.""
 from __future__ import annotations
 
 import pytest
+from optional_modules import import_or_skip
 
-tilelang = pytest.importorskip("tilelang", reason="tilelang is not installed (pip install 'kernelmill[tilelang]')")
+tilelang = import_or_skip("tilelang", reason="tilelang cannot be imported (pip install 'kernelmill[tilelang]')")
 
 
 def test_elementwise_kernel_compiles_to_cuda_source_without_a_gpu():

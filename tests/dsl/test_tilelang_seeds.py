@@ -11,6 +11,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
+from optional_modules import import_or_skip
 
 from kernelmill.tasks import load_tasks
 from kernelmill.tasks.builtin import BUILTIN_CANDIDATES_DIR
@@ -57,7 +58,7 @@ def test_seed_is_a_tilelang_model_new(path):
 
 @pytest.mark.parametrize("task", SAMPLE)
 def test_seed_lowers_to_cuda_source_without_a_gpu(task, tmp_path, monkeypatch):
-    pytest.importorskip("tilelang", reason="tilelang is not installed (pip install 'kernelmill[tilelang]')")
+    import_or_skip("tilelang", reason="tilelang cannot be imported (pip install 'kernelmill[tilelang]')")
     monkeypatch.setenv("TILELANG_PRINT_ON_COMPILATION", "0")
     path = BUILTIN_CANDIDATES_DIR / task / "tilelang__ok.py"
     spec = importlib.util.spec_from_file_location(f"seed_{task.replace('/', '_')}", path)

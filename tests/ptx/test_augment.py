@@ -10,8 +10,9 @@ import json
 import shutil
 
 import pytest
+from optional_modules import import_or_skip
 
-tvm = pytest.importorskip("tvm")
+tvm = import_or_skip("tvm")
 if not hasattr(tvm, "s_tir"):
     pytest.skip("this tvm is not apache-tvm 0.27 (tilelang's bundled one?)", allow_module_level=True)
 if shutil.which("nvcc") is None:

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+from optional_modules import import_or_skip
 import torch
 
 from kernelmill.tasks import load_tasks
@@ -203,7 +204,7 @@ def test_parameters_equal_the_references_under_the_same_seed(sample):
 
     needs = get_backend(sample.language).requires_module
     if needs:  # TileLang seeds import tilelang at module level: checked where it is installed
-        pytest.importorskip(needs)
+        import_or_skip(needs)
     for seed in SEEDS:
         check_parameters(sample, TASKS[sample.task_id], seed)
 
