@@ -7,6 +7,10 @@ figures compare the run phase (checking, timing, the guards), not compilation.
 
     python benchmarks/guards_cost.py --device cuda --languages cuda,triton,torch --json $OUT/guards.json
     python benchmarks/guards_cost.py --device cpu --languages torch,cpp
+    python benchmarks/guards_cost.py --device cuda --levels off,standard,standard:file   # CUDA IPC against files
+
+A level is a guard setting with an optional ":file" (tensors exchanged through files
+instead of CUDA IPC; `VerifyConfig.exchange`).
 
 Prints a table; results go in docs/benchmarks.md by hand with the machine and date.
 """
@@ -28,7 +32,8 @@ from kernelmill.verify.devices import device_name
 
 
 def run_level(level: str, tasks, samples, device: str, cache: Path, trials: int) -> dict:
-    cfg = VerifyConfig(device=device, trials=trials, guards=level, cache_dir=str(cache))
+    guards, _, exchange = level.partition(":")
+    cfg = VerifyConfig(device=device, trials=trials, guards=guards, cache_dir=str(cache), exchange=exchange or "auto")
     t0 = time.perf_counter()
     verdicts = verify_samples(tasks, samples, cfg)
     wall = time.perf_counter() - t0
@@ -39,6 +44,8 @@ def run_level(level: str, tasks, samples, device: str, cache: Path, trials: int)
         "median_run_phase_s": statistics.median(run_s), "median_guard_overhead_s": statistics.median(guard_s),
         "median_phases_s": {k: round(statistics.median(v.phases.get(k, 0.0) for v in verdicts), 3)
                             for k in sorted({k for v in verdicts for k in v.phases})},
+        "exchange": sorted({str((v.measurement or {}).get("exchange")) for v in verdicts}),
+        "guard_share_median": statistics.median(g / r for g, r in zip(guard_s, run_s) if r > 0) if run_s else None,
         "statuses": {s: sum(v.status == s for v in verdicts) for s in {v.status for v in verdicts}},
         "flags": sorted({f for v in verdicts for f in v.flags}),
     }
@@ -51,6 +58,8 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=1, help="repeat each level (levels interleaved)")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--levels", default="off,standard,strict",
+                    help="comma-separated guard levels, each with an optional :file (exchange through files)")
     args = ap.parse_args()
     langs = set(args.languages.split(","))
     samples = [s for s in builtin_samples() if s.meta.get("expect") == "ok" and s.language in langs]
@@ -65,13 +74,14 @@ def main() -> None:
           f"{args.trials} trials", flush=True)
     print(f"{'level':10} {'s/candidate':>12} {'run phase (median s)':>22} {'guard overhead (median s)':>26}  statuses")
     for r in range(args.repeat):
-        for level in ("off", "standard", "strict"):
+        for level in args.levels.split(","):
             cache = root / "warm"  # same extension cache; no store, so every candidate runs
             res = run_level(level, tasks, samples, args.device, cache, args.trials) | {"repeat": r}
             results.append(res)
             # each level as it finishes, so a run cut off by a time limit still reports
             print(f"{res['level']:10} {res['s_per_candidate']:12.2f} {res['median_run_phase_s']:22.3f} "
-                  f"{res['median_guard_overhead_s']:26.3f}  {res['statuses']} {res['flags']}")
+                  f"{res['median_guard_overhead_s']:26.3f}  {res['statuses']} {res['flags']} "
+                  f"exchange={res['exchange']} guard share (median)={res['guard_share_median']}")
             print(f"{'':10} median phases: {res['median_phases_s']}", flush=True)
             if args.json:
                 args.json.write_text(json.dumps({"device": device_name(args.device), "results": results}, indent=2))

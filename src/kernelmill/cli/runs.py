@@ -137,7 +137,8 @@ def config_from_options(device: str, trials: int, build_timeout: float, run_time
                         address: str | None = None, fast_build: bool = True, guards: str = "standard",
                         fallback: str = "reject", standby: int = -1, cpu_runners: int = 1,
                         cpu_threads: int = 1, runs_per_gpu: int = 0, compile_baseline: bool = False,
-                        compile_mode: str = "default", compile_backend: str = "inductor") -> VerifyConfig:
+                        compile_mode: str = "default", compile_backend: str = "inductor",
+                        exchange: str = "auto") -> VerifyConfig:
     """The options as a `VerifyConfig`, validated by the config itself (one set
     of rules for the CLI, the service and the GRPO reward). `run_timeout` None:
     the device's default (DEFAULT_RUN_TIMEOUT)."""
@@ -150,7 +151,8 @@ def config_from_options(device: str, trials: int, build_timeout: float, run_time
                    workers=workers, profile=profile, executor=executor, address=address, fast_build=fast_build,
                    guards=guards, fallback=fallback, standby=standby, cpu_runners=cpu_runners,
                    runs_per_gpu=runs_per_gpu, timing={"cpu_threads": cpu_threads},
-                   compile_baseline=compile_baseline, compile_mode=compile_mode, compile_backend=compile_backend)
+                   compile_baseline=compile_baseline, compile_mode=compile_mode, compile_backend=compile_backend,
+                   exchange=exchange)
     try:
         config = VerifyConfig.from_dict(options, "options")
     except ConfigError as exc:

@@ -48,6 +48,9 @@ def verify_command(
     compile_mode: str = typer.Option("default", help="torch.compile mode for --compile-baseline: default, "
                                                      "reduce-overhead, max-autotune, max-autotune-no-cudagraphs."),
     compile_backend: str = typer.Option("inductor", help="torch.compile backend for --compile-baseline."),
+    exchange: str = typer.Option("auto", help="How a guarded GPU run passes tensors to the candidate's process "
+                                              "and back: auto (CUDA IPC, no host copies, when the input sets fit "
+                                              "in a quarter of the free GPU memory; else files) or file."),
     only_tasks: str = typer.Option(None, "--tasks", help="Only samples of these task ids (comma-separated; "
                                                           "'level1/' takes a whole level)."),
     languages: str = typer.Option(None, "--languages", help="Only samples in these languages (comma-separated)."),
@@ -63,7 +66,7 @@ def verify_command(
                                  executor, address, fast_build, guards=guards, fallback=fallback, standby=standby,
                                  cpu_runners=cpu_runners, cpu_threads=cpu_threads, runs_per_gpu=runs_per_gpu,
                                  compile_baseline=compile_baseline, compile_mode=compile_mode,
-                                 compile_backend=compile_backend)
+                                 compile_backend=compile_backend, exchange=exchange)
     samples = select_samples(load_samples_or_exit(samples_path), only_tasks, languages, limit)
     if dry_run:
         dry_run_summary(source, samples, out, config)

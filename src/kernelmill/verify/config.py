@@ -82,6 +82,10 @@ class VerifyConfig:
     compile_mode: str = "default"  # torch.compile mode (KernelBench's default)
     compile_backend: str = "inductor"  # torch.compile backend (KernelBench's default)
     compile_timeout: float = 600.0  # seconds for one task's compile, added to that run's run_timeout
+    # how a guarded GPU run hands tensors to the candidate's process and back: "auto" =
+    # CUDA IPC (no host copies; verify/process/cuda_ipc.py) when the input sets fit in a
+    # quarter of the free GPU memory, else files; "file" = always through files
+    exchange: str = "auto"
 
     def __post_init__(self) -> None:
         if isinstance(self.timing, dict):
@@ -105,6 +109,7 @@ class VerifyConfig:
         one_of("executor", ("local", "ray"))
         one_of("guards", ("off", "standard", "strict"))
         one_of("fallback", ("reject", "flag", "allow"))
+        one_of("exchange", ("auto", "file"))
         for name in ("trials", "max_procs", "cpu_runners", "output_limit"):
             if getattr(self, name) < 1:
                 out.append(f"{name} must be at least 1, not {getattr(self, name)}")

@@ -299,6 +299,7 @@ class Verifier:
             "import_is_build": not backend.compiles_extension,
             # reward-hacking guards (kernelmill.verify.guards): the run phase supervises
             "guards": self.config.guards, "fallback": self.config.fallback, "language": job.sample.language,
+            "exchange": self.config.exchange,
         }
         pkey = (job.task.task_id, hashlib.sha256(job.task.code.encode()).hexdigest(), self.profile)
         if self.config.guards != "off" and pkey in self.ref_profiles:

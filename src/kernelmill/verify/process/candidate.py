@@ -27,6 +27,7 @@ from ..environment import backend_flags, settle_process
 from ..timing import Bench, snapshot
 from ..guards import cudart, trace
 from ..guards.inputs import refill, tensors_in
+from . import cuda_ipc
 from .gpulock import gpu_lock
 from .job import CandidateJob
 from .loading import clone, die_with_parent, error_text, load_module, to_cpu, to_device
@@ -116,7 +117,7 @@ def _launch_check(facts: dict, where: str) -> None:
         facts["launch_error"] = f"{where}: {err}"
 
 
-def _run_trials(cand, sets: list, device, facts: dict, key: str) -> list:
+def _run_trials(cand, sets: list, device, facts: dict, key: str, keep=to_cpu) -> list:
 
     owned = _owned(cand)
     saved = []
@@ -152,7 +153,7 @@ def _run_trials(cand, sets: list, device, facts: dict, key: str) -> list:
         for out, snap in runs:
             if not _same(out, snap):
                 facts["deferred_work"] = f"{key} {i + 1}: the output changed after the call returned"
-        saved.append([to_cpu(snap) for _, snap in runs])
+        saved.append([keep(snap) for _, snap in runs])
         for out, _ in runs:
             _poison(out, owned)
     return saved
@@ -231,12 +232,18 @@ def run_candidate(job: CandidateJob, commands, report: Reporter) -> None:
             status = "compile_error" if job.import_is_build else "runtime_error"
             prefix = "" if job.import_is_build else "import failed at run time: "
             facts.update(status=status, message=prefix + error_text(exc, job.message_limit))
-            return _finish(job, outputs, facts, report)
+            return _finish(job, outputs, facts, report, commands)
         facts["phases"]["build_s" if job.import_is_build else "load_s"] = time.perf_counter() - t0
         cudart.runtimes(refresh=True)  # the candidate's extensions may have brought their own
         t1 = time.perf_counter()
-        data = torch.load(job.inputs, weights_only=True, mmap=True)  # pages are read as the sets are used
-        os.unlink(job.inputs)  # nothing of the harness is left to read
+        if job.exchange == "cuda_ipc":  # copied out of the supervisor's allocation, which is then unmapped
+            desc = json.loads(open(job.inputs, encoding="utf-8").read())
+            os.unlink(job.inputs)
+            data = cuda_ipc.receive(desc, device)
+        else:
+            data = torch.load(job.inputs, weights_only=True, mmap=True)  # pages are read as the sets are used
+            os.unlink(job.inputs)  # nothing of the harness is left to read
+        keep = (lambda out: out) if job.exchange == "cuda_ipc" else to_cpu  # outputs stay on the GPU
         facts["phases"]["inputs_s"] = time.perf_counter() - t1
         t0 = time.perf_counter()
         facts["stage"] = "constructing ModelNew"
@@ -247,11 +254,11 @@ def run_candidate(job: CandidateJob, commands, report: Reporter) -> None:
         torch.manual_seed(int.from_bytes(os.urandom(4), "little"))
         trace.warm_thread_pools(device)
         with torch.no_grad():
-            outputs["trials"] = _run_trials(cand, data["trials"], device, facts, "trial")
+            outputs["trials"] = _run_trials(cand, data["trials"], device, facts, "trial", keep)
             if facts.get("lazy_output"):
-                return _finish(job, outputs, facts, report)
+                return _finish(job, outputs, facts, report, commands)
             try:
-                outputs["variants"] = _run_trials(cand, data["variants"], device, facts, "shape variant")
+                outputs["variants"] = _run_trials(cand, data["variants"], device, facts, "shape variant", keep)
             except Exception as exc:  # noqa: BLE001 - failing on another shape is a wrong answer
                 facts["variant_error"] = f"{facts['stage']}: " + error_text(exc, 600)
             facts["stage"] = "profiled ModelNew forward"
@@ -268,18 +275,21 @@ def run_candidate(job: CandidateJob, commands, report: Reporter) -> None:
                 bench = _timing_bench(cand, data, job, device, facts, l2_limit)
                 _serve_timing(bench, commands, report, device, facts)
                 facts["post_loop_changed"] = [f"timed call with check set {j + 1}" for j in bench.changed_after_return()]
-                outputs["checks"] = [to_cpu(bench.kept.get(j)) for j in range(len(data["checks"]))]
+                outputs["checks"] = [keep(bench.kept.get(j)) for j in range(len(data["checks"]))]
                 facts["phases"]["time_s"] = time.perf_counter() - t0
                 facts["backend_flags"] = backend_flags()
         facts["rebound"] = trace.rebound(protected)
     except BaseException as exc:  # noqa: BLE001 - the candidate failed while running
         facts.update(status="runtime_error", message=f"{facts['stage']}: " + error_text(exc, job.message_limit))
         facts["rebound"] = trace.rebound(protected)
-    _finish(job, outputs, facts, report)
+    _finish(job, outputs, facts, report, commands)
 
 
-def _finish(job: CandidateJob, outputs: dict, facts: dict, report: Reporter) -> None:
-    """Write the outputs and send the final facts, with the compiles this
+RELEASE_WAIT_S = 120.0  # how long shared outputs are kept for the supervisor to copy
+
+
+def _finish(job: CandidateJob, outputs: dict, facts: dict, report: Reporter, commands=None) -> None:
+    """Write (or share) the outputs and send the final facts, with the compiles this
     process did (the build phase should have left none: verify/lazy_builds.py)."""
     if job.build_cache:
         from ..inline_build import builder_log
@@ -288,8 +298,37 @@ def _finish(job: CandidateJob, outputs: dict, facts: dict, report: Reporter) -> 
         if log.get("compiles"):
             facts["phases"]["run_compiles"] = log["compiles"]
             facts["phases"]["run_compile_s"] = log.get("compile_s", 0.0)
-    _write_outputs(job, outputs)
+    shared = None
+    if job.exchange == "cuda_ipc" and tensors_in(outputs):
+        try:
+            shared = cuda_ipc.export(outputs, torch.device(job.device))
+            facts["ipc_outputs"] = shared.description
+        except Exception as exc:  # noqa: BLE001 - then through the file, as without IPC
+            facts["ipc_error"] = str(exc)[:300]
+    if shared is None:
+        try:
+            _write_outputs(job, to_cpu(outputs) if job.exchange == "cuda_ipc" else outputs)
+        except Exception as exc:  # noqa: BLE001 - the facts still go out; the outputs are missing
+            facts["outputs_error"] = error_text(exc, 300)
     report.send({"facts": facts})
+    if shared is not None and commands is not None:
+        _wait_for_release(commands)
+        shared.free()
+
+
+def _wait_for_release(commands) -> None:
+    """Keep the shared outputs mapped until the supervisor says it copied them (or the
+    command pipe closes, or RELEASE_WAIT_S pass)."""
+    import select
+
+    deadline = time.monotonic() + RELEASE_WAIT_S
+    while (left := deadline - time.monotonic()) > 0:
+        ready, _, _ = select.select([commands], [], [], left)
+        if not ready:
+            return
+        line = commands.readline()
+        if not line or '"released"' in line:
+            return
 
 
 def _serve(job_path: str, cmd_fd: int, report_fd: int) -> None:

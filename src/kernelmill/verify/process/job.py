@@ -90,6 +90,8 @@ class RunJob(_Record):
     build_requests: list[dict[str, Any]] | None = None
     # run phases: where an uncached load_inline writes its arguments instead of compiling
     defer_builds: str | None = None
+    # run phases: "auto" lets a guarded GPU run exchange tensors through CUDA IPC; "file" never
+    exchange: str = "auto"
 
     @property
     def timed(self) -> bool:
@@ -116,6 +118,8 @@ class CandidateJob(_Record):
     build_cache: str | None = None
     env: dict[str, str] | None = None
     defer_builds: str | None = None  # see RunJob.defer_builds
+    # how the tensors travel: "file" (inputs.pt / outputs.pt) or "cuda_ipc" (cuda_ipc.py)
+    exchange: str = "file"
 
     @property
     def timed(self) -> bool:

@@ -33,6 +33,7 @@ from ..timing import Bench, Comparison, Round, TimingConfig, compare
 from ..guards import inputs as inp
 from ..guards.flags import Findings, decide
 from ..guards.judge import fp32_task, judge
+from . import cuda_ipc
 from .launch import Launched, place, reap_descendants, shm_exchange_dir
 from ..guards.source import check_source
 from ..guards.trace import profile_call
@@ -63,17 +64,20 @@ def run_guarded(job: RunJob, launched: Launched) -> dict:
     findings = Findings()
     cand_code = Path(job.candidate).read_text(encoding="utf-8")
     place(job, launched)
+    exports: list[cuda_ipc.Export] = []
     try:
         # every GPU step of this run but its timed rounds holds the GPU's lock shared:
         # other runs on the GPU may overlap it, no timing may (gpulock.SharedUse)
         with SharedUse(str(device)) as share:
-            result = _supervise(job, level, device, findings, cand_code, launched, share)
+            result = _supervise(job, level, device, findings, cand_code, launched, share, exports)
         if device.type == "cuda" and isinstance(result.get("phases"), dict):
             result["phases"]["gpu_share_wait_s"] = round(share.wait_s, 4)
         return result
     finally:
         launched.close()
         reap_descendants()
+        for exp in exports:  # the candidate's process is gone: nothing maps them any more
+            exp.free()
 
 
 class _RemoteSide:
@@ -168,7 +172,8 @@ class _ReferenceSide(Bench):
         return r
 
 
-def _supervise(job, level, device, findings, cand_code, launched: Launched, share: SharedUse) -> dict:
+def _supervise(job, level, device, findings, cand_code, launched: Launched, share: SharedUse,
+               exports: list) -> dict:
 
     cdir, priv = launched.cdir, launched.priv
     for f in check_source(cand_code, level, job.language):
@@ -209,7 +214,6 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
                     outs.append(_detached(out))
                 expected[key] = outs
             timing_sets = sets["timing"]  # kept on the device: the reference is timed here
-            sets = {key: [to_cpu(s) for s in group] for key, group in sets.items()}  # what the candidate gets
             phases["guard_inputs_s"] = time.perf_counter() - t0
             t0 = time.perf_counter()
             # the reference's kernels and ops depend on the task and its shapes only:
@@ -235,13 +239,27 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
                 "message": "the reference program failed: " + error_text(exc, job.message_limit)}
 
     t0 = time.perf_counter()
-    xdir = _tensor_dir(priv, inp.nbytes(sets) + 2 * inp.nbytes(expected))
-    torch.save({**sets, "init": to_cpu(list(init_inputs))}, xdir / "inputs.pt")
-    CandidateJob(candidate=str(cdir / "candidate.py"), inputs=str(xdir / "inputs.pt"),
+    exchange = _exchange_mode(job, device, sets)
+    xdir = _tensor_dir(priv, 0 if exchange == "cuda_ipc" else inp.nbytes(sets) + 2 * inp.nbytes(expected))
+    inputs_path = xdir / "inputs.pt"
+    if exchange == "cuda_ipc":
+        try:  # the sets stay on the GPU: one allocation of their own, described in a small file
+            exports.append(cuda_ipc.export({**sets, "init": list(init_inputs)}, device))
+            inputs_path = xdir / "inputs.json"
+            inputs_path.write_text(json.dumps(exports[-1].description))
+        except (cuda_ipc.Unsupported, RuntimeError, OSError) as exc:
+            exchange = f"file (CUDA IPC not used: {str(exc)[:200]})"
+    if exchange != "cuda_ipc":
+        sets = {key: [to_cpu(s) for s in group] for key, group in sets.items()}
+        torch.save({**sets, "init": to_cpu(list(init_inputs))}, inputs_path)
+    sets = _shapes_only(sets)  # what the judge still needs of them: shapes and dtypes
+    CandidateJob(candidate=str(cdir / "candidate.py"), inputs=str(inputs_path),
                  outputs=str(xdir / "outputs.pt"), device=job.device, weight_seed=job.weight_seed,
                  message_limit=job.message_limit, rlimits=job.rlimits, time=job.time, timing=job.timing,
                  guards=job.guards, skip_timing_reason=job.skip_timing_reason, import_is_build=job.import_is_build,
-                 build_cache=job.build_cache, env=job.env, defer_builds=job.defer_builds).write(priv / "job.json")
+                 build_cache=job.build_cache, env=job.env, defer_builds=job.defer_builds,
+                 exchange="cuda_ipc" if exchange == "cuda_ipc" else "file").write(priv / "job.json")
+    phases["guard_exchange_ipc"] = 1.0 if exchange == "cuda_ipc" else 0.0
     reports = _Reports(launched.report)
     launched.go()
     comparison, timing_error = None, None
@@ -263,6 +281,7 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
         launched.close()
         return {"status": "runtime_error", "flags": ["reference_error"],
                 "message": "the reference program failed while timed: " + error_text(exc, job.message_limit)}
+    got_ipc = _receive_outputs(reports.final, launched, device, _where(expected))
     status = launched.wait()
     left = reap_descendants()  # nothing the candidate started may write after this point
     reports.drain()
@@ -283,7 +302,10 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
             return {"status": "runtime_error", "compiled": True, "message": msg}
         where = _where(expected)
         try:
-            got = (torch.load(xdir / "outputs.pt", weights_only=True, map_location=where)
+            if isinstance(got_ipc, Exception):
+                raise got_ipc
+            got = (got_ipc if got_ipc is not None else
+                   torch.load(xdir / "outputs.pt", weights_only=True, map_location=where)
                    if (xdir / "outputs.pt").exists() else {})
         except Exception as exc:  # noqa: BLE001 - a file the candidate could have written
             got, facts["status"], facts["message"] = {}, "runtime_error", f"unreadable outputs: {exc}"
@@ -318,6 +340,7 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
     verdict["measurement"] = measurement(device, cfg, comparison and comparison["comparison"], ref_flags,
                                          facts.get("backend_flags") or {}, sets["trials"][0], expected["trials"][0],
                                          guards=level)
+    verdict["measurement"]["exchange"] = exchange
     if profiled:
         verdict["ref_profile"] = ref_profile
     if compiled_ref is not None:
@@ -411,6 +434,44 @@ def measurement(device: torch.device, cfg: TimingConfig, comp: Comparison | None
                  wall_speedup=comp.wall_speedup,
                  indistinguishable_from_1=bool(comp.speedup_ci and comp.speedup_ci[0] <= 1.0 <= comp.speedup_ci[1]))
     return m
+
+
+def _exchange_mode(job, device: torch.device, sets: dict) -> str:
+    """How the tensors travel: on a GPU through CUDA IPC when the sets fit in a quarter
+    of the free memory (the candidate's process holds them on the GPU while it runs),
+    else, or when the run asks for files, through files."""
+    if job.exchange == "file" or device.type != "cuda" or not cuda_ipc.available(device):
+        return "file"
+    free, _ = torch.cuda.mem_get_info(device)
+    return "cuda_ipc" if inp.nbytes(sets) < free // 4 else "file"
+
+
+def _receive_outputs(final: dict | None, launched: Launched, device: torch.device, where: torch.device):
+    """The outputs a candidate's process shared through CUDA IPC (None if it wrote a file,
+    the exception if its description does not hold); it waits for the word to exit."""
+    desc = (final or {}).pop("ipc_outputs", None)
+    if desc is None:
+        return None
+    try:
+        return cuda_ipc.receive(desc, device, to=where)
+    except Exception as exc:  # noqa: BLE001 - the description came from the candidate
+        return exc
+    finally:
+        try:
+            launched.send({"cmd": "released"})
+        except OSError:
+            pass
+
+
+def _shapes_only(obj):
+    """Tensors as meta tensors of the same shape and dtype (no memory), the rest as is."""
+    if isinstance(obj, torch.Tensor):
+        return torch.empty(obj.shape, dtype=obj.dtype, device="meta")
+    if isinstance(obj, (list, tuple)):
+        return [_shapes_only(o) for o in obj]
+    if isinstance(obj, dict):
+        return {k: _shapes_only(v) for k, v in obj.items()}
+    return obj
 
 
 def _tensor_dir(priv: Path, nbytes: int) -> Path:
