@@ -160,12 +160,20 @@ def fit(kind: str, v0: int, v1: int, v2: int | None) -> tuple:
     return lin
 
 
+def linear_cost(kind: str, d: int) -> int:
+    """Extra tokens of a linear term `+i*d` on a hole (format 2): `%r7` -> `%r7+i*4`,
+    `16` -> `16+i*16`; 2 fewer when d is 1 or -1 (`+i`). `[%r8]` also gains `+0`."""
+    if d == 0:
+        return 0
+    return (2 if d in (1, -1) else 4) + (2 if kind == "off0" else 0)
+
+
 def cost(kind: str, v0: int, model: tuple, node_shape: tuple) -> int:
     """Extra tokens the template's VarExpr costs over the plain hole of copy 0."""
     if model == ("lin", 0):
         return 0
-    if model[0] == "lin":  # `+i*d`; a register or label also gains `(`, `)`
-        return {"reg": 7, "sym": 7, "off0": 6}.get(kind, 4)
+    if model[0] == "lin":
+        return linear_cost(kind, model[1])
     # geometric: rare (only where linear failed), so count the printed text exactly
     terms, shifts = node_shape
     op, b, m, k = model

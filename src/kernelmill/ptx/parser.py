@@ -31,6 +31,8 @@ from .syntax import (Addr, Block, Comment, Directive, Function, Imm, Instr, Labe
 _LINE_DIRECTIVES = {".version", ".target", ".address_size", ".loc", ".file"}
 _FUNC_PREFIX = {".visible", ".extern", ".weak", ".entry", ".func"}
 _NUMERIC = ("dec", "hex", "float", "num")
+# a register or compiler label of copy 0 before its terms: `%f22+i*21`, `$L__BB0_2+i*2`
+_VARREG_SPLIT = re.compile(r"^(%[A-Za-z_]+?|\$L\w*?_)(0|[1-9]\d*)$")
 
 
 def parse_module(text: str, source: str = "<ptx>") -> Module:
@@ -241,6 +243,15 @@ class _Parser:
                 self.next(), self.next()
                 return [Label(t.text, expr if isinstance(expr, VarExpr) else VarExpr(int(expr.text)))]
             self.i = k
+        if t.kind == "ident" and (self.at("+", 1) or self.at("-", 1)):  # `$L__BB0_2+i*2:`
+            k = self.i
+            self.next()
+            if self.at_term():
+                r = self.short_varreg(t.text, t)
+                if self.at(":"):
+                    self.next()
+                    return [Label(r.prefix, r.expr)]
+            self.i = k
         if t.text == "@" or t.kind == "ident":
             return self.instruction()
         self.error(f"expected a statement, found {t.text!r}")
@@ -278,12 +289,15 @@ class _Parser:
         if var.kind != "ident":
             self.error("expected a loop variable", var.pos)
         self.expect("in"), self.expect("range"), self.expect("(")
-        nums = []
-        for k in range(3):
+        nums = [self.integer()]  # range(b), range(a, b) (format 2) or range(a, b, c)
+        while len(nums) < 3 and self.at(","):
+            self.next()
             nums.append(self.integer())
-            if k < 2:
-                self.expect(",")
         self.expect(")"), self.expect(":")
+        if len(nums) == 1:
+            nums = [0, nums[0], 1]
+        elif len(nums) == 2:
+            nums.append(1)
         if nums[2] <= 0:
             self.error("range step must be positive", op.pos)
         body: list[Stmt] = []
@@ -340,6 +354,8 @@ class _Parser:
                 expr = self.number()
                 self.expect(")")
                 return VarReg(t.text, expr if isinstance(expr, VarExpr) else VarExpr(int(expr.text)))
+            if self.at_term():  # `$L__BB0_2+i*2` (format 2)
+                return self.short_varreg(t.text, t)
             base = Sym(t.text)
             if self.at("+") or (self.at("-") and self.peek(1) and self.peek(1).kind in _NUMERIC):
                 op = self.next().text
@@ -368,6 +384,8 @@ class _Parser:
                 expr = VarExpr(int(expr.text))
             self.expect(")")
             return VarReg(name, expr)
+        if self.at_term():
+            return self.short_varreg(name, t)
         while (nxt := self.peek()) is not None and nxt.glued and nxt.kind == "dot":
             name += self.next().text  # %tid.x
         return Reg(name)
@@ -416,14 +434,8 @@ class _Parser:
             text = ("-" if neg else "") + t.text
         terms = []
         while (self.at("+") or self.at("-")) and self.peek(1) is not None:
-            if self.peek(1).kind == "ident" and self.at("*", 2) and not shifts:
-                sign = -1 if self.next().text == "-" else 1
-                var = self.next().text
-                self.next()
-                c = self.next()
-                if c.kind != "dec":
-                    self.error(f"expected a coefficient, found {c.text!r}", c.pos)
-                terms.append((var, sign * int(c.text)))
+            if self.peek(1).kind == "ident" and not shifts:
+                terms.append(self.term())
             elif self.at_shift(1):
                 shifts.append(self.shift(-1 if self.next().text == "-" else 1))
             else:
@@ -433,6 +445,37 @@ class _Parser:
                 self.error("a VarExpr starts with a decimal integer", start.pos)
             return VarExpr(int(text), tuple(terms), tuple(shifts))
         return Imm(text)
+
+    def term(self) -> tuple[str, int]:
+        """`+var*Nat`, `-var*Nat`, or (format 2) `+var` / `-var` for a coefficient of 1."""
+        sign = -1 if self.next().text == "-" else 1
+        var = self.next()
+        if var.kind != "ident":
+            self.error(f"expected a loop variable, found {var.text!r}", var.pos)
+        if not self.at("*"):
+            return var.text, sign
+        self.next()
+        c = self.next()
+        if c.kind != "dec" or c.text.endswith("U"):
+            self.error(f"expected a coefficient, found {c.text!r}", c.pos)
+        return var.text, sign * int(c.text)
+
+    def at_term(self) -> bool:
+        """At `+var` / `-var` (a VarReg's terms in format 2: `%f22+i*21`)?"""
+        if not (self.at("+") or self.at("-")):
+            return False
+        t = self.peek(1)
+        return t is not None and t.kind == "ident"
+
+    def short_varreg(self, name: str, t: Token):
+        """`%f22+i*21` / `$L__BB0_2+i*2`: the register of copy 0 and its terms (format 2)."""
+        m = _VARREG_SPLIT.match(name)
+        if m is None:
+            self.error(f"{name!r} has no number for a loop variable's terms", t.pos)
+        terms = []
+        while self.at_term():
+            terms.append(self.term())
+        return VarReg(m.group(1), VarExpr(int(m.group(2)), tuple(terms)))
 
     def address(self) -> Addr:
         self.expect("[")

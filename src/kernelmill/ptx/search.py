@@ -21,12 +21,10 @@ from bisect import bisect_right
 from dataclasses import dataclass
 
 from .expand import expand_stmts
-from .holes import GEOMETRIC_KINDS, cost, fit, predict, split, template, vars_in
+from .holes import GEOMETRIC_KINDS, cost, fit, linear_cost, predict, split, template, vars_in
 from .syntax import Loop, Stmt
 
-HEADER_TOKENS = 14  # for .size .N i in range ( a , b , c ) :
-# extra tokens of a linear hole: `%r7` -> `%r(7+i*1)`, `[%r8]` -> `[%r8+0+i*64]`, else `+i*d`
-_LINEAR_COST = {"reg": 7, "sym": 7, "off0": 6}
+HEADER_TOKENS = 10  # for .size .N i in range ( c ) :
 _VARS = ("i", "j", "k", "l", "m", "n")
 
 
@@ -73,8 +71,6 @@ class Segment:
             self.kinds.append(kd)
             self.shapes.append(sh)
             self.where.setdefault(sid, []).append(k)
-        # what a linear hole costs in the template, per statement and hole
-        self.lincost = [tuple(_LINEAR_COST.get(k, 4) for k in kd) for kd in self.kinds]
         self.cum = [0]
         for t in toks:
             self.cum.append(self.cum[-1] + t)
@@ -169,8 +165,8 @@ class Segment:
             if cum[pos + c * p] - cum[pos] <= fixed:
                 continue  # not even the longest run pays for its header
             if models is None:
-                lc = self.lincost
-                fixed += sum(x for k in range(p) for x, d in zip(lc[pos + k], deltas[k]) if d)
+                kinds = self.kinds
+                fixed += sum(linear_cost(kd, d) for k in range(p) for kd, d in zip(kinds[pos + k], deltas[k]) if d)
             else:
                 fixed += sum(cost(kd, v, m, sh) for k in range(p) for kd, v, m, sh in
                              zip(self.kinds[pos + k], vals[pos + k], models[k], self.shapes[pos + k]))

@@ -14,6 +14,7 @@ offsets of tree reductions and the doubling ones of scans) and `VarReg` (`%f(3+i
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Union
 
@@ -51,8 +52,8 @@ class VarExpr:
         # the base is left out only before a leading positive shift: `(2048>>i)`
         s = "" if (self.base == 0 and not self.terms and self.shifts
                    and self.shifts[0][0] > 0) else str(self.base)
-        for v, c in self.terms:
-            s += f"+{v}*{c}" if c >= 0 else f"-{v}*{-c}"
+        for v, c in self.terms:  # a coefficient of 1 is not printed: `+i`, `-i`
+            s += ("+" if c >= 0 else "-") + v + (f"*{abs(c)}" if abs(c) != 1 else "")
         for c, op, v, k in self.shifts:
             sign = "" if not s else ("+" if c > 0 else "-")
             s += f"{sign}({abs(c)}{op}{v}" + (f"*{k})" if k != 1 else ")")
@@ -217,7 +218,7 @@ def fmt_operand(o: Operand) -> str:
     if isinstance(o, VarExpr):
         return str(o)
     if isinstance(o, VarReg):
-        return f"{o.prefix}({o.expr})"
+        return fmt_varreg(o)
     if isinstance(o, Neg):
         return "!" + fmt_operand(o.operand)
     if isinstance(o, Vec):
@@ -236,6 +237,24 @@ def fmt_operand(o: Operand) -> str:
     raise TypeError(f"not an operand: {o!r}")
 
 
+_REG_SPLIT = re.compile(r"^(%[A-Za-z_]+?|\$L\w*?_)(0|[1-9]\d*)$")
+
+
+def fmt_varreg(o: VarReg) -> str:
+    """`%f22+i*21` (format 2) where that reads back as the same VarReg, else `%f(22+i*21)`.
+
+    The short form is the register of copy 0 with the linear terms after it; it is used
+    when the expression has terms and no shifts and `prefix + base` splits back into the
+    same prefix and number (registers `%[A-Za-z_]+N`, compiler labels `$L..._N`)."""
+    e = o.expr
+    if e.terms and not e.shifts and e.base >= 0:
+        name = f"{o.prefix}{e.base}"
+        m = _REG_SPLIT.match(name)
+        if m is not None and m.group(1) == o.prefix:
+            return name + str(e)[len(str(e.base)):]
+    return f"{o.prefix}({e})"
+
+
 def fmt_tokens(tokens) -> str:
     out = []
     for text, glued in tokens:
@@ -250,7 +269,7 @@ def fmt_stmt(s: Stmt, depth: int = 1) -> list[str]:
         ops = ", ".join(map(fmt_operand, s.operands))
         return [f"{ind}{head}" + (f" \t{ops};" if ops else ";")]
     if isinstance(s, Label):
-        return [f"{s.name}({s.expr}):" if s.expr is not None else f"{s.name}:"]
+        return [f"{fmt_varreg(VarReg(s.name, s.expr))}:" if s.expr is not None else f"{s.name}:"]
     if isinstance(s, Directive):
         return [ind + fmt_tokens(s.tokens) + (";" if s.semicolon else "")]
     if isinstance(s, Comment):
@@ -261,11 +280,18 @@ def fmt_stmt(s: Stmt, depth: int = 1) -> list[str]:
             lines += fmt_stmt(b, depth + 1)
         return lines + [ind + "}"]
     if isinstance(s, Loop):
-        lines = [f"{ind}for.size.{s.size} \t{s.var} in range({s.start}, {s.limit}, {s.step}):"]
+        lines = [f"{ind}for.size.{s.size} \t{s.var} in {fmt_range(s.start, s.limit, s.step)}:"]
         for b in s.body:
             lines += fmt_stmt(b, depth + 1)
         return lines
     raise TypeError(f"not a statement: {s!r}")
+
+
+def fmt_range(start: int, limit: int, step: int) -> str:
+    """`range(4)`, `range(1, 4)`, `range(0, 8, 2)`: Python's defaults are left out (format 2)."""
+    if step != 1:
+        return f"range({start}, {limit}, {step})"
+    return f"range({limit})" if start == 0 else f"range({start}, {limit})"
 
 
 def fmt_function(f: Function) -> str:
