@@ -7,10 +7,10 @@ figures compare the run phase (checking, timing, the guards), not compilation.
 
     python benchmarks/guards_cost.py --device cuda --languages cuda,triton,torch --json $OUT/guards.json
     python benchmarks/guards_cost.py --device cpu --languages torch,cpp
-    python benchmarks/guards_cost.py --device cuda --levels off,standard,standard:file   # CUDA IPC against files
+    python benchmarks/guards_cost.py --device cuda --levels off,standard:file,standard:auto   # CUDA IPC against files
 
-A level is a guard setting with an optional ":file" (tensors exchanged through files
-instead of CUDA IPC; `VerifyConfig.exchange`).
+A level is a guard setting with an optional ":file" or ":auto" (`VerifyConfig.exchange`:
+tensors through files, or through CUDA IPC where they fit).
 
 Prints a table; results go in docs/benchmarks.md by hand with the machine and date.
 """
@@ -33,7 +33,7 @@ from kernelmill.verify.devices import device_name
 
 def run_level(level: str, tasks, samples, device: str, cache: Path, trials: int) -> dict:
     guards, _, exchange = level.partition(":")
-    cfg = VerifyConfig(device=device, trials=trials, guards=guards, cache_dir=str(cache), exchange=exchange or "auto")
+    cfg = VerifyConfig(device=device, trials=trials, guards=guards, cache_dir=str(cache), exchange=exchange or "file")
     t0 = time.perf_counter()
     verdicts = verify_samples(tasks, samples, cfg)
     wall = time.perf_counter() - t0
