@@ -209,3 +209,24 @@ def test_gpu_verdicts_agree_through_ipc_and_files(tmp_path):
         assert a.status == sid.rsplit("__", 1)[1], (sid, a.status, a.message)
         if a.status == "ok":
             assert a.measurement["exchange"] == "cuda_ipc" and b.measurement["exchange"] == "file"
+
+
+def test_a_handle_with_zero_bytes_survives_the_struct():
+    import ctypes
+
+    raw = bytes([7, 0, 0, 9] + [0] * 40 + list(range(1, 21)))
+    h = cuda_ipc._Handle()
+    ctypes.memmove(ctypes.addressof(h), raw, cuda_ipc.HANDLE_BYTES)
+    assert bytes(h.reserved) == raw  # a c_char array would read back b"\x07"
+
+
+def test_outputs_all_land_where_the_supervisor_compares():
+    obj = {"checks": [[torch.ones(3)]]}
+    skeleton, leaves, tensors, total = cuda_ipc.layout(obj)
+    assert leaves[0]["cpu"]
+    buf = torch.zeros(total, dtype=torch.uint8)
+    cuda_ipc.pack_into(buf, leaves, tensors)
+    got = cuda_ipc.unpack({"tree": skeleton, "leaves": leaves}, buf, "meta", keep_cpu=False)
+    assert got["checks"][0][0].device.type == "meta"
+    kept = cuda_ipc.unpack({"tree": skeleton, "leaves": leaves}, buf, "meta")
+    assert kept["checks"][0][0].device.type == "cpu"

@@ -128,9 +128,10 @@ def _check(desc: dict, size: int) -> tuple[Any, list[dict]]:
     return desc.get("tree"), leaves
 
 
-def unpack(desc: dict, buf: torch.Tensor, device: torch.device | str) -> Any:
+def unpack(desc: dict, buf: torch.Tensor, device: torch.device | str, keep_cpu: bool = True) -> Any:
     """The tree `desc` describes, each tensor copied out of the byte tensor `buf` into new
-    memory on `device` (on the CPU where the sender's tensor was a CPU tensor)."""
+    memory on `device` (with `keep_cpu`, on the CPU where the sender's tensor was a CPU
+    tensor: init inputs stay where `get_init_inputs` made them)."""
     tree, leaves = _check(desc, buf.numel())
     device = torch.device(device)
     out = []
@@ -138,7 +139,7 @@ def unpack(desc: dict, buf: torch.Tensor, device: torch.device | str) -> Any:
         dtype = _DTYPES[leaf["dtype"]]
         n = math.prod(leaf["shape"]) * dtype.itemsize
         view = buf[leaf["offset"]:leaf["offset"] + n].view(dtype).view(leaf["shape"])
-        out.append(view.to("cpu", copy=True) if leaf.get("cpu") else view.to(device, copy=True))
+        out.append(view.to("cpu" if keep_cpu and leaf.get("cpu") else device, copy=True))
 
     def build(obj: Any) -> Any:
         if isinstance(obj, list):
@@ -154,7 +155,8 @@ def unpack(desc: dict, buf: torch.Tensor, device: torch.device | str) -> Any:
 
 
 class _Handle(ctypes.Structure):
-    _fields_ = [("reserved", ctypes.c_char * HANDLE_BYTES)]
+    # unsigned bytes, not c_char: a c_char array field reads back cut at its first NUL
+    _fields_ = [("reserved", ctypes.c_ubyte * HANDLE_BYTES)]
 
 
 _driver: list = []
@@ -230,7 +232,7 @@ def export(tree: Any, device: torch.device | str) -> Export:
         torch.cuda.synchronize(device)  # the copies are done before the other side reads
         handle = _Handle()
         _ok(lib.cuIpcGetMemHandle(ctypes.byref(handle), ptr.value), "cuIpcGetMemHandle")
-        exp.description = {"handle": bytes(handle.reserved).ljust(HANDLE_BYTES, b"\0").hex(), "size": total,
+        exp.description = {"handle": bytes(handle.reserved).hex(), "size": total,
                            "leaves": leaves, "tree": skeleton}
         return exp
     except BaseException:
@@ -238,9 +240,11 @@ def export(tree: Any, device: torch.device | str) -> Export:
         raise
 
 
-def receive(desc: dict, device: torch.device | str, to: torch.device | str | None = None) -> Any:
+def receive(desc: dict, device: torch.device | str, to: torch.device | str | None = None,
+            keep_cpu: bool = True) -> Any:
     """The tree an `export` in another process described, copied into this process's own
-    memory (on `to`, default `device`); the mapping is closed before this returns."""
+    memory (on `to`, default `device`; `keep_cpu` as in `unpack`); the mapping is closed
+    before this returns."""
     device = _context(torch.device(device))
     if not isinstance(desc, dict) or not isinstance(desc.get("handle"), str):
         raise BadDescription("no IPC handle")
@@ -252,13 +256,13 @@ def receive(desc: dict, device: torch.device | str, to: torch.device | str | Non
         raise BadDescription(f"an IPC handle of {len(raw)} bytes")
     lib, ptr = _cuda(), ctypes.c_uint64(0)
     handle = _Handle()
-    handle.reserved = raw
+    ctypes.memmove(ctypes.addressof(handle), raw, HANDLE_BYTES)
     _ok(lib.cuIpcOpenMemHandle_v2(ctypes.byref(ptr), handle, 1), "cuIpcOpenMemHandle")  # lazy peer access
     try:
         base, size = ctypes.c_uint64(0), ctypes.c_size_t(0)
         _ok(lib.cuMemGetAddressRange_v2(ctypes.byref(base), ctypes.byref(size), ptr.value), "cuMemGetAddressRange")
         size_ok = int(size.value) - (ptr.value - base.value)  # what the mapping really holds
-        tree = unpack(desc, _as_tensor(ptr.value, size_ok, device), to if to is not None else device)
+        tree = unpack(desc, _as_tensor(ptr.value, size_ok, device), to if to is not None else device, keep_cpu)
         torch.cuda.synchronize(device)  # every copy is done before the mapping goes
         return tree
     finally:

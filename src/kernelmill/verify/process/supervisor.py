@@ -259,7 +259,6 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
                  guards=job.guards, skip_timing_reason=job.skip_timing_reason, import_is_build=job.import_is_build,
                  build_cache=job.build_cache, env=job.env, defer_builds=job.defer_builds,
                  exchange="cuda_ipc" if exchange == "cuda_ipc" else "file").write(priv / "job.json")
-    phases["guard_exchange_ipc"] = 1.0 if exchange == "cuda_ipc" else 0.0
     reports = _Reports(launched.report)
     launched.go()
     comparison, timing_error = None, None
@@ -453,7 +452,8 @@ def _receive_outputs(final: dict | None, launched: Launched, device: torch.devic
     if desc is None:
         return None
     try:
-        return cuda_ipc.receive(desc, device, to=where)
+        # every output on `where`, as torch.load(map_location=where) puts the file's
+        return cuda_ipc.receive(desc, device, to=where, keep_cpu=False)
     except Exception as exc:  # noqa: BLE001 - the description came from the candidate
         return exc
     finally:
