@@ -12,6 +12,20 @@ PyTorch -> TileLang:
         operand slices staged K-major in T.alloc_shared tiles
         T.alloc_local registers: 8 values of A and 8 of B per step, 64 accumulators,
           T.unroll'ed outer product
+  the order of the sum over K -> K summed as SLICES = 16 slices of 256: each slice in its own
+      fp32 accumulator from zero (one FMA per step), the slices' sums added in order into a
+      second set of 64 registers (`tot`), flushed by an `if` at the end of a slice's last step.
+      Why: one FMA chain over all K = 4096 (the first version of this seed) carries a rounding
+      error of about 7e-5 rms at K = 4096 with randn inputs, and on the H100 cuBLAS summed this
+      shape in another order: 447 of 4,194,304 outputs differed by more than
+      1e-4 + 1e-4 * |ref| (outputs near zero). Emulating the orders in numpy against a float64
+      product: 16 slices have 1.9e-5 rms error, and against a reference summed as 8 or 16
+      slices or summed exactly (float64) they leave no output outside the tolerance in 1M
+      tried; a float64 accumulator (acc_dtype="float64") is more exact (1.6e-6 rms) but still
+      leaves about 4 per 4M outside against an 8-slice reference, costs 2x the registers
+      (spills) and runs fp64 FMAs at half rate. No scheme passes against a reference that
+      sums in 1, 2 or 4 long chains but the one that sums in the same order
+      (benchmarks/diag/tilelang_13_order.py measures cuBLAS's order on the GPU).
 Computed in fp32 with fp32 accumulation, as the reference (the harness disables TF32).
 """
 import torch
@@ -20,6 +34,7 @@ import tilelang
 import tilelang.language as T
 
 BM, BN, BK, TM, TN = 128, 128, 16, 8, 8
+SLICES = 16  # K is summed as this many slices (the docstring says why)
 THREADS = (BM // TM) * (BN // TN)
 
 
@@ -29,37 +44,46 @@ def _check(name, **dims):
             raise ValueError(f"{name}: {d} = {v} is not a multiple of {tile}")
 
 
-def at_b_kernel(M: int, N: int, K: int, target=None):
-    """"""
-    _check("at_b_kernel", M=(M, BM), N=(N, BN), K=(K, BK))
+def at_b_kernel(M: int, N: int, K: int, slices: int = SLICES, acc_dtype: str = "float32", target=None):
+    """C = A.T @ B; K summed as `slices` equal slices, each in its own accumulator from zero,
+    the slices' sums added in order (slices=1: one FMA chain over all of K). acc_dtype="float64"
+    accumulates in double (the result then is the exact sum rounded once; slower)."""
+    _check("at_b_kernel", M=(M, BM), N=(N, BN), K=(K, BK * slices))
+    KS = K // slices
 
     @T.prim_func
     def at_b_fp32(A: T.Tensor((K, M), "float32"), B: T.Tensor((K, N), "float32"), C: T.Tensor((M, N), "float32")):
         with T.Kernel(N // BN, M // BM, threads=THREADS) as (bx, by):
             As = T.alloc_shared((BK, BM), "float32")
             Bs = T.alloc_shared((BK, BN), "float32")
-            acc = T.alloc_local((TM, TN), "float32")
-            a = T.alloc_local((TM,), "float32")
-            b = T.alloc_local((TN,), "float32")
+            acc = T.alloc_local((TM, TN), acc_dtype)  # this slice's partial sums
+            tot = T.alloc_local((TM, TN), acc_dtype)  # the slices' sums, added in order
+            a = T.alloc_local((TM,), acc_dtype)
+            b = T.alloc_local((TN,), acc_dtype)
             tid = T.get_thread_binding()
             ty = tid // (BN // TN)
             tx = tid % (BN // TN)
             for i, j in T.grid(TM, TN):
+                tot[i, j] = 0.0
                 acc[i, j] = 0.0
             for ko in T.Pipelined(K // BK, num_stages=2):
                 T.copy(A[ko * BK, by * BM], As)  # A is (K, M): the slice is already K-major
                 T.copy(B[ko * BK, bx * BN], Bs)  # B (K, N) row-major: K-major already
                 for kk in T.serial(BK):
                     for i in T.unroll(TM):
-                        a[i] = As[kk, ty * TM + i]
+                        a[i] = T.Cast(acc_dtype, As[kk, ty * TM + i])
                     for j in T.unroll(TN):
-                        b[j] = Bs[kk, tx * TN + j]
+                        b[j] = T.Cast(acc_dtype, Bs[kk, tx * TN + j])
                     for i, j in T.grid(TM, TN):
-                        acc[i, j] += a[i] * b[j]
+                        acc[i, j] += a[i] * b[j]  # one FMA: a single rounding per step
+                if (ko + 1) % (KS // BK) == 0:  # a slice ends: add its sum, start the next from zero
+                    for i, j in T.grid(TM, TN):
+                        tot[i, j] = tot[i, j] + acc[i, j]
+                        acc[i, j] = 0.0
             for i, j in T.grid(TM, TN):
                 m = by * BM + ty * TM + i
                 n = bx * BN + tx * TN + j
-                C[m, n] = acc[i, j]
+                C[m, n] = T.Cast("float32", tot[i, j])
 
     return tilelang.compile(at_b_fp32, out_idx=[2], target=target)
 
