@@ -74,6 +74,7 @@ def main() -> int:
     ap.add_argument("--cpu", action="store_true", help="no GPU: compile for sm_90a (else: the GPU's target)")
     ap.add_argument("--only", default="", help="substring of the task path to check (e.g. level2/)")
     ap.add_argument("--part", default="1/1", help="K/N: only the seed files whose index (in sorted order) is K-1 mod N")
+    ap.add_argument("--tasks", default="", help="comma-separated task ids (level1/13_TransposedMatmul,...): only these seeds")
     ap.add_argument("--out", default="", help="write one JSON line per kernel here")
     ap.add_argument("--fresh-cache", action="store_true",
                     help="compile into an empty TILELANG_CACHE_DIR, so every time is a cold compile")
@@ -84,8 +85,11 @@ def main() -> int:
     rows = []
     out = open(args.out, "w") if args.out else None  # one line per kernel as it is done (a cut run keeps them)
     k, n = (int(x) for x in args.part.split("/"))
+    wanted = {t.strip() for t in args.tasks.split(",") if t.strip()}
     for i, path in enumerate(seed_files()):
         if (args.only and args.only not in str(path)) or i % n != k - 1:
+            continue
+        if wanted and "/".join(path.relative_to(CANDIDATES).parts[:2]) not in wanted:
             continue
         for row in check_one(path, target):
             rows.append(row)

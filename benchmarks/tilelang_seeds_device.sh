@@ -16,6 +16,10 @@
 # The seeds can be split into parts, each run as its own command (the same split in both steps):
 #   KM_PARTS=3 KM_PART=1 OUT=/tmp/o1 bash benchmarks/tilelang_seeds_device.sh   (then KM_PART=2, 3)
 # which is what an H100 needs (a guarded run of a full-size task is 5-12 s: about 14 seeds fit).
+# Or name the seeds' task ids (comma-separated; both steps take only those, within the part):
+#   KM_TASKS=level1/13_TransposedMatmul,level1/23_GroupNorm OUT=/tmp/o bash benchmarks/tilelang_seeds_device.sh
+# (benchmarks/tilelang_seeds_rest_device.sh names the seeds the first H100 run left out).
+# KM_COMPILE_TIMEOUT and KM_VERIFY_TIMEOUT (seconds, default 180 and 300) bound the two steps.
 # At most about 8.5 minutes on an H100: compiling is cut at 180 s, verify at 300 s (timeout exits
 # 124); the summary is written either way. Running the same command again (same machine, same
 # KM_WORK) resumes: the verify store answers finished seeds, the TileLang cache holds the kernels
@@ -27,6 +31,7 @@ OUT=${OUT:?set OUT to the results folder}
 PY=${PYTHON:-python3}
 PARTS=${KM_PARTS:-1}
 PART=${KM_PART:-1}
+TASKS=${KM_TASKS:-}  # comma-separated task ids; empty: every seed of the part
 WORK=${KM_WORK:-/tmp/km-tlseeds}  # kept: a second run resumes (verify store, TileLang cache)
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
 export KERNELMILL_CACHE="$WORK/cache"
@@ -43,19 +48,26 @@ step "environment"
 which nvcc && nvcc --version | tail -1
 
 step "compile every seed kernel once (cold cache), timed"
-timeout 180 "$PY" benchmarks/tilelang_seeds_check.py --part "$PART/$PARTS" --out "$OUT/compile.jsonl"
+timeout "${KM_COMPILE_TIMEOUT:-180}" "$PY" benchmarks/tilelang_seeds_check.py --part "$PART/$PARTS" --tasks "$TASKS" \
+    --out "$OUT/compile.jsonl"
 echo "check exit: $?"
 BEFORE=$(entries)
 echo "kernel cache entries: $BEFORE"
 
 step "samples"
-"$PY" - "$WORK/seeds.jsonl" "$PART" "$PARTS" <<'PYEOF'
+"$PY" - "$WORK/seeds.jsonl" "$PART" "$PARTS" "$TASKS" <<'PYEOF' || { echo "error: no samples file"; exit 2; }
 import json, sys
 from kernelmill.tasks.builtin import builtin_samples
 # the same order and split as tilelang_seeds_check.py --part (sorted by file path)
 seeds = sorted((s for s in builtin_samples(["tilelang"]) if s.meta["expect"] == "ok"), key=lambda s: s.meta["path"])
 k, n = int(sys.argv[2]), int(sys.argv[3])
 rows = [s for i, s in enumerate(seeds) if i % n == k - 1]
+wanted = {t.strip() for t in sys.argv[4].split(",") if t.strip()}
+if wanted:
+    unknown = wanted - {s.task_id for s in seeds}
+    if unknown:
+        sys.exit(f"KM_TASKS names tasks without a TileLang seed: {sorted(unknown)}")
+    rows = [s for s in rows if s.task_id in wanted]
 with open(sys.argv[1], "w") as fh:
     for s in rows:
         fh.write(json.dumps({"sample_id": s.sample_id, "task_id": s.task_id, "language": s.language,
@@ -64,7 +76,7 @@ print(len(rows), "seed candidates")
 PYEOF
 
 step "kernelmill verify (guards standard, full profile)"
-timeout 300 "$PY" -m kernelmill.cli verify builtin "$WORK/seeds.jsonl" -o "$OUT/verdicts.jsonl" \
+timeout "${KM_VERIFY_TIMEOUT:-300}" "$PY" -m kernelmill.cli verify builtin "$WORK/seeds.jsonl" -o "$OUT/verdicts.jsonl" \
     --device cuda --profile full --guards standard --run-timeout 240
 RC=$?
 echo "verify exit: $RC"
