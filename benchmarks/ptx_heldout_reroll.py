@@ -62,7 +62,7 @@ def main() -> None:
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--linear-only", action="store_true", help="the paper's linear grammar only")
     args = ap.parse_args()
-    cfg = RerollConfig(geometric=not args.linear_only)
+    cfg = RerollConfig(geometric=not args.linear_only, tables=not args.linear_only)
     rows = []
     for path in sorted(ROOT.glob("*/*.cu")):
         rows += rows_for(path, cfg, args.arch)

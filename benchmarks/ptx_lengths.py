@@ -216,8 +216,8 @@ def summary(sel: list[dict]) -> str:
 
 
 # (label, config): the paper's linear grammar vs ours, and the two plans
-ABLATIONS = [("linear grammar, greedy (PtxDec's algorithm)", RerollConfig(geometric=False, strategy="greedy")),
-             ("linear grammar, best of dp/greedy", RerollConfig(geometric=False, strategy="best")),
+ABLATIONS = [("linear grammar, greedy (PtxDec's algorithm)", RerollConfig(geometric=False, tables=False, strategy="greedy")),
+             ("linear grammar, best of dp/greedy", RerollConfig(geometric=False, tables=False, strategy="best")),
              ("geometric terms, greedy", RerollConfig(strategy="greedy")),
              ("geometric terms, dp", RerollConfig(strategy="dp")),
              ("geometric terms, best of dp/greedy (default)", RerollConfig())]

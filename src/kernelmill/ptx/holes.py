@@ -21,7 +21,7 @@ import re
 
 from .lexer import count_tokens
 from .syntax import (Addr, Block, Imm, Instr, Label, Loop, Neg, Paren, Pipe, Reg, Stmt, Sym,
-                     Vec, VarExpr, VarReg)
+                     Vec, VarExpr, VarReg, fmt_varreg)
 
 REGNUM = re.compile(r"^(%[A-Za-z_]+?)(0|[1-9]\d*)$")
 # compiler-made labels: numbered, so an unrolled body with branches rolls too
@@ -93,7 +93,7 @@ def hole_value(node) -> int:
 def shape(node) -> tuple:
     """The loop-variable part of a hole (part of the skeleton, shared by copies)."""
     e = node.expr if isinstance(node, VarReg) else node
-    return (e.terms, e.shifts) if isinstance(e, VarExpr) else ((), ())
+    return (e.terms, e.shifts, e.tables) if isinstance(e, VarExpr) else ((), (), ())
 
 
 def split(s: Stmt) -> tuple[str, tuple[int, ...], tuple[str, ...], tuple[tuple, ...]]:
@@ -124,6 +124,8 @@ def split(s: Stmt) -> tuple[str, tuple[int, ...], tuple[str, ...], tuple[tuple, 
 def predict(model: tuple, v0: int, t: int) -> int:
     if model[0] == "lin":
         return v0 + t * model[1]
+    if model[0] == "tab":
+        return model[1][t]
     kind, b, m, k = model
     g = abs(m) >> (t * k) if kind == "shr" else abs(m) << (t * k)
     return b + (g if m >= 0 else -g)
@@ -174,13 +176,33 @@ def cost(kind: str, v0: int, model: tuple, node_shape: tuple) -> int:
         return 0
     if model[0] == "lin":
         return linear_cost(kind, model[1])
-    # geometric: rare (only where linear failed), so count the printed text exactly
-    terms, shifts = node_shape
-    op, b, m, k = model
-    new = count_tokens(str(VarExpr(b, terms, shifts + ((m, ">>", "i", k),))))
+    if model[0] == "tab" and node_shape == ((), (), ()):
+        return table_cost(kind, v0, model[1])
+    # geometric, or a table on a hole that already has terms: rare, so count exactly
+    terms, shifts, tables = node_shape
+    if model[0] == "tab":
+        e = VarExpr(0, terms, shifts, tables + (("i", model[1]),))
+    else:
+        op, b, m, k = model
+        e = VarExpr(b, terms, shifts + ((m, ">>", "i", k),), tables)
+    old = VarExpr(v0, terms, shifts, tables)
+    if kind in ("reg", "sym", "vreg"):  # `%r7` / `%r7+j` -> `%r(...)`
+        return count_tokens(f"%r({e})") - count_tokens(fmt_varreg(VarReg("%r", old)) if kind == "vreg" else "%r1")
     if kind == "off0":
-        return new + 1  # `[%r3]` -> `[%r3+(...)]`
-    return new - count_tokens(str(VarExpr(v0, terms, shifts)) if kind == "vimm" else str(v0))
+        return count_tokens(str(e)) + 1  # `[%r3]` -> `[%r3+(...)]`
+    return count_tokens(str(e)) - count_tokens(str(old) if kind == "vimm" else str(v0))
+
+
+def table_cost(kind: str, v0: int, vals) -> int:
+    """Extra tokens of a table `[v0,v1,...][i]` over the plain hole of copy 0 (format 2):
+    2 per value (a comma or `]`, one more for a minus), `[`, `[`, `i`, `]`; a register or
+    label gains `(`, `)`, an absent offset `+`."""
+    n = 2 * len(vals) + 4 + sum(v < 0 for v in vals)
+    if kind in ("reg", "sym"):
+        return n + 2
+    if kind == "off0":
+        return n + 1
+    return n - (2 if v0 < 0 else 1)
 
 
 def template(s: Stmt, base: tuple[int, ...], models: tuple[tuple, ...], var: str) -> Stmt:
@@ -191,12 +213,14 @@ def template(s: Stmt, base: tuple[int, ...], models: tuple[tuple, ...], var: str
         v0, model = next(it)
         if model == ("lin", 0):
             return node
-        terms, shifts = shape(node)
+        terms, shifts, tables = shape(node)
         if model[0] == "lin":
-            expr = VarExpr(v0, terms + ((var, model[1]),), shifts)
+            expr = VarExpr(v0, terms + ((var, model[1]),), shifts, tables)
+        elif model[0] == "tab":  # the hole's value in each copy
+            expr = VarExpr(0, terms, shifts, tables + ((var, tuple(model[1])),))
         else:
             op, b, m, k = model
-            expr = VarExpr(b, terms, shifts + ((m, ">>" if op == "shr" else "<<", var, k),))
+            expr = VarExpr(b, terms, shifts + ((m, ">>" if op == "shr" else "<<", var, k),), tables)
         if kind in ("reg", "vreg", "sym"):
             prefix = (REGNUM.match(node.name).group(1) if kind == "reg" else
                       LABELNUM.match(node.name).group(1) if kind == "sym" else node.prefix)

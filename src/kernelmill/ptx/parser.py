@@ -341,7 +341,7 @@ class _Parser:
         if t.text == "(":
             return self.number() if self.at_shift() else Paren(self._items("(", ")"))
         if t.text == "[":
-            return self.address()
+            return self.number() if self.at_table() else self.address()
         if t.kind in _NUMERIC or t.text == "-":
             return self.number()
         if t.kind == "reg":
@@ -421,8 +421,12 @@ class _Parser:
         """An immediate, or a VarExpr `Int {(+|-) var*Nat} {(+|-) (Nat>>var[*Nat])}`."""
         start = self.peek()
         shifts: list[tuple[int, str, str, int]] = []
+        tables: list[tuple[str, tuple[int, ...]]] = []
         if self.at_shift():  # `(2048>>i)`: a VarExpr whose base 0 is left out
             shifts.append(self.shift(1))
+            t, text = start, "0"
+        elif self.at_table():  # `[8,12,5][i]` (format 2), also without its base 0
+            tables.append(self.table())
             t, text = start, "0"
         else:
             neg = self.at("-")
@@ -434,17 +438,54 @@ class _Parser:
             text = ("-" if neg else "") + t.text
         terms = []
         while (self.at("+") or self.at("-")) and self.peek(1) is not None:
-            if self.peek(1).kind == "ident" and not shifts:
+            if self.peek(1).kind == "ident" and not shifts and not tables:
                 terms.append(self.term())
             elif self.at_shift(1):
                 shifts.append(self.shift(-1 if self.next().text == "-" else 1))
+            elif self.at("+") and self.at_table(1):
+                self.next()
+                tables.append(self.table())
             else:
                 break
-        if terms or shifts:
-            if t.kind != "dec" and not (shifts and t is start):
+        if terms or shifts or tables:
+            if t.kind != "dec" and not ((shifts or tables) and t is start):
                 self.error("a VarExpr starts with a decimal integer", start.pos)
-            return VarExpr(int(text), tuple(terms), tuple(shifts))
+            return VarExpr(int(text), tuple(terms), tuple(shifts), tuple(tables))
         return Imm(text)
+
+    def at_table(self, k: int = 0) -> bool:
+        """At a table term `[Int {, Int}][var]` (format 2): one value per loop copy?"""
+        t = self.peek(k)
+        if t is None or t.text != "[":
+            return False
+        k += 1
+        while True:
+            t = self.peek(k)
+            if t is not None and t.text == "-":
+                k += 1
+                t = self.peek(k)
+            if t is None or t.kind != "dec" or t.text.endswith("U"):
+                return False
+            t = self.peek(k + 1)
+            if t is None or t.text not in (",", "]"):
+                return False
+            k += 2
+            if t.text == "]":
+                break
+        toks = [self.peek(k + d) for d in range(3)]
+        return (all(x is not None for x in toks) and toks[0].text == "[" and toks[1].kind == "ident"
+                and toks[2].text == "]")
+
+    def table(self) -> tuple[str, tuple[int, ...]]:
+        self.expect("[")
+        vals = [self.integer()]
+        while self.at(","):
+            self.next()
+            vals.append(self.integer())
+        self.expect("]"), self.expect("[")
+        var = self.next().text
+        self.expect("]")
+        return var, tuple(vals)
 
     def term(self) -> tuple[str, int]:
         """`+var*Nat`, `-var*Nat`, or (format 2) `+var` / `-var` for a coefficient of 1."""

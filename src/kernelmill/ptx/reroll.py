@@ -23,7 +23,7 @@ default (`best`) runs both plans and keeps the shorter text per function.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .expand import expand_stmts
 from .lexer import count_tokens
@@ -40,6 +40,8 @@ class RerollConfig:
     max_candidates: int = 48   # candidate periods tried per position
     max_passes: int = 6        # re-applications for nested loops
     geometric: bool = True     # allow `(m>>i)` / `(m<<i)` terms (our grammar extension)
+    tables: bool = True        # allow table terms `[v0,v1,...][i]` (format 2) for holes no model fits
+    max_table: int = 32        # longest table (copies of a loop with a table term)
     strategy: str = "best"     # "dp" | "greedy" | "best" (run both, keep the shorter)
 
     def __post_init__(self):
@@ -54,6 +56,7 @@ class RerollStats:
     failed: int = 0      # functions kept unrolled because the check failed
     loops: int = 0
     geometric_loops: int = 0  # loops with at least one `(m>>i)` / `(m<<i)` term
+    table_loops: int = 0      # loops with at least one table term `[v0,v1,...][i]`
     rejected_templates: int = 0
     failures: list[str] = field(default_factory=list)
 
@@ -76,9 +79,12 @@ def _roll_stream(stmts, cfg: RerollConfig, stats: RerollStats, strategy: str,
 
     def flush():
         if len(seg) >= 4:
-            key = (tuple(seg), free)  # the plans start from the same segments
+            items = tuple(seg)
+            key = (items, free, cfg.tables)  # the plans start from the same segments
             if key not in cache:
-                cache[key] = Segment(list(seg), cfg, [_tokens(s) for s in seg], free)
+                twin = cache.get((items, free, not cfg.tables))
+                cache[key] = (twin.with_config(cfg) if twin is not None else
+                              Segment(list(seg), cfg, [_tokens(s) for s in seg], free))
             out.extend(cache[key].roll(stats, strategy))
         else:
             out.extend(seg)
@@ -119,17 +125,26 @@ def reroll_stmts(stmts, cfg: RerollConfig | None = None,
     plan's rotations sometimes nest better than the per-pass optimum."""
     cfg = cfg or RerollConfig()
     stats = stats if stats is not None else RerollStats()
-    plans = ("dp", "greedy") if cfg.strategy == "best" else (cfg.strategy,)
+    plans = [("dp", cfg), ("greedy", cfg)] if cfg.strategy == "best" else [(cfg.strategy, cfg)]
     best, cache = None, {}
-    for plan in plans:
+    for plan, c in plans:
         st = RerollStats()
-        out = _reroll_with(stmts, cfg, st, plan, cache)
-        n = count_tokens(fmt_stmts(out)) if len(plans) > 1 else 0
+        out = _reroll_with(stmts, c, st, plan, cache)
+        if c.tables and st.table_loops and cfg.strategy == "best" and len(plans) < 3:
+            # a table over a whole run can win a pass and then block the nested fold that
+            # the next pass would find: where tables were used, a plan without is tried too
+            plans.append(("dp", replace(cfg, tables=False)))
+        n = count_tokens(fmt_stmts(out)) if cfg.strategy == "best" else 0
         if best is None or n < best[0]:
             best = (n, out, st)
-    _, out, st = best
+    n, out, st = best
+    if cfg.strategy != "best":
+        n = count_tokens(fmt_stmts(out))
+    if n > count_tokens(fmt_stmts(stmts)):  # scores are exact, but never make the text longer
+        return list(stmts)
     stats.loops += st.loops
     stats.geometric_loops += st.geometric_loops
+    stats.table_loops += st.table_loops
     stats.rejected_templates += st.rejected_templates
     return out
 

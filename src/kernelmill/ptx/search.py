@@ -46,6 +46,7 @@ class _Cand:
     copies: int
     deltas: list       # per body statement, per hole: the linear step
     geo: list | None   # per body statement, per hole: models (holes.py), if not all linear
+    tables: bool = False  # some hole is a table `[v0,v1,...][i]` (geo holds the models)
 
     @property
     def models(self) -> list:
@@ -77,6 +78,13 @@ class Segment:
         # (pos, period) -> (copies, deltas) of all-linear runs, reused by pos - period
         self.linear: dict[tuple[int, int], tuple[int, list]] = {}
         self.memo: dict[int, list[_Cand]] = {}  # shared by the plans (see reroll_stmts)
+
+    def with_config(self, cfg) -> "Segment":
+        """The same segment (skeletons, values, linear runs shared) searched under `cfg`."""
+        other = object.__new__(Segment)
+        other.__dict__.update(self.__dict__)
+        other.cfg, other.memo = cfg, {}
+        return other
 
     def _copies(self, pos: int, p: int, models: list, start: int) -> int:
         n, sk, vals = len(self.items), self.sk, self.vals
@@ -162,6 +170,8 @@ class Segment:
                 self.linear[(pos, p)] = (c, deltas)
             found.append((p, c))
             fixed = HEADER_TOKENS + cum[q] - cum[pos]
+            if models is None and cfg.tables and cs > c:
+                self._table_options(pos, p, deltas, c, cs, fixed, out)
             if cum[pos + c * p] - cum[pos] <= fixed:
                 continue  # not even the longest run pays for its header
             if models is None:
@@ -175,6 +185,66 @@ class Segment:
                 if gain > 0:
                     out.append(_Cand(gain, pos, p, cc, deltas, models))
         return out
+
+    def _table_options(self, pos: int, p: int, deltas: list, c: int, cs: int, fixed: int,
+                       out: list) -> None:
+        """Runs longer than the linear one (`c` copies) up to the skeleton's run (`cs`): each
+        hole that leaves its linear model within the run becomes a table of its values, one
+        per copy (`%r([8,12,5,17,20][i])`). Scored exactly like the linear candidates; the
+        best few run lengths with a positive gain are offered."""
+        cmax = min(cs, self.cfg.max_table)
+        if cmax <= c:
+            return
+        vals, kinds, cum = self.vals, self.kinds, self.cum
+        base = vals[pos:pos + p]
+        # the linear model restarting after c copies is a nested unroll: the next pass
+        # folds these runs into an outer loop, shorter than one table over all of them
+        if cs >= 2 * c and all(vals[pos + (c + t) * p + k] == tuple(a + t * d for a, d in zip(vals[pos + c * p + k], deltas[k]))
+                               for t in range(1, c) for k in range(p)):
+            return
+        # for each hole: copies it keeps to its linear model (>= c), its linear cost
+        holes = [(k, h) for k in range(p) for h in range(len(base[k]))]
+        lin = {kh: linear_cost(kinds[pos + kh[0]][kh[1]], deltas[kh[0]][kh[1]]) for kh in holes}
+        live = set(holes)
+        leaves: dict[int, list] = {}   # copy index -> holes that leave their model there
+        left: dict[tuple, int] = {}
+        for t in range(c, cmax):
+            s0 = pos + t * p
+            for kh in list(live):
+                k, h = kh
+                if vals[s0 + k][h] != base[k][h] + t * deltas[k][h]:
+                    live.discard(kh)
+                    leaves.setdefault(t, []).append(kh)
+                    left[kh] = t
+
+        tabled: list = []
+        # per tabled hole: table cost minus 2 per value (added per copy below)
+        lin_sum, tab_fixed, negs = sum(lin.values()), 0, 0
+        best: list[tuple[int, int]] = []
+        for cc in range(c + 1, cmax + 1):
+            t = cc - 1  # the copy added
+            for kh in leaves.get(t, ()):
+                k, h = kh
+                tabled.append(kh)
+                lin_sum -= lin[kh]
+                kd = kinds[pos + k][h]
+                if self.shapes[pos + k][h] != ((), (), ()):
+                    tab_fixed += 10**6  # tables on folded holes: not offered (rare)
+                tab_fixed += 4 + (2 if kd in ("reg", "sym") else 1 if kd == "off0" else
+                                  -(2 if base[k][h] < 0 else 1))
+                negs += sum(vals[pos + u * p + k][h] < 0 for u in range(t))
+            negs += sum(vals[pos + t * p + k][h] < 0 for k, h in tabled)
+            if not tabled:
+                continue
+            cost = lin_sum + tab_fixed + 2 * cc * len(tabled) + negs
+            gain = cum[pos + cc * p] - cum[pos] - fixed - cost
+            if gain > 0:
+                best.append((gain, cc))
+        for gain, cc in sorted(best, reverse=True)[:3]:
+            models = [tuple(("tab", tuple(vals[pos + u * p + k][h] for u in range(cc)))
+                            if left.get((k, h), cmax) < cc else ("lin", deltas[k][h])
+                            for h in range(len(base[k]))) for k in range(p)]
+            out.append(_Cand(gain, pos, p, cc, deltas, models, tables=True))
 
     def _plan_dp(self) -> list[_Cand | None]:
         """The non-overlapping loops that save the most tokens in this segment."""
@@ -226,7 +296,8 @@ class Segment:
                 if self._same(loop, span):
                     out.append(loop)
                     stats.loops += 1
-                    stats.geometric_loops += b.geo is not None
+                    stats.geometric_loops += b.geo is not None and not b.tables
+                    stats.table_loops += b.tables
                     pos += b.period * b.copies
                     continue
                 stats.rejected_templates += 1

@@ -37,6 +37,7 @@ class VarExpr:
     base: int
     terms: tuple[tuple[str, int], ...] = ()  # (loop variable, coefficient)
     shifts: tuple[tuple[int, str, str, int], ...] = ()  # (signed magnitude, ">>" | "<<", var, k)
+    tables: tuple[tuple[str, tuple[int, ...]], ...] = ()  # (loop variable, values): `[8,12,5][i]`
 
     def eval(self, env: dict[str, int]) -> int:
         v = self.base + sum(env[x] * c for x, c in self.terms)
@@ -46,22 +47,31 @@ class VarExpr:
                 raise ValueError(f"shift by a negative amount ({x}*{k} = {n})")
             m = abs(c) >> n if op == ">>" else abs(c) << n
             v += m if c >= 0 else -m
+        for x, vals in self.tables:
+            t = env[x]
+            if not 0 <= t < len(vals):
+                raise ValueError(f"table of {len(vals)} values indexed by {x} = {t}")
+            v += vals[t]
         return v
 
     def __str__(self) -> str:
-        # the base is left out only before a leading positive shift: `(2048>>i)`
-        s = "" if (self.base == 0 and not self.terms and self.shifts
-                   and self.shifts[0][0] > 0) else str(self.base)
+        # the base is left out only before a leading positive shift or a table:
+        # `(2048>>i)`, `[8,12,5][i]`
+        lead = not self.terms and self.base == 0 and (
+            (self.shifts and self.shifts[0][0] > 0) or (not self.shifts and self.tables))
+        s = "" if lead else str(self.base)
         for v, c in self.terms:  # a coefficient of 1 is not printed: `+i`, `-i`
             s += ("+" if c >= 0 else "-") + v + (f"*{abs(c)}" if abs(c) != 1 else "")
         for c, op, v, k in self.shifts:
             sign = "" if not s else ("+" if c > 0 else "-")
             s += f"{sign}({abs(c)}{op}{v}" + (f"*{k})" if k != 1 else ")")
+        for v, vals in self.tables:
+            s += ("+" if s else "") + "[" + ",".join(map(str, vals)) + f"][{v}]"
         return s
 
     @property
     def vars(self) -> set[str]:
-        return {v for v, _ in self.terms} | {s[2] for s in self.shifts}
+        return {v for v, _ in self.terms} | {s[2] for s in self.shifts} | {t[0] for t in self.tables}
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,7 +257,7 @@ def fmt_varreg(o: VarReg) -> str:
     when the expression has terms and no shifts and `prefix + base` splits back into the
     same prefix and number (registers `%[A-Za-z_]+N`, compiler labels `$L..._N`)."""
     e = o.expr
-    if e.terms and not e.shifts and e.base >= 0:
+    if e.terms and not e.shifts and not e.tables and e.base >= 0:
         name = f"{o.prefix}{e.base}"
         m = _REG_SPLIT.match(name)
         if m is not None and m.group(1) == o.prefix:
