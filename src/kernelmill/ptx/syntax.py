@@ -10,6 +10,10 @@ and a `var in range(a, b, c):` operand (`Loop`), `VarExpr` (`Nat {+ Var*Nat}`;
 we also allow a negative base and `- Var*Nat` terms, which nvcc's descending
 offsets need, and geometric terms `(Nat>>var)` / `(Nat<<var*2)` for the halving
 offsets of tree reductions and the doubling ones of scans) and `VarReg` (`%f(3+i*2)`).
+
+Format 2 (docs/FORMATS.md), what the printer writes: `%f3+i*2` for that VarReg, `+i` for
+`+i*1`, `range(n)` / `range(a, b)`, and table terms `[v0,v1,...][i]` for holes that
+follow no model. The parser reads both formats into the same trees.
 """
 
 from __future__ import annotations
