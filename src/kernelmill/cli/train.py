@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from .common import console, fail
+from .common import console, err, fail
 
 app = typer.Typer(help="Train on the curated exports with TRL (SFT/LoRA/QLoRA, KTO, multi-turn GRPO).",
                   no_args_is_help=True)
@@ -31,26 +31,38 @@ def _run(kind: str, config: str, overrides: list[str] | None, fresh: bool) -> No
     from ..train.config import ConfigError, load_recipe
     from ..train.data import DatasetFormatError
     from ..train.masks import LabelMaskError
-    from ..train.models import GpuRequiredError
-
+    from ..train.models import GpuRequiredError, LaunchError
+    from ..train.outputs import launch_rank
     from ..train.run import run_recipe
 
     try:
         recipe = load_recipe(config, kind=kind, overrides=overrides or [])
         result = run_recipe(recipe, resume=not fresh)
-    except (ConfigError, DatasetFormatError, LabelMaskError, GpuRequiredError) as exc:
+    except (ConfigError, DatasetFormatError, LabelMaskError, GpuRequiredError, LaunchError) as exc:
         fail(f"{exc}")
-    _print_result(result)
+    _print_result(result, *launch_rank())
 
 
-def _print_result(result: dict) -> None:
+def _print_result(result: dict, rank: int = 0, processes: int = 1) -> None:
+    """The summary, once: under `accelerate launch` the main process prints it and every other
+    process one line on stderr that it finished (so the log shows how many ran)."""
+    if processes > 1:
+        err.print(f"process {rank} of {processes} finished")
+        if rank != 0:
+            return
     if result.get("already_complete"):
         console.print(f"already finished: {result.get('steps')} steps, model in {result.get('output_dir')} "
                       f"({result['already_complete']}); nothing to do (--fresh trains again)")
         return
     if result.get("resumed_from"):
         console.print(f"resumed from {result['resumed_from']}")
-    console.print(f"[green]done[/green]: {result['steps']} steps, saved to {result['output_dir']}")
+    where = ""
+    if result.get("processes", 1) > 1:
+        where = f" on {result['processes']} processes ({result.get('distributed')})"
+    console.print(f"[green]done[/green]: {result['steps']} steps{where}, saved to {result['output_dir']}")
+    if result.get("tokens_per_s"):
+        console.print(f"{result['tokens']:.0f} tokens in {result['train_runtime_s']:.1f} s: "
+                      f"{result['tokens_per_s']:.0f} tokens/s (all processes)")
     if result.get("first_loss") is not None:
         console.print(f"loss {result['first_loss']:.4f} -> {result['last_loss']:.4f}")
     if result.get("first_reward") is not None:

@@ -13,7 +13,7 @@ from typing import Any
 from .config import Recipe
 from .data import load_dataset, load_rows
 from .episodes import EpisodeRunner, episode_reward
-from .models import check_gpu_options, load_model, load_tokenizer, peft_config, trl_args
+from .models import check_gpu_options, check_launch, load_model, load_tokenizer, peft_config, trl_args
 from .outputs import finish_run, last_checkpoint
 from .rewards import KernelReward, Verifier, make_verifier
 
@@ -48,6 +48,7 @@ def build_grpo_trainer(recipe: Recipe, verifier: Verifier | None = None):
         reward_funcs = [reward]
     trainer = GRPOTrainer(model=load_model(recipe), reward_funcs=reward_funcs, args=trl_args(recipe),
                           train_dataset=train, processing_class=tok, peft_config=peft_config(recipe.lora), **kwargs)
+    check_launch(trainer)
     return trainer, tok
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from .config import Recipe
 from .data import load_dataset, load_rows
-from .models import check_gpu_options, load_model, load_tokenizer, peft_config, trl_args
+from .models import check_gpu_options, check_launch, load_model, load_tokenizer, peft_config, trl_args
 from .outputs import finish_run, last_checkpoint
 
 log = logging.getLogger(__name__)
@@ -53,6 +53,7 @@ def build_kto_trainer(recipe: Recipe):
     tok = load_tokenizer(recipe.model)
     trainer = KTOTrainer(model=load_model(recipe), args=args, train_dataset=train, eval_dataset=evald,
                          processing_class=tok, peft_config=peft_config(recipe.lora))
+    check_launch(trainer)
     return trainer, tok, msg
 
 

@@ -20,6 +20,31 @@ class GpuRequiredError(RuntimeError):
     """A recipe option that needs a CUDA GPU, on a machine without one."""
 
 
+class LaunchError(RuntimeError):
+    """The launcher started several processes that the trainer does not join into one run."""
+
+
+def check_launch(trainer) -> None:
+    """Refuse a launch whose processes would each train alone, before anything is written.
+
+    `accelerate launch --multi_gpu --num_processes N` (or a config file that means it) starts N
+    processes; without CUDA they join into one run over gloo only when the recipe says
+    `training.use_cpu: true`. Without it each process trains the whole recipe by itself and all of
+    them write the same output_dir. (`accelerate launch --cpu --num_processes N` starts a single
+    process without mpirun: nothing to catch here, see configs/accelerate_cpu2.yaml.)
+    """
+    from .outputs import launched_processes
+
+    launched = launched_processes()
+    joined = int(getattr(getattr(trainer, "accelerator", None), "num_processes", 1))
+    if launched > 1 and joined != launched:
+        raise LaunchError(
+            f"the launcher started {launched} processes but the trainer runs as {joined} "
+            f"(each would train alone and write the same output_dir). Without a CUDA GPU set "
+            "training.use_cpu: true (accelerate then joins the processes over gloo); on GPUs check "
+            "the accelerate config and the visible devices.")
+
+
 def check_gpu_options(recipe: Recipe, cuda: bool | None = None) -> None:
     import torch
 

@@ -47,7 +47,13 @@ def completed_run(recipe: Recipe) -> dict[str, Any] | None:
 
 
 def _mark_complete(recipe: Recipe, result: dict[str, Any]) -> None:
-    keep = {k: v for k, v in result.items() if isinstance(v, (str, int, float, bool, type(None)))}
+    from .outputs import is_main_process
+
+    if not is_main_process():
+        # one writer: under `accelerate launch` every rank returns here, the others with a result of
+        # their own (no curves), and two writers of one .tmp file race each other's rename
+        return
+    keep = {k: v for k, v in result.items() if isinstance(v, (str, int, float, bool, type(None))) and k != "rank"}
     record = {"kind": recipe.kind, "source": recipe.source, "fingerprint": recipe_fingerprint(recipe), "result": keep}
     path = recipe.output_dir / COMPLETE_FILE
     path.parent.mkdir(parents=True, exist_ok=True)

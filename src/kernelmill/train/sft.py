@@ -13,7 +13,7 @@ from typing import Any
 from .config import Recipe
 from .data import load_dataset, load_rows
 from .masks import check_trainer_mask, ensure_generation_markers
-from .models import check_gpu_options, load_model, load_tokenizer, peft_config, trl_args
+from .models import check_gpu_options, check_launch, load_model, load_tokenizer, peft_config, trl_args
 from .outputs import finish_run, last_checkpoint
 
 log = logging.getLogger(__name__)
@@ -35,6 +35,7 @@ def build_sft_trainer(recipe: Recipe):
     args = trl_args(recipe, assistant_only_loss=assistant_only)
     trainer = SFTTrainer(model=load_model(recipe), args=args, train_dataset=train, eval_dataset=evald,
                          processing_class=tok, peft_config=peft_config(recipe.lora))
+    check_launch(trainer)
     mask = check_trainer_mask(trainer, rows) if assistant_only else None
     return trainer, tok, mask
 
