@@ -99,3 +99,103 @@ def test_augment_cli_writes_pairs_with_config_resumes_and_dedups(tmp_path):
     said = " ".join(r.output.split())
     assert r.exit_code == 0 and "0 new pairs from 0 jobs (4 already done" in said, said
     assert len(out.read_text().splitlines()) == n
+
+
+def test_thread_check_never_drops_a_variant_the_postprocessors_accept():
+    """`Space.threads_ok` rejects tile configurations before their replay: on a sample of
+    random configurations of a matmul and a conv2d, none that the postprocessors accept is
+    rejected, and most that they reject are caught."""
+    import random
+
+    from kernelmill.ptx.augment.schedules import _fixed_tiles
+
+    sgs = [_matmul_subgraph(), next(s for s in subgraphs(build_model("resnet", 1), ("fused",))
+                                    if s.name.startswith("fused_conv2d"))]
+    accepted = caught = rejected = 0
+    r = random.Random(0)
+    for sg in sgs:
+        space = Space(sg.func)
+        for sk in range(len(space.sketches)):
+            tiles = space.tiles(sk)
+            if not tiles:
+                continue
+            choices = [_factorizations(e, n, m if m > 0 else e) for e, n, m in tiles]
+            for _ in range(40):
+                combo = [r.choice(c) for c in choices]
+                ok = space.replay(sk, 1, _fixed_tiles(combo)) is not None
+                if ok:
+                    accepted += 1
+                    assert space.threads_ok(sk, combo), (sg.name, combo)
+                else:
+                    rejected += 1
+                    caught += not space.threads_ok(sk, combo)
+    assert accepted and rejected and caught >= rejected // 2, (accepted, rejected, caught)
+
+
+def test_random_variants_stop_when_an_elementwise_space_is_spent():
+    from kernelmill.ptx.augment import schedules
+
+    sg = next(s for s in subgraphs(build_model("mixer", 1), ("single",)) if s.name.startswith("add"))
+    space = Space(sg.func)
+    calls = []
+    replay = space.replay
+    space.replay = lambda *a, **k: calls.append(1) or replay(*a, **k)
+    got = list(schedules.random_variants(space, 8, seed=1))
+    assert got and len({v.key for v in got}) == len(got)
+    if len(got) < 8:  # a small space: stopped after 16 repeats, not after 64 replays
+        assert len(calls) <= len(got) + 16 + len(space.sketches)
+
+
+def test_claims_skip_variants_and_kernels_another_job_took():
+    from kernelmill.ptx.augment.runner import AugmentConfig, Claims, _set_claims, jobs, run_job
+
+    job = next(j for j in jobs(AugmentConfig(families=("mixer",), models=1, variants=2, tiles=2, batch=16))
+               if j.pipeline == "schedule")
+    claims = Claims()
+    c = Claims()
+    assert c.claim(["a", "b", "a"]) == [True, True, False] and c.claim(["b", "c"]) == [False, True]
+    _set_claims(claims)
+    try:
+        _, first, _, s1 = run_job(job)
+        ok = [p for p in first if p["meta"]["status"] == "ok"]
+        assert ok and all(p["meta"]["kernel_key"].startswith("k:") for p in ok)
+        # the same job again: every variant was taken (nothing lowered)
+        _, again, _, s2 = run_job(job)
+        assert s2["duplicate_variants"] == s2["variants"] > 0
+        assert not [p for p in again if p["meta"]["status"] == "ok"]
+        # only the kernels known: lowered again, but every kernel skipped before nvcc
+        _set_claims(Claims(k for k in claims._keys if k.startswith("k:")))
+        _, third, _, s3 = run_job(job)
+        assert not [p for p in third if p["meta"]["status"] == "ok"]
+        assert s3["duplicate_kernels"] >= len(ok) and s3["duplicate_variants"] == 0
+    finally:
+        _set_claims(None)
+
+
+def test_one_nvcc_call_checks_the_refactoring_as_two_did():
+    """compile_batch compiles a batch and its refactored copies in one nvcc call; it keeps
+    the same refactorings as compiling the refactored batch on its own (the former way)."""
+    from kernelmill.cudasrc.check import normalize_ptx
+    from kernelmill.cudasrc.cse import extract_index_cse
+    from kernelmill.cudasrc.parens import remove_redundant_parens
+    from kernelmill.ptx.augment.codegen import _definitions
+    from kernelmill.ptx.augment.pairs import OPTIONS, _ptx_by_entry, compile_batch
+    from kernelmill.ptx.nvcc import nvcc_ptx
+
+    funcs = []
+    for sg in subgraphs(build_model("mixer", 1), ("fused",))[:6]:
+        funcs += [(sg.name, v.func) for v in random_variants(Space(sg.func), 2, seed=2)]
+    low = lower(funcs, 12000)
+    low.kernels = [k for k in low.kernels if len(k.source) <= 12000]
+    ptx, kept, note = compile_batch(low, "test")
+    body = "\n\n".join(k.source for k in low.kernels)
+    alone = _ptx_by_entry(nvcc_ptx(low.prelude + body, OPTIONS), "test")
+    assert ptx == alone and not note
+    new = remove_redundant_parens(extract_index_cse(body)[0])[0]
+    defs = _definitions(new)
+    after = _ptx_by_entry(nvcc_ptx(low.prelude + new, OPTIONS), "test")
+    former = {k.name for k in low.kernels if defs[k.name] != k.source
+              and normalize_ptx(after[k.name]) == normalize_ptx(alone[k.name])}
+    assert kept and set(kept) == former
+    assert all(kept[n] == defs[n] for n in kept)
+    assert compile_batch(low, "test", refactor=False) == (alone, {}, "")

@@ -86,8 +86,11 @@ def _kernel_info(dev_func, name: str, bufs: dict[str, dict]) -> tuple[list[int],
     return grid, block, params, any("dyn_shmem" in str(x) for x in launch)
 
 
-def lower(funcs: list[tuple[str, object]]) -> Lowered:
-    """CUDA of the scheduled PrimFuncs `[(name, func)]`, lowered together."""
+def lower(funcs: list[tuple[str, object]], max_chars: int | None = None) -> Lowered:
+    """CUDA of the scheduled PrimFuncs `[(name, func)]`, lowered together. A kernel whose
+    definition is longer than `max_chars` comes back with its source only (no launch
+    configuration, no parameters): the caller drops it, and printing its device function
+    as TVMScript (what `_kernel_info` reads) is the slowest step for an unrolled kernel."""
     import tvm
     from tvm.tirx.build import codegen_build, split_host_device_mods
 
@@ -112,13 +115,18 @@ def lower(funcs: list[tuple[str, object]]) -> Lowered:
         raise LoweringFailed(f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}") from exc
     first = _KERNEL.search(source)
     out = Lowered(source[:first.start()] if first else source, source)
-    bufs = [buffers(f) for _, f in funcs]
+    bufs: dict[int, dict] = {}
     defs = _definitions(source)
     for gv, f in sorted(dev.functions.items(), key=lambda kv: kv[0].name_hint):
         kname = gv.name_hint
         idx = next((i for i, s in enumerate(symbols) if kname.startswith(s + "_kernel")), None)
         if idx is None or kname not in defs:
             continue
+        if max_chars is not None and len(defs[kname]) > max_chars:
+            out.kernels.append(Kernel(kname, symbols[idx], funcs[idx][0], idx, [], [], [], False, defs[kname]))
+            continue
+        if idx not in bufs:
+            bufs[idx] = buffers(funcs[idx][1])
         grid, block, params, dyn = _kernel_info(f, kname, bufs[idx])
         out.kernels.append(Kernel(kname, symbols[idx], funcs[idx][0], idx, grid, block, params, dyn, defs[kname]))
     return out

@@ -3,7 +3,8 @@
 One nvcc call compiles a whole batch (one `.cu` with every kernel of the batch,
 `extern "C"`, so PTX entry names are the kernel names), and the PTX is split per
 `.entry` (ptx/blocks.py). The CUDA side is refactored (cudasrc: index CSE, then
-redundant parentheses) for the whole batch at once and compiled once more; a
+redundant parentheses) for the whole batch at once, and the refactored copies of the
+changed kernels are compiled in the same nvcc call (renamed); a
 kernel keeps its refactored text only where its PTX is unchanged modulo register
 numbering (cudasrc/check.py's normal form), else its original text
 (`meta.refactor: "rejected"`). Batch symbols (`NAME_vI`) are renamed back to the
@@ -14,6 +15,7 @@ generates).
 from __future__ import annotations
 
 import hashlib
+import re
 
 from ...cudasrc.check import normalize_ptx
 from ...cudasrc.cse import extract_index_cse
@@ -30,45 +32,85 @@ from .codegen import Lowered
 OPTIONS = NvccOptions("sm_90", 3)
 # PtxDec's own top-down loop choice: a third of the time of `best` (dp and greedy, keep the
 # shorter) on these kernels for 2.6% more Rolled-PTX tokens (60 sampled pairs), and the
-# reroll is most of a job's time
-REROLL = RerollConfig(strategy="greedy")
+# reroll is most of a job's time. No table terms (format 2): on 120 augmented kernels they
+# cost 21% more reroll CPU time for no shorter output (14.06% mean reduction without, 13.93% with)
+REROLL = RerollConfig(strategy="greedy", tables=False)
 
 
 def _ptx_by_entry(ptx: str, origin: str) -> dict[str, str]:
     return {name: fmt_module(m) for name, m in split_kernels(strip_debug(parse_module(ptx, origin))).items()}
 
 
-def refactor_batch(low: Lowered, ptx: dict[str, str], origin: str) -> tuple[dict[str, str], str]:
-    """Kernel name -> refactored definition, for the kernels whose PTX it keeps; and
-    a note when the refactored batch could not be compiled at all."""
+_RF = "__kmrf"  # suffix of the refactored copy of a kernel in the shared nvcc call
+
+
+def _refactored_defs(low: Lowered) -> dict[str, str]:
+    """Kernel name -> its refactored definition (index CSE, then redundant parentheses,
+    over the whole batch at once), for the kernels the refactoring changed."""
+    from .codegen import _definitions
     body = "\n\n".join(k.source for k in low.kernels)
     new, _ = extract_index_cse(body)
     new, _ = remove_redundant_parens(new)
     if new == body:
-        return {}, ""
-    from .codegen import _definitions
+        return {}
     defs = _definitions(new)
+    return {k.name: defs[k.name] for k in low.kernels if k.name in defs and defs[k.name] != k.source}
+
+
+_LABEL = re.compile(r"\$L__BB\d+_")
+
+
+def _named_back(ptx: str, name: str) -> str:
+    """The PTX of `NAME__kmrf` as if the kernel were `NAME`: the entry, its parameters and
+    its mangled local statics (`_ZZ<length><name>E...`: shared arrays)."""
+    return ptx.replace(f"_ZZ{len(name) + len(_RF)}{name}{_RF}", f"_ZZ{len(name)}{name}").replace(name + _RF, name)
+
+
+def _unlabelled(ptx: str) -> str:
+    """Branch labels without the function's position in the unit (`$L__BB<position>_<block>`):
+    a kernel and its refactored copy sit at different positions of one nvcc call."""
+    return _LABEL.sub("$L__BB_", ptx)
+
+
+def compile_batch(low: Lowered, origin: str, refactor: bool = True
+                  ) -> tuple[dict[str, str], dict[str, str], str]:
+    """(PTX by kernel name, refactored definitions whose PTX is unchanged modulo register
+    numbering, note). One nvcc call compiles the batch and the refactored copies of its
+    changed kernels (renamed `NAME__kmrf`, named back in their PTX before the comparison):
+    the PTX of an `extern "C"` kernel does not depend on the other kernels of its unit, and
+    nvcc's start-up is paid once. Where that call fails, the batch is compiled alone (and
+    raises CompileFailed if it fails too) and no refactoring is kept, with a note."""
+    body = "\n\n".join(k.source for k in low.kernels)
+    changed = _refactored_defs(low) if refactor else {}
+    if not changed:
+        return _ptx_by_entry(nvcc_ptx(low.prelude + body, OPTIONS), origin), {}, ""
+    copies = "\n\n".join(d.replace(f" {name}(", f" {name}{_RF}(", 1) for name, d in changed.items())
     try:
-        after = _ptx_by_entry(nvcc_ptx(low.prelude + new, OPTIONS), origin)
+        both = _ptx_by_entry(nvcc_ptx(low.prelude + body + "\n\n" + copies, OPTIONS), origin)
     except CompileFailed as exc:
-        return {}, f"refactored batch does not compile: {str(exc).splitlines()[0]}"
+        ptx = _ptx_by_entry(nvcc_ptx(low.prelude + body, OPTIONS), origin)
+        return ptx, {}, f"refactored batch does not compile: {str(exc).splitlines()[0]}"
+    ptx = {n: t for n, t in both.items() if not n.endswith(_RF)}
     kept = {}
-    for k in low.kernels:
-        if k.name in defs and k.name in after and k.name in ptx and defs[k.name] != k.source \
-                and normalize_ptx(after[k.name]) == normalize_ptx(ptx[k.name]):
-            kept[k.name] = defs[k.name]
-    return kept, ""
+    for name, d in changed.items():
+        after = both.get(name + _RF)
+        if after is not None and name in ptx and \
+                normalize_ptx(_unlabelled(_named_back(after, name))) == normalize_ptx(_unlabelled(ptx[name])):
+            kept[name] = d
+    return ptx, kept, ""
 
 
 def batch_pairs(low: Lowered, variants: list[dict], origin: str, refactor: bool = True,
-                reroll: bool = True, seen: set[str] | None = None) -> list[Pair]:
+                reroll: bool = True, seen: set[str] | None = None,
+                keys: dict[str, str] | None = None) -> list[Pair]:
     """Pairs of every kernel of a lowered batch; `variants[i]` is the meta of the batch's
     i-th PrimFunc (subgraph, pipeline, schedule, ...). A kernel whose (CUDA, PTX) digest is
     in `seen` (an identical kernel of the same job: two schedules, or two subgraphs that
     differ only in name, can generate the same code) is skipped before its reroll; new
-    digests are added. Raises CompileFailed when nvcc rejects the batch."""
-    ptx = _ptx_by_entry(nvcc_ptx(low.prelude + "\n\n".join(k.source for k in low.kernels), OPTIONS), origin)
-    refactored, note = refactor_batch(low, ptx, origin) if refactor else ({}, "")
+    digests are added. `keys[kernel name]` (the run's claim key of the kernel, runner.py) is
+    kept in `meta.kernel_key`, so a resumed run knows the kernels already paired. Raises
+    CompileFailed when nvcc rejects the batch."""
+    ptx, refactored, note = compile_batch(low, origin, refactor)
     prelude_sha = hashlib.sha1(low.prelude.encode()).hexdigest()[:16]
     pairs = []
     for k in low.kernels:
@@ -99,6 +141,8 @@ def batch_pairs(low: Lowered, variants: list[dict], origin: str, refactor: bool 
                 "provenance": v["provenance"]}
         if note:
             meta["refactor_note"] = note
+        if keys and k.name in keys:
+            meta["kernel_key"] = keys[k.name]
         rolled = None
         if reroll:
             st = RerollStats()

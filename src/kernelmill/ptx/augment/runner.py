@@ -23,6 +23,7 @@ import multiprocessing as mp
 import platform
 import time
 from dataclasses import asdict, dataclass, field
+from multiprocessing.managers import BaseManager
 from pathlib import Path
 from typing import Callable
 
@@ -30,6 +31,75 @@ from ...records import Pair, append_jsonl, iter_jsonl, to_dict
 from .models import FAMILIES
 
 PIPELINES = ("schedule", "subgraph")
+
+
+class Claims:
+    """Keys of the work already taken by some job of the run: a variant (subgraph name,
+    subgraph id, schedule decisions) before it is lowered, a kernel (its prelude and its
+    CUDA text, renamed to the PrimFunc's name) before nvcc. A job skips what another job
+    (or an earlier run into the same file) already claimed: exact duplicates would only be
+    compiled, refactored and rerolled for the dedup to drop them (21% of the pairs of the
+    hour run were exact duplicates, most of them from two jobs: the same subgraph in two
+    instances of a family, or in both pipelines). Shared by the worker processes through a
+    manager (`_ClaimsManager`); one `claim` call per batch."""
+
+    def __init__(self, initial=()):
+        import threading
+        self._keys: set[str] = set(initial)
+        self._lock = threading.Lock()
+
+    def claim(self, keys: list[str]) -> list[bool]:
+        """For each key, True where it was new (it is claimed now), False where it was not."""
+        out = []
+        with self._lock:
+            for k in keys:
+                out.append(k not in self._keys)
+                self._keys.add(k)
+        return out
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
+_CLAIMS: Claims | None = None   # the run's claims in this process (a proxy in a worker)
+
+
+def _set_claims(claims) -> None:
+    global _CLAIMS
+    _CLAIMS = claims
+
+
+class _ClaimsManager(BaseManager):
+    pass
+
+
+_ClaimsManager.register("Claims", Claims)
+
+
+def _claims_of(rows) -> set[str]:
+    """The claim keys of the pairs already in an output file (a resumed run skips them)."""
+    keys = set()
+    for r in rows:
+        m = r.get("meta", {})
+        if m.get("status") != "ok":
+            continue
+        if m.get("kernel_key"):
+            keys.add(m["kernel_key"])
+        sch = m.get("schedule")
+        if sch and m.get("subgraph_name") and m.get("subgraph"):
+            key = json.dumps([sch["sketch"], sch["decisions"]], separators=(",", ":"))
+            keys.add(variant_key(m["subgraph_name"], m["subgraph"], key))
+    return keys
+
+
+def variant_key(sg_name: str, sid: str, v_key: str) -> str:
+    """The claim key of a schedule variant of a subgraph."""
+    return f"v:{sg_name}:{sid}:{v_key}"
+
+
+def kernel_key(prelude: str, source: str) -> str:
+    """The claim key of a kernel: its CUDA text (renamed) after its prelude."""
+    return "k:" + hashlib.sha1((prelude + "\0" + source).encode()).hexdigest()[:20]
 
 
 @dataclass
@@ -114,7 +184,9 @@ def run_job(job: Job) -> tuple[str, list[dict], dict[str, str], dict]:
 
     _PROV = _PROV or provenance()
     origin = f"tvm:{job.family}#{job.index}:{job.pipeline}"
-    stats = {"subgraphs": 0, "variants": 0, "too_long": 0, "lower_failed": 0, "nvcc_failed": 0}
+    stats = {"subgraphs": 0, "variants": 0, "too_long": 0, "lower_failed": 0, "nvcc_failed": 0,
+             "duplicate_variants": 0, "duplicate_kernels": 0}
+    claims = _CLAIMS if _CLAIMS is not None else Claims()
     preludes: dict[str, str] = {}
     try:
         model = build_model(job.family, job.index, job.seed)
@@ -124,6 +196,8 @@ def run_job(job: Job) -> tuple[str, list[dict], dict[str, str], dict]:
     pending: list[tuple[str, object, dict]] = []
     out: list[Pair] = []
     seen: set[str] = set()  # kernels of this job already paired (pair ids stay unique)
+    mine: set[str] = set()  # kernel keys this job claimed and has not paired yet (a batch that nvcc
+    # rejects is split and lowered again: its kernels keep their claim)
 
     def flush():
         if not pending:
@@ -133,7 +207,7 @@ def run_job(job: Job) -> tuple[str, list[dict], dict[str, str], dict]:
         while groups:
             group = groups.pop()
             try:
-                low = lower([(n, f) for n, f, _ in group])
+                low = lower([(n, f) for n, f, _ in group], job.max_source_chars)
             except LoweringFailed:
                 if len(group) > 1:  # find the one TVM rejects
                     mid = len(group) // 2
@@ -148,12 +222,28 @@ def run_job(job: Job) -> tuple[str, list[dict], dict[str, str], dict]:
             stats["too_long"] += len(too_long)
             stats["dynamic_shared"] = stats.get("dynamic_shared", 0) + len(dynamic)
             low.kernels = [k for k in low.kernels if k.index not in too_long | dynamic]
+            # exact duplicates of kernels another job (or this one) already took: skipped
+            # before nvcc, the refactoring and the reroll
+            keys = {k.name: kernel_key(low.prelude, k.rename(k.source)) for k in low.kernels}
+            ask = sorted(set(keys.values()) - mine)
+            new = {key for key, ok in zip(ask, claims.claim(ask)) if ok}
+            mine.update(new)
+            fresh, taken = [], set()
+            for k in low.kernels:
+                key = keys[k.name]
+                if key in mine and key not in taken:
+                    fresh.append(k)
+                    taken.add(key)
+                else:
+                    stats["duplicate_kernels"] += 1
+            low.kernels = fresh
             if not low.kernels:
                 continue
             preludes[hashlib.sha1(low.prelude.encode()).hexdigest()[:16]] = low.prelude
             try:
                 out.extend(batch_pairs(low, [m for _, _, m in group], origin, job.refactor, job.reroll,
-                                       seen))
+                                       seen, keys))
+                mine.difference_update(taken)
             except CompileFailed:
                 if len(group) > 1:  # find the one nvcc rejects
                     mid = len(group) // 2
@@ -173,6 +263,9 @@ def run_job(job: Job) -> tuple[str, list[dict], dict[str, str], dict]:
         buf_list = [{"name": n, **b} for n, b in buffers(sg.func).items()]
         for v in gen:
             stats["variants"] += 1
+            if not claims.claim([variant_key(sg.name, sg.sid, v.key)])[0]:
+                stats["duplicate_variants"] += 1  # the same schedule of the same subgraph: same CUDA
+                continue
             pending.append((sg.name, v.func, {
                 "unit_id": job.job_id, "pipeline": job.pipeline, "model_family": job.family,
                 "subgraph": sg.sid, "subgraph_name": sg.name, "partition": sg.partition,
@@ -208,7 +301,10 @@ def augment(out: Path, cfg: AugmentConfig, deadline: float | None = None,
     (time.monotonic()); `on_job(job_id, pairs, done, total)` after each job."""
     cfg.check()
     t0 = time.monotonic()
-    done = {r.get("meta", {}).get("unit_id") for r in iter_jsonl(out)} if out.exists() else set()
+    old = list(iter_jsonl(out)) if out.exists() else []
+    done = {r.get("meta", {}).get("unit_id") for r in old}
+    initial = _claims_of(old)
+    del old
     todo_all = jobs(cfg)
     todo = [j for j in todo_all if j.job_id not in done]
     summary = AugmentSummary(jobs=len(todo_all), skipped=len(todo_all) - len(todo))
@@ -236,14 +332,23 @@ def augment(out: Path, cfg: AugmentConfig, deadline: float | None = None,
             on_job(job_id, pairs, finished, len(todo_all))
 
     if cfg.workers == 1:
-        for j in todo:
-            if deadline is not None and time.monotonic() > deadline:
-                summary.stopped_early = True
-                break
-            take(run_job(j))
+        saved = _CLAIMS
+        _set_claims(Claims(initial))
+        try:
+            for j in todo:
+                if deadline is not None and time.monotonic() > deadline:
+                    summary.stopped_early = True
+                    break
+                take(run_job(j))
+        finally:
+            _set_claims(saved)
     else:
         ctx = mp.get_context("spawn")  # TVM and torch hold threads: no fork
-        with ctx.Pool(cfg.workers, maxtasksperchild=None) as pool:
+        manager = _ClaimsManager(ctx=ctx)
+        manager.start()
+        claims = manager.Claims(initial)
+        with manager, ctx.Pool(cfg.workers, maxtasksperchild=None, initializer=_set_claims,
+                               initargs=(claims,)) as pool:
             it = pool.imap_unordered(run_job, todo, chunksize=1)
             try:
                 for _ in range(len(todo)):

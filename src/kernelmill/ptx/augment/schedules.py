@@ -92,10 +92,49 @@ class Space:
         self.postprocs = ctx.space_generator.postprocs
         self.max_unroll = max_unroll
         self.unroll = [_unroll_samples(t) for t in self.sketches]
+        self.thread_groups = [_thread_groups(t) for t in self.sketches]
+        self._tiles: dict[int, list | None] = {}
 
-    def replay(self, sketch: int, seed: int, provider=None) -> Variant | None:
-        """The sketch with decisions from `provider(kind, loop_extent, attrs, drawn)` or
-        drawn at random; None if a postprocessor rejects it."""
+    def tiles(self, sketch: int, seed: int = 0) -> list[tuple[int, int, int]] | None:
+        """(loop extent, parts, max innermost factor) of each `sample_perfect_tile` of the
+        sketch, in trace order (the sketch replayed once with its own decisions); None if
+        the sketch cannot be replayed at all."""
+        if sketch not in self._tiles:
+            tiles: list[tuple[int, int, int]] = []
+
+            def probe(kind, sch, inputs, attrs, decision):
+                if kind == "SamplePerfectTile":
+                    loop = sch.get(inputs[0])
+                    tiles.append((int(loop.extent), int(attrs[0]), int(attrs[1])))
+                return decision
+
+            ok = self.replay(sketch, seed, probe) is not None or bool(tiles)
+            self._tiles[sketch] = tiles if ok else None
+        return self._tiles[sketch]
+
+    def threads_ok(self, sketch: int, combo) -> bool:
+        """Whether a tile configuration (one factor list per `sample_perfect_tile`, in
+        trace order) can pass meta-schedule's thread-extent check: each multi-level tiled
+        block binds the product of its spatial tiles' third factors (`SSSRRSRS`: block,
+        vthread, thread, ...) to threadIdx, and `VerifyGPUCode` rejects a product outside
+        [warp size, max threads per block]. Checked in Python before the replay: most
+        random tile draws of a conv2d or matmul fail just this, and a rejected replay costs
+        the trace's application and the postprocessors' lowering (10 ms)."""
+        lo, hi = TARGET["thread_warp_size"], TARGET["max_threads_per_block"]
+        for group in self.thread_groups[sketch]:
+            if any(i >= len(combo) or len(combo[i]) != 5 for i in group):
+                continue  # not the structure this check knows: leave it to the postprocessors
+            n = 1
+            for i in group:
+                n *= combo[i][2]
+            if not lo <= n <= hi:
+                return False
+        return True
+
+    def replay(self, sketch: int, seed: int, provider=None, fresh: bool = False) -> Variant | None:
+        """The sketch with decisions from `provider(kind, sch, inputs, attrs, decision)` or
+        drawn at random; `decision` is the sketch's own, or None (drawn at random) when there
+        is no provider or `fresh`; None if a postprocessor rejects it."""
         from tvm.s_tir import Schedule, ScheduleError, Trace
 
         sch = Schedule(self.mod, seed=seed & 0x7FFFFFFF or 1)
@@ -113,9 +152,9 @@ class Space:
                 return decision
             return provider(inst.kind.name, sch, inputs, attrs, decision) if provider else None
 
-        fresh = Trace(trace.insts, {}) if provider is None else trace
+        todo = Trace(trace.insts, {}) if provider is None or fresh else trace
         try:
-            fresh.apply_to_schedule(sch, remove_postproc=True, decision_provider=decide)
+            todo.apply_to_schedule(sch, remove_postproc=True, decision_provider=decide)
             # the decisions taken (drawn or given), in trace order, before the postprocessors
             made = sch.trace.decisions
             decisions = [[i.kind.name, _plain(made[i])] for i in sch.trace.insts if i in made]
@@ -135,19 +174,102 @@ def _unroll_samples(trace) -> list:
             and any(len(a.inputs) > 1 and a.inputs[1].same_as(i.outputs[0]) for a in notes)]
 
 
+def _thread_groups(trace) -> list[list[int]]:
+    """Per multi-level tiled block of a sketch whose thread extent meta-schedule checks
+    (`meta_schedule.thread_extent_low_inclusive` annotated): the ordinals (among the
+    sketch's `sample_perfect_tile` instructions) of its 5-part spatial tiles. A block's
+    tiles are sampled one after another and end at its `Reorder`."""
+    if not any(i.kind.name == "Annotate" and "thread_extent_low_inclusive" in str(i.attrs[0])
+               for i in trace.insts):
+        return []
+    groups, cur, k = [], [], 0
+    for inst in trace.insts:
+        if inst.kind.name == "SamplePerfectTile":
+            if int(inst.attrs[0]) == 5:
+                cur.append(k)
+            k += 1
+        elif inst.kind.name == "Reorder" and cur:
+            groups.append(cur)
+            cur = []
+    if cur:
+        groups.append(cur)
+    return groups
+
+
+def _fixed_tiles(combo):
+    """A decision provider giving the tile factors of `combo` in order, the sketch's own
+    (or, on a fresh trace, freshly drawn) decisions elsewhere."""
+    it = iter(combo)
+
+    def fixed(kind, sch, inputs, attrs, decision):
+        if kind == "SamplePerfectTile":
+            return list(next(it))
+        return decision
+    return fixed
+
+
 def random_variants(space: Space, count: int, seed: int, tries: int = 8) -> Iterator[Variant]:
-    """Up to `count` distinct variants, a random sketch and random decisions each."""
+    """Up to `count` distinct variants, a random sketch and random decisions each, from at
+    most `count * tries` draws. The tile factors are drawn here (`_draw_tile`, as
+    meta-schedule's `sample_perfect_tile` draws them) so that a draw failing the
+    thread-extent check (`Space.threads_ok`), which the postprocessors would reject after a
+    replay, costs no replay; the other decisions are drawn by the replay. Stops after
+    `2 * count` draws that repeat a variant: the space of an elementwise operator holds a
+    handful of schedules, and drawing on would only replay them again."""
     if not space.sketches:
         return
     r = random.Random(seed)
     seen: set[str] = set()
+    repeats = 0
     for _ in range(count * tries):
-        if len(seen) >= count:
+        if len(seen) >= count or repeats >= 2 * count:
             return
-        v = space.replay(r.randrange(len(space.sketches)), r.getrandbits(31))
-        if v is not None and v.key not in seen:
+        sk = r.randrange(len(space.sketches))
+        tiles = space.tiles(sk) or []
+        combo = [_draw_tile(r, e, n, m) for e, n, m in tiles]
+        if not space.threads_ok(sk, combo):
+            continue
+        v = space.replay(sk, r.getrandbits(31), _fixed_tiles(combo), fresh=True)
+        if v is None:
+            continue
+        if v.key in seen:
+            repeats += 1
+        else:
             seen.add(v.key)
             yield v
+
+
+def _primes(n: int) -> list[int]:
+    out, f = [], 2
+    while f * f <= n:
+        while n % f == 0:
+            out.append(f)
+            n //= f
+        f += 1
+    return out + ([n] if n > 1 else [])
+
+
+def _draw_tile(r: random.Random, extent: int, parts: int, max_inner: int) -> list[int]:
+    """A random perfect tiling of `extent` into `parts` factors, innermost at most
+    `max_inner` (<= 0: no bound), drawn as meta-schedule's `sample_perfect_tile` draws
+    (s_tir/schedule/primitive/sampling.cc): the exponent of each prime factor split over
+    the parts uniformly among its compositions; redrawn while the innermost is too large."""
+    if parts == 1:
+        return [extent]
+    primes: dict[int, int] = {}
+    for p in _primes(extent):
+        primes[p] = primes.get(p, 0) + 1
+    for _ in range(256):
+        t = [1] * parts
+        for p, e in primes.items():
+            cuts = sorted(r.sample(range(e + parts - 1), parts - 1)) + [e + parts - 1]
+            last = -1
+            for i, c in enumerate(cuts):
+                t[i] *= p ** (c - last - 1)
+                last = c
+        if max_inner <= 0 or t[-1] <= max_inner:
+            return t
+    return r.choice(_factorizations(extent, parts, max_inner if max_inner > 0 else extent))
 
 
 def _factorizations(extent: int, parts: int, max_inner: int) -> list[list[int]]:
@@ -163,19 +285,14 @@ def _factorizations(extent: int, parts: int, max_inner: int) -> list[list[int]]:
 
 
 def tile_variants(space: Space, limit: int, seed: int) -> Iterator[Variant]:
-    """Up to `limit` valid tile configurations per sketch, enumerated (in a seeded
-    shuffled order when there are more than `limit`)."""
+    """Up to `limit` valid tile configurations per sketch, from `4 * limit` enumerated
+    (in a seeded shuffled order when there are more). A configuration failing the
+    thread-extent check (`Space.threads_ok`) is passed over without its replay (the
+    postprocessors would reject it): the same variants as replaying every one."""
     r = random.Random(seed)
     for sk in range(len(space.sketches)):
-        tiles: list[tuple[int, int, int]] = []  # (extent, parts, max innermost) per perfect tile
-
-        def probe(kind, sch, inputs, attrs, decision):
-            if kind == "SamplePerfectTile":
-                loop = sch.get(inputs[0])
-                tiles.append((int(loop.extent), int(attrs[0]), int(attrs[1])))
-            return decision
-
-        if space.replay(sk, seed, probe) is None and not tiles:
+        tiles = space.tiles(sk, seed)
+        if tiles is None:
             continue
         choices = [_factorizations(e, n, m if m > 0 else e) for e, n, m in tiles]
         total = 1
@@ -196,14 +313,9 @@ def tile_variants(space: Space, limit: int, seed: int) -> Iterator[Variant]:
         for combo in combos:
             if kept >= limit:
                 break
-            it = iter(combo)
-
-            def fixed(kind, sch, inputs, attrs, decision, it=it):
-                if kind == "SamplePerfectTile":
-                    return list(next(it))
-                return decision
-
-            v = space.replay(sk, seed, fixed)
+            if not space.threads_ok(sk, combo):
+                continue
+            v = space.replay(sk, seed, _fixed_tiles(combo))
             if v is not None:
                 kept += 1
                 yield v
