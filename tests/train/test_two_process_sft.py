@@ -8,6 +8,9 @@ checkpoint was written, every file has one writer and reads back, and the model 
 adapter (PEFT) reloads with the same logits from the final export and from the checkpoint.
 
 The fast tests at the end check the one-writer rules and the launch guard without launching.
+
+On a machine with two GPUs the same test runs the real thing (bf16, ZeRO-3, both processes' GPUs):
+    KM_TWO_PROCESS_LAUNCH=configs/accelerate_zero3.yaml python -m pytest -q tests/train/test_two_process_sft.py
 """
 
 from __future__ import annotations
@@ -20,11 +23,17 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 SYSTEM = "You write fast GPU kernels."
 
 REPO = Path(__file__).resolve().parents[2]
 CPU2 = REPO / "configs" / "accelerate_cpu2.yaml"
+LAUNCH = Path(os.environ.get("KM_TWO_PROCESS_LAUNCH") or CPU2)
+LAUNCH = LAUNCH if LAUNCH.is_absolute() else REPO / LAUNCH
+ON_CPU = LAUNCH.resolve() == CPU2.resolve()
+# what accelerate reports the run as: the CPU config joins over gloo, a GPU config says what it is
+EXPECTED = "MULTI_CPU" if ON_CPU else yaml.safe_load(LAUNCH.read_text())["distributed_type"]
 OPS = ["relu", "gelu", "tanh", "exp", "sigmoid", "abs", "softplus", "hardswish"]
 STEPS, BATCH = 6, 2  # 8 rows / (2 processes x 2) = 2 steps an epoch: 6 steps are 3 whole epochs
 
@@ -54,7 +63,7 @@ def setup(tmp_path_factory):
 
 
 def recipe(root: Path, model: Path, data: Path, name: str, lora: bool, use_cpu: bool = True) -> Path:
-    text = f"recipe: sft\nmodel:\n  name_or_path: {model}\n  dtype: float32\n"
+    text = f"recipe: sft\nmodel:\n  name_or_path: {model}\n  dtype: {'float32' if ON_CPU else 'bfloat16'}\n"
     if lora:
         text += "lora:\n  r: 8\n  alpha: 16\n  dropout: 0.0\n"
     text += (f"data:\n  train: {data}\ntraining:\n  output_dir: {root / name}\n  max_steps: {STEPS}\n"
@@ -63,7 +72,10 @@ def recipe(root: Path, model: Path, data: Path, name: str, lora: bool, use_cpu: 
              f"  save_steps: {STEPS}\n  seed: 0\n")
     # without use_cpu, bf16 (TRL's default) is refused on a CPU by transformers itself; with bf16 off
     # the processes would start, each on its own
-    text += "  use_cpu: true\n" if use_cpu else "  bf16: false\n"
+    if ON_CPU:
+        text += "  use_cpu: true\n" if use_cpu else "  bf16: false\n"
+    else:
+        text += "  bf16: true\n  optim: adamw_torch\n"
     path = root / f"{name}.yaml"
     path.write_text(text)
     return path
@@ -78,7 +90,7 @@ def free_port() -> int:
 def launch(cfg: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")]),
                OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false", HF_HUB_OFFLINE="1")
-    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(CPU2),
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(LAUNCH), "--num_processes", "2",
            "--main_process_port", str(free_port()), "-m", "kernelmill.cli", "train", "sft", "--config", str(cfg)]
     return subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
 
@@ -114,7 +126,7 @@ def test_two_processes_train_once_and_write_once(setup, lora):
     # both processes ran, joined into one run; the summary is printed once
     assert "process 0 of 2 finished" in log and "process 1 of 2 finished" in log, log[-3000:]
     assert res.stdout.count("done:") == 1, res.stdout
-    assert f"done: {STEPS} steps on 2 processes (MULTI_CPU)" in res.stdout
+    assert f"done: {STEPS} steps on 2 processes ({EXPECTED})" in res.stdout
 
     out = root / name
     history = [json.loads(x) for x in (out / "log_history.jsonl").read_text().splitlines()]
@@ -127,7 +139,7 @@ def test_two_processes_train_once_and_write_once(setup, lora):
     assert tokens == 3 * sum(row_tokens(model)), (tokens, row_tokens(model))
 
     record = json.loads((out / "run_complete.json").read_text())["result"]
-    assert record["processes"] == 2 and record["distributed"] == "MULTI_CPU" and record["steps"] == STEPS
+    assert record["processes"] == 2 and record["distributed"] == EXPECTED and record["steps"] == STEPS
     assert record["tokens"] == tokens and record["tokens_per_s"] > 0 and "rank" not in record
     assert record["curves"] and (out / "curves.png").stat().st_size > 0  # the main process's record
 
@@ -150,15 +162,16 @@ def test_two_processes_train_once_and_write_once(setup, lora):
     tok = AutoTokenizer.from_pretrained(out)
     text = tok.apply_chat_template(rows()[0]["messages"], tokenize=False)
     ids = tok(text, return_tensors="pt").input_ids
-    base = logits(AutoModelForCausalLM.from_pretrained(model, dtype=torch.float32), ids)
+    dtype = torch.float32 if ON_CPU else torch.bfloat16
+    base = logits(AutoModelForCausalLM.from_pretrained(model, dtype=dtype), ids)
     if lora:
         from peft import PeftModel
 
         def load(path):
-            return PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(model, dtype=torch.float32), path)
+            return PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(model, dtype=dtype), path)
     else:
         def load(path):
-            return AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+            return AutoModelForCausalLM.from_pretrained(path, dtype=dtype)
     tuned, from_ckpt = logits(load(out), ids), logits(load(ck), ids)
     assert torch.equal(tuned, from_ckpt)
     assert not torch.allclose(tuned, base, atol=1e-4)  # it is the trained model, not the base
@@ -166,11 +179,12 @@ def test_two_processes_train_once_and_write_once(setup, lora):
     labels = ids[:, 1:]
 
     def nll(lg):
-        return float(torch.nn.functional.cross_entropy(lg[0, :-1], labels[0]))
+        return float(torch.nn.functional.cross_entropy(lg[0, :-1].float(), labels[0]))
     assert nll(tuned) < nll(base)
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(not ON_CPU, reason="the CPU launch's guard; on GPUs the processes join without use_cpu")
 def test_launch_without_use_cpu_is_refused_before_writing(setup):
     root, model, data = setup
     res = launch(recipe(root, model, data, "no_use_cpu", lora=False, use_cpu=False))
