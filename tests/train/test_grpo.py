@@ -90,6 +90,22 @@ def test_episode_turns_feedback_mask_and_reward(tmp_path, tiny_model):
     assert entry["step"] == 7 and entry["best_speedup"] == 1.5
 
 
+
+def test_every_process_logs_its_own_episodes(tmp_path, tiny_model):
+    """Under `accelerate launch` each process rolls out its own prompts: each logs them, with its rank."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(tiny_model)
+    log = tmp_path / "episodes.jsonl"
+    for rank in (0, 1):
+        runner = EpisodeRunner(KernelReward(ScriptVerifier([("ok", 1.2)])), EpisodeSettings(max_turns=1), [ROW],
+                               log_path=log)
+        trainer = ScriptedTrainer(tok, [code("fast")])
+        trainer.accelerator = SimpleNamespace(num_processes=2, process_index=rank, is_main_process=rank == 0)
+        runner([PROMPT], trainer)
+    entries = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [e["rank"] for e in entries] == [0, 1] and all(e["best_speedup"] == 1.2 for e in entries)
+
 def test_failure_after_success_resets_to_known_good(tiny_model):
     from transformers import AutoTokenizer
 

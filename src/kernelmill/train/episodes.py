@@ -218,12 +218,16 @@ class EpisodeRunner:
         return max(values)
 
     def _log(self, trainer, episodes: list[Episode], rewards: list[float]) -> None:
-        if self.log_path is None or not trainer.accelerator.is_main_process:
+        if self.log_path is None:
             return
+        # Every process logs the episodes of its own prompts (the main process alone would keep 1/N of
+        # them); append_jsonl makes each line one O_APPEND write, so the processes' lines never mix.
+        acc = trainer.accelerator
+        rank = {"rank": int(getattr(acc, "process_index", 0))} if getattr(acc, "num_processes", 1) > 1 else {}
         step = trainer.state.global_step
         append_jsonl(self.log_path, [
             {"step": step, "task_id": e.row["task_id"], "reward": r, "turns": e.turns,
-             "best_speedup": e.best.speedup if e.best else None}
+             "best_speedup": e.best.speedup if e.best else None, **rank}
             for e, r in zip(episodes, rewards) if not math.isnan(r)])
 
 
