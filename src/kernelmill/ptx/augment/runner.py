@@ -164,6 +164,9 @@ def provenance() -> dict:
 
 
 _PROV: dict | None = None
+# the last model instance imported in this process and its Relax module: the two pipelines'
+# jobs of an instance are adjacent in `jobs()` and go to one worker together (chunks of 2)
+_MODELS: dict[tuple, tuple] = {}
 
 
 def _failed(job: Job, origin: str, error: str) -> Pair:
@@ -180,7 +183,7 @@ def run_job(job: Job) -> tuple[str, list[dict], dict[str, str], dict]:
     from .models import build_model
     from .pairs import batch_pairs
     from .schedules import Space, random_variants, tile_variants
-    from .subgraphs import subgraphs
+    from .subgraphs import relax_module, subgraphs
 
     _PROV = _PROV or provenance()
     origin = f"tvm:{job.family}#{job.index}:{job.pipeline}"
@@ -189,8 +192,13 @@ def run_job(job: Job) -> tuple[str, list[dict], dict[str, str], dict]:
     claims = _CLAIMS if _CLAIMS is not None else Claims()
     preludes: dict[str, str] = {}
     try:
-        model = build_model(job.family, job.index, job.seed)
-        sgs = subgraphs(model, ("fused",) if job.pipeline == "schedule" else ("fused", "single"))
+        key = (job.family, job.index, job.seed)
+        if key not in _MODELS:  # the other pipeline's job of this instance ran here just before
+            _MODELS.clear()
+            model = build_model(job.family, job.index, job.seed)
+            _MODELS[key] = (model, relax_module(model))
+        model, mod = _MODELS[key]
+        sgs = subgraphs(model, ("fused",) if job.pipeline == "schedule" else ("fused", "single"), mod)
     except Exception as exc:  # noqa: BLE001 - one model's failure never stops the run
         return job.job_id, [to_dict(_failed(job, origin, f"import failed: {type(exc).__name__}: {exc}"))], {}, stats
     pending: list[tuple[str, object, dict]] = []
@@ -280,6 +288,10 @@ def run_job(job: Job) -> tuple[str, list[dict], dict[str, str], dict]:
     return job.job_id, [to_dict(p) for p in out], preludes, stats
 
 
+def _run_jobs(group: list[Job]) -> list[tuple]:
+    return [run_job(j) for j in group]
+
+
 @dataclass
 class AugmentSummary:
     jobs: int = 0
@@ -349,13 +361,22 @@ def augment(out: Path, cfg: AugmentConfig, deadline: float | None = None,
         claims = manager.Claims(initial)
         with manager, ctx.Pool(cfg.workers, maxtasksperchild=None, initializer=_set_claims,
                                initargs=(claims,)) as pool:
-            it = pool.imap_unordered(run_job, todo, chunksize=1)
+            # the jobs of one instance (both pipelines, adjacent in `jobs()`) to one worker:
+            # one model import
+            groups: list[list[Job]] = []
+            for j in todo:
+                if groups and (groups[-1][-1].family, groups[-1][-1].index) == (j.family, j.index):
+                    groups[-1].append(j)
+                else:
+                    groups.append([j])
+            it = pool.imap_unordered(_run_jobs, groups, chunksize=1)
             try:
-                for _ in range(len(todo)):
+                for _ in range(len(groups)):
                     remaining = None if deadline is None else deadline - time.monotonic()
                     if remaining is not None and remaining <= 0:
                         raise mp.TimeoutError
-                    take(it.next(timeout=remaining))
+                    for result in it.next(timeout=remaining):
+                        take(result)
             except mp.TimeoutError:
                 summary.stopped_early = True
                 pool.terminate()

@@ -24,7 +24,10 @@ class Subgraph:
     partition: str        # fused | single
 
 
-def _relax_module(model: ModelInstance):
+def relax_module(model: ModelInstance):
+    """The model exported and imported into Relax (FP16 instances converted): what
+    `subgraphs` partitions. The passes return new modules, so one import serves both
+    partitions and both pipelines of an instance."""
     import torch
     from tvm.relax.frontend.torch import from_exported_program
 
@@ -40,12 +43,14 @@ def _relax_module(model: ModelInstance):
     return mod
 
 
-def subgraphs(model: ModelInstance, partitions: tuple[str, ...] = ("fused", "single")) -> list[Subgraph]:
-    """The model's distinct subgraphs of each partition, in program order."""
+def subgraphs(model: ModelInstance, partitions: tuple[str, ...] = ("fused", "single"),
+              mod=None) -> list[Subgraph]:
+    """The model's distinct subgraphs of each partition, in program order; `mod`: the
+    model's Relax module if already imported (`relax_module`)."""
     import tvm
     from tvm import relax
 
-    mod = _relax_module(model)
+    mod = relax_module(model) if mod is None else mod
     out: list[Subgraph] = []
     seen: set[str] = set()
     for part in partitions:
