@@ -46,3 +46,14 @@ def test_train_tiny_names_a_wrong_file(tmp_path):
     res = CliRunner().invoke(app, ["train", "tiny", str(bad), "-o", str(tmp_path / "o")])
     assert res.exit_code == 2
     assert "messages" in res.output
+
+
+def test_train_tiny_refuses_a_multi_process_launch(tmp_path, monkeypatch, sft_rows):
+    # under accelerate launch every process would build the model and write the recipe in one folder
+    data = tmp_path / "sft.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in sft_rows))
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    res = CliRunner().invoke(app, ["train", "tiny", str(data), "-o", str(tmp_path / "o")])
+    assert res.exit_code == 2
+    assert "builds its model and recipe in one process" in res.output
+    assert not (tmp_path / "o").exists()

@@ -124,9 +124,15 @@ def tiny_run(data: str | Path, out: str | Path, steps: int = TINY_DEFAULTS["step
              layers: int = 2) -> dict[str, Any]:
     """Build a tiny model for `data` (an SFT export) under `out`, write
     `out/recipe.yaml` and run it (`out/run/` holds the checkpoints and model)."""
+    from .config import ConfigError
     from .data import load_rows
+    from .outputs import launched_processes
     from .tiny import build_tiny_model
 
+    if launched_processes() > 1:  # every process would build the model and write the recipe in one folder
+        raise ConfigError("`kernelmill train tiny` builds its model and recipe in one process: run it alone, "
+                          "then launch the recipe it writes (accelerate launch ... -m kernelmill.cli train sft "
+                          "--config OUT/recipe.yaml)")
     data, out = Path(data).resolve(), Path(out).resolve()
     rows = load_rows("sft", data)  # checks the shape before anything is built
     model_dir = out / "model"
