@@ -256,3 +256,16 @@ def test_check_launch_refuses_processes_that_train_alone(monkeypatch):
     with pytest.raises(LaunchError, match="started 2 processes but the trainer runs as 1.*use_cpu: true"):
         check_launch(alone)
     check_launch(SimpleNamespace(accelerator=SimpleNamespace(num_processes=2)))
+
+
+def test_throughput_of_a_resumed_run_counts_this_session_only():
+    from kernelmill.train.outputs import throughput
+
+    # steps 1-4 from the first session (its runtime entry was not in the checkpoint), then a resume:
+    # TRL counts tokens from 0 again and train_runtime is the second session's
+    hist = [{"step": i, "loss": 1.0, "num_tokens": 256.0 * i} for i in range(1, 5)]
+    hist += [{"step": 5, "loss": 1.0, "num_tokens": 256.0}, {"step": 6, "loss": 1.0, "num_tokens": 512.0},
+             {"step": 6, "train_runtime": 0.5}]
+    assert throughput(hist) == {"tokens": 512.0, "train_runtime_s": 0.5, "tokens_per_s": 1024.0}
+    assert throughput(hist[:4] + [{"step": 4, "train_runtime": 2.0}])["tokens_per_s"] == 512.0
+    assert throughput([{"step": 1, "loss": 1.0}]) == {}

@@ -109,10 +109,13 @@ def plot_curves(log_history: list[dict[str, Any]], kind: str, path: str | Path, 
 
 
 def throughput(log_history: list[dict[str, Any]]) -> dict[str, float]:
-    """Tokens trained and tokens/s of the run, from the Trainer's log: TRL's `num_tokens` is
-    gathered over all processes, so this is the total of the launch, not one rank's share."""
-    tokens = max((float(h["num_tokens"]) for h in log_history if "num_tokens" in h), default=0.0)
-    runtime = next((float(h["train_runtime"]) for h in log_history if "train_runtime" in h), 0.0)
+    """Tokens trained and tokens/s of this session of the run, from the Trainer's log: TRL's
+    `num_tokens` is gathered over all processes, so this is the total of the launch, not one rank's
+    share. A resumed run's log starts with the earlier session's entries, and TRL counts again from 0
+    after a resume while `train_runtime` is this session's: the count after the last restart is used."""
+    counts = [float(h["num_tokens"]) for h in log_history if "num_tokens" in h]
+    tokens = counts[-1] if counts else 0.0
+    runtime = next((float(h["train_runtime"]) for h in reversed(log_history) if "train_runtime" in h), 0.0)
     if not tokens or runtime <= 0:
         return {}
     return {"tokens": tokens, "train_runtime_s": runtime, "tokens_per_s": tokens / runtime}
