@@ -17,6 +17,11 @@ whose decisions are the free parameters.
 A variant is kept only if meta-schedule's CUDA postprocessors accept it (they
 rewrite cooperative fetches and unroll annotations and verify the GPU limits:
 threads per block, shared memory). Identical decision sets are yielded once.
+Most tile configurations of a conv2d or matmul fail the postprocessors' thread-extent
+check alone (threads per block between the warp size and 1024); it is made in Python
+from the tile factors before the replay (`Space.threads_ok`; 4,646 replays before, 1,431
+after on four profiled jobs). The enumerated configurations are the same as replaying
+each; the random pipeline draws its tile factors itself, as meta-schedule draws them.
 """
 
 from __future__ import annotations
