@@ -227,7 +227,7 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
                                               input_reach(ref, to_device(clone(sets["timing"][0]), device)))
             phases["guard_profile_s"] = time.perf_counter() - t0
         param_bytes = sum(t.numel() * t.element_size() for t in ref.state_dict().values())
-        args = dev_inputs = out = None  # noqa: F841 - free them before the candidate runs
+        args = dev_inputs = out = drawn = group = outs = None  # noqa: F841 - free them before the candidate runs
         # compare where the answers are cheapest to compare: on the device, unless
         # keeping them there would crowd the candidate out of its memory
         expected = _placed(expected, device)
@@ -253,6 +253,8 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
         sets = {key: [to_cpu(s) for s in group] for key, group in sets.items()}
         torch.save({**sets, "init": to_cpu(list(init_inputs))}, inputs_path)
     sets = _shapes_only(sets)  # what the judge still needs of them: shapes and dtypes
+    if device.type == "cuda":
+        torch.cuda.empty_cache()  # the device copies of the sets are gone: their memory goes to the candidate
     CandidateJob(candidate=str(cdir / "candidate.py"), inputs=str(inputs_path),
                  outputs=str(xdir / "outputs.pt"), device=job.device, weight_seed=job.weight_seed,
                  message_limit=job.message_limit, rlimits=job.rlimits, time=job.time, timing=job.timing,
