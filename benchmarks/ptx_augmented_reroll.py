@@ -29,11 +29,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ptx_heldout_reroll import line  # noqa: E402
+from ptx_heldout_reroll import line, measure  # noqa: E402
 from ptx_public_reroll import classify, constant_names  # noqa: E402
 
-from kernelmill.ptx import (RerollConfig, RerollStats, count_tokens, expand_module, fmt_module,  # noqa: E402
-                            parse_module, reroll_module, strip_debug)
+from kernelmill.ptx import RerollConfig, parse_module, strip_debug  # noqa: E402
 
 _INT = re.compile(r"\b\d+\b")
 
@@ -78,18 +77,11 @@ def main() -> None:
     rows = []
     t_all = time.perf_counter()
     for r in rows_in[:args.sample]:
-        mod = strip_debug(parse_module(r["ptx"], r.get("pair_id", "pair")))
-        plain = fmt_module(mod)
-        st = RerollStats()
-        t0 = time.perf_counter()
-        rolled = reroll_module(mod, cfg, stats=st)
-        took = time.perf_counter() - t0
-        a, b = count_tokens(plain), count_tokens(fmt_module(rolled))
         yes, why = unrolled(r.get("source", ""))
         meta = r.get("meta") or {}
         rows.append({"pair_id": r.get("pair_id"), "family": meta.get("model_family"), "pipeline": meta.get("pipeline"),
-                     "tokens": a, "rolled": b, "reduction": 1 - b / a, "loops": st.loops, "unrolled": yes, "why": why,
-                     "seconds": took, "roundtrip_ok": st.failed == 0 and fmt_module(expand_module(rolled)) == plain})
+                     "unrolled": yes, "why": why,
+                     **measure(strip_debug(parse_module(r["ptx"], r.get("pair_id", "pair"))), cfg)})
     print(f"{len(rows)} distinct kernels of {len(rows_in)} in {args.pairs} (seed {args.seed}); "
           f"config: {'augment (greedy, no tables)' if args.augment_config else 'default'}")
     print(line("with unrolled loops (source rule)", [r for r in rows if r["unrolled"]]))

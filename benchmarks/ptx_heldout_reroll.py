@@ -32,19 +32,21 @@ def rows_for(path: Path, cfg: RerollConfig, arch: str) -> list[dict]:
     ptx = nvcc_ptx(path.read_text(), NvccOptions(arch=arch))
     kernels = split_kernels(strip_debug(parse_module(ptx, str(path))))
     names = demangle_full(list(kernels))
-    out = []
-    for entry, mod in kernels.items():
-        plain = fmt_module(mod)
-        st = RerollStats()
-        t0 = time.perf_counter()
-        rolled = reroll_module(mod, cfg, stats=st)
-        took = time.perf_counter() - t0
-        a, b = count_tokens(plain), count_tokens(fmt_module(rolled))
-        out.append({"set": path.parent.name, "split": "dev" if path.name in DEV else "test",
-                    "file": path.name, "kernel": names[entry], "tokens": a, "rolled": b,
-                    "reduction": 1 - b / a, "loops": st.loops, "seconds": took, "bytes": len(plain.encode()),
-                    "roundtrip_ok": st.failed == 0 and fmt_module(expand_module(rolled)) == plain})
-    return out
+    return [{"set": path.parent.name, "split": "dev" if path.name in DEV else "test", "file": path.name,
+             "kernel": names[entry], **measure(mod, cfg)} for entry, mod in kernels.items()]
+
+
+def measure(mod, cfg: RerollConfig) -> dict:
+    """Tokens before and after the reroll of one kernel's module, its loops, the time, and
+    whether expand(reroll(P)) == P."""
+    plain = fmt_module(mod)
+    st = RerollStats()
+    t0 = time.perf_counter()
+    rolled = reroll_module(mod, cfg, stats=st)
+    took = time.perf_counter() - t0
+    a, b = count_tokens(plain), count_tokens(fmt_module(rolled))
+    return {"tokens": a, "rolled": b, "reduction": 1 - b / a, "loops": st.loops, "seconds": took,
+            "bytes": len(plain.encode()), "roundtrip_ok": st.failed == 0 and fmt_module(expand_module(rolled)) == plain}
 
 
 def line(label: str, sel: list[dict]) -> str:
