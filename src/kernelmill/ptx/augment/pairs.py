@@ -57,7 +57,7 @@ def _refactored_defs(low: Lowered) -> dict[str, str]:
     return {k.name: defs[k.name] for k in low.kernels if k.name in defs and defs[k.name] != k.source}
 
 
-_LABEL = re.compile(r"\$L__BB\d+_")
+_POSITIONAL = re.compile(r"(\$L__BB|__local_depot)\d+")
 
 
 def _named_back(ptx: str, name: str) -> str:
@@ -67,9 +67,10 @@ def _named_back(ptx: str, name: str) -> str:
 
 
 def _unlabelled(ptx: str) -> str:
-    """Branch labels without the function's position in the unit (`$L__BB<position>_<block>`):
+    """The PTX without the function's position in the unit, which nvcc writes into branch
+    labels (`$L__BB<position>_<block>`) and the local-memory array (`__local_depot<position>`):
     a kernel and its refactored copy sit at different positions of one nvcc call."""
-    return _LABEL.sub("$L__BB_", ptx)
+    return _POSITIONAL.sub(r"\1_", ptx)
 
 
 def compile_batch(low: Lowered, origin: str, refactor: bool = True
