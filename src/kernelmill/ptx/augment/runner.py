@@ -266,14 +266,20 @@ def run_job(job: Job) -> tuple[str, list[dict], dict[str, str], dict]:
             continue
         stats["subgraphs"] += 1
         seed = int(hashlib.sha1(f"{job.job_id}:{sg.sid}".encode()).hexdigest()[:8], 16)
-        gen = (random_variants(space, job.count, seed) if job.pipeline == "schedule"
-               else tile_variants(space, job.count, seed))
+
+        def taken(v, sg=sg) -> bool:
+            # the same schedule of the same subgraph (same CUDA) in another job, or earlier in
+            # this one: passed over, and the sampler goes on to another schedule
+            if claims.claim([variant_key(sg.name, sg.sid, v.key)])[0]:
+                return False
+            stats["duplicate_variants"] += 1
+            return True
+
+        gen = (random_variants(space, job.count, seed, taken=taken) if job.pipeline == "schedule"
+               else tile_variants(space, job.count, seed, taken=taken))
         buf_list = [{"name": n, **b} for n, b in buffers(sg.func).items()]
         for v in gen:
             stats["variants"] += 1
-            if not claims.claim([variant_key(sg.name, sg.sid, v.key)])[0]:
-                stats["duplicate_variants"] += 1  # the same schedule of the same subgraph: same CUDA
-                continue
             pending.append((sg.name, v.func, {
                 "unit_id": job.job_id, "pipeline": job.pipeline, "model_family": job.family,
                 "subgraph": sg.sid, "subgraph_name": sg.name, "partition": sg.partition,

@@ -30,7 +30,7 @@ import itertools
 import json
 import random
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
 # what the CUDA rules need to know about the GPU (H100: 1024 threads, 48 KiB of
 # static shared memory per block); also the target the kernels are generated for
@@ -213,21 +213,24 @@ def _fixed_tiles(combo):
     return fixed
 
 
-def random_variants(space: Space, count: int, seed: int, tries: int = 8) -> Iterator[Variant]:
+def random_variants(space: Space, count: int, seed: int, tries: int = 8,
+                    taken: Callable[[Variant], bool] | None = None) -> Iterator[Variant]:
     """Up to `count` distinct variants, a random sketch and random decisions each, from at
     most `count * tries` draws. The tile factors are drawn here (`_draw_tile`, as
     meta-schedule's `sample_perfect_tile` draws them) so that a draw failing the
     thread-extent check (`Space.threads_ok`), which the postprocessors would reject after a
     replay, costs no replay; the other decisions are drawn by the replay. Stops after
     `2 * count` draws that repeat a variant: the space of an elementwise operator holds a
-    handful of schedules, and drawing on would only replay them again."""
+    handful of schedules, and drawing on would only replay them again. `taken(v)`: True
+    for a variant another job already took (runner.py's claims); it counts as a repeat and
+    not towards `count`, so a subgraph met again gets new schedules where there are any."""
     if not space.sketches:
         return
     r = random.Random(seed)
     seen: set[str] = set()
-    repeats = 0
+    repeats = yielded = 0
     for _ in range(count * tries):
-        if len(seen) >= count or repeats >= 2 * count:
+        if yielded >= count or repeats >= 2 * count:
             return
         sk = r.randrange(len(space.sketches))
         tiles = space.tiles(sk) or []
@@ -239,9 +242,13 @@ def random_variants(space: Space, count: int, seed: int, tries: int = 8) -> Iter
             continue
         if v.key in seen:
             repeats += 1
-        else:
-            seen.add(v.key)
-            yield v
+            continue
+        seen.add(v.key)
+        if taken is not None and taken(v):
+            repeats += 1
+            continue
+        yielded += 1
+        yield v
 
 
 def _primes(n: int) -> list[int]:
@@ -289,11 +296,14 @@ def _factorizations(extent: int, parts: int, max_inner: int) -> list[list[int]]:
     return out
 
 
-def tile_variants(space: Space, limit: int, seed: int) -> Iterator[Variant]:
+def tile_variants(space: Space, limit: int, seed: int,
+                  taken: Callable[[Variant], bool] | None = None) -> Iterator[Variant]:
     """Up to `limit` valid tile configurations per sketch, from `4 * limit` enumerated
     (in a seeded shuffled order when there are more). A configuration failing the
     thread-extent check (`Space.threads_ok`) is passed over without its replay (the
-    postprocessors would reject it): the same variants as replaying every one."""
+    postprocessors would reject it): the same variants as replaying every one. A variant
+    `taken(v)` says another job already took is passed over and does not count towards
+    `limit`: a subgraph met again gets its other configurations."""
     r = random.Random(seed)
     for sk in range(len(space.sketches)):
         tiles = space.tiles(sk, seed)
@@ -321,6 +331,6 @@ def tile_variants(space: Space, limit: int, seed: int) -> Iterator[Variant]:
             if not space.threads_ok(sk, combo):
                 continue
             v = space.replay(sk, seed, _fixed_tiles(combo))
-            if v is not None:
+            if v is not None and not (taken is not None and taken(v)):
                 kept += 1
                 yield v
