@@ -239,7 +239,7 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
                 "message": "the reference program failed: " + error_text(exc, job.message_limit)}
 
     t0 = time.perf_counter()
-    exchange = _exchange_mode(job, device, sets)
+    exchange, why_not_ipc = _exchange_mode(job, device, sets), ""
     xdir = _tensor_dir(priv, 0 if exchange == "cuda_ipc" else inp.nbytes(sets) + 2 * inp.nbytes(expected))
     inputs_path = xdir / "inputs.pt"
     if exchange == "cuda_ipc":
@@ -248,8 +248,8 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
             inputs_path = xdir / "inputs.json"
             inputs_path.write_text(json.dumps(exports[-1].description))
         except (cuda_ipc.Unsupported, RuntimeError, OSError) as exc:
-            exchange = f"file (CUDA IPC not used: {str(exc)[:200]})"
-    if exchange != "cuda_ipc":
+            exchange, why_not_ipc = "file", f" (CUDA IPC not used: {str(exc)[:200]})"
+    if exchange == "file":
         sets = {key: [to_cpu(s) for s in group] for key, group in sets.items()}
         torch.save({**sets, "init": to_cpu(list(init_inputs))}, inputs_path)
     sets = _shapes_only(sets)  # what the judge still needs of them: shapes and dtypes
@@ -260,7 +260,7 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
                  message_limit=job.message_limit, rlimits=job.rlimits, time=job.time, timing=job.timing,
                  guards=job.guards, skip_timing_reason=job.skip_timing_reason, import_is_build=job.import_is_build,
                  build_cache=job.build_cache, env=job.env, defer_builds=job.defer_builds,
-                 exchange="cuda_ipc" if exchange == "cuda_ipc" else "file").write(priv / "job.json")
+                 exchange=exchange).write(priv / "job.json")
     reports = _Reports(launched.report)
     launched.go()
     comparison, timing_error = None, None
@@ -341,7 +341,7 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
     verdict["measurement"] = measurement(device, cfg, comparison and comparison["comparison"], ref_flags,
                                          facts.get("backend_flags") or {}, sets["trials"][0], expected["trials"][0],
                                          guards=level)
-    verdict["measurement"]["exchange"] = exchange
+    verdict["measurement"]["exchange"] = exchange + why_not_ipc
     if profiled:
         verdict["ref_profile"] = ref_profile
     if compiled_ref is not None:
