@@ -8,6 +8,9 @@ figures compare the run phase (checking, timing, the guards), not compilation.
     python benchmarks/guards_cost.py --device cuda --languages cuda,triton,torch --json $OUT/guards.json
     python benchmarks/guards_cost.py --device cpu --languages torch,cpp
     python benchmarks/guards_cost.py --device cuda --levels off,standard:file,standard:auto   # CUDA IPC against files
+    python benchmarks/guards_cost.py --device cuda --corpus kernelbench --languages torch --levels standard:file,standard:auto
+        # issue 14's corpus (benchmarks/corpus_llm): its correct torch candidates on KernelBench's
+        # problems, 32-256 MB of inputs each, where the exchange's cost shows; nothing to build
 
 A level is a guard setting with an optional ":file" or ":auto" (`VerifyConfig.exchange`:
 tensors through files, or through CUDA IPC where they fit).
@@ -25,10 +28,15 @@ import tempfile
 import time
 from pathlib import Path
 
+from kernelmill.records import Sample
 from kernelmill.tasks import load_tasks
 from kernelmill.tasks.builtin import builtin_samples
 from kernelmill.verify import VerifyConfig, verify_samples
 from kernelmill.verify.devices import device_name
+
+
+def _median(xs):
+    return statistics.median(xs) if xs else None
 
 
 def run_level(level: str, tasks, samples, device: str, cache: Path, trials: int) -> dict:
@@ -45,10 +53,25 @@ def run_level(level: str, tasks, samples, device: str, cache: Path, trials: int)
         "median_phases_s": {k: round(statistics.median(v.phases.get(k, 0.0) for v in verdicts), 3)
                             for k in sorted({k for v in verdicts for k in v.phases})},
         "exchange": sorted({str((v.measurement or {}).get("exchange")) for v in verdicts}),
-        "guard_share_median": statistics.median(g / r for g, r in zip(guard_s, run_s) if r > 0) if run_s else None,
+        "guard_share_median": _median([g / r for g, r in zip(guard_s, run_s) if r > 0]),
         "statuses": {s: sum(v.status == s for v in verdicts) for s in {v.status for v in verdicts}},
         "flags": sorted({f for v in verdicts for f in v.flags}),
     }
+
+
+def corpus_samples(part: str, langs: set[str], device: str, folder: Path):
+    """Correct candidates of benchmarks/corpus_llm in `langs` that run on `device`, and a task
+    folder holding their tasks (ids as benchmarks/vs_kernelbench.py gives them)."""
+    import vs_kernelbench as vk  # beside this file; it knows the corpus and its task files
+
+    cands = [c for c in vk.corpus_check.load_corpus() if c.expect == "ok" and c.language in langs
+             and c.runs_on(device) and (part == "all" or c.task.startswith(part + "/"))]
+    if not cands:
+        raise SystemExit(f"no correct {','.join(sorted(langs))} candidates of the corpus run on {device} ({part})")
+    vk.write_task_folder(cands, folder, vk.DEFAULT_KERNELBENCH)
+    samples = [Sample(sample_id=c.name, task_id=c.task_id, language=c.language, code=c.path.read_text(encoding="utf-8"))
+               for c in cands]
+    return load_tasks(str(folder)).by_id(), samples
 
 
 def main() -> None:
@@ -60,15 +83,23 @@ def main() -> None:
     ap.add_argument("--json", type=Path)
     ap.add_argument("--levels", default="off,standard,strict",
                     help="comma-separated guard levels, each with an optional :file (exchange through files)")
+    ap.add_argument("--corpus", choices=["builtin", "kernelbench", "all"],
+                    help="take the correct candidates of benchmarks/corpus_llm instead of the builtin suite's: "
+                         "those on builtin tasks, on KernelBench's problems, or all")
     args = ap.parse_args()
     langs = set(args.languages.split(","))
-    samples = [s for s in builtin_samples() if s.meta.get("expect") == "ok" and s.language in langs]
-    tasks = load_tasks("builtin").by_id()
     root = Path(tempfile.mkdtemp(prefix="guards-cost-"))
+    if args.corpus:
+        tasks, samples = corpus_samples(args.corpus, langs, args.device, root / "tasks")
+    else:
+        samples = [s for s in builtin_samples() if s.meta.get("expect") == "ok" and s.language in langs]
+        tasks = load_tasks("builtin").by_id()
     os.environ.setdefault("KERNELMILL_CACHE", str(root / "shared"))
     # warm the extension cache once, so compilation is not part of any level's figure
-    verify_samples(tasks, samples, VerifyConfig(device=args.device, trials=1, time=False, guards="off",
-                                                cache_dir=str(root / "warm")))
+    # (torch candidates build nothing: no warm-up pass for them)
+    if langs - {"torch"}:
+        verify_samples(tasks, samples, VerifyConfig(device=args.device, trials=1, time=False, guards="off",
+                                                    cache_dir=str(root / "warm")))
     results = []
     print(f"device: {device_name(args.device)}; {len(samples)} candidates ({','.join(sorted(langs))}), "
           f"{args.trials} trials", flush=True)

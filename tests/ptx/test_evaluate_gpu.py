@@ -20,7 +20,9 @@ from ptx_eval_support import ADD, SCALE, add_pair, scale_pair
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")]
 
 FAULT = ADD.replace("  int idx", "  if (threadIdx.x == 0) ((float*)0x100)[blockIdx.x] = 1.0f;\n  int idx", 1)
-HANG = ADD.replace("  int idx", "  volatile int spin = 1;\n  while (spin) {}\n  int idx", 1)
+# a spin on a `volatile` local is removed by ptxas (the local lives in a register), so the
+# candidate would finish; clock64() is read each time round and never negative
+HANG = ADD.replace("  int idx", "  while (clock64() >= 0) {}\n  int idx", 1)
 
 
 def test_evaluate_on_the_gpu(tmp_path):

@@ -12,20 +12,18 @@ PyTorch -> TileLang:
         operand slices staged K-major in T.alloc_shared tiles
         T.alloc_local registers: 8 values of A and 8 of B per step, 64 accumulators,
           T.unroll'ed outer product
-  the order of the sum over K -> K summed as SLICES = 16 slices of 256: each slice in its own
-      fp32 accumulator from zero (one FMA per step), the slices' sums added in order into a
-      second set of 64 registers (`tot`), flushed by an `if` at the end of a slice's last step.
-      Why: one FMA chain over all K = 4096 (the first version of this seed) carries a rounding
-      error of about 7e-5 rms at K = 4096 with randn inputs, and on the H100 cuBLAS summed this
-      shape in another order: 447 of 4,194,304 outputs differed by more than
-      1e-4 + 1e-4 * |ref| (outputs near zero). Emulating the orders in numpy against a float64
-      product: 16 slices have 1.9e-5 rms error, and against a reference summed as 8 or 16
-      slices or summed exactly (float64) they leave no output outside the tolerance in 1M
-      tried; a float64 accumulator (acc_dtype="float64") is more exact (1.6e-6 rms) but still
-      leaves about 4 per 4M outside against an 8-slice reference, costs 2x the registers
-      (spills) and runs fp64 FMAs at half rate. No scheme passes against a reference that
-      sums in 1, 2 or 4 long chains but the one that sums in the same order
-      (benchmarks/diag/tilelang_13_order.py measures cuBLAS's order on the GPU).
+  the order of the sum over K -> K summed as SLICES = 2 halves of 2048: each half in its own
+      fp32 accumulator from zero (one FMA per step), the halves' sums added in order into a
+      second set of 64 registers (`tot`), flushed by an `if` at the end of a half's last step.
+      Why: fp32 sums of K = 4096 randn products carry ~5e-5 rms rounding error, so a kernel
+      passes the 1e-4 tolerance on every output only if it sums in the reference's order.
+      On the H100 (torch 2.11, CUDA 13.0) cuBLAS runs this shape as
+      cutlass_80_simt_sgemm_128x256_8x4_nt_align1 after a memset: split-K in 2.
+      benchmarks/diag/tilelang_13_order.py measured it (docs/results/issue15/h100_order13.log):
+      against cuBLAS, 1 chain (this seed's first version) left 2,181 of 25,165,824 outputs
+      outside the tolerance, 4 slices 1,992, 8 slices 2,853, 16 slices 2,901, a float64
+      accumulator 2,469; 2 slices left none and matched cuBLAS bitwise on every output.
+      Another GPU or cuBLAS version may pick another split; `slices` is a parameter.
 Computed in fp32 with fp32 accumulation, as the reference (the harness disables TF32).
 """
 import torch
@@ -34,7 +32,7 @@ import tilelang
 import tilelang.language as T
 
 BM, BN, BK, TM, TN = 128, 128, 16, 8, 8
-SLICES = 16  # K is summed as this many slices (the docstring says why)
+SLICES = 2  # K is summed as this many slices (the docstring says why)
 THREADS = (BM // TM) * (BN // TN)
 
 
