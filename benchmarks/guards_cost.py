@@ -68,7 +68,8 @@ def corpus_samples(part: str, langs: set[str], device: str, folder: Path):
              and c.runs_on(device) and (part == "all" or c.task.startswith(part + "/"))]
     if not cands:
         raise SystemExit(f"no correct {','.join(sorted(langs))} candidates of the corpus run on {device} ({part})")
-    vk.write_task_folder(cands, folder, vk.DEFAULT_KERNELBENCH)
+    # KernelBench's folder: KERNELBENCH_DIR (on the device, a carried copy such as .kb), else ../shared's
+    vk.write_task_folder(cands, folder, Path(os.environ.get("KERNELBENCH_DIR") or vk.DEFAULT_KERNELBENCH))
     samples = [Sample(sample_id=c.name, task_id=c.task_id, language=c.language, code=c.path.read_text(encoding="utf-8"))
                for c in cands]
     return load_tasks(str(folder)).by_id(), samples

@@ -62,3 +62,23 @@ def test_split_is_stable_as_pairs_are_added(tmp_path):
 def test_bad_input_is_a_clear_error(tmp_path):
     r = CliRunner().invoke(app, ["ptx", "export", str(tmp_path / "none.jsonl"), "-o", str(tmp_path / "o")])
     assert r.exit_code == 2 and "no pairs file" in r.output
+
+
+def test_rolled_export_makes_the_rolled_ptx_of_pairs_stored_without_it(tmp_path):
+    # `ptx augment --no-reroll` stores pairs without Rolled-PTX: export --rolled makes it, losslessly
+    from kernelmill.ptx.expand import expand_text
+
+    ptx = (".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(\n.param .u64 p\n)\n{\n"
+           + "\n".join(f"\tadd.s32 %r{t + 2}, %r1, {t * 32};" for t in range(10)) + "\n\tret;\n}\n")
+    pair = Pair("p0", "k", "cuda", 'extern "C" __global__ void k(int* p) {}', ptx, target="sm_90",
+                meta={"subgraph": "m/sg0"})
+    write_jsonl(tmp_path / "pairs.jsonl", [pair])
+    r = CliRunner().invoke(app, ["ptx", "export", str(tmp_path / "pairs.jsonl"), "-o", str(tmp_path / "sft"),
+                                 "--test-frac", "0", "--rolled"])
+    assert r.exit_code == 0, r.output
+    (row,) = [json.loads(l) for l in (tmp_path / "sft/train.jsonl").read_text().splitlines()]
+    assert row["input"] == "rolled_ptx"
+    prompt = row["messages"][-2]["content"]
+    assert "for.size.1" in prompt and "add.s32 %r3, %r1, 32;" not in prompt
+    rolled = prompt[prompt.index(".version"):prompt.rindex("}") + 1]
+    assert expand_text(rolled) == expand_text(ptx)

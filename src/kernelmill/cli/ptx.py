@@ -302,6 +302,8 @@ def augment_command(
         max_chars: int = typer.Option(12000, "--max-source-chars", help="Drop kernels with longer CUDA "
                                        "(a PtxDec sample holds PTX and CUDA in 8,192 tokens)."),
         refactor: bool = typer.Option(True, "--refactor/--no-refactor", help="Index CSE + parentheses, PTX-checked."),
+        reroll: bool = typer.Option(True, "--reroll/--no-reroll", help="Store each pair's Rolled-PTX (about a "
+                                    "fifth of the time); without it `ptx export --rolled` makes it when exporting."),
         seed: int = typer.Option(0, "--seed"),
         budget: Optional[float] = typer.Option(None, "--time-budget", help="Stop after this many seconds "
                                                "(finished jobs are kept; a re-run resumes)."),
@@ -322,7 +324,7 @@ def augment_command(
     fams = tuple(FAMILIES) if families == "all" else tuple(f.strip() for f in families.split(",") if f.strip())
     cfg = AugmentConfig(families=fams, models=models, variants=variants, tiles=tiles,
                         pipelines=tuple(p.strip() for p in pipelines.split(",")), batch=batch,
-                        max_source_chars=max_chars, refactor=refactor, workers=workers, seed=seed)
+                        max_source_chars=max_chars, refactor=refactor, reroll=reroll, workers=workers, seed=seed)
     try:
         cfg.check()
     except ValueError as exc:

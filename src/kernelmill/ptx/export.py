@@ -48,8 +48,23 @@ def in_test(group: str, test_frac: float, seed: int) -> bool:
     return int.from_bytes(h[:8], "big") / 2**64 < test_frac
 
 
+def with_rolled(pair: Pair) -> Pair:
+    """The pair with its Rolled-PTX: made here (lossless, the reroll's default settings) when the
+    pair was stored without it, as `kernelmill ptx augment --no-reroll` stores them."""
+    if pair.rolled_ptx or not (pair.ptx or "").strip():
+        return pair
+    from .parser import parse_module
+    from .reroll import reroll_module
+    from .syntax import fmt_module
+
+    pair.rolled_ptx = fmt_module(reroll_module(parse_module(pair.ptx, pair.origin or pair.pair_id)))
+    return pair
+
+
 def sft_row(pair: Pair, rolled: bool, template: str = "ptx2cuda") -> dict:
     tmpl = load_template(template)
+    if rolled:
+        pair = with_rolled(pair)
     field_name = "rolled_ptx" if rolled and pair.rolled_ptx else "ptx"
     messages = tmpl.render(ptx_variables(pair, field_name))
     messages.append({"role": "assistant", "content": f"```cuda\n{pair.source.strip()}\n```"})
