@@ -138,7 +138,7 @@ def config_from_options(device: str, trials: int, build_timeout: float, run_time
                         fallback: str = "reject", standby: int = -1, cpu_runners: int = 1,
                         cpu_threads: int = 1, runs_per_gpu: int = 0, compile_baseline: bool = False,
                         compile_mode: str = "default", compile_backend: str = "inductor",
-                        exchange: str = "file") -> VerifyConfig:
+                        exchange: str = "auto") -> VerifyConfig:
     """The options as a `VerifyConfig`, validated by the config itself (one set
     of rules for the CLI, the service and the GRPO reward). `run_timeout` None:
     the device's default (DEFAULT_RUN_TIMEOUT)."""

@@ -48,10 +48,10 @@ def verify_command(
     compile_mode: str = typer.Option("default", help="torch.compile mode for --compile-baseline: default, "
                                                      "reduce-overhead, max-autotune, max-autotune-no-cudagraphs."),
     compile_backend: str = typer.Option("inductor", help="torch.compile backend for --compile-baseline."),
-    exchange: str = typer.Option("file", help="How a guarded GPU run passes tensors to the candidate's process "
-                                              "and back: file (through /dev/shm) or auto (CUDA IPC, no host "
-                                              "copies, when the input sets fit in a quarter of the free GPU "
-                                              "memory; else files; not yet run on a GPU)."),
+    exchange: str = typer.Option("auto", help="How a guarded GPU run passes tensors to the candidate's process "
+                                              "and back: auto (CUDA IPC, no host copies, when the input sets "
+                                              "fit in a quarter of the free GPU memory; else files) or file "
+                                              "(always through /dev/shm). CPU runs always use files."),
     only_tasks: str = typer.Option(None, "--tasks", help="Only samples of these task ids (comma-separated; "
                                                           "'level1/' takes a whole level)."),
     languages: str = typer.Option(None, "--languages", help="Only samples in these languages (comma-separated)."),

@@ -91,7 +91,7 @@ class RunJob(_Record):
     # run phases: where an uncached load_inline writes its arguments instead of compiling
     defer_builds: str | None = None
     # run phases: "auto" lets a guarded GPU run exchange tensors through CUDA IPC; "file" never
-    exchange: str = "file"
+    exchange: str = "auto"
 
     @property
     def timed(self) -> bool:
