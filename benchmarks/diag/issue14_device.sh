@@ -3,7 +3,8 @@
 # candidates (every 5th GPU candidate of benchmarks/corpus_llm), then
 # kernelmill alone on the builtin-like part (92), with nvidia-smi sampling.
 #   bash benchmarks/diag/issue14_device.sh OUTDIR [RUNS_PER_GPU]
-# KM_EXCHANGE=auto passes --exchange auto (CUDA IPC between supervisor and candidate).
+# KM_EXCHANGE=file passes --exchange file (default auto: CUDA IPC between supervisor and candidate).
+# KB_SUBSET_S=0 skips KernelBench's harness.
 # Needs KernelBench's folder (KERNELBENCH_DIR, default .kb) and its wheels (.wheels/kb).
 set -uo pipefail
 OUT=${1:?OUTDIR}; RPG=${2:-0}
@@ -15,13 +16,13 @@ S="b2_add_rmsnorm__cuda_lazy_try,b2_conv_bn_relu__torch_manual_stats,b2_gemm_bia
 smi() { nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used --format=csv,noheader,nounits -lms 200 > "$1" & echo $!; }
 P=$(smi "$OUT/smi_subset.csv")
 timeout ${KM_SUBSET_S:-200} python benchmarks/vs_kernelbench.py --device cuda --kernelbench "$KB" --only "$S" --skip-kernelbench \
-   --out "$OUT/subset_km.json" --kernelmill-arg=--runs-per-gpu=$RPG --kernelmill-arg=--exchange=${KM_EXCHANGE:-file} 2>&1 | grep -v "^\s*$" | tail -25
+   --out "$OUT/subset_km.json" --kernelmill-arg=--runs-per-gpu=$RPG --kernelmill-arg=--exchange=${KM_EXCHANGE:-auto} 2>&1 | grep -v "^\s*$" | tail -25
 kill $P
-timeout ${KB_SUBSET_S:-300} python benchmarks/vs_kernelbench.py --device cuda --kernelbench "$KB" --only "$S" --skip-kernelmill \
+[ "${KB_SUBSET_S:-300}" != 0 ] && timeout ${KB_SUBSET_S:-300} python benchmarks/vs_kernelbench.py --device cuda --kernelbench "$KB" --only "$S" --skip-kernelmill \
    --out "$OUT/subset_kb.json" 2>&1 | grep -E "kernelbench:|kb \[" | tail -40
 P=$(smi "$OUT/smi_builtin.csv")
 timeout ${KM_BUILTIN_S:-240} python benchmarks/vs_kernelbench.py --device cuda --kernelbench "$KB" --kind builtin --skip-kernelbench \
-   --out "$OUT/builtin_km.json" --kernelmill-arg=--runs-per-gpu=$RPG --kernelmill-arg=--exchange=${KM_EXCHANGE:-file} 2>&1 | grep -v "^\s*$" | tail -8
+   --out "$OUT/builtin_km.json" --kernelmill-arg=--runs-per-gpu=$RPG --kernelmill-arg=--exchange=${KM_EXCHANGE:-auto} 2>&1 | grep -v "^\s*$" | tail -8
 kill $P
 for f in subset_km builtin_km; do
   echo "== $f"; python benchmarks/phase_table.py "$OUT/$f.verdicts.jsonl" --smi "$OUT/smi_${f%_km}.csv"
