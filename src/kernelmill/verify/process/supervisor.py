@@ -262,17 +262,22 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
                  build_cache=job.build_cache, env=job.env, defer_builds=job.defer_builds,
                  exchange=exchange).write(priv / "job.json")
     reports = _Reports(launched.report)
+    # where guard_exchange_s (a residual, below) goes: these marks split it into
+    # xchg_setup_s, xchg_ready_s, xchg_end_s, xchg_outputs_s and xchg_exit_s
+    marks = {"go": time.perf_counter()}
     launched.go()
     comparison, timing_error = None, None
     try:
         first = reports.next()
         while first is not None and "ready" not in first and "facts" not in first:
             first = reports.next()
+        marks["ready"] = time.perf_counter()
         if first is not None and "ready" in first:
             comparison = _time_both(ref, timing_sets, launched, reports, device, cfg, job, sets, expected,
                                     param_bytes, share)
             if device.type == "cuda":  # how long the timing waited for other GPU work of ours (gpulock)
                 phases["timing_lock_wait_s"] = comparison["timing"]["lock"]["wait_s"]
+            marks["timed"] = time.perf_counter()
             launched.send({"cmd": "end"})
             while reports.final is None and reports.next() is not None:
                 pass
@@ -282,9 +287,12 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
         launched.close()
         return {"status": "runtime_error", "flags": ["reference_error"],
                 "message": "the reference program failed while timed: " + error_text(exc, job.message_limit)}
+    marks["final"] = time.perf_counter()
     got_ipc = _receive_outputs(reports.final, launched, device, _where(expected))
+    marks["outputs"] = time.perf_counter()
     status = launched.wait()
     left = reap_descendants()  # nothing the candidate started may write after this point
+    marks["exited"] = time.perf_counter()
     reports.drain()
     if reports.forged or left:
         findings.add("forged_output", "; ".join((reports.forged + left)[:3]))
@@ -318,6 +326,7 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
     phases.update(facts.get("phases") or {})
     phases["guard_exchange_s"] = max(0.0, exchange_s - phases.get("compile_baseline_s", 0.0)
                                      - sum(v for k, v in (facts.get("phases") or {}).items() if k.endswith("_s")))
+    phases.update(_exchange_parts(t0, marks, facts.get("phases") or {}))
     if facts["status"] != "ran":
         # the candidate failed before it ran; a trick its source shows (importing the
         # reference) still decides, as everywhere: a rejection outranks the failure.
@@ -445,6 +454,30 @@ def _exchange_mode(job, device: torch.device, sets: dict) -> str:
         return "file"
     free, _ = torch.cuda.mem_get_info(device)
     return "cuda_ipc" if inp.nbytes(sets) < free // 4 else "file"
+
+
+def _exchange_parts(t0: float, marks: dict, cand: dict) -> dict[str, float]:
+    """guard_exchange_s split by where the supervisor was (seconds; the candidate's own
+    phases taken out where they fall). xchg_setup_s: the input sets handed over (export or
+    file) up to the start signal; xchg_ready_s: from the signal to the candidate's "ready"
+    (its process waking, reading the sets), less its load, input, check and profile phases;
+    xchg_end_s: from the end of timing to its final report (its outputs written or shared),
+    less nothing; xchg_outputs_s: the supervisor taking the outputs (IPC copy);
+    xchg_exit_s: the candidate's process exiting and its leftovers reaped. Not guard_*:
+    they are parts of guard_exchange_s, not added to it."""
+    out: dict[str, float] = {}
+    if "go" in marks:
+        out["xchg_setup_s"] = marks["go"] - t0
+    if "ready" in marks:
+        before = sum(float(cand.get(k, 0.0)) for k in ("load_s", "build_s", "inputs_s", "check_s", "profile_s"))
+        out["xchg_ready_s"] = max(0.0, marks["ready"] - marks["go"] - before)
+    if "timed" in marks and "final" in marks:
+        out["xchg_end_s"] = marks["final"] - marks["timed"]
+    if "final" in marks and "outputs" in marks:
+        out["xchg_outputs_s"] = marks["outputs"] - marks["final"]
+    if "outputs" in marks and "exited" in marks:
+        out["xchg_exit_s"] = marks["exited"] - marks["outputs"]
+    return {k: round(v, 4) for k, v in out.items()}
 
 
 def _receive_outputs(final: dict | None, launched: Launched, device: torch.device, where: torch.device):

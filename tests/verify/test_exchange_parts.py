@@ -1,0 +1,33 @@
+"""guard_exchange_s is a residual (the guarded run's wall time less the candidate's own
+phases); the supervisor splits it by where it was waiting, so a slow exchange says why."""
+
+from __future__ import annotations
+
+
+from kernelmill.tasks import load_tasks
+from kernelmill.tasks.builtin import builtin_samples
+from kernelmill.verify import VerifyConfig, verify_samples
+from kernelmill.verify.process.supervisor import _exchange_parts
+
+PARTS = ("xchg_setup_s", "xchg_ready_s", "xchg_end_s", "xchg_outputs_s", "xchg_exit_s")
+
+
+def test_the_parts_follow_the_marks_less_the_candidates_own_phases():
+    marks = {"go": 1.0, "ready": 5.0, "timed": 8.0, "final": 9.0, "outputs": 9.5, "exited": 12.0}
+    cand = {"load_s": 1.0, "inputs_s": 0.5, "check_s": 1.0, "profile_s": 0.0, "time_s": 3.5}
+    assert _exchange_parts(0.0, marks, cand) == {"xchg_setup_s": 1.0, "xchg_ready_s": 1.5, "xchg_end_s": 1.0,
+                                                 "xchg_outputs_s": 0.5, "xchg_exit_s": 2.5}
+    # a candidate that failed before timing: no end-of-timing part, the rest as far as it got
+    got = _exchange_parts(0.0, {"go": 0.2, "ready": 0.4, "final": 0.4, "outputs": 0.4, "exited": 0.9}, {"load_s": 1.0})
+    assert "xchg_end_s" not in got and got["xchg_ready_s"] == 0.0 and got["xchg_exit_s"] == 0.5
+
+
+def test_a_cpu_verdict_records_the_parts():
+    tasks = load_tasks("builtin").by_id()
+    samples = [s for s in builtin_samples() if s.task_id == "level1/01_ReLU" and s.language == "torch"
+               and s.meta.get("expect") == "ok"][:1]
+    (v,) = verify_samples(tasks, samples, VerifyConfig(device="cpu", trials=2, guards="standard"))
+    assert v.status == "ok", v.message
+    ph = v.phases
+    assert all(ph[k] >= 0.0 for k in PARTS), ph
+    assert sum(ph[k] for k in PARTS) <= ph["run_wall_s"]
