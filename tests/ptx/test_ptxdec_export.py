@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from kernelmill.chat import load_template, ptx_variables
@@ -64,7 +65,8 @@ def test_bad_input_is_a_clear_error(tmp_path):
     assert r.exit_code == 2 and "no pairs file" in r.output
 
 
-def test_rolled_export_makes_the_rolled_ptx_of_pairs_stored_without_it(tmp_path):
+@pytest.mark.parametrize("mode", ["best", "fast"])
+def test_rolled_export_makes_the_rolled_ptx_of_pairs_stored_without_it(tmp_path, mode):
     # `ptx augment --no-reroll` stores pairs without Rolled-PTX: export --rolled makes it, losslessly
     from kernelmill.ptx.expand import expand_text
 
@@ -74,11 +76,20 @@ def test_rolled_export_makes_the_rolled_ptx_of_pairs_stored_without_it(tmp_path)
                 meta={"subgraph": "m/sg0"})
     write_jsonl(tmp_path / "pairs.jsonl", [pair])
     r = CliRunner().invoke(app, ["ptx", "export", str(tmp_path / "pairs.jsonl"), "-o", str(tmp_path / "sft"),
-                                 "--test-frac", "0", "--rolled"])
+                                 "--test-frac", "0", "--rolled", "--reroll", mode])
     assert r.exit_code == 0, r.output
+    assert json.loads((tmp_path / "sft/split.json").read_text())["reroll"] == mode
     (row,) = [json.loads(l) for l in (tmp_path / "sft/train.jsonl").read_text().splitlines()]
     assert row["input"] == "rolled_ptx"
     prompt = row["messages"][-2]["content"]
     assert "for.size.1" in prompt and "add.s32 %r3, %r1, 32;" not in prompt
     rolled = prompt[prompt.index(".version"):prompt.rindex("}") + 1]
     assert expand_text(rolled) == expand_text(ptx)
+
+
+def test_an_unknown_reroll_mode_is_refused_before_anything_is_written(tmp_path):
+    write_jsonl(tmp_path / "pairs.jsonl", _pairs())
+    r = CliRunner().invoke(app, ["ptx", "export", str(tmp_path / "pairs.jsonl"), "-o", str(tmp_path / "sft"),
+                                 "--rolled", "--reroll", "fastest"])
+    assert r.exit_code != 0 and "best, fast" in r.output
+    assert not (tmp_path / "sft").exists()

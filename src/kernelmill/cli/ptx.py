@@ -150,7 +150,11 @@ def stats(files: list[Path] = typer.Argument(..., help="PTX files (rerolled in m
 @app.command("export")
 def export_command(pairs: Path = typer.Argument(..., help="Pairs JSONL from `kernelmill ptx pairs`."),
                    out: Path = typer.Option(..., "-o", "--out", help="Folder for train.jsonl, test.jsonl, split.json."),
-                   rolled: bool = typer.Option(False, help="Rolled-PTX in the prompt (pairs made with rerolling)."),
+                   rolled: bool = typer.Option(False, help="Rolled-PTX in the prompt (made here for pairs stored "
+                                               "without it, e.g. by `ptx augment --no-reroll`)."),
+                   reroll: str = typer.Option("best", help="How --rolled makes a missing Rolled-PTX: best (both "
+                                              "strategies, table terms) or fast (greedy, no tables: ~12x faster, "
+                                              "~2 points less reduction on augmented pairs; docs/benchmarks.md)."),
                    test_frac: float = typer.Option(0.1, help="Share of subgraphs (or source units) held out."),
                    seed: int = typer.Option(0, help="Seed of the split (stable as pairs are added).")) -> None:
     """PtxDec SFT rows: PTX (or Rolled-PTX) in the PTX->CUDA prompt, CUDA out; split by subgraph
@@ -161,7 +165,7 @@ def export_command(pairs: Path = typer.Argument(..., help="Pairs JSONL from `ker
     if not pairs.is_file():
         fail(f"no pairs file at {pairs}")
     try:
-        summary = export_sft(pairs, out, rolled=rolled, test_frac=test_frac, seed=seed)
+        summary = export_sft(pairs, out, rolled=rolled, test_frac=test_frac, seed=seed, reroll=reroll)
     except (RecordError, ValueError) as exc:
         fail(str(exc))
     console.print(f"train {summary.train} rows ({summary.train_groups} groups), test {summary.test} rows "

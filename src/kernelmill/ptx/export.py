@@ -48,23 +48,30 @@ def in_test(group: str, test_frac: float, seed: int) -> bool:
     return int.from_bytes(h[:8], "big") / 2**64 < test_frac
 
 
-def with_rolled(pair: Pair) -> Pair:
-    """The pair with its Rolled-PTX: made here (lossless, the reroll's default settings) when the
-    pair was stored without it, as `kernelmill ptx augment --no-reroll` stores them."""
+REROLL_MODES = ("best", "fast")
+
+
+def with_rolled(pair: Pair, mode: str = "best") -> Pair:
+    """The pair with its Rolled-PTX: made here (lossless) when the pair was stored without it,
+    as `kernelmill ptx augment --no-reroll` stores them. mode "best": the reroll's default
+    settings; "fast": greedy without table terms, the settings `ptx augment` uses."""
+    if mode not in REROLL_MODES:
+        raise ValueError(f"reroll mode must be one of {', '.join(REROLL_MODES)}, not {mode!r}")
     if pair.rolled_ptx or not (pair.ptx or "").strip():
         return pair
     from .parser import parse_module
-    from .reroll import reroll_module
+    from .reroll import RerollConfig, reroll_module
     from .syntax import fmt_module
 
-    pair.rolled_ptx = fmt_module(reroll_module(parse_module(pair.ptx, pair.origin or pair.pair_id)))
+    cfg = RerollConfig(strategy="greedy", tables=False) if mode == "fast" else RerollConfig()
+    pair.rolled_ptx = fmt_module(reroll_module(parse_module(pair.ptx, pair.origin or pair.pair_id), cfg))
     return pair
 
 
-def sft_row(pair: Pair, rolled: bool, template: str = "ptx2cuda") -> dict:
+def sft_row(pair: Pair, rolled: bool, template: str = "ptx2cuda", reroll: str = "best") -> dict:
     tmpl = load_template(template)
     if rolled:
-        pair = with_rolled(pair)
+        pair = with_rolled(pair, reroll)
     field_name = "rolled_ptx" if rolled and pair.rolled_ptx else "ptx"
     messages = tmpl.render(ptx_variables(pair, field_name))
     messages.append({"role": "assistant", "content": f"```cuda\n{pair.source.strip()}\n```"})
@@ -73,10 +80,12 @@ def sft_row(pair: Pair, rolled: bool, template: str = "ptx2cuda") -> dict:
 
 
 def export_sft(pairs_path: Path, out_dir: Path, rolled: bool = False, test_frac: float = 0.1,
-               seed: int = 0) -> ExportSummary:
+               seed: int = 0, reroll: str = "best") -> ExportSummary:
     """Write ``train.jsonl`` and ``test.jsonl`` (messages rows) under `out_dir`."""
     if not 0.0 <= test_frac < 1.0:
         raise ValueError(f"test_frac must be in [0, 1), not {test_frac}")
+    if reroll not in REROLL_MODES:
+        raise ValueError(f"reroll must be one of {', '.join(REROLL_MODES)}, not {reroll!r}")
     out_dir.mkdir(parents=True, exist_ok=True)
     summary = ExportSummary()
     groups: dict[str, set[str]] = {"train": set(), "test": set()}
@@ -91,10 +100,10 @@ def export_sft(pairs_path: Path, out_dir: Path, rolled: bool = False, test_frac:
                 continue
             group = group_of(pair)
             side = "test" if in_test(group, test_frac, seed) else "train"
-            (te if side == "test" else tr).write(json.dumps(sft_row(pair, rolled)) + "\n")
+            (te if side == "test" else tr).write(json.dumps(sft_row(pair, rolled, reroll=reroll)) + "\n")
             groups[side].add(group)
             setattr(summary, side, getattr(summary, side) + 1)
     summary.train_groups, summary.test_groups = len(groups["train"]), len(groups["test"])
     (out_dir / "split.json").write_text(json.dumps({**summary.to_dict(), "test_frac": test_frac, "seed": seed,
-                                                    "rolled": rolled}, indent=2), encoding="utf-8")
+                                                    "rolled": rolled, "reroll": reroll if rolled else None}, indent=2), encoding="utf-8")
     return summary
