@@ -51,12 +51,16 @@ def in_test(group: str, test_frac: float, seed: int) -> bool:
 REROLL_MODES = ("best", "fast")
 
 
+def _check_reroll_mode(mode: str) -> None:
+    if mode not in REROLL_MODES:
+        raise ValueError(f"reroll mode must be one of {', '.join(REROLL_MODES)}, not {mode!r}")
+
+
 def with_rolled(pair: Pair, mode: str = "best") -> Pair:
     """The pair with its Rolled-PTX: made here (lossless) when the pair was stored without it,
     as `kernelmill ptx augment --no-reroll` stores them. mode "best": the reroll's default
     settings; "fast": greedy without table terms, the settings `ptx augment` uses."""
-    if mode not in REROLL_MODES:
-        raise ValueError(f"reroll mode must be one of {', '.join(REROLL_MODES)}, not {mode!r}")
+    _check_reroll_mode(mode)
     if pair.rolled_ptx or not (pair.ptx or "").strip():
         return pair
     from .parser import parse_module
@@ -84,8 +88,7 @@ def export_sft(pairs_path: Path, out_dir: Path, rolled: bool = False, test_frac:
     """Write ``train.jsonl`` and ``test.jsonl`` (messages rows) under `out_dir`."""
     if not 0.0 <= test_frac < 1.0:
         raise ValueError(f"test_frac must be in [0, 1), not {test_frac}")
-    if reroll not in REROLL_MODES:
-        raise ValueError(f"reroll must be one of {', '.join(REROLL_MODES)}, not {reroll!r}")
+    _check_reroll_mode(reroll)  # before anything is written
     out_dir.mkdir(parents=True, exist_ok=True)
     summary = ExportSummary()
     groups: dict[str, set[str]] = {"train": set(), "test": set()}

@@ -461,13 +461,11 @@ def _exchange_parts(t0: float, marks: dict, cand: dict) -> dict[str, float]:
     phases taken out where they fall). xchg_setup_s: the input sets handed over (export or
     file) up to the start signal; xchg_ready_s: from the signal to the candidate's "ready"
     (its process waking, reading the sets), less its load, input, check and profile phases;
-    xchg_end_s: from the end of timing to its final report (its outputs written or shared),
-    less nothing; xchg_outputs_s: the supervisor taking the outputs (IPC copy);
+    xchg_end_s: from the end of timing to its final report (its outputs written or shared);
+    xchg_outputs_s: the supervisor taking the outputs (IPC copy);
     xchg_exit_s: the candidate's process exiting and its leftovers reaped. Not guard_*:
     they are parts of guard_exchange_s, not added to it."""
-    out: dict[str, float] = {}
-    if "go" in marks:
-        out["xchg_setup_s"] = marks["go"] - t0
+    out: dict[str, float] = {"xchg_setup_s": marks["go"] - t0}
     if "ready" in marks:
         before = sum(float(cand.get(k, 0.0)) for k in ("load_s", "build_s", "inputs_s", "check_s", "profile_s"))
         out["xchg_ready_s"] = max(0.0, marks["ready"] - marks["go"] - before)
