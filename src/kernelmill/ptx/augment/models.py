@@ -5,9 +5,12 @@ the CPU torch this toolkit pins, so the families are small definitions of the sa
 building blocks (ResNet basic blocks, MobileNetV2 inverted residuals, VGG stages,
 SqueezeNet fire modules, ConvNeXt blocks, a pre-norm transformer encoder block,
 an MLP-Mixer block and a DLRM-style recommendation MLP with embedding bags).
-What varies per instance: batch size, input shape, widths, and precision
+What varies per instance: batch size, input shape, widths, MLP ratios and precision
 (FP32/FP16), all drawn from a seeded generator so an instance is reproducible
-from `(family, index, seed)`.
+from `(family, index, seed)`. The choices are wide on purpose: a subgraph is the same
+subgraph in two instances only when every shape and the precision agree, and with a
+few choices per dimension later instances mostly repeat earlier subgraphs (an hour's
+run of 32 instances per family fell from 59 to 25-35 new pairs per job).
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ class BasicBlock(nn.Module):
 
 
 def resnet(r: random.Random):
-    w = r.choice([16, 32, 64])
+    w = r.choice([16, 24, 32, 48, 64])
     blocks = [nn.Conv2d(3, w, 7, 2, 3), nn.BatchNorm2d(w), nn.ReLU(), nn.MaxPool2d(3, 2, 1)]
     cin = w
     for i in range(r.choice([2, 3])):
@@ -62,7 +65,7 @@ def resnet(r: random.Random):
         blocks.append(BasicBlock(cin, cout, 1 if i == 0 else 2))
         cin = cout
     blocks += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(cin, r.choice([10, 100, 1000]))]
-    return nn.Sequential(*blocks), {"width": w}, (3, r.choice([32, 64, 96, 112]))
+    return nn.Sequential(*blocks), {"width": w}, (3, r.choice([32, 48, 56, 64, 80, 96, 112]))
 
 
 class InvertedResidual(nn.Module):
@@ -79,29 +82,30 @@ class InvertedResidual(nn.Module):
 
 
 def mobilenet(r: random.Random):
-    w = r.choice([8, 16, 24])
-    e = r.choice([2, 4, 6])
+    w = r.choice([8, 12, 16, 24, 32])
+    e = r.choice([2, 3, 4, 6])
     layers = [*_conv_bn(3, w, 3, 2)]
     cin = w
     for stride, mult in ((1, 1), (2, 2), (1, 2)):
         layers.append(InvertedResidual(cin, w * mult, stride, e))
         cin = w * mult
     layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(cin, r.choice([10, 1000]))]
-    return nn.Sequential(*layers), {"width": w, "expand": e}, (3, r.choice([32, 64, 96]))
+    return nn.Sequential(*layers), {"width": w, "expand": e}, (3, r.choice([32, 48, 64, 80, 96]))
 
 
 def vgg(r: random.Random):
-    w = r.choice([16, 32, 64])
+    w = r.choice([16, 24, 32, 48, 64])
     layers, cin = [], 3
     for i in range(r.choice([2, 3])):
         cout = w * 2 ** i
         layers += [nn.Conv2d(cin, cout, 3, padding=1), nn.ReLU(), nn.Conv2d(cout, cout, 3, padding=1),
                    nn.ReLU(), nn.MaxPool2d(2)]
         cin = cout
-    side = r.choice([16, 32, 48])
+    side = r.choice([16, 24, 32, 40, 48])
     flat = cin * (side // 2 ** (len(layers) // 5)) ** 2
-    layers += [nn.Flatten(), nn.Linear(flat, 256), nn.ReLU(), nn.Linear(256, 10)]
-    return nn.Sequential(*layers), {"width": w}, (3, side)
+    hidden = r.choice([128, 256, 512])
+    layers += [nn.Flatten(), nn.Linear(flat, hidden), nn.ReLU(), nn.Linear(hidden, 10)]
+    return nn.Sequential(*layers), {"width": w, "hidden": hidden}, (3, side)
 
 
 class Fire(nn.Module):
@@ -117,12 +121,13 @@ class Fire(nn.Module):
 
 
 def squeezenet(r: random.Random):
-    sq = r.choice([8, 16])
+    sq = r.choice([8, 12, 16, 24])
     ex = sq * 4
-    m = nn.Sequential(nn.Conv2d(3, 64, 3, 2), nn.ReLU(), nn.MaxPool2d(3, 2), Fire(64, sq, ex),
+    stem = r.choice([32, 48, 64])
+    m = nn.Sequential(nn.Conv2d(3, stem, 3, 2), nn.ReLU(), nn.MaxPool2d(3, 2), Fire(stem, sq, ex),
                       Fire(2 * ex, sq, ex), nn.Conv2d(2 * ex, 10, 1), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
                       nn.Flatten())
-    return m, {"squeeze": sq, "expand": ex}, (3, r.choice([32, 64, 96]))
+    return m, {"squeeze": sq, "expand": ex, "stem": stem}, (3, r.choice([32, 48, 64, 80, 96]))
 
 
 class LayerNorm2d(nn.LayerNorm):
@@ -131,11 +136,11 @@ class LayerNorm2d(nn.LayerNorm):
 
 
 class ConvNeXtBlock(nn.Module):
-    def __init__(self, dim):
+    def __init__(self, dim, ratio=4):
         super().__init__()
         self.dw = nn.Conv2d(dim, dim, 7, padding=3, groups=dim)
         self.norm = nn.LayerNorm(dim)
-        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+        self.mlp = nn.Sequential(nn.Linear(dim, ratio * dim), nn.GELU(), nn.Linear(ratio * dim, dim))
         self.gamma = nn.Parameter(torch.rand(dim))
 
     def forward(self, x):
@@ -145,22 +150,22 @@ class ConvNeXtBlock(nn.Module):
 
 
 def convnext(r: random.Random):
-    dim = r.choice([32, 48, 64, 96])
-    m = nn.Sequential(nn.Conv2d(3, dim, 4, 4), LayerNorm2d(dim), ConvNeXtBlock(dim), ConvNeXtBlock(dim),
-                      nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(dim, 10))
-    return m, {"dim": dim}, (3, r.choice([32, 64, 128]))
+    dim, ratio = r.choice([32, 40, 48, 64, 80, 96]), r.choice([2, 4])
+    m = nn.Sequential(nn.Conv2d(3, dim, 4, 4), LayerNorm2d(dim), ConvNeXtBlock(dim, ratio),
+                      ConvNeXtBlock(dim, ratio), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(dim, 10))
+    return m, {"dim": dim, "mlp_ratio": ratio}, (3, r.choice([32, 48, 64, 96, 128]))
 
 
 class EncoderBlock(nn.Module):
     """Pre-norm transformer encoder block written out (q/k/v projections, scaled
     scores, softmax, GELU MLP) so every op is visible to the exporter."""
 
-    def __init__(self, dim, heads):
+    def __init__(self, dim, heads, ratio=4):
         super().__init__()
         self.h = heads
         self.n1, self.n2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
         self.qkv, self.proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
-        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+        self.mlp = nn.Sequential(nn.Linear(dim, ratio * dim), nn.GELU(), nn.Linear(ratio * dim, dim))
 
     def forward(self, x):
         b, t, d = x.shape
@@ -171,16 +176,18 @@ class EncoderBlock(nn.Module):
 
 
 def transformer(r: random.Random):
-    dim, heads = r.choice([(64, 2), (128, 4), (256, 4), (256, 8)])
-    return EncoderBlock(dim, heads), {"dim": dim, "heads": heads}, ("seq", r.choice([16, 32, 64, 128]), dim)
+    dim, heads = r.choice([(64, 2), (96, 3), (128, 4), (192, 6), (256, 4), (256, 8)])
+    ratio = r.choice([2, 4])
+    return (EncoderBlock(dim, heads, ratio), {"dim": dim, "heads": heads, "mlp_ratio": ratio},
+            ("seq", r.choice([16, 24, 32, 48, 64, 96, 128]), dim))
 
 
 class MixerBlock(nn.Module):
-    def __init__(self, tokens, dim):
+    def __init__(self, tokens, dim, ratio=4):
         super().__init__()
         self.n1, self.n2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
         self.tok = nn.Sequential(nn.Linear(tokens, 2 * tokens), nn.GELU(), nn.Linear(2 * tokens, tokens))
-        self.ch = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+        self.ch = nn.Sequential(nn.Linear(dim, ratio * dim), nn.GELU(), nn.Linear(ratio * dim, dim))
 
     def forward(self, x):
         x = x + self.tok(self.n1(x).transpose(1, 2)).transpose(1, 2)
@@ -188,22 +195,22 @@ class MixerBlock(nn.Module):
 
 
 def mixer(r: random.Random):
-    tokens, dim = r.choice([16, 49, 64]), r.choice([32, 64, 128])
-    return MixerBlock(tokens, dim), {"tokens": tokens, "dim": dim}, ("seq", tokens, dim)
+    tokens, dim, ratio = r.choice([16, 25, 36, 49, 64]), r.choice([32, 48, 64, 96, 128]), r.choice([2, 4])
+    return MixerBlock(tokens, dim, ratio), {"tokens": tokens, "dim": dim, "mlp_ratio": ratio}, ("seq", tokens, dim)
 
 
 class Recommender(nn.Module):
     """DLRM-style: bottom MLP on dense features, sum-pooled embedding bags,
     pairwise dot-product interaction, top MLP, sigmoid."""
 
-    def __init__(self, dense, emb, tables, rows):
+    def __init__(self, dense, emb, tables, rows, hidden=64):
         super().__init__()
-        self.bottom = nn.Sequential(nn.Linear(dense, 64), nn.ReLU(), nn.Linear(64, emb), nn.ReLU())
+        self.bottom = nn.Sequential(nn.Linear(dense, hidden), nn.ReLU(), nn.Linear(hidden, emb), nn.ReLU())
         self.tables = nn.ParameterList([nn.Parameter(torch.randn(rows, emb)) for _ in range(tables)])
         n = tables + 1
         iu = torch.triu_indices(n, n, 1)  # a buffer: the exporter has no triu_indices
         self.register_buffer("iu", iu[0] * n + iu[1], persistent=False)
-        self.top = nn.Sequential(nn.Linear(emb + n * (n - 1) // 2, 64), nn.ReLU(), nn.Linear(64, 1))
+        self.top = nn.Sequential(nn.Linear(emb + n * (n - 1) // 2, hidden), nn.ReLU(), nn.Linear(hidden, 1))
 
     def forward(self, dense, idx):
         z = [self.bottom(dense)] + [t[idx[:, i]].sum(1) for i, t in enumerate(self.tables)]
@@ -213,8 +220,10 @@ class Recommender(nn.Module):
 
 
 def recommender(r: random.Random):
-    dense, emb, tables, rows = r.choice([13, 32]), r.choice([16, 32]), r.choice([3, 4]), r.choice([100, 1000])
-    return (Recommender(dense, emb, tables, rows), {"dense": dense, "emb": emb, "tables": tables, "rows": rows},
+    dense, emb, tables, rows = r.choice([13, 16, 32]), r.choice([8, 16, 32]), r.choice([2, 3, 4, 5]), r.choice([100, 500, 1000])
+    hidden = r.choice([32, 64, 128])
+    return (Recommender(dense, emb, tables, rows, hidden),
+            {"dense": dense, "emb": emb, "tables": tables, "rows": rows, "hidden": hidden},
             ("rec", dense, tables, rows))
 
 
@@ -231,7 +240,7 @@ def build_model(family: str, index: int, seed: int = 0) -> ModelInstance:
     r = random.Random(f"{seed}:{family}:{index}")
     torch.manual_seed(r.getrandbits(32))
     module, cfg, shape = FAMILIES[family](r)
-    batch = r.choice([1, 2, 4, 8, 16])
+    batch = r.choice([1, 2, 3, 4, 6, 8, 12, 16])
     dtype = r.choice(list(DTYPES))
     if shape[0] == "seq":
         inputs = (torch.randn(batch, shape[1], shape[2]),)
