@@ -311,6 +311,8 @@ def run_kernelmill(cands, args, results: dict, out: Path | None) -> None:
         env = dict(os.environ)
         if not args.warm_cache:
             env["KERNELMILL_CACHE"] = str(Path(args.work) / "km_cache")  # cold: a fresh build cache
+        if args.prepare_headers:
+            km["prepare_headers"] = prepare_headers([c.path.read_text(encoding="utf-8") for c in todo], env)
         print("$ " + " ".join(cmd), flush=True)
         t0 = time.perf_counter()
         rc = subprocess.run(cmd, env=env).returncode
@@ -323,6 +325,26 @@ def run_kernelmill(cands, args, results: dict, out: Path | None) -> None:
         km["verdicts"][name] = {k: v.get(k) for k in ("status", "speedup", "speedup_ci", "flags", "message", "runtime_ms",
                                                       "ref_runtime_ms", "task_id") if k in v}
     save_results(out, results)
+
+
+def prepare_headers(codes: list[str], env: dict) -> dict:
+    """Build the precompiled headers of the candidates' flag sets into the cache that
+    kernelmill's run will use (`verify/build_prepare.py`, the step a run starts in the
+    background); returns its report and the seconds it took."""
+    from kernelmill.verify.build_prepare import run_specs
+    from kernelmill.verify.config import default_cache_dir
+
+    specs = run_specs(codes, min_uses=1)
+    cache = env.get("KERNELMILL_CACHE") or str(default_cache_dir())
+    build = str(Path(cache) / "build")
+    t0 = time.perf_counter()
+    r = subprocess.run([sys.executable, "-m", "kernelmill.verify.build_prepare", build, "--specs", json.dumps(specs)],
+                       env=env, capture_output=True, text=True)
+    report = {"specs": len(specs), "seconds": round(time.perf_counter() - t0, 2), "exit": r.returncode,
+              "report": r.stdout.strip()[-2000:], "stderr": r.stderr.strip()[-1000:]}
+    print(f"kernelmill: precompiled headers for {len(specs)} flag sets in {report['seconds']:.0f} s "
+          f"(exit {r.returncode})", flush=True)
+    return report
 
 
 # ------------------------------------------------------------------ report
@@ -435,6 +457,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--guards", default="standard", help="kernelmill --guards (on: standard or strict)")
     ap.add_argument("--warm-cache", action="store_true", help="let kernelmill use its usual build cache instead of a fresh one")
     ap.add_argument("--work", type=Path, default=None, help="scratch folder (build dirs, logs, task folder); default: next to --out or a temp dir")
+    ap.add_argument("--prepare-headers", action="store_true",
+                    help="before kernelmill's timed run, build the precompiled torch headers of every flag set the "
+                         "candidates use into its (cold) build cache, timed apart: a once-per-machine step, so the "
+                         "candidates' cold builds are measured without it")
     ap.add_argument("--kernelmill-arg", action="append", default=[], help="extra argument for kernelmill verify (repeatable)")
     args = ap.parse_args(argv)
 

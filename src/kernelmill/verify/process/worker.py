@@ -181,10 +181,15 @@ def _run(job, share: SharedUse) -> dict:
                 "message": f"{stage}: " + error_text(exc, job.message_limit), "phases": phases}
 
 
-def _standby(phase_dir: str, device: str) -> tuple[dict, object] | None:
+def _standby(phase_dir: str, device: str, t_start: float) -> tuple[dict, object, dict] | None:
     """A spare run worker (verify/standby.py): start the candidate's process and
     warm up both before the job exists, then wait for the job's path on stdin.
-    Returns (job, the candidate's started process); None on EOF."""
+    Returns (job, the candidate's started process, its marks); None on EOF.
+    Marks (wall seconds, for the verdict's phases): `spare_warm_s`, this process's
+    start-up (interpreter, the candidate's process started, torch, the CUDA warm-up);
+    `spare_wait_s`, how long the job waited for it (from the job file's writing,
+    just before its hand-over, to this process reading it; 0 when the spare was
+    warm first): the part of a run's wall time that no other phase holds."""
     from .launch import become_subreaper, prestart
     from .standby import adopt_env
 
@@ -201,25 +206,47 @@ def _standby(phase_dir: str, device: str) -> tuple[dict, object] | None:
             warm_cuda(torch.device(device))
     except Exception as exc:  # noqa: BLE001 - the job itself will meet and report the same failure
         print(f"standby warm-up failed: {exc}", file=sys.stderr)
+    warm = time.time()
     line = sys.stdin.readline().strip()
     if not line:
         started.close()
         return None
+    try:
+        written = os.stat(line).st_mtime
+    except OSError:
+        written = warm
+    marks = {"spare_warm_s": round(warm - t_start, 4), "spare_wait_s": round(max(0.0, warm - written), 4)}
     job = RunJob.read(line, delete=True)
     adopt_env(job.env or {}, started_with)
-    return job, started
+    return job, started, marks
+
+
+def _started_at() -> float:
+    """When this process started (wall clock): its start in /proc/self/stat (clock ticks
+    after boot) against /proc/uptime (seconds after boot, 10 ms steps); the time now where
+    /proc cannot say (then the imports before it are missed)."""
+    try:
+        with open("/proc/self/stat") as fh:
+            ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as fh:
+            up = float(fh.read().split()[0])
+        return time.time() - max(0.0, up - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return time.time()
 
 
 def main() -> None:
     """``worker build JOB`` | ``worker run JOB`` | ``worker guarded JOB DEVICE`` |
     ``worker standby DIR DEVICE`` (a spare that takes a run or guarded job on stdin)."""
+    t_start = _started_at()
     die_with_parent()
     started = None
+    spare_marks: dict = {}
     if sys.argv[1] == "standby":
-        handed = _standby(sys.argv[2], sys.argv[3])
+        handed = _standby(sys.argv[2], sys.argv[3], t_start)
         if handed is None:
             os._exit(0)
-        phase, (job, started) = "run", handed
+        phase, (job, started, spare_marks) = "run", handed
     else:
         phase, job_path = sys.argv[1], sys.argv[2]
         if phase == "guarded":
@@ -256,6 +283,8 @@ def main() -> None:
         result = run_guarded(job, started)
     else:
         result = run(job)
+    if spare_marks:
+        result.setdefault("phases", {}).update(spare_marks)
     if job.build_cache:
         result["build_info"] = builder_log()
         if result.get("lazy_builds"):
