@@ -127,6 +127,8 @@ def main() -> None:
             r["repeat"] = rep
             results["runs"].append(r)
             print(json.dumps(r), flush=True)
+            if a.out:  # after every run, so a time limit keeps what was measured
+                Path(a.out).write_text(json.dumps(results, indent=2))
     for n in (1, a.processes):
         figs = [r["tokens_per_s"] for r in results["runs"] if r["processes"] == n]
         results[f"tokens_per_s_{n}"] = sorted(figs)[len(figs) // 2]

@@ -13,6 +13,19 @@ per second and the share of time the GPUs sat idle waiting for builds
     python benchmarks/verify_throughput.py --device cpu --language cpp --copies 3   # CPU machine
     OMP_NUM_THREADS=1 python benchmarks/verify_throughput.py --device cpu --language torch --cpu-runners 2
                                            # scaling with run workers on CPU cores (no GPUs)
+
+Scaling from one GPU to several (issue 18), one invocation on one machine:
+
+    python benchmarks/verify_throughput.py --language cuda,triton,torch --copies 1 --scaling 1,2 \
+        --out verify_scaling.json
+
+`--scaling 1,2` first runs a warm-up pass (the CUDA and Triton candidates once, on every GPU
+asked for) so that the precompiled torch header and Triton's kernel cache exist before anything
+is measured, as on any machine that has verified before; then the same corpus (same candidates,
+same trials; new replica marks, so every CUDA unit is still a cold build) on GPU 0 alone, then on
+GPUs 0 and 1 (`VerifyConfig.gpus`), all in one shared cache folder. Each pass reports candidates
+per minute, the GPU busy share overall and per GPU, and the verdicts, which must be the same on
+both sides; the last line is the ratio of candidates per minute.
 """
 
 from __future__ import annotations
@@ -55,28 +68,18 @@ def replicas(language: str, copies: int, tag: str) -> list[Sample]:
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--copies", type=int, default=10)
-    ap.add_argument("--language", default="cuda")
-    ap.add_argument("--device", default="cuda")
-    ap.add_argument("--trials", type=int, default=5)
-    ap.add_argument("--workers", type=int, default=0)
-    ap.add_argument("--cpu-runners", type=int, default=1, help="run workers on a CPU device (scaling without GPUs)")
-    ap.add_argument("--no-fast-build", action="store_true")
-    ap.add_argument("--executor", default="local")
-    ap.add_argument("--address", default=None)
-    ap.add_argument("--out", default="verify_throughput.json")
-    args = ap.parse_args()
-    tag = str(int(time.time()))  # new sources every invocation: nothing from a previous run is reused
-    samples = replicas(args.language, args.copies, tag)
-    tasks = load_tasks("builtin").by_id()
-    cache = tempfile.mkdtemp(prefix="km-throughput-")
+def measure(samples: list[Sample], tasks: dict, args: argparse.Namespace, cache: str,
+            gpus: list[int] | None) -> dict:
+    """One verification pass over `samples`: throughput, busy shares, verdicts. On a CPU
+    device `gpus` stands for that many CPU run workers (the CI stand-in for GPUs)."""
+    cpu = args.device == "cpu"
     config = VerifyConfig(device=args.device, trials=args.trials, workers=args.workers, cache_dir=cache,
                           fast_build=not args.no_fast_build, executor=args.executor, address=args.address,
-                          cpu_runners=args.cpu_runners)
+                          cpu_runners=len(gpus) if cpu and gpus else args.cpu_runners,
+                          gpus=None if cpu else gpus)
     stats: dict = {}
     t0 = time.monotonic()
+
     def show(v) -> None:  # one line per verdict as it lands: a run cut off by a time limit still reports
         print(f"{v.sample_id:55s} {v.status:14s} build_s={v.phases.get('build_s')} "
               f"run_wall_s={v.phases.get('run_wall_s')}", flush=True)
@@ -85,17 +88,82 @@ def main() -> None:
     wall = time.monotonic() - t0
     wrong = [(s.sample_id, s.meta["expect"], v.status) for s, v in zip(samples, verdicts) if v.status != s.meta["expect"]]
     result = {
-        "candidates": len(samples), "wall_s": round(wall, 1), "per_minute": round(60 * len(samples) / wall, 1),
+        "gpus": gpus, "candidates": len(samples), "wall_s": round(wall, 1),
+        "per_minute": round(60 * len(samples) / wall, 1),
         "gpu_busy_share": stats.get("gpu_busy_share"), "run_busy_share": stats.get("run_busy_share"),
+        "busy_share_by_worker": stats.get("busy_share_by_worker"),
         "run_workers": stats.get("run_workers"), "builds_per_s": round(stats.get("builds_per_s", 0), 3),
         "median_build_s": sorted(v.phases.get("build_s", 0) for v in verdicts)[len(verdicts) // 2],
+        "median_run_wall_s": sorted(v.phases.get("run_wall_s", 0) or 0 for v in verdicts)[len(verdicts) // 2],
         "split_builds": stats.get("split_builds"), "fallback_builds": stats.get("fallback_builds"),
-        "unexpected_verdicts": wrong[:20], "fast_build": not args.no_fast_build, "stats": stats,
+        "run_compiles": stats.get("run_compiles"),
+        "unexpected_verdicts": wrong[:20], "fast_build": not args.no_fast_build,
+        "verdicts": {v.sample_id.split("#")[0]: v.status for v in verdicts}, "stats": stats,
     }
     if result["gpu_busy_share"] is not None:
         result["gpu_idle_share"] = round(1 - result["gpu_busy_share"], 3)
-    print(json.dumps({k: v for k, v in result.items() if k != "stats"}, indent=1))
-    Path(args.out).write_text(json.dumps(result, indent=1))
+    print(json.dumps({k: v for k, v in result.items() if k not in ("stats", "verdicts")}, indent=1), flush=True)
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--copies", type=int, default=10)
+    ap.add_argument("--language", default="cuda", help="one language or several, comma-separated (cuda,triton,torch)")
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--trials", type=int, default=5)
+    ap.add_argument("--workers", type=int, default=0)
+    ap.add_argument("--cpu-runners", type=int, default=1, help="run workers on a CPU device (scaling without GPUs)")
+    ap.add_argument("--gpus", default=None, help="GPUs that run candidates (indices, comma-separated; default all)")
+    ap.add_argument("--scaling", default=None, metavar="N,M",
+                    help="run the same corpus on the first N GPUs, then the first M (after a warm-up pass)")
+    ap.add_argument("--cache-dir", default=None, help="build cache folder (default: a new temporary one)")
+    ap.add_argument("--no-fast-build", action="store_true")
+    ap.add_argument("--executor", default="local")
+    ap.add_argument("--address", default=None)
+    ap.add_argument("--out", default="verify_throughput.json")
+    args = ap.parse_args()
+    languages = [x.strip() for x in args.language.split(",") if x.strip()]
+    tag = str(int(time.time()))  # new sources every invocation: nothing from a previous run is reused
+
+    def corpus(label: str, langs: list[str] = languages, copies: int = args.copies) -> list[Sample]:
+        return [s for lang in langs for s in replicas(lang, copies, f"{tag}{label}")]
+
+    tasks = load_tasks("builtin").by_id()
+    cache = args.cache_dir or tempfile.mkdtemp(prefix="km-throughput-")
+    gpus = [int(x) for x in args.gpus.split(",")] if args.gpus else None
+    if not args.scaling:
+        result = measure(corpus(""), tasks, args, cache, gpus)
+        Path(args.out).write_text(json.dumps(result, indent=1))
+        return
+
+    counts = [int(x) for x in args.scaling.split(",")]
+    out: dict = {"languages": languages, "copies": args.copies, "trials": args.trials, "cache_dir": cache, "runs": []}
+
+    def save() -> None:  # after every pass, so a time limit keeps what was measured
+        Path(args.out).write_text(json.dumps(out, indent=1))
+
+    compiled = [lang for lang in languages if lang in ("cuda", "triton", "cpp")]
+    if compiled:
+        print(f"== warm-up: {', '.join(compiled)} once on GPUs 0..{max(counts) - 1}", flush=True)
+        warm = measure(corpus("w", compiled, 1), tasks, args, cache, list(range(max(counts))))
+        out["warmup"] = {k: warm[k] for k in ("candidates", "wall_s", "per_minute")}
+        save()
+    for n in counts:
+        print(f"== {n} GPU(s)", flush=True)
+        out["runs"].append(measure(corpus(f"g{n}"), tasks, args, cache, list(range(n))))
+        save()
+    base, last = out["runs"][0], out["runs"][-1]
+    out["ratio"] = round(last["per_minute"] / base["per_minute"], 3) if base["per_minute"] else None
+    out["same_verdicts"] = base["verdicts"] == last["verdicts"]
+    save()
+    print(f"\n{"GPUs":>5} {'cand.':>6} {'wall s':>7} {'per min':>8} {'busy':>6}  busy per GPU")
+    for r in out["runs"]:
+        busy = r["gpu_busy_share"] if r["gpu_busy_share"] is not None else r["run_busy_share"]
+        per = " ".join(f"{k}:{v:.2f}" for k, v in (r["busy_share_by_worker"] or {}).items())
+        print(f"{len(r['gpus']):>5} {r['candidates']:>6} {r['wall_s']:>7} {r['per_minute']:>8} "
+              f"{(busy or 0):>6.2f}  {per}")
+    print(f"ratio {out['ratio']}x, same verdicts: {out['same_verdicts']}")
 
 
 if __name__ == "__main__":

@@ -132,13 +132,23 @@ def dry_run_summary(source: str, samples: list[Sample], out: Path, config: Verif
         print(f"  {sum(s.task_id in unknown for s in todo)} name tasks not in {source}: {', '.join(unknown[:10])}")
 
 
+def parse_gpus(text: str | None) -> list[int] | None:
+    """`--gpus 0,1` as [0, 1]; None or "all" for every visible GPU."""
+    if text is None or text.strip().lower() in ("", "all"):
+        return None
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        fail(f"--gpus takes GPU indices separated by commas (e.g. 0,1) or 'all', not {text!r}")
+
+
 def config_from_options(device: str, trials: int, build_timeout: float, run_timeout: float | None,
                         workers: int, profile: str = "auto", executor: str = "local",
                         address: str | None = None, fast_build: bool = True, guards: str = "standard",
                         fallback: str = "reject", standby: int = -1, cpu_runners: int = 1,
                         cpu_threads: int = 1, runs_per_gpu: int = 0, compile_baseline: bool = False,
                         compile_mode: str = "default", compile_backend: str = "inductor",
-                        exchange: str = "auto") -> VerifyConfig:
+                        exchange: str = "auto", gpus: str | None = None) -> VerifyConfig:
     """The options as a `VerifyConfig`, validated by the config itself (one set
     of rules for the CLI, the service and the GRPO reward). `run_timeout` None:
     the device's default (DEFAULT_RUN_TIMEOUT)."""
@@ -152,7 +162,7 @@ def config_from_options(device: str, trials: int, build_timeout: float, run_time
                    guards=guards, fallback=fallback, standby=standby, cpu_runners=cpu_runners,
                    runs_per_gpu=runs_per_gpu, timing={"cpu_threads": cpu_threads},
                    compile_baseline=compile_baseline, compile_mode=compile_mode, compile_backend=compile_backend,
-                   exchange=exchange)
+                   exchange=exchange, gpus=parse_gpus(gpus))
     try:
         config = VerifyConfig.from_dict(options, "options")
     except ConfigError as exc:

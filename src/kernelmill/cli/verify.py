@@ -52,6 +52,8 @@ def verify_command(
                                               "and back: auto (CUDA IPC, no host copies, when the input sets "
                                               "fit in a quarter of the free GPU memory; else files) or file "
                                               "(always through /dev/shm). CPU runs always use files."),
+    gpus: str = typer.Option(None, help="GPUs that run candidates, as indices of the visible GPUs (after "
+                                        "CUDA_VISIBLE_DEVICES), comma-separated, e.g. 1 or 0,1; default all."),
     only_tasks: str = typer.Option(None, "--tasks", help="Only samples of these task ids (comma-separated; "
                                                           "'level1/' takes a whole level)."),
     languages: str = typer.Option(None, "--languages", help="Only samples in these languages (comma-separated)."),
@@ -67,7 +69,7 @@ def verify_command(
                                  executor, address, fast_build, guards=guards, fallback=fallback, standby=standby,
                                  cpu_runners=cpu_runners, cpu_threads=cpu_threads, runs_per_gpu=runs_per_gpu,
                                  compile_baseline=compile_baseline, compile_mode=compile_mode,
-                                 compile_backend=compile_backend, exchange=exchange)
+                                 compile_backend=compile_backend, exchange=exchange, gpus=gpus)
     samples = select_samples(load_samples_or_exit(samples_path), only_tasks, languages, limit)
     if dry_run:
         dry_run_summary(source, samples, out, config)
@@ -92,11 +94,13 @@ def serve_command(
     token: str = typer.Option(None, envvar="KERNELMILL_SERVE_TOKEN", help="Shared token clients send as 'Authorization: Bearer TOKEN'."),
     executor: str = typer.Option("local", help="local or ray."),
     address: str = typer.Option(None, help="Ray cluster address for --executor ray."),
+    gpus: str = typer.Option(None, help="GPUs that run candidates, as indices of the visible GPUs (after "
+                                        "CUDA_VISIBLE_DEVICES), comma-separated, e.g. 1 or 0,1; default all."),
 ) -> None:
     """Serve verification over HTTP: POST /verify {tasks, samples} -> {verdicts}; GET /health."""
     from ..verify.service import ServiceConfig, VerifyService, make_server
 
-    config = config_from_options(device, trials, 600.0, 300.0, workers, "auto", executor, address)
+    config = config_from_options(device, trials, 600.0, 300.0, workers, "auto", executor, address, gpus=gpus)
     tasks = {}
     if source:
         tasks = load_tasks_or_exit(source).by_id()

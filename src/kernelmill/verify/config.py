@@ -75,6 +75,10 @@ class VerifyConfig:
     # candidate's timing waited 16-55 s for the others' shared work and the
     # throughput fell (docs/benchmarks.md, issue 14)
     runs_per_gpu: int = 0
+    # which GPUs run candidates, as indices of the GPUs this process sees (after
+    # CUDA_VISIBLE_DEVICES); None = all of them. A GRPO trainer on GPU 0 keeps its
+    # verifier off that GPU with [1]; a scaling measurement runs [0] and then [0, 1].
+    gpus: list[int] | None = None
     # the second baseline (verify/compiled.py): the reference under torch.compile,
     # measured once per task and run; off by default (a compile per task costs
     # more than most runs' candidates: see docs/SEMANTICS.md)
@@ -125,6 +129,12 @@ class VerifyConfig:
             out.append(f"workers must be 0 (one per core) or more, not {self.workers}")
         if self.runs_per_gpu < 0:
             out.append(f"runs_per_gpu must be 0 (auto) or a number of runs, not {self.runs_per_gpu}")
+        if self.gpus is not None:
+            if (not isinstance(self.gpus, (list, tuple)) or not self.gpus
+                    or not all(isinstance(g, int) and not isinstance(g, bool) and g >= 0 for g in self.gpus)):
+                out.append(f"gpus must be a non-empty list of GPU indices (0, 1, ...) or None for all, not {self.gpus!r}")
+            elif len(set(self.gpus)) != len(self.gpus):
+                out.append(f"gpus names a GPU twice: {self.gpus!r}")
         if self.standby < -1:
             out.append(f"standby must be -1 (auto), 0 (off) or a number of spares, not {self.standby}")
         if self.address and self.executor != "ray":
@@ -169,6 +179,18 @@ class VerifyConfig:
         from .devices import cuda_devices
 
         return "cuda" if cuda_devices() else "cpu"
+
+    def selected_gpus(self, visible: list[int]) -> list[int]:
+        """The GPUs that run candidates, of the `visible` indices: all, or those
+        `gpus` names (a GPU that is not visible is an error naming what is)."""
+        if self.gpus is None:
+            return list(visible)
+        missing = [g for g in self.gpus if g not in visible]
+        if missing:
+            raise ConfigError(f"gpus {self.gpus} asked for, but GPU {', '.join(map(str, missing))} is not visible "
+                              f"(visible: {', '.join(map(str, visible)) or 'none'}; indices count after "
+                              "CUDA_VISIBLE_DEVICES)")
+        return list(self.gpus)
 
     def resolved_runs_per_gpu(self) -> int:
         return self.runs_per_gpu or 1

@@ -78,7 +78,8 @@ class StatusProgress:
         """Counts and rates so far. `gpu_busy_share` is run-worker busy time over
         (number of GPUs x time from the first run's start to the last run's end):
         what is missing from 1 is the time GPUs waited for builds. `run_busy_share`
-        is the same figure for any run workers (CPU ones too)."""
+        is the same figure for any run workers (CPU ones too); `busy_share_by_worker`
+        splits it by worker (a GPU's index, or the CPU slot)."""
         with self._lock:
             wall = time.monotonic() - self._t0
             busy = sum(self.run_s.values())
@@ -93,6 +94,9 @@ class StatusProgress:
                 "runs": self.runs, "run_busy_s": busy, "run_compiles": self.run_compiles,
                 "lazy_prebuilt": self.lazy_prebuilt, "run_workers": len(self.run_s),
                 "gpu_busy_share": share if self.gpus else None, "run_busy_share": share,
+                # each run worker's (each GPU's, when one run shares a GPU) busy time over the same span
+                "busy_share_by_worker": ({k: round(v / span, 4) for k, v in sorted(self.run_s.items())}
+                                         if span > 0 else {}),
                 "per_minute": 60 * sum(self.counts.values()) / wall if wall > 0 else 0.0,
             }
 

@@ -26,7 +26,7 @@ from typing import Callable, Iterable
 from ..backends import get_backend
 from ..records import LANGUAGES, Sample, Task, Verdict
 from .compiled import attach as attach_compiled
-from .config import VerifyConfig
+from .config import ConfigError, VerifyConfig
 from .devices import cuda_devices, device_name
 from .process.sandbox import PhaseResult, Sandbox, python_argv, scrubbed_env
 from .process.job import RunJob
@@ -96,8 +96,12 @@ class Verifier:
         self.profile = config.resolved_profile(self.device)
         self.answer_key = config.answer_key(self.device)
         self.cache_dir = Path(config.cache_dir)
-        self.gpus = [d["index"] for d in cuda_devices()] if self.device == "cuda" else []
-        caps = {d["capability"] for d in cuda_devices()} if self.gpus else set()
+        visible = [d["index"] for d in cuda_devices()] if self.device == "cuda" else []
+        try:
+            self.gpus = config.selected_gpus(visible) if visible else []
+        except ConfigError as exc:
+            raise HarnessError(str(exc)) from None
+        caps = {d["capability"] for d in cuda_devices() if d["index"] in self.gpus}
         self.cuda_arch = ";".join(sorted(caps)) or None
         self.build_workers = config.workers or os.cpu_count() or 1
         self.cpu_runners = max(1, config.cpu_runners)
