@@ -72,12 +72,14 @@ would pay the cold builds: ~40 s for the first, which builds the precompiled hea
 after it on H100/H200). Each run also reports its rate after the first step ("steady"), where a
 run has 2 steps or more. A guarded candidate run takes about 3-7 s (docs/benchmarks.md), one at a
 time per GPU, so a step of batch B x T turns costs about B*T*5 s of verification: ~40 s a step
-with the defaults (batch 4 = 1 prompt x 4 generations, 2 turns). Expected time of the GPU
-command: ~15 s start-up, ~45-60 s warm-up, then both runs within the rest of `--max-seconds`
-(default 180; the whole invocation's budget, 0 = none): each run gets an equal share of what is
-left when it starts and stops cleanly after the last step that fits (at least one step always
-runs, so a first step slower than its share can overrun it); compare the runs by their rates.
-Raise `--max-seconds` and `--grpo-steps` (default 4, a ceiling under the budget) for a longer
+with the defaults (batch 4 = 1 prompt x 4 generations, 2 turns). `--max-seconds` (default 180, 0
+= none) is the whole invocation's budget: each run gets an equal share of what is left when it
+starts and stops cleanly after the last step that fits; at least one step always runs, so a run
+that starts past its share still does one step (and may overrun the budget by that step). When
+`--max-seconds` stops the first run of `--mode both` after k steps, the second runs at most k
+steps too, so both cover the same steps of the same seeded data. Expected time of the GPU
+command: ~20 s start-up, ~45-60 s warm-up, then the two runs in the rest of the 180 s (about one
+or two steps each). Raise `--max-seconds` and `--grpo-steps` (default 4, a ceiling) for a longer
 comparison.
 """
 
@@ -111,7 +113,6 @@ from train_two_process import free_port  # noqa: E402
 FAILING = ("incorrect", "runtime_error", "compile_error")  # expectations of failing candidates ("timeout" left out)
 SYSTEM = "You write fast GPU kernels."
 FEEDBACK_TOKENS = 1400  # room kept in max_completion_length per feedback turn (a 2000-char error message: ~1300 tokens)
-MIN_RUN_SECONDS = 15.0  # a run that would start with less than this left of --max-seconds is skipped
 
 
 # ----------------------------------------------------------------------------- candidates
@@ -518,8 +519,10 @@ def steady_rate(episodes: list[dict], step_times: list[float]) -> float | None:
 
 
 def run_one(result: dict[str, Any], a: argparse.Namespace, root: Path, model: Path, data: Path,
-            pool: dict[tuple[str, str], list], deadline: float | None) -> dict[str, Any]:
-    """One training run, its figures filled into `result` (which keeps what was measured if it fails)."""
+            pool: dict[tuple[str, str], list], deadline: float | None,
+            max_steps: int | None = None) -> dict[str, Any]:
+    """One training run, its figures filled into `result` (which keeps what was measured if it fails);
+    `max_steps` lowers --grpo-steps (to the steps an earlier run of the comparison got through)."""
     import torch
 
     from kernelmill.train import load_recipe, run_grpo
@@ -549,7 +552,7 @@ def run_one(result: dict[str, Any], a: argparse.Namespace, root: Path, model: Pa
         cfg = run_dir / "grpo.yaml"
         cfg.write_text(recipe_text("grpo", model, data, out_dir, a) + reward_yaml(a, gpu, serve.url if serve else None))
         overrides = [f"training.max_completion_length={a.turns * a.turn_tokens + (a.turns - 1) * FEEDBACK_TOKENS}",
-                     f"training.seed={a.seed}"]
+                     f"training.seed={a.seed}"] + ([f"training.max_steps={max_steps}"] if max_steps else [])
         recipe = load_recipe(cfg, kind="grpo", overrides=overrides)
         result["recipe"], result["overrides"] = str(cfg), overrides
         timed = TimedVerifier(make_verifier(recipe.reward))  # what run_grpo would build from the recipe, timed
@@ -752,19 +755,18 @@ def main(argv: list[str] | None = None) -> int:
                 results["warmup"] = {"error": f"{type(exc).__name__}: {exc}"}
             print(json.dumps({"warmup": results["warmup"]}), flush=True)
         save()
+        cap = None  # in --mode both: the steps the first run got through, when --max-seconds stopped it
         for k, name in enumerate(names):
             deadline = None
-            if a.max_seconds:
+            if a.max_seconds:  # an equal share of what is left (past it already: the run does one step)
                 left = a.max_seconds - (time.monotonic() - start)
-                if left < MIN_RUN_SECONDS:
-                    results["runs"].append({"name": name, "skipped": f"--max-seconds {a.max_seconds:.0f} spent"})
-                    save()
-                    continue
                 deadline = time.monotonic() + left / (len(names) - k)
             run: dict[str, Any] = {"name": name}
             results["runs"].append(run)
             try:
-                run_one(run, a, root, model, data, pool, deadline)
+                run_one(run, a, root, model, data, pool, deadline, max_steps=cap)
+                if run.get("stopped_early") and cap is None:
+                    cap = run["steps"]
             except Exception:  # keep going: the other run may still work; the error is in the JSON
                 import traceback
 

@@ -63,8 +63,8 @@ case "$PART" in
     ;;
   grpo)
     smi grpo
-    timeout ${KM_GRPO_S:-420} python3 benchmarks/grpo_verifier_gpu.py --device cuda --via serve --mode both \
-        --out "$OUT/grpo_two_gpu.json" > "$OUT/grpo.log" 2>&1
+    timeout ${KM_GRPO_S:-460} python3 benchmarks/grpo_verifier_gpu.py --device cuda --via serve --mode both \
+        --max-seconds ${KM_GRPO_BUDGET:-380} --out "$OUT/grpo_two_gpu.json" > "$OUT/grpo.log" 2>&1
     rc=$?
     kill $SMI
     tail -30 "$OUT/grpo.log"
