@@ -47,7 +47,8 @@ rule, the feedback turns of `EpisodeRunner` and TRL's update. How the text becom
   builds still hit the build cache after the first time, the realistic RL case; `serve` also gets
   a store of its own per run, never the user's). Two equal texts in one turn would share one
   candidate (counted as `duplicate_texts`; a random model practically never repeats itself).
-* The trainer's process initialises CUDA seeing only GPU 0 (`pin_policy_gpu`), then gives
+* The trainer's process initialises CUDA seeing only GPU 0 (`kernelmill.train.placement.
+  pin_policy_gpu`, what `kernelmill train grpo` does itself for `reward.verify.gpus`), then gives
   CUDA_VISIBLE_DEVICES its old value back for its children: one process that sees two GPUs gets
   `nn.DataParallel` from `Trainer`, which TRL's GRPOTrainer refuses. The serve process and the
   verifier's workers see both GPUs, numbered as usual.
@@ -109,6 +110,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from train_gpu import recipe_text, versions  # noqa: E402
 from train_two_process import free_port  # noqa: E402
+
+from kernelmill.train.placement import pin_policy_gpu  # noqa: E402  (the product's own placement)
 
 FAILING = ("incorrect", "runtime_error", "compile_error")  # expectations of failing candidates ("timeout" left out)
 SYSTEM = "You write fast GPU kernels."
@@ -418,36 +421,6 @@ def summarise_gpu_csv(text: str) -> dict[str, dict[str, float]]:
             for gpu, v in sorted(per.items(), key=lambda kv: int(kv[0]))}
 
 
-def pin_policy_gpu() -> dict[str, Any]:
-    """Let this process's CUDA see only the first visible GPU, and every child process all of them.
-
-    One process that sees several GPUs gets `nn.DataParallel` from `Trainer`, which TRL's
-    GRPOTrainer refuses (ValueError; older versions would spread the policy over both GPUs). So
-    CUDA is initialised here under CUDA_VISIBLE_DEVICES=<first visible GPU> (it reads the variable
-    once, at initialisation; torch then caches a device count of 1), and the variable gets its old
-    value back at once: `kernelmill serve`, the verifier's GPU probe (`cuda_devices`, cached here
-    before the change) and its worker processes see and number the GPUs as before, so `--gpus 1`
-    and `verify.gpus: [1]` mean GPU 1. Must run before anything in this process touches CUDA."""
-    from kernelmill.verify.devices import cuda_devices
-
-    seen = [dict(d) for d in cuda_devices()]  # the verifier's view (lru-cached for the in-process verifier)
-    old = os.environ.get("CUDA_VISIBLE_DEVICES")
-    first = old.split(",")[0].strip() if old and old.strip() else "0"
-    os.environ["CUDA_VISIBLE_DEVICES"] = first
-    try:
-        import torch
-
-        if seen:
-            torch.cuda.init()
-        policy_sees = torch.cuda.device_count()
-    finally:
-        if old is None:
-            os.environ.pop("CUDA_VISIBLE_DEVICES", None)
-        else:
-            os.environ["CUDA_VISIBLE_DEVICES"] = old
-    return {"verifier_sees": seen, "policy_gpu": first, "policy_sees": policy_sees}
-
-
 def gpu_listing(pinned: dict[str, Any]) -> dict[str, Any]:
     """The GPUs as the verifier numbers them (what --gpus means), the policy's, and nvidia-smi's
     (whose index is the CSV's; the PCI bus ids tie them together)."""
@@ -700,7 +673,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _interrupt)
 
     cuda = a.device == "cuda"
-    pinned = pin_policy_gpu() if cuda else None  # before anything touches CUDA in this process
+    # before anything touches CUDA in this process: the policy on GPU 0, the verifier's view unchanged
+    pinned = pin_policy_gpu() if cuda else None
 
     import torch
 

@@ -218,27 +218,6 @@ def test_arguments(bench):
         bench.parse_args(["--grpo-batch", "3", "--generations", "2"])
 
 
-def test_policy_process_sees_one_gpu_and_its_children_all(bench, monkeypatch):
-    """CUDA is initialised under CUDA_VISIBLE_DEVICES=<first GPU>; the variable is given back at once."""
-    import torch
-
-    import kernelmill.verify.devices as devices
-
-    gpus = ({"index": 0, "name": "H100", "capability": "9.0", "memory_gb": 79.1},
-            {"index": 1, "name": "H100", "capability": "9.0", "memory_gb": 79.1})
-    monkeypatch.setattr(devices, "cuda_devices", lambda: gpus)
-    at_init = []
-    monkeypatch.setattr(torch.cuda, "init", lambda: at_init.append(os.environ.get("CUDA_VISIBLE_DEVICES")))
-    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
-    out = bench.pin_policy_gpu()
-    assert at_init == ["3"] and os.environ["CUDA_VISIBLE_DEVICES"] == "3,5"
-    assert out == {"verifier_sees": [dict(g) for g in gpus], "policy_gpu": "3", "policy_sees": 1}
-    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
-    assert bench.pin_policy_gpu()["policy_gpu"] == "0" and at_init[-1] == "0"
-    assert "CUDA_VISIBLE_DEVICES" not in os.environ
-
-
 def fake_run(name, rate, gpu):
     return {"name": name, "via": "serve", "verifier_device": f"cuda GPU {gpu}", "steps": 2,
             "stopped_early": name == "same", "episodes": 8, "episodes_per_min": rate,

@@ -15,6 +15,7 @@ from .data import load_dataset, load_rows
 from .episodes import EpisodeRunner, episode_reward
 from .models import check_gpu_options, check_launch, load_model, load_tokenizer, peft_config, trl_args
 from .outputs import finish_run, last_checkpoint
+from .placement import place_policy
 from .rewards import KernelReward, Verifier, make_verifier
 
 
@@ -31,6 +32,7 @@ def build_grpo_trainer(recipe: Recipe, verifier: Verifier | None = None):
 
     from trl import GRPOTrainer
 
+    place_policy(recipe)  # before anything here touches CUDA: the policy off the verifier's GPUs
     check_gpu_options(recipe)
     reward_settings, ep = recipe.reward, recipe.episode
     need_code = not reward_settings.tasks
