@@ -42,6 +42,25 @@ def _ptx_by_entry(ptx: str, origin: str) -> dict[str, str]:
 
 
 _RF = "__kmrf"  # suffix of the refactored copy of a kernel in the shared nvcc call
+_ERROR_AT = re.compile(r"\.cu\((\d+)\): (?:error|catastrophic error)")
+
+
+def failing_kernels(low: Lowered, stderr: str) -> set[str]:
+    """The kernels of a batch that nvcc's errors point at (`kernel.cu(LINE): error`), for the
+    unit `compile_batch` compiles without the refactored copies (prelude, then the kernels
+    joined by blank lines). Empty when an error line falls outside every kernel (the prelude)
+    or names no line: the caller then cannot tell and splits the batch instead."""
+    lines = {int(n) for n in _ERROR_AT.findall(stderr or "")}
+    if not lines:
+        return set()
+    spans, line = [], low.prelude.count("\n") + 1
+    for k in low.kernels:
+        end = line + k.source.count("\n")
+        spans.append((line, end, k.name))
+        line = end + 2  # the blank line of the joiner
+    bad = {name for n in lines for lo, hi, name in spans if lo <= n <= hi}
+    inside = all(any(lo <= n <= hi for lo, hi, _ in spans) for n in lines)
+    return bad if inside else set()
 
 
 def _refactored_defs(low: Lowered) -> dict[str, str]:

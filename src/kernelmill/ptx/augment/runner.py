@@ -181,7 +181,7 @@ def run_job(job: Job) -> tuple[str, list[dict], dict[str, str], dict]:
     from ..nvcc import CompileFailed
     from .codegen import LoweringFailed, buffers, lower
     from .models import build_model
-    from .pairs import batch_pairs
+    from .pairs import batch_pairs, failing_kernels
     from .schedules import Space, random_variants, tile_variants
     from .subgraphs import relax_module, subgraphs
 
@@ -207,21 +207,48 @@ def run_job(job: Job) -> tuple[str, list[dict], dict[str, str], dict]:
     mine: set[str] = set()  # kernel keys this job claimed and has not paired yet (a batch that nvcc
     # rejects is split and lowered again: its kernels keep their claim)
 
+    def lower_good(group):
+        """One lowering of every function of `group` that TVM accepts, with its group (None
+        where none): a batch that fails is split only to find the functions TVM rejects, then
+        the rest is lowered again as one batch, so it still goes to nvcc in one call."""
+        try:
+            return lower([(n, f) for n, f, _ in group], job.max_source_chars), group
+        except LoweringFailed:
+            if len(group) == 1:
+                stats["lower_failed"] += 1
+                return None, []
+        good, parts = [], [group[:len(group) // 2], group[len(group) // 2:]]
+        while parts:
+            part = parts.pop()
+            try:
+                lower([(n, f) for n, f, _ in part], job.max_source_chars)
+                good += part
+            except LoweringFailed:
+                if len(part) > 1:
+                    parts += [part[:len(part) // 2], part[len(part) // 2:]]
+                else:
+                    stats["lower_failed"] += 1
+        if not good:
+            return None, []
+        order = {id(x): i for i, x in enumerate(group)}
+        good.sort(key=lambda x: order[id(x)])  # the batch's own order
+        try:
+            return lower([(n, f) for n, f, _ in good], job.max_source_chars), good
+        except LoweringFailed:  # fine apart, not together (never seen): lowered one by one
+            groups.extend([g] for g in good)
+            return None, []
+
+    groups: list[list] = []
+
     def flush():
         if not pending:
             return
-        groups = [pending[:]]
+        groups.append(pending[:])
         pending.clear()
         while groups:
             group = groups.pop()
-            try:
-                low = lower([(n, f) for n, f, _ in group], job.max_source_chars)
-            except LoweringFailed:
-                if len(group) > 1:  # find the one TVM rejects
-                    mid = len(group) // 2
-                    groups += [group[:mid], group[mid:]]
-                else:
-                    stats["lower_failed"] += 1
+            low, group = lower_good(group)
+            if low is None:
                 continue
             too_long = {k.index for k in low.kernels if len(k.source) > job.max_source_chars}
             # dynamic shared memory: its size is set by TVM's host code, which is not kept
@@ -248,16 +275,25 @@ def run_job(job: Job) -> tuple[str, list[dict], dict[str, str], dict]:
             if not low.kernels:
                 continue
             preludes[hashlib.sha1(low.prelude.encode()).hexdigest()[:16]] = low.prelude
-            try:
-                out.extend(batch_pairs(low, [m for _, _, m in group], origin, job.refactor, job.reroll,
-                                       seen, keys))
-                mine.difference_update(taken)
-            except CompileFailed:
-                if len(group) > 1:  # find the one nvcc rejects
-                    mid = len(group) // 2
-                    groups += [group[:mid], group[mid:]]
-                else:
-                    stats["nvcc_failed"] += 1
+            for _ in range(4):
+                try:
+                    out.extend(batch_pairs(low, [m for _, _, m in group], origin, job.refactor, job.reroll,
+                                           seen, keys))
+                    mine.difference_update(taken)
+                except CompileFailed as exc:
+                    # the kernels nvcc's errors point at are dropped and the rest compiled
+                    # again in one call; where the errors name no kernel, the batch is split
+                    bad = failing_kernels(low, exc.stderr)
+                    if bad and len(bad) < len(low.kernels):
+                        stats["nvcc_failed"] += len(bad)
+                        low.kernels = [k for k in low.kernels if k.name not in bad]
+                        continue
+                    if len(group) > 1:  # find the one nvcc rejects
+                        mid = len(group) // 2
+                        groups.extend([group[:mid], group[mid:]])
+                    else:
+                        stats["nvcc_failed"] += 1
+                break
 
     for sg in sgs:
         try:
