@@ -456,7 +456,11 @@ def warm_up(pool: dict[tuple[str, str], list], tag: str, device: str = "cuda",
     if not samples:
         return {"samples": 0, "seconds": 0.0}
     t0 = time.perf_counter()
-    verdicts = LocalVerifier({"device": device})(list({s.task_id: tasks[s.task_id] for s in samples}.values()), samples)
+    verifier = LocalVerifier({"device": device})
+    try:
+        verdicts = verifier(list({s.task_id: tasks[s.task_id] for s in samples}.values()), samples)
+    finally:
+        verifier.close()
     return {"samples": len(samples), "seconds": round(time.perf_counter() - t0, 1),
             "statuses": dict(Counter(v.status for v in verdicts))}
 
@@ -537,8 +541,11 @@ def run_one(result: dict[str, Any], a: argparse.Namespace, root: Path, model: Pa
             torch.cuda.reset_peak_memory_stats(0)  # the policy's GPU only: touching GPU 1 would put a context there
         result["gpu_sampling"] = sampler.start()
         t0 = time.perf_counter()
-        with patched(cmap, clock):
-            grpo = run_grpo(recipe, resume=False, verifier=timed)
+        try:
+            with patched(cmap, clock):
+                grpo = run_grpo(recipe, resume=False, verifier=timed)
+        finally:  # the in-process verifier's spares stop here, not in the next run
+            getattr(timed.inner, "close", lambda: None)()
         train_wall = time.perf_counter() - t0
         gpu_use = sampler.stop()
         episodes = [json.loads(x) for x in (out_dir / "episodes.jsonl").read_text().splitlines()]

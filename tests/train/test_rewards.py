@@ -149,3 +149,31 @@ def test_real_verifier_on_torch_candidates(tmp_path):
                  language=["torch"] * 3, task_code=[TASK] * 3)
     assert got[1] == -0.5 and got[2] == -1.0
     assert got[0] > 0.3  # 0.3 + measured speedup (about 1 for the same code)
+
+
+def test_local_verifier_keeps_one_verifier_across_calls(tmp_path, monkeypatch):
+    """A GRPO run calls the verifier once per turn: one long-lived Verifier serves them all (its
+    spares and reference profiles carry over), until close()."""
+    from kernelmill.records import Sample, Task
+    from kernelmill.train import LocalVerifier
+    from kernelmill.verify import runner
+
+    made = []
+
+    class Counting(runner.Verifier):
+        def __init__(self, *a, **k):
+            made.append(self)
+            super().__init__(*a, **k)
+
+    monkeypatch.setattr(runner, "Verifier", Counting)
+    verifier = LocalVerifier({"device": "cpu", "cache_dir": str(tmp_path / "cache")},
+                             store=str(tmp_path / "v.sqlite"))
+    task = Task(task_id="relu", code=TASK)
+    for i in range(3):  # not valid Python: a verdict without running anything
+        (v,) = verifier([task], [Sample(f"s{i}", "relu", "torch", f"class ModelNew(:  # {i}")])
+        assert v.status == "compile_error" and v.sample_id == f"s{i}"
+    assert len(made) == 1
+    verifier.close()
+    verifier([task], [Sample("s9", "relu", "torch", "class ModelNew(:")])
+    assert len(made) == 2  # reopened after close
+    verifier.close()

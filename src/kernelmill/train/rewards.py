@@ -39,7 +39,10 @@ def kernel_reward(verdict: Verdict) -> float:
 
 
 class LocalVerifier:
-    """The in-process verify API (its own worker processes do the running)."""
+    """The in-process verify API (its own worker processes do the running). One long-lived
+    `Verifier` serves every call, as `kernelmill serve` keeps one: a GRPO run calls once per
+    turn, and a new one each time would start its spare processes and measure the reference
+    profiles again. `close()` (also at interpreter exit) stops its spares."""
 
     def __init__(self, config: Any = None, store: str | None = None):
         from ..verify import VerifyConfig
@@ -48,11 +51,34 @@ class LocalVerifier:
             config = VerifyConfig.from_dict(config, "reward.verify")
         self.config = config or VerifyConfig()
         self.store = store
+        self._verifier = None
+        self._executor = None
+
+    def _open(self):
+        import atexit
+
+        from ..verify.executors import make_executor
+        from ..verify.runner import Verifier
+        from ..verify.store import ResultStore
+
+        self._executor = make_executor(self.config.executor, self.config.address)
+        config = self._executor.prepare(self.config)
+        self._verifier = Verifier(config, ResultStore(self.store) if self.store else None)
+        atexit.register(self.close)
+        return self._verifier
 
     def __call__(self, tasks: list[Task], samples: list[Sample]) -> list[Verdict]:
         from ..verify import verify_samples
 
-        return verify_samples(tasks, samples, self.config, store=self.store, progress=False)
+        verifier = self._verifier or self._open()
+        return verify_samples(tasks, samples, progress=False, executor=self._executor, verifier=verifier)
+
+    def close(self) -> None:
+        if self._verifier is not None:
+            self._verifier.close()
+            if self._verifier.store is not None:
+                self._verifier.store.close()
+            self._verifier = None
 
 
 class HttpVerifier:
