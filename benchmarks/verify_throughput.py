@@ -157,7 +157,7 @@ def main() -> None:
     out["ratio"] = round(last["per_minute"] / base["per_minute"], 3) if base["per_minute"] else None
     out["same_verdicts"] = base["verdicts"] == last["verdicts"]
     save()
-    print(f"\n{"GPUs":>5} {'cand.':>6} {'wall s':>7} {'per min':>8} {'busy':>6}  busy per GPU")
+    print(f"\n{'GPUs':>5} {'cand.':>6} {'wall s':>7} {'per min':>8} {'busy':>6}  busy per GPU")
     for r in out["runs"]:
         busy = r["gpu_busy_share"] if r["gpu_busy_share"] is not None else r["run_busy_share"]
         per = " ".join(f"{k}:{v:.2f}" for k, v in (r["busy_share_by_worker"] or {}).items())

@@ -58,7 +58,7 @@ def fake_pipeline(monkeypatch):
     from kernelmill.ptx.augment import codegen, runner, schedules, subgraphs
     from kernelmill.ptx.augment import models as models_mod
 
-    calls = {"lower": [], "compile": []}
+    calls = {"lower": [], "compile": [], "errors_shown": None}  # None: nvcc names every bad kernel
     funcs: list[FakeFunc] = []
 
     def fake_lower(named, max_chars=None):
@@ -70,7 +70,7 @@ def fake_pipeline(monkeypatch):
 
     def fake_batch_pairs(low, metas, origin, refactor, reroll, seen, keys):
         calls["compile"].append([k.source.split("// ")[1].split("\n")[0] for k in low.kernels])
-        bad = [k for k in low.kernels if "nope" in k.source]
+        bad = [k for k in low.kernels if "nope" in k.source][:calls["errors_shown"]]
         if bad:
             line = low.prelude.count("\n") + 1
             errs = []
@@ -131,3 +131,15 @@ def test_clean_batches_lower_and_compile_once(fake_pipeline):
     _, out, _, stats = run(runner)
     assert len(calls["lower"]) == 1 and len(calls["compile"]) == 1 and len(out) == 8
     assert stats["lower_failed"] == stats["nvcc_failed"] == 0
+
+
+def test_a_batch_whose_errors_keep_coming_is_split_and_loses_nothing(fake_pipeline):
+    """nvcc names one bad kernel per call here: after three drops the batch is split, and every
+    good kernel still gets its pair, every bad one its count."""
+    runner, funcs, calls = fake_pipeline
+    calls["errors_shown"] = 1
+    funcs += [FakeFunc(f"f{i}", compiles=i in (0, 4, 7)) for i in range(8)]
+    _, out, _, stats = run(runner)
+    assert stats["nvcc_failed"] == 5
+    assert len([p for p in out if p["meta"]["status"] == "ok"]) == 3
+    assert [len(c) for c in calls["compile"][:4]] == [8, 7, 6, 5]  # three drops, then the split

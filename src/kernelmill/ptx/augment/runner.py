@@ -275,22 +275,26 @@ def run_job(job: Job) -> tuple[str, list[dict], dict[str, str], dict]:
             if not low.kernels:
                 continue
             preludes[hashlib.sha1(low.prelude.encode()).hexdigest()[:16]] = low.prelude
-            for _ in range(4):
+            for attempt in range(4):
                 try:
                     out.extend(batch_pairs(low, [m for _, _, m in group], origin, job.refactor, job.reroll,
                                            seen, keys))
                     mine.difference_update(taken)
                 except CompileFailed as exc:
                     # the kernels nvcc's errors point at are dropped and the rest compiled
-                    # again in one call; where the errors name no kernel, the batch is split
-                    bad = failing_kernels(low, exc.stderr)
+                    # again in one call; where the errors name no kernel (or a fourth call
+                    # still fails), the batch is split
+                    bad = failing_kernels(low, exc.stderr) if attempt < 3 else set()
                     if bad and len(bad) < len(low.kernels):
                         stats["nvcc_failed"] += len(bad)
                         low.kernels = [k for k in low.kernels if k.name not in bad]
                         continue
-                    if len(group) > 1:  # find the one nvcc rejects
-                        mid = len(group) // 2
-                        groups.extend([group[:mid], group[mid:]])
+                    # split what is still in the batch (not what was dropped or counted already)
+                    left = {k.index for k in low.kernels}
+                    rest = [g for i, g in enumerate(group) if i in left]
+                    if len(rest) > 1:  # find the one nvcc rejects
+                        mid = len(rest) // 2
+                        groups.extend([rest[:mid], rest[mid:]])
                     else:
                         stats["nvcc_failed"] += 1
                 break
