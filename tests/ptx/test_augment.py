@@ -88,7 +88,7 @@ def test_augment_cli_writes_pairs_with_config_resumes_and_dedups(tmp_path):
         for role, side in (("in", "inputs"), ("out", "outputs")):
             assert c[side] == [q for q in c["params"] if q["role"] == role]
         assert all(q["name"] in p.source for q in c["params"])
-        assert p.rolled_ptx and p.meta["refactor"] in ("kept", "rejected")
+        assert p.rolled_ptx and p.meta["refactor"] in ("kept", "rejected", "unchecked")
         assert group_of(p) == p.meta["subgraph"]  # ptx export splits by subgraph
     assert any(p.meta["refactor"] == "kept" for p in rows)
     preludes = json.loads((tmp_path / "aug.jsonl.preludes.json").read_text())
@@ -188,9 +188,12 @@ def test_positions_in_the_unit_are_blanked_before_the_comparison():
     assert _unlabelled(a.replace("_2", "_3")) != _unlabelled(a)
 
 
-def test_one_nvcc_call_checks_the_refactoring_as_two_did():
-    """compile_batch compiles a batch and its refactored copies in one nvcc call; it keeps
-    the same refactorings as compiling the refactored batch on its own (the former way)."""
+def test_the_copies_check_the_refactoring_as_the_refactored_batch_does(monkeypatch):
+    """compile_batch compiles a batch, then the refactored copies of its changed kernels;
+    it keeps the same refactorings as compiling the refactored batch on its own (the
+    first way). Kernels whose PTX is longer than CHECK_MAX_PTX_CHARS are not checked and
+    keep their original text."""
+    from kernelmill.ptx.augment import pairs as pairs_mod
     from kernelmill.cudasrc.check import normalize_ptx
     from kernelmill.cudasrc.cse import extract_index_cse
     from kernelmill.cudasrc.parens import remove_redundant_parens
@@ -203,10 +206,10 @@ def test_one_nvcc_call_checks_the_refactoring_as_two_did():
         funcs += [(sg.name, v.func) for v in random_variants(Space(sg.func), 2, seed=2)]
     low = lower(funcs, 12000)
     low.kernels = [k for k in low.kernels if len(k.source) <= 12000]
-    ptx, kept, note = compile_batch(low, "test")
+    ptx, kept, note, unchecked = compile_batch(low, "test")
     body = "\n\n".join(k.source for k in low.kernels)
     alone = _ptx_by_entry(nvcc_ptx(low.prelude + body, OPTIONS), "test")
-    assert ptx == alone and not note
+    assert ptx == alone and not note and not unchecked
     new = remove_redundant_parens(extract_index_cse(body)[0])[0]
     defs = _definitions(new)
     after = _ptx_by_entry(nvcc_ptx(low.prelude + new, OPTIONS), "test")
@@ -214,4 +217,24 @@ def test_one_nvcc_call_checks_the_refactoring_as_two_did():
               and normalize_ptx(after[k.name]) == normalize_ptx(alone[k.name])}
     assert kept and set(kept) == former
     assert all(kept[n] == defs[n] for n in kept)
-    assert compile_batch(low, "test", refactor=False) == (alone, {}, "")
+    assert compile_batch(low, "test", refactor=False) == (alone, {}, "", set())
+    # a threshold between the shortest and the longest kept kernel's PTX: the longer ones
+    # are reported unchecked and keep their original text, the others are kept as before
+    sizes = sorted(len(alone[n]) for n in kept)
+    assert sizes[0] < sizes[-1]
+    limit = (sizes[0] + sizes[-1]) // 2
+    monkeypatch.setattr(pairs_mod, "CHECK_MAX_PTX_CHARS", limit)
+    ptx2, kept2, _, unchecked2 = compile_batch(low, "test")
+    assert ptx2 == alone
+    assert unchecked2 and all(len(alone[n]) > limit for n in unchecked2)
+    assert set(kept2) == {n for n in kept if len(alone[n]) <= limit}
+    assert not set(kept2) & unchecked2
+    metas = [{"unit_id": "u", "pipeline": "schedule", "model_family": "mixer", "subgraph": "s",
+              "subgraph_name": "n", "partition": "fused", "schedule": {}, "model": {}, "buffers": [],
+              "provenance": {}} for _ in funcs]
+    by_name = {p.meta["ptx_entry"]: p.meta["refactor"] for p in
+               pairs_mod.batch_pairs(low, metas, "test", reroll=False)}
+    renamed = {k.rename(k.name): k.name for k in low.kernels}
+    for entry, how in by_name.items():
+        name = renamed[entry]
+        assert how == ("unchecked" if name in unchecked2 else "kept" if name in kept2 else "rejected"), (name, how)

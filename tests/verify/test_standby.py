@@ -44,13 +44,15 @@ def test_every_candidate_gets_fresh_processes_of_its_own(tmp_path, guards):
         assert s["tmp"] == s["home"]
         assert s["cwd"].startswith(s["home"])
     assert not list((tmp_path / "cache" / "work").iterdir())  # spares and phase folders removed
-    # each run says how long its spare took to warm up and how long the job waited for it:
-    # the first spare is started when the first job comes, so that job waits for its
-    # whole start-up (torch's import alone takes longer than 0.3 s)
+    # each run says how long its spare took to warm up and how long the job waited for it
+    # (never longer than the spare's own start-up)
     for v in verdicts:
-        assert v.phases["spare_warm_s"] > 0.3 and v.phases["spare_wait_s"] >= 0.0, v.phases
-    first = verdicts[0].phases
-    assert first["spare_wait_s"] > 0.3 and first["spare_wait_s"] <= first["spare_warm_s"] + 0.5, first
+        p = v.phases
+        assert p["spare_warm_s"] > 0.3 and 0.0 <= p["spare_wait_s"] <= p["spare_warm_s"] + 0.5, p
+    # no spare exists before the first run: whichever candidate reached the run worker
+    # first (not necessarily sample 0: builds finish in any order) waited for its spare's
+    # whole start-up, and torch's import alone takes longer than 0.3 s
+    assert max(v.phases["spare_wait_s"] for v in verdicts) > 0.3, [v.phases for v in verdicts]
 
 
 def test_deadline_counts_from_the_hand_over(tmp_path):
