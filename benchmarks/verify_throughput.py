@@ -68,15 +68,25 @@ def replicas(language: str, copies: int, tag: str) -> list[Sample]:
     return out
 
 
+PHASES = ("run_wall_s", "spare_wait_s", "inputs_s", "check_s", "time_s", "timing_lock_wait_s", "guard_inputs_s",
+          "guard_exchange_s", "guard_profile_s", "guard_judge_s")
+
+
+def _median(xs: list[float]) -> float | None:
+    xs = sorted(xs)
+    return round(xs[len(xs) // 2], 3) if xs else None
+
+
 def measure(samples: list[Sample], tasks: dict, args: argparse.Namespace, cache: str,
-            gpus: list[int] | None) -> dict:
-    """One verification pass over `samples`: throughput, busy shares, verdicts. On a CPU
-    device `gpus` stands for that many CPU run workers (the CI stand-in for GPUs)."""
+            gpus: list[int] | None, runs_per_gpu: int = 0, overrides: dict | None = None) -> dict:
+    """One verification pass over `samples`: throughput, busy shares, verdicts, speedups and
+    the median of each run phase. On a CPU device `gpus` stands for that many CPU run
+    workers (the CI stand-in for GPUs)."""
     cpu = args.device == "cpu"
     config = VerifyConfig(device=args.device, trials=args.trials, workers=args.workers, cache_dir=cache,
                           fast_build=not args.no_fast_build, executor=args.executor, address=args.address,
                           cpu_runners=len(gpus) if cpu and gpus else args.cpu_runners,
-                          gpus=None if cpu else gpus)
+                          gpus=None if cpu else gpus, runs_per_gpu=runs_per_gpu, **(overrides or {}))
     stats: dict = {}
     t0 = time.monotonic()
 
@@ -99,10 +109,17 @@ def measure(samples: list[Sample], tasks: dict, args: argparse.Namespace, cache:
         "run_compiles": stats.get("run_compiles"),
         "unexpected_verdicts": wrong[:20], "fast_build": not args.no_fast_build,
         "verdicts": {v.sample_id.split("#")[0]: v.status for v in verdicts}, "stats": stats,
+        "speedups": {v.sample_id.split("#")[0]: v.speedup for v in verdicts if v.speedup},
+        "per_verdict": [{"sample_id": v.sample_id, "status": v.status, "phases": v.phases,
+                         "lock_holders": v.measurement.get("timing_lock_holders")} for v in verdicts],
+        "runs_per_gpu": runs_per_gpu or config.resolved_runs_per_gpu(), "overrides": overrides or {},
+        "phase_medians": {k: _median([v.phases[k] for v in verdicts if isinstance(v.phases.get(k), (int, float))])
+                          for k in PHASES},
     }
     if result["gpu_busy_share"] is not None:
         result["gpu_idle_share"] = round(1 - result["gpu_busy_share"], 3)
-    print(json.dumps({k: v for k, v in result.items() if k not in ("stats", "verdicts")}, indent=1), flush=True)
+    print(json.dumps({k: v for k, v in result.items() if k not in ("stats", "verdicts", "speedups", "per_verdict")}, indent=1),
+          flush=True)
     return result
 
 
@@ -117,6 +134,12 @@ def main() -> None:
     ap.add_argument("--gpus", default=None, help="GPUs that run candidates (indices, comma-separated; default all)")
     ap.add_argument("--scaling", default=None, metavar="N,M",
                     help="run the same corpus on the first N GPUs, then the first M (after a warm-up pass)")
+    ap.add_argument("--runs-sweep", default=None, metavar="A,B",
+                    help="run the same corpus with A, then B run workers per GPU (after a warm-up pass); "
+                         "compares throughput, verdicts and each candidate's speedup")
+    ap.add_argument("--no-warmup", action="store_true",
+                    help="skip the warm-up pass of --runs-sweep (the cache folder has seen these builds before)")
+    ap.add_argument("--standby", type=int, default=-1, help="spares per GPU (VerifyConfig.standby; -1 auto)")
     ap.add_argument("--cache-dir", default=None, help="build cache folder (default: a new temporary one)")
     ap.add_argument("--no-fast-build", action="store_true")
     ap.add_argument("--executor", default="local")
@@ -132,6 +155,8 @@ def main() -> None:
     tasks = load_tasks("builtin").by_id()
     cache = args.cache_dir or tempfile.mkdtemp(prefix="km-throughput-")
     gpus = [int(x) for x in args.gpus.split(",")] if args.gpus else None
+    if args.runs_sweep:
+        return sweep_runs(args, corpus, tasks, cache, gpus or [0], languages)
     if not args.scaling:
         result = measure(corpus(""), tasks, args, cache, gpus)
         Path(args.out).write_text(json.dumps(result, indent=1))
@@ -164,6 +189,46 @@ def main() -> None:
         print(f"{len(r['gpus']):>5} {r['candidates']:>6} {r['wall_s']:>7} {r['per_minute']:>8} "
               f"{(busy or 0):>6.2f}  {per}")
     print(f"ratio {out['ratio']}x, same verdicts: {out['same_verdicts']}")
+
+
+def sweep_runs(args, corpus, tasks, cache: str, gpus: list[int], languages: list[str]) -> None:
+    """The same corpus with 1, 2, ... run workers per GPU: candidates per minute, and
+    whether the verdicts and the speedups stay the same when runs share a GPU (the timing
+    lock keeps timed regions alone; the rest overlaps)."""
+    counts = [int(x) for x in args.runs_sweep.split(",")]
+    out: dict = {"languages": languages, "copies": args.copies, "trials": args.trials, "gpus": gpus, "runs": []}
+
+    def save() -> None:
+        Path(args.out).write_text(json.dumps(out, indent=1))
+
+    compiled = [lang for lang in languages if lang in ("cuda", "triton", "cpp")]
+    if compiled and not args.no_warmup:
+        print(f"== warm-up: {', '.join(compiled)} once", flush=True)
+        warm = measure(corpus("w", compiled, 1), tasks, args, cache, gpus)
+        out["warmup"] = {k: warm[k] for k in ("candidates", "wall_s", "per_minute")}
+        save()
+    for n in counts:
+        print(f"== {n} run worker(s) per GPU", flush=True)
+        out["runs"].append(measure(corpus(f"r{n}"), tasks, args, cache, gpus, runs_per_gpu=n,
+                                   overrides={"standby": args.standby}))
+        save()
+    base = out["runs"][0]
+    for r in out["runs"][1:]:
+        r["ratio"] = round(r["per_minute"] / base["per_minute"], 3) if base["per_minute"] else None
+        r["same_verdicts"] = r["verdicts"] == base["verdicts"]
+        common = [k for k in r["speedups"] if k in base["speedups"]]
+        dev = sorted(abs(r["speedups"][k] / base["speedups"][k] - 1) for k in common)
+        r["speedup_deviation"] = {"n": len(dev), "median": _median(dev), "max": round(max(dev), 3) if dev else None}
+    save()
+    print(f"\n{'runs/GPU':>8} {'cand.':>6} {'wall s':>7} {'per min':>8} {'ratio':>6} {'verdicts':>9} "
+          f"{'speedup dev. median/max':>24}  run wall, lock wait (median s)")
+    for r in out["runs"]:
+        d = r.get("speedup_deviation") or {}
+        pm = r["phase_medians"]
+        print(f"{r['runs_per_gpu']:>8} {r['candidates']:>6} {r['wall_s']:>7} {r['per_minute']:>8} "
+              f"{r.get('ratio', 1.0):>6} {str(r.get('same_verdicts', '-')):>9} "
+              f"{str(d.get('median', '-')) + ' / ' + str(d.get('max', '-')):>24}  "
+              f"{pm['run_wall_s']}, {pm['timing_lock_wait_s']}")
 
 
 if __name__ == "__main__":

@@ -176,3 +176,86 @@ def test_a_candidate_warm_up_queues_behind_a_waiting_timing_for_a_bounded_time(t
                                                    ("in", "timing"), ("out", "timing")]
     warm_in = next(ts for k, tag, ts in events if (k, tag) == ("in", "warmup"))
     assert warm_in - t_w >= 0.2  # it did queue first
+
+
+def test_each_timing_counts_itself_and_shared_work_does_not(tmp_path, monkeypatch):
+    from kernelmill.verify.process.gpulock import timings_done
+
+    monkeypatch.setenv("KERNELMILL_GPU_LOCK_DIR", str(tmp_path))
+    path = lock_path("cuda:0")
+    assert timings_done(path) == 0
+    with gpu_lock("cuda:0", exclusive=False):
+        pass
+    assert timings_done(path) == 0
+    for n in (1, 2):
+        with gpu_lock("cuda:0", exclusive=True):
+            pass
+        assert timings_done(path) == n
+    assert timings_done(lock_path("cuda:1")) == 0  # per GPU
+
+
+def _timing_after(device, delay, log):
+    time.sleep(delay)
+    with gpu_lock(device, exclusive=True):
+        pass
+    log.put(("timed", time.monotonic()))
+
+
+def test_a_gated_spare_warms_up_after_the_next_timing(tmp_path, monkeypatch):
+    """standby.py gives a spare started during a run GATE_ENV; gpulock.wait_for_timing
+    holds its warm-up until the run's timing is over, its job arrives, or max_s."""
+    import os
+
+    from kernelmill.verify.process.gpulock import GATE_ENV, gate_env, wait_for_timing
+
+    monkeypatch.setenv("KERNELMILL_GPU_LOCK_DIR", str(tmp_path))
+    assert gate_env("cpu", dict(os.environ), 5) == {}
+    assert wait_for_timing("cuda:0") == 0.0  # not a gated spare: no wait
+    monkeypatch.setenv(GATE_ENV, gate_env("cuda:0", dict(os.environ), 10)[GATE_ENV])
+    ctx = mp.get_context("fork")
+    log = ctx.Queue()
+    p = ctx.Process(target=_timing_after, args=("cuda:0", 0.5, log))
+    p.start()
+    r, w = os.pipe()
+    try:
+        waited = wait_for_timing("cuda:0", r)
+        done = time.monotonic()
+        kind, timed_at = log.get(timeout=10)
+        assert 0.3 < waited < 5 and timed_at <= done  # it waited for the timing, and only for it
+        # the count has passed: a second wait with the same start value returns at once
+        assert wait_for_timing("cuda:0", r) < 0.2
+        # a job arriving (readable stdin) ends the wait before any timing
+        monkeypatch.setenv(GATE_ENV, gate_env("cuda:0", dict(os.environ), 10)[GATE_ENV])
+        os.write(w, b"x")
+        assert wait_for_timing("cuda:0", r) < 0.2
+        os.read(r, 1)
+        # with no timing and no job it gives up after max_s
+        monkeypatch.setenv(GATE_ENV, gate_env("cuda:0", dict(os.environ), 0.3)[GATE_ENV])
+        assert 0.25 < wait_for_timing("cuda:0", r) < 2
+    finally:
+        os.close(r)
+        os.close(w)
+        p.join(10)
+
+
+def test_the_lock_file_follows_the_given_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERNELMILL_GPU_LOCK_DIR", str(tmp_path))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    assert lock_path("cuda", {"CUDA_VISIBLE_DEVICES": "1"}) != lock_path("cuda")
+    assert lock_path("cuda", {"CUDA_VISIBLE_DEVICES": "1"}) == tmp_path / "kernelmill-gpu-1-0.lock"
+
+
+def test_a_timing_that_waits_says_who_held_the_lock(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERNELMILL_GPU_LOCK_DIR", str(tmp_path))
+    ctx = mp.get_context("fork")
+    log, started = ctx.Queue(), ctx.Event()
+    p = ctx.Process(target=_hold, args=("cuda:0", False, 0.6, started, log))
+    p.start()
+    assert started.wait(10)
+    with gpu_lock("cuda:0", exclusive=True, timeout=10) as held:
+        assert held.acquired and held.wait_s > 0.2
+    assert len(held.holders) == 1 and held.holders[0].startswith(f"{p.pid}: READ"), held.holders
+    p.join(10)
+    with gpu_lock("cuda:0", exclusive=True) as free:  # nobody there: nothing said
+        pass
+    assert free.holders == []

@@ -112,3 +112,53 @@ def test_a_dead_spare_is_replaced_and_close_leaves_nothing(tmp_path):
     assert not any(_alive(p) for p in pids)
     assert not waiting.dir.exists()
     assert not sandbox._live
+
+
+def test_spares_started_during_a_run_wait_for_its_timing(tmp_path, monkeypatch):
+    """The spare a job takes at once has no gate; the ones started behind it, while that
+    job runs on the GPU, warm up only after its timing (GATE_ENV, gpulock.py)."""
+    from kernelmill.verify.process.gpulock import GATE_ENV, lock_path
+
+    monkeypatch.setenv("KERNELMILL_GPU_LOCK_DIR", str(tmp_path / "locks"))
+    (tmp_path / "locks").mkdir()
+    sandbox = Sandbox(memory_limit_gb=4, max_procs=64, output_limit=4096, limit_address_space=False)
+    env = {"CUDA_VISIBLE_DEVICES": "0"}
+    (lock_path("cuda:0", env).with_name(lock_path("cuda:0", env).name + ".timed")).write_text("7")
+    standby = Standby(sandbox, tmp_path, "cuda:0", lambda gpu: dict(env), depth=2)
+    try:
+        first = standby.take(0)
+        queued = list(standby._spares[0])
+
+        def environ(proc):
+            with open(f"/proc/{proc.pid}/environ", "rb") as fh:
+                return dict(x.split(b"=", 1) for x in fh.read().split(b"\0") if b"=" in x)
+
+        assert GATE_ENV.encode() not in environ(first.proc)
+        assert len(queued) == 2
+        for s in queued:
+            assert environ(s.proc)[GATE_ENV.encode()] == b"7 15.0"
+    finally:
+        sandbox.discard(first.proc)
+        standby.close()
+
+
+def test_spares_are_started_in_groups_when_none_is_left(tmp_path):
+    """depth 2: the first job's take starts its own spare and two more; the next take
+    uses one of them and starts none; the one after empties the queue and starts two."""
+    sandbox = Sandbox(memory_limit_gb=4, max_procs=64, output_limit=4096, limit_address_space=False)
+    standby = Standby(sandbox, tmp_path, "cpu", lambda gpu: {"CUDA_VISIBLE_DEVICES": ""}, depth=2)
+    taken = []
+    try:
+        taken.append(standby.take(None))
+        first_group = list(standby._spares[None])
+        assert len(first_group) == 2
+        taken.append(standby.take(None))
+        assert taken[-1] is first_group[0] and list(standby._spares[None]) == first_group[1:]
+        taken.append(standby.take(None))
+        assert taken[-1] is first_group[1]
+        second_group = list(standby._spares[None])
+        assert len(second_group) == 2 and not set(map(id, second_group)) & set(map(id, first_group))
+    finally:
+        for s in taken:
+            sandbox.discard(s.proc)
+        standby.close()

@@ -28,7 +28,7 @@ from ..timing import Bench, snapshot
 from ..guards import cudart, trace
 from ..guards.inputs import refill, tensors_in
 from . import cuda_ipc
-from .gpulock import gpu_lock
+from .gpulock import gpu_lock, wait_for_timing
 from .job import CandidateJob
 from .loading import clone, die_with_parent, error_text, load_module, to_cpu, to_device
 
@@ -390,6 +390,8 @@ def _warm_up(device: torch.device) -> None:
     from .. import correctness, timing  # noqa: F401
     from . import loading  # noqa: F401 - imported now, not on the clock
 
+    # a spare's: after the running candidate's timing (gpulock.wait_for_timing; stdin says when its job came)
+    wait_for_timing(str(device), 0)
     # never while timed; behind a waiting timing for 2 s at most (its supervisor may be waiting for it)
     with gpu_lock(str(device), exclusive=False, behind_timing_s=2.0):
         trace.warm_cuda(device)

@@ -39,13 +39,15 @@ from typing import Iterator
 TIMING_LOCK_TIMEOUT_S = 120.0
 
 
-def lock_path(device: str) -> Path | None:
-    """The lock file of a CUDA device string ("cuda", "cuda:1"); None for a CPU."""
+def lock_path(device: str, env: dict[str, str] | None = None) -> Path | None:
+    """The lock file of a CUDA device string ("cuda", "cuda:1"); None for a CPU. `env`:
+    the environment of the process that will use it (default: this one's)."""
     device = str(device)
     if not device.startswith("cuda"):
         return None
+    env = os.environ if env is None else env
     index = device.split(":", 1)[1] if ":" in device else "0"
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "all").replace(",", "_").replace("/", "_") or "none"
+    visible = env.get("CUDA_VISIBLE_DEVICES", "all").replace(",", "_").replace("/", "_") or "none"
     root = Path(os.environ.get("KERNELMILL_GPU_LOCK_DIR")
                 or ("/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()))
     return root / f"kernelmill-gpu-{visible}-{index}.lock"
@@ -58,6 +60,32 @@ class Held:
     def __init__(self) -> None:
         self.wait_s = 0.0
         self.acquired = False
+        self.holders: list[str] = []  # for a timing that had to wait: who held the lock then
+
+
+def _holders(fd: int) -> list[str]:
+    """The processes holding the lock file `fd` names (from /proc/locks: flock entries
+    on its inode, not the ones queued behind), as "PID: command line" (shortened)."""
+    try:
+        ino = os.fstat(fd).st_ino
+        with open("/proc/locks") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        parts = line.split()
+        if "->" in parts or len(parts) < 6 or parts[1] != "FLOCK":
+            continue
+        if parts[5].rsplit(":", 1)[-1] != str(ino) or int(parts[4]) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{parts[4]}/cmdline", "rb") as fh:
+                cmd = fh.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            cmd = "?"
+        out.append(f"{parts[4]}: {parts[3]} {' '.join(cmd.split()[2:5])}"[:120])
+    return out
 
 
 def _open(path: Path) -> int | None:
@@ -111,6 +139,8 @@ def gpu_lock(device: str, exclusive: bool, timeout: float | None = None,
         if exclusive:
             # timings queue among themselves on the intent, then wait for the shared holders
             ok = intent is None or _flock(intent, fcntl.LOCK_EX, deadline)
+            if ok and not _flock(fd, fcntl.LOCK_EX, time.monotonic()):  # busy: say by whom
+                held.holders = _holders(fd)
             held.acquired = ok and _flock(fd, fcntl.LOCK_EX, deadline)
         else:
             # not while a timing waits (or, bounded, not for longer than behind_timing_s)
@@ -123,9 +153,75 @@ def gpu_lock(device: str, exclusive: bool, timeout: float | None = None,
         held.wait_s = time.monotonic() - t0
         yield held
     finally:
+        if exclusive and held.acquired:
+            _count_timing(path)  # still alone on the GPU: no other holder counts at the same time
         os.close(fd)  # closing drops the lock
         if intent is not None:
             os.close(intent)
+
+
+# -- spares warm up right after a timing ------------------------------------
+# A spare started while a candidate runs on its GPU (standby.py) would open its CUDA
+# context and start the profiler (seconds of shared holding) just when that candidate
+# comes to its timing, which then waits: on an H200 the median timing waited 2.8 s of a
+# 5.55 s run (docs/benchmarks.md, issue 14). Each timing counts itself in a file beside
+# the lock; a spare started during a run waits, before its warm-up, until the count
+# passes what it was at its start (the run's timing is over), until its job arrives
+# (stdin readable: it is needed now), or at most `max_s`.
+GATE_ENV = "KERNELMILL_WARM_AFTER"  # "COUNT MAX_S", set by standby.py for a spare started during a run
+
+
+def _count_file(path: Path) -> Path:
+    return path.with_name(path.name + ".timed")
+
+
+def _count_timing(path: Path) -> None:
+    f = _count_file(path)
+    tmp = f.with_name(f"{f.name}.{os.getpid()}")
+    try:
+        tmp.write_text(str(timings_done(path) + 1))
+        tmp.replace(f)  # readers see the old number or the new one, never a part
+    except OSError:
+        pass
+
+
+def timings_done(path: Path | None) -> int:
+    """How many timings have finished on the GPU of lock file `path` (0 if none or unknown)."""
+    if path is None:
+        return 0
+    try:
+        return int(_count_file(path).read_text() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def gate_env(device: str, env: dict[str, str], max_s: float) -> dict[str, str]:
+    """The variable that makes a spare started now (with environment `env`) warm up
+    after the next timing on its GPU; empty on a CPU."""
+    path = lock_path(device, env)
+    return {} if path is None else {GATE_ENV: f"{timings_done(path)} {max_s}"}
+
+
+def wait_for_timing(device: str, interrupt_fd: int | None = 0) -> float:
+    """In a spare, before its warm-up: wait as GATE_ENV says (nothing where it is not
+    set). Returns the seconds waited. `interrupt_fd` readable (the job came) ends it."""
+    import select
+
+    spec = os.environ.get(GATE_ENV, "").split()
+    path = lock_path(device)
+    if len(spec) != 2 or path is None:
+        return 0.0
+    try:
+        after, max_s = int(spec[0]), float(spec[1])
+    except ValueError:
+        return 0.0
+    t0 = time.monotonic()
+    while timings_done(path) <= after and time.monotonic() - t0 < max_s:
+        if interrupt_fd is None:
+            time.sleep(0.01)
+        elif select.select([interrupt_fd], [], [], 0.01)[0]:
+            break
+    return time.monotonic() - t0
 
 
 class SharedUse:

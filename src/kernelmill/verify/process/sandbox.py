@@ -51,7 +51,7 @@ def scrubbed_env(extra: dict[str, str] | None = None, home: str | None = None) -
         if v is not None and not any(w in k.upper() for w in _SECRET_WORDS):
             env[k] = v
     # our package must be importable by the worker even when not installed
-    src = str(Path(__file__).resolve().parents[2])
+    src = str(Path(__file__).resolve().parents[3])  # the folder that holds kernelmill/
     env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     if home:
         env["HOME"] = home

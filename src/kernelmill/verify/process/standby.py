@@ -7,7 +7,9 @@ candidate's own process). A spare is a run worker started with
 ``worker standby DIR DEVICE``: it does all of that, starts the candidate's
 process (which warms up the same way), then waits on stdin for the path of its
 job file. The runner starts the next spare when it hands a job to the current
-one, so the start-up of candidate N+1 overlaps the run of candidate N.
+one, so the start-up of candidate N+1 overlaps the run of candidate N. A spare
+started while a run is on its GPU does its GPU warm-up only after that run's
+timing (or when its own job comes, or after GATE_MAX_S): see gpulock.py.
 
 What stays true: every spare takes exactly one job and then exits, so each
 candidate still runs in fresh processes and no CUDA context that ran a
@@ -33,7 +35,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from .gpulock import gate_env
 from .sandbox import Sandbox, python_argv, scrubbed_env
+
+# longest a spare started during a run waits for that run's timing before its warm-up
+GATE_MAX_S = 15.0
 
 
 @dataclass
@@ -71,19 +77,26 @@ class Standby:
         # (a long-lived verifier, `kernelmill serve`, lost every other request)
         self._starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kernelmill-spares")
 
-    def _start(self, gpu: int | None) -> Spare:
-        return self._starter.submit(self._start_here, gpu).result()
+    def _start(self, gpu: int | None, gated: bool = False) -> Spare:
+        return self._starter.submit(self._start_here, gpu, gated).result()
 
-    def _start_here(self, gpu: int | None) -> Spare:
+    def _start_here(self, gpu: int | None, gated: bool = False) -> Spare:
         d = Path(tempfile.mkdtemp(prefix="spare-", dir=self.work_dir))
         env = scrubbed_env(self.env_for(gpu), home=str(d))
+        if gated:  # started while a run is on its GPU: warm up after that run's timing (gpulock.py)
+            env.update(gate_env(self.device, env, GATE_MAX_S))
         proc = self.sandbox.start(python_argv("kernelmill.verify.process.worker", "standby", str(d), self.device), d, env,
                                   stdin_pipe=True)
         return Spare(proc, d)
 
     def take(self, gpu: int | None) -> Spare:
-        """A warm spare for `gpu` (a fresh one if none is alive); the next one
-        starts warming up at once."""
+        """A warm spare for `gpu` (a fresh one if none is alive). When that leaves no
+        spare waiting, `depth` new ones start, all gated on this job's timing: they
+        warm up together, side by side, and the next `depth` jobs then run back to
+        back with no warm-up in between. Refilled one at a time, each warm-up (a CUDA
+        context and the profiler's start in two processes, 4-12 s on an H200 with
+        two at once) lasted into the next candidate's timing, which waited for it:
+        the median timing waited 2.8-4.5 s of a 5.5-7 s run (docs/benchmarks.md)."""
         with self._lock:
             queue = self._spares.setdefault(gpu, deque())
             spare = None
@@ -94,8 +107,9 @@ class Standby:
                 else:
                     self._drop(s)
             spare = spare or self._start(gpu)
-            while not self._closed and len(queue) < self.depth:
-                queue.append(self._start(gpu))
+            if not queue:
+                while not self._closed and len(queue) < self.depth:
+                    queue.append(self._start(gpu, gated=True))
             return spare
 
     def drop_gpu(self, gpu: int | None) -> None:

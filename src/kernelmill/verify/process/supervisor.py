@@ -351,6 +351,8 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
                                          facts.get("backend_flags") or {}, sets["trials"][0], expected["trials"][0],
                                          guards=level)
     verdict["measurement"]["exchange"] = exchange + why_not_ipc
+    if comparison and comparison["timing"]["lock"].get("holders"):  # what the timing waited for (gpulock)
+        verdict["measurement"]["timing_lock_holders"] = comparison["timing"]["lock"]["holders"]
     if profiled:
         verdict["ref_profile"] = ref_profile
     if compiled_ref is not None:
@@ -393,7 +395,7 @@ def _time_both(ref, timing_sets, launched, reports, device, cfg, job, sets, expe
                        check_rounds={rng.randrange(cfg.min_rounds): 0}, final_check=1, rng=rng,
                        candidate_walls=[])
     timing = {"reference": comp.reference.to_dict(), "candidate": comp.candidate.to_dict(),
-              "lock": {"wait_s": round(held.wait_s, 4), "acquired": held.acquired}}
+              "lock": {"wait_s": round(held.wait_s, 4), "acquired": held.acquired, "holders": held.holders}}
     if ref_side.copy_min_ms is not None:
         timing["copy"] = {"min_ms": ref_side.copy_min_ms}
     return {"timing": timing, "comparison": comp}

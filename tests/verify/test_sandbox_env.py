@@ -1,0 +1,24 @@
+"""The environment a worker starts with (verify/process/sandbox.py: scrubbed_env)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import kernelmill
+from kernelmill.verify.process.sandbox import scrubbed_env
+
+
+def test_the_worker_finds_this_kernelmill_without_an_install(tmp_path):
+    """A script that puts `src/` on its own sys.path (benchmarks/ do) starts workers that
+    must import the same package: the first PYTHONPATH entry is the folder holding it."""
+    env = scrubbed_env(home=str(tmp_path))
+    first = env["PYTHONPATH"].split(os.pathsep)[0]
+    assert (Path(first) / "kernelmill" / "__init__.py").resolve() == Path(kernelmill.__file__).resolve()
+    # from a folder where nothing else could supply it, with site-packages off
+    r = subprocess.run([sys.executable, "-S", "-c", "import kernelmill, sys; print(kernelmill.__file__)"],
+                       env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert Path(r.stdout.strip()).resolve() == Path(kernelmill.__file__).resolve()
