@@ -62,7 +62,8 @@ class VerifyConfig:
     # candidates that fall back to PyTorch (item 7/8): reject | flag | allow
     fallback: str = "reject"
     # run workers started ahead per GPU (verify/standby.py): their start-up overlaps
-    # the previous candidates' runs; -1 = auto (2 per GPU, none on CPU); 0 = start each
+    # the previous candidates' runs; -1 = auto (4 per run sharing a GPU, started as a
+    # group that warms up after a timing; none on CPU); 0 = start each
     # run process when its job comes
     standby: int = -1
     # run workers on a CPU device: 1 (default) so that no two timed runs share the
