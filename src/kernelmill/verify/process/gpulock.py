@@ -167,7 +167,9 @@ def gpu_lock(device: str, exclusive: bool, timeout: float | None = None,
 # 5.55 s run (docs/benchmarks.md, issue 14). Each timing counts itself in a file beside
 # the lock; a spare started during a run waits, before its warm-up, until the count
 # passes what it was at its start (the run's timing is over), until its job arrives
-# (stdin readable: it is needed now), or at most `max_s`.
+# (stdin readable: it is needed now), or at most `max_s`. The gate alone did not help
+# (spares refilled one at a time still warmed into the next timing); it pays with the
+# groups of standby.py, which warm up together after one timing.
 GATE_ENV = "KERNELMILL_WARM_AFTER"  # "COUNT MAX_S", set by standby.py for a spare started during a run
 
 
