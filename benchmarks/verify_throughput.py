@@ -140,6 +140,8 @@ def main() -> None:
     ap.add_argument("--no-warmup", action="store_true",
                     help="skip the warm-up pass of --runs-sweep (the cache folder has seen these builds before)")
     ap.add_argument("--standby", type=int, default=-1, help="spares per GPU (VerifyConfig.standby; -1 auto)")
+    ap.add_argument("--standby-groups", action="store_true",
+                    help="start spares in groups when none is left (VerifyConfig.standby_groups)")
     ap.add_argument("--cache-dir", default=None, help="build cache folder (default: a new temporary one)")
     ap.add_argument("--no-fast-build", action="store_true")
     ap.add_argument("--executor", default="local")
@@ -210,7 +212,7 @@ def sweep_runs(args, corpus, tasks, cache: str, gpus: list[int], languages: list
     for n in counts:
         print(f"== {n} run worker(s) per GPU", flush=True)
         out["runs"].append(measure(corpus(f"r{n}"), tasks, args, cache, gpus, runs_per_gpu=n,
-                                   overrides={"standby": args.standby}))
+                                   overrides={"standby": args.standby, "standby_groups": args.standby_groups}))
         save()
     base = out["runs"][0]
     for r in out["runs"][1:]:

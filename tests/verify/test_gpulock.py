@@ -259,3 +259,56 @@ def test_a_timing_that_waits_says_who_held_the_lock(tmp_path, monkeypatch):
     with gpu_lock("cuda:0", exclusive=True) as free:  # nobody there: nothing said
         pass
     assert free.holders == []
+
+
+def test_a_warm_up_holds_the_gpu_section_only_for_its_gpu_steps(monkeypatch):
+    """guards/trace.warm_cuda: the context and the profiled call inside `gpu_section`,
+    the profiler's start-up (host work, seconds) outside it. Torch's CUDA calls are
+    stood in for, so the order is checked on a CPU machine."""
+    import contextlib
+
+    import torch
+
+    from kernelmill.verify.guards import trace
+
+    events, inside = [], []
+
+    @contextlib.contextmanager
+    def section():
+        inside.append(True)
+        events.append("lock")
+        try:
+            yield
+        finally:
+            inside.pop()
+            events.append("unlock")
+
+    real_zeros = torch.zeros
+
+    def zeros(*args, device=None, **kw):
+        if device is not None and torch.device(device).type == "cuda":
+            events.append(("context", bool(inside)))
+            return real_zeros(*args, **kw)
+        return real_zeros(*args, device=device, **kw)
+
+    class Profile:
+        def __init__(self, activities):
+            self.activities = activities
+
+        def __enter__(self):
+            events.append(("profiler start", bool(inside)))
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(torch, "zeros", zeros)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
+    monkeypatch.setattr(torch.profiler, "profile", Profile)
+    monkeypatch.setattr(trace, "profile_call", lambda fn, device: events.append(("profiled call", bool(inside))))
+    trace.warm_cuda(torch.device("cuda:0"), section)
+    assert events == ["lock", ("context", True), "unlock", ("profiler start", False),
+                      "lock", ("profiled call", True), "unlock"]
+    events.clear()
+    trace.warm_cuda(torch.device("cpu"), section)  # nothing at all on a CPU
+    assert events == []

@@ -86,4 +86,4 @@ def test_a_wedged_gpu_goes_with_all_its_run_workers(monkeypatch):
 def test_runs_per_gpu_must_not_be_negative():
     with pytest.raises(ConfigError, match="runs_per_gpu"):
         VerifyConfig(runs_per_gpu=-1)
-    assert VerifyConfig().resolved_runs_per_gpu() == 1 and VerifyConfig(runs_per_gpu=3).resolved_runs_per_gpu() == 3 and VerifyConfig(runs_per_gpu=1).resolved_runs_per_gpu() == 1
+    assert VerifyConfig().resolved_runs_per_gpu() == 2 and VerifyConfig(runs_per_gpu=3).resolved_runs_per_gpu() == 3 and VerifyConfig(runs_per_gpu=1).resolved_runs_per_gpu() == 1

@@ -130,8 +130,15 @@ def test_spares_started_during_a_run_wait_for_its_timing(tmp_path, monkeypatch):
         queued = list(standby._spares[0])
 
         def environ(proc):
-            with open(f"/proc/{proc.pid}/environ", "rb") as fh:
-                return dict(x.split(b"=", 1) for x in fh.read().split(b"\0") if b"=" in x)
+            # /proc/PID/environ (and cmdline) can read empty for a moment just after the
+            # start (seen once in ~30 runs under load): read again until it says something
+            deadline = time.monotonic() + 10
+            while True:
+                with open(f"/proc/{proc.pid}/environ", "rb") as fh:
+                    raw = fh.read()
+                if raw or time.monotonic() > deadline:
+                    return dict(x.split(b"=", 1) for x in raw.split(b"\0") if b"=" in x)
+                time.sleep(0.05)
 
         assert GATE_ENV.encode() not in environ(first.proc)
         assert len(queued) == 2
@@ -142,11 +149,31 @@ def test_spares_started_during_a_run_wait_for_its_timing(tmp_path, monkeypatch):
         standby.close()
 
 
-def test_spares_are_started_in_groups_when_none_is_left(tmp_path):
-    """depth 2: the first job's take starts its own spare and two more; the next take
-    uses one of them and starts none; the one after empties the queue and starts two."""
+def test_each_job_taken_starts_one_spare_by_default(tmp_path):
+    """depth 2, no groups: the first take starts its own spare and two more; every later
+    take uses the oldest waiting spare and starts one new one, so two always wait."""
     sandbox = Sandbox(memory_limit_gb=4, max_procs=64, output_limit=4096, limit_address_space=False)
     standby = Standby(sandbox, tmp_path, "cpu", lambda gpu: {"CUDA_VISIBLE_DEVICES": ""}, depth=2)
+    taken = []
+    try:
+        taken.append(standby.take(None))
+        waiting = list(standby._spares[None])
+        assert len(waiting) == 2
+        taken.append(standby.take(None))
+        now = list(standby._spares[None])
+        assert taken[-1] is waiting[0] and now[0] is waiting[1] and len(now) == 2
+        assert now[1] not in waiting and now[1] not in taken
+    finally:
+        for s in taken:
+            sandbox.discard(s.proc)
+        standby.close()
+
+
+def test_spares_are_started_in_groups_when_none_is_left(tmp_path):
+    """depth 2 with groups: the first job's take starts its own spare and two more; the next
+    take uses one of them and starts none; the one after empties the queue and starts two."""
+    sandbox = Sandbox(memory_limit_gb=4, max_procs=64, output_limit=4096, limit_address_space=False)
+    standby = Standby(sandbox, tmp_path, "cpu", lambda gpu: {"CUDA_VISIBLE_DEVICES": ""}, depth=2, groups=True)
     taken = []
     try:
         taken.append(standby.take(None))

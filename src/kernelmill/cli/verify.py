@@ -33,12 +33,12 @@ def verify_command(
     guards: str = typer.Option("standard", help="Reward-hacking guards: off, standard or strict (docs/guards.md)."),
     fallback: str = typer.Option("reject", help="Candidates that fall back to PyTorch: reject, flag or allow."),
     standby: int = typer.Option(-1, help="Run processes started ahead per GPU, so their start-up overlaps earlier "
-                                         "candidates (each still runs one candidate): -1 auto (runs per GPU + 1, none on CPU), 0 off."),
+                                         "candidates (each still runs one candidate): -1 auto (6 per run sharing a GPU, none on CPU), 0 off."),
     cpu_runners: int = typer.Option(1, help="Candidates run at once on a CPU device (timings then share the cores); "
                                             "on CUDA see --runs-per-gpu."),
     runs_per_gpu: int = typer.Option(0, help="Candidates run at once on one GPU: their start-up, inputs, reference "
                                              "runs and checks overlap, their timed rounds never do (a timing lock). "
-                                             "0: auto (1; more did not pay on an H100, docs/benchmarks.md)."),
+                                             "0: auto (2: 1.24x the candidates per minute of 1 on an H200, docs/benchmarks.md)."),
     cpu_threads: int = typer.Option(1, help="Intra-op threads of both the reference's and the candidate's process "
                                             "when timing on a CPU (docs/SEMANTICS.md): the same on both sides."),
     compile_baseline: bool = typer.Option(False, "--compile-baseline", help=(

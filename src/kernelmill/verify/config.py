@@ -62,19 +62,23 @@ class VerifyConfig:
     # candidates that fall back to PyTorch (item 7/8): reject | flag | allow
     fallback: str = "reject"
     # run workers started ahead per GPU (verify/standby.py): their start-up overlaps
-    # the previous candidates' runs; -1 = auto (4 per run sharing a GPU, started as a
-    # group that warms up after a timing; none on CPU); 0 = start each
-    # run process when its job comes
+    # the previous candidates' runs; -1 = auto (6 per run sharing a GPU; none on
+    # CPU); 0 = start each run process when its job comes
     standby: int = -1
+    # start spares only when none is left, `standby` at once (True), or one for
+    # each job taken (False, the default)
+    standby_groups: bool = False
     # run workers on a CPU device: 1 (default) so that no two timed runs share the
     # cores; more for correctness-heavy runs on many-core machines (timings are then
     # contended: the CLI warns). On CUDA see runs_per_gpu.
     cpu_runners: int = 1
     # runs that share one GPU at a time: their start-up, inputs, references and
     # checks overlap, their timed rounds never do (verify/process/gpulock.py).
-    # 0 = auto: 1, since with 3 on an H100 (guards on, full-size tasks) a
-    # candidate's timing waited 16-55 s for the others' shared work and the
-    # throughput fell (docs/benchmarks.md, issue 14)
+    # 0 = auto: 2. On an H200 (builtin tasks, guards on) 2 gave 20.5 candidates/min
+    # against 16.6 for 1, speedups within 1.3% of 1's, once spares' warm-ups held the
+    # GPU lock only for their GPU steps; before that, 3 on an H100 (full-size tasks)
+    # made each timing wait 16-55 s for spares and the throughput fell
+    # (docs/benchmarks.md, issue 14)
     runs_per_gpu: int = 0
     # which GPUs run candidates, as indices of the GPUs this process sees (after
     # CUDA_VISIBLE_DEVICES); None = all of them. A GRPO trainer on GPU 0 keeps its
@@ -194,7 +198,7 @@ class VerifyConfig:
         return list(self.gpus)
 
     def resolved_runs_per_gpu(self) -> int:
-        return self.runs_per_gpu or 1
+        return self.runs_per_gpu or 2
 
     def resolved_profile(self, device: str) -> str:
         if self.profile != "auto":

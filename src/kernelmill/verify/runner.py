@@ -119,17 +119,16 @@ class Verifier:
             (self.cache_dir / "work").mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise HarnessError(f"cannot create the cache directory {self.cache_dir}: {exc}") from None
-        # a GPU run process starts up for ~5-10 s and a guarded run takes ~2-5 s. Spares are
-        # started in groups of `depth` (standby.py) and warm up together after a timing; a
-        # group of 4 per run sharing the GPU spreads one group warm-up (~10 s on an H200) over
-        # 4 runs of ~1.5-2 s each (with groups of one, every timing waited 2-4 s for the next
-        # spare's warm-up; docs/benchmarks.md, issue 14). On a CPU a spare warming up would
-        # share the cores with the candidate being timed, so none by default there.
+        # a GPU run process pair starts up for ~8-10 s on an H200 (imports and the
+        # profiler's start-up, host work) and a guarded run takes ~1.5-2.5 s, so 6 spares
+        # per run sharing the GPU give each one ~6 runs' time to warm up (standby.py;
+        # docs/benchmarks.md, issue 14). On a CPU a spare warming up would share the
+        # cores with the candidate being timed, so none by default there.
         self.runs_per_gpu = config.resolved_runs_per_gpu() if self.device == "cuda" else 1
-        depth = config.standby if config.standby >= 0 else (4 * self.runs_per_gpu if self.device == "cuda" else 0)
+        depth = config.standby if config.standby >= 0 else (6 * self.runs_per_gpu if self.device == "cuda" else 0)
         self.defer_builds = False  # set by executors that hand NeedsBuild runs back to a build worker
         self.standby = (Standby(self.sandbox, self.cache_dir / "work", self.device, self._visible,
-                                depth=depth) if depth > 0 else None)
+                                depth=depth, groups=config.standby_groups) if depth > 0 else None)
 
     def _visible(self, gpu: int | None) -> dict[str, str]:
         """What a process for `gpu` sees of the GPUs (none for CPU work)."""

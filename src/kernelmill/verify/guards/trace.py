@@ -72,11 +72,31 @@ def rebound(before: dict[str, Any]) -> list[str]:
     return [label for label, obj in before.items() if now.get(label) is not obj]
 
 
-def warm_cuda(device: torch.device) -> None:
-    """Open the CUDA context and start the profiler once (CUPTI's start-up takes
-    seconds), so neither lands on a candidate's clock; nothing on a CPU."""
-    if device.type == "cuda":
+def warm_cuda(device: torch.device, gpu_section: Callable[[], Any] | None = None) -> None:
+    """Open the CUDA context and start the profiler once, so neither lands on a
+    candidate's clock; nothing on a CPU. `gpu_section()` (a context manager, e.g.
+    the GPU lock held shared) is held only around the steps that use the GPU.
+
+    The profiler's first start is host work: 4-6 s on an H200 of 16 cores, most
+    of a warm-up, against 0.15-0.5 s for the context and 0.01 s for the first
+    profiled GPU call. A timer process timing a small kernel chain on the same
+    GPU saw a 1.5 ms spike while another process opened its context and nothing
+    above its quiet spread while another started the profiler
+    (benchmarks/diag/warmup_cost.py, docs/benchmarks.md): so only the context and
+    the profiled call are GPU sections, and the start-up runs outside them."""
+    if device.type != "cuda":
+        return
+    from contextlib import nullcontext
+
+    section = gpu_section or nullcontext
+    with section():
         torch.zeros(1, device=device)
+        torch.cuda.synchronize(device)
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]):  # the profiler's start-up, on the host only
+        torch.ones(8) * 2
+    with section():
         profile_call(lambda: torch.ones(8, device=device) * 2, device)
 
 

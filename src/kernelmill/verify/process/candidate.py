@@ -392,9 +392,8 @@ def _warm_up(device: torch.device) -> None:
 
     # a spare's: after the running candidate's timing (gpulock.wait_for_timing; stdin says when its job came)
     wait_for_timing(str(device), 0)
-    # never while timed; behind a waiting timing for 2 s at most (its supervisor may be waiting for it)
-    with gpu_lock(str(device), exclusive=False, behind_timing_s=2.0):
-        trace.warm_cuda(device)
+    # its GPU steps never while timed; behind a waiting timing for 2 s at most (its supervisor may wait for it)
+    trace.warm_cuda(device, lambda: gpu_lock(str(device), exclusive=False, behind_timing_s=2.0))
 
 
 def main() -> None:

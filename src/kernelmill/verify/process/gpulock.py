@@ -160,16 +160,16 @@ def gpu_lock(device: str, exclusive: bool, timeout: float | None = None,
             os.close(intent)
 
 
-# -- spares warm up right after a timing ------------------------------------
+# -- spares open their context right after a timing -----------------------------
 # A spare started while a candidate runs on its GPU (standby.py) would open its CUDA
-# context and start the profiler (seconds of shared holding) just when that candidate
-# comes to its timing, which then waits: on an H200 the median timing waited 2.8 s of a
-# 5.55 s run (docs/benchmarks.md, issue 14). Each timing counts itself in a file beside
-# the lock; a spare started during a run waits, before its warm-up, until the count
-# passes what it was at its start (the run's timing is over), until its job arrives
-# (stdin readable: it is needed now), or at most `max_s`. The gate alone did not help
-# (spares refilled one at a time still warmed into the next timing); it pays with the
-# groups of standby.py, which warm up together after one timing.
+# context just when that candidate comes to its timing, which then waits. Each timing
+# counts itself in a file beside the lock; a spare started during a run waits, before
+# its warm-up's GPU steps, until the count passes what it was at its start (the run's
+# timing is over), until its job arrives (stdin readable: it is needed now), or at most
+# `max_s`. While a whole warm-up held the lock (the profiler's start-up, seconds of host
+# work, included), the gate alone did not help: on an H200 the median timing waited
+# 2.8-4.5 s of a 5.5-7 s run either way (docs/benchmarks.md, issue 14); now only the
+# context and one profiled call hold it (guards/trace.warm_cuda).
 GATE_ENV = "KERNELMILL_WARM_AFTER"  # "COUNT MAX_S", set by standby.py for a spare started during a run
 
 

@@ -6,10 +6,13 @@ profiler's start-up (CUPTI), twice over (the supervising worker and the
 candidate's own process). A spare is a run worker started with
 ``worker standby DIR DEVICE``: it does all of that, starts the candidate's
 process (which warms up the same way), then waits on stdin for the path of its
-job file. The runner starts the next spare when it hands a job to the current
-one, so the start-up of candidate N+1 overlaps the run of candidate N. A spare
-started while a run is on its GPU does its GPU warm-up only after that run's
-timing (or when its own job comes, or after GATE_MAX_S): see gpulock.py.
+job file. Each job taken starts a new spare, so up to `depth` spares warm up
+while earlier candidates run. A spare started while a run is on its GPU opens
+its CUDA context only after that run's timing (or when its own job comes, or
+after GATE_MAX_S): see gpulock.py. Only the context and one profiled call hold
+the GPU lock (shared); the rest of a warm-up (imports, the profiler's start-up,
+~8 s on an H200) is host work and overlaps anything (guards/trace.warm_cuda).
+With `groups`, spares start only when none is left, `depth` at a time.
 
 What stays true: every spare takes exactly one job and then exits, so each
 candidate still runs in fresh processes and no CUDA context that ran a
@@ -61,12 +64,13 @@ class Standby:
     """Up to `depth` warm spares per GPU (or for the CPU run worker)."""
 
     def __init__(self, sandbox: Sandbox, work_dir: Path, device: str, env_for: Callable[[int | None], dict],
-                 depth: int = 1):
+                 depth: int = 1, groups: bool = False):
         self.sandbox = sandbox
         self.work_dir = Path(work_dir)
         self.device = device
         self.env_for = env_for
         self.depth = depth
+        self.groups = groups
         self._spares: dict[int | None, deque[Spare]] = {}
         self._lock = threading.Lock()
         self._closed = False
@@ -90,13 +94,13 @@ class Standby:
         return Spare(proc, d)
 
     def take(self, gpu: int | None) -> Spare:
-        """A warm spare for `gpu` (a fresh one if none is alive). When that leaves no
-        spare waiting, `depth` new ones start, all gated on this job's timing: they
-        warm up together, side by side, and the next `depth` jobs then run back to
-        back with no warm-up in between. Refilled one at a time, each warm-up (a CUDA
-        context and the profiler's start in two processes, 4-12 s on an H200 with
-        two at once) lasted into the next candidate's timing, which waited for it:
-        the median timing waited 2.8-4.5 s of a 5.5-7 s run (docs/benchmarks.md)."""
+        """A warm spare for `gpu` (a fresh one if none is alive); new ones start,
+        gated on this job's timing, until `depth` wait again. With `groups`, new ones
+        start only when none is left, `depth` at once, so that they warm up together
+        and the next `depth` jobs run back to back; that paid while a whole warm-up
+        held the GPU lock (each one ran into the next timing: the median timing waited
+        2.8-4.5 s of a 5.5-7 s run on an H200), and costs a wait every `depth` jobs
+        now that only its GPU steps do (docs/benchmarks.md, issue 14)."""
         with self._lock:
             queue = self._spares.setdefault(gpu, deque())
             spare = None
@@ -107,7 +111,7 @@ class Standby:
                 else:
                     self._drop(s)
             spare = spare or self._start(gpu)
-            if not queue:
+            if not queue or not self.groups:
                 while not self._closed and len(queue) < self.depth:
                     queue.append(self._start(gpu, gated=True))
             return spare

@@ -206,8 +206,8 @@ def _standby(phase_dir: str, device: str, t_start: float) -> tuple[dict, object,
         from .gpulock import wait_for_timing
 
         gate_s = wait_for_timing(device, sys.stdin.fileno())  # after the running candidate's timing
-        with gpu_lock(device, exclusive=False):  # never while a candidate is timed, nor ahead of a waiting timing
-            warm_cuda(torch.device(device))
+        # its GPU steps never while a candidate is timed, nor ahead of a waiting timing
+        warm_cuda(torch.device(device), lambda: gpu_lock(device, exclusive=False))
     except Exception as exc:  # noqa: BLE001 - the job itself will meet and report the same failure
         print(f"standby warm-up failed: {exc}", file=sys.stderr)
     warm = time.time()
