@@ -189,3 +189,13 @@ def test_spares_are_started_in_groups_when_none_is_left(tmp_path):
         for s in taken:
             sandbox.discard(s.proc)
         standby.close()
+
+
+def test_auto_depth_is_six_per_run_within_a_quarter_of_the_memory():
+    from kernelmill.verify.process.standby import auto_depth
+
+    assert auto_depth(2, 1, mem_available_gb=120) == 12  # an H200 machine: 6 per run
+    assert auto_depth(1, 1, mem_available_gb=120) == 6
+    assert auto_depth(2, 8, mem_available_gb=120) == 1  # 8 GPUs: 15 spares of 2 GB in all fit
+    assert auto_depth(2, 1, mem_available_gb=32) == 4  # a workstation: 8 GB of spares
+    assert auto_depth(2, 1, mem_available_gb=2) == 1  # never none

@@ -31,7 +31,7 @@ from .devices import cuda_devices, device_name
 from .process.sandbox import PhaseResult, Sandbox, python_argv, scrubbed_env
 from .process.job import RunJob
 from .process.launch import remove_exchange
-from .process.standby import Standby
+from .process.standby import Standby, auto_depth
 from .store import ResultStore, result_key
 
 
@@ -119,13 +119,12 @@ class Verifier:
             (self.cache_dir / "work").mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise HarnessError(f"cannot create the cache directory {self.cache_dir}: {exc}") from None
-        # a GPU run process pair starts up for ~8-10 s on an H200 (imports and the
-        # profiler's start-up, host work) and a guarded run takes ~1.5-2.5 s, so 6 spares
-        # per run sharing the GPU give each one ~6 runs' time to warm up (standby.py;
-        # docs/benchmarks.md, issue 14). On a CPU a spare warming up would share the
-        # cores with the candidate being timed, so none by default there.
+        # spares per GPU (standby.auto_depth; docs/benchmarks.md, issue 14). On a CPU a
+        # spare warming up would share the cores with the candidate being timed, so none
+        # by default there.
         self.runs_per_gpu = config.resolved_runs_per_gpu() if self.device == "cuda" else 1
-        depth = config.standby if config.standby >= 0 else (6 * self.runs_per_gpu if self.device == "cuda" else 0)
+        depth = (config.standby if config.standby >= 0 else
+                 auto_depth(self.runs_per_gpu, len(self.gpus)) if self.device == "cuda" else 0)
         self.defer_builds = False  # set by executors that hand NeedsBuild runs back to a build worker
         self.standby = (Standby(self.sandbox, self.cache_dir / "work", self.device, self._visible,
                                 depth=depth, groups=config.standby_groups) if depth > 0 else None)

@@ -43,6 +43,37 @@ from .sandbox import Sandbox, python_argv, scrubbed_env
 
 # longest a spare started during a run waits for that run's timing before its warm-up
 GATE_MAX_S = 15.0
+# spares per run sharing a GPU, by default: a pair of processes warms up in ~8-10 s on an
+# H200 and a guarded run takes ~1.5-2.5 s, so each spare has ~6 runs' time (issue 14)
+SPARES_PER_RUN = 6
+# host memory of one waiting spare, an estimate: two processes with torch imported and the
+# profiler started (367 MB each, measured on a CPU machine) plus a CUDA context's host
+# side (not measured here)
+SPARE_HOST_GB = 2.0
+
+
+def auto_depth(runs_per_gpu: int, n_gpus: int, mem_available_gb: float | None = None) -> int:
+    """Spares per GPU when VerifyConfig.standby is auto: SPARES_PER_RUN for each run
+    sharing the GPU, fewer where all of them together would take more than a quarter of
+    the host's available memory (at least 1)."""
+    want = SPARES_PER_RUN * max(1, runs_per_gpu)
+    if mem_available_gb is None:
+        mem_available_gb = _mem_available_gb()
+    if mem_available_gb is None:
+        return want
+    fit = int(mem_available_gb / 4 / SPARE_HOST_GB / max(1, n_gpus))
+    return max(1, min(want, fit))
+
+
+def _mem_available_gb() -> float | None:
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) / (1 << 20)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 @dataclass
