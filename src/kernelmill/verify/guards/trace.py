@@ -72,10 +72,11 @@ def rebound(before: dict[str, Any]) -> list[str]:
     return [label for label, obj in before.items() if now.get(label) is not obj]
 
 
-def warm_cuda(device: torch.device, gpu_section: Callable[[], Any] | None = None) -> None:
+def warm_cuda(device: torch.device, gpu_section: Callable[[], Any] | None = None) -> float:
     """Open the CUDA context and start the profiler once, so neither lands on a
     candidate's clock; nothing on a CPU. `gpu_section()` (a context manager, e.g.
     the GPU lock held shared) is held only around the steps that use the GPU.
+    Returns the seconds spent inside it (waiting to enter included).
 
     The profiler's first start is host work: 4-6 s on an H200 of 16 cores, most
     of a warm-up, against 0.15-0.5 s for the context and 0.01 s for the first
@@ -85,19 +86,23 @@ def warm_cuda(device: torch.device, gpu_section: Callable[[], Any] | None = None
     (benchmarks/diag/warmup_cost.py, docs/benchmarks.md): so only the context and
     the profiled call are GPU sections, and the start-up runs outside them."""
     if device.type != "cuda":
-        return
+        return 0.0
     from contextlib import nullcontext
 
     section = gpu_section or nullcontext
+    t0 = time.perf_counter()
     with section():
         torch.zeros(1, device=device)
         torch.cuda.synchronize(device)
+    held = time.perf_counter() - t0
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CPU]):  # the profiler's start-up, on the host only
         torch.ones(8) * 2
+    t0 = time.perf_counter()
     with section():
         profile_call(lambda: torch.ones(8, device=device) * 2, device)
+    return held + time.perf_counter() - t0
 
 
 def warm_thread_pools(device: torch.device) -> None:

@@ -187,7 +187,8 @@ def _standby(phase_dir: str, device: str, t_start: float) -> tuple[dict, object,
     Returns (job, the candidate's started process, its marks); None on EOF.
     Marks (wall seconds, for the verdict's phases): `spare_warm_s`, this process's
     start-up (interpreter, the candidate's process started, torch, the CUDA warm-up;
-    `spare_gate_s` of it waiting for the running candidate's timing, gpulock.py);
+    `spare_gate_s` of it waiting for the running candidate's timing, gpulock.py;
+    `spare_gpu_s` of it in the warm-up's GPU steps, the lock held shared or waited for);
     `spare_wait_s`, how long the job waited for it (from the job file's writing,
     just before its hand-over, to this process reading it; 0 when the spare was
     warm first): the part of a run's wall time that no other phase holds."""
@@ -197,7 +198,7 @@ def _standby(phase_dir: str, device: str, t_start: float) -> tuple[dict, object,
     started_with = dict(os.environ)
     become_subreaper()
     started = prestart(phase_dir, device)
-    gate_s = 0.0
+    gate_s = gpu_s = 0.0
     try:
         import torch
 
@@ -207,7 +208,7 @@ def _standby(phase_dir: str, device: str, t_start: float) -> tuple[dict, object,
 
         gate_s = wait_for_timing(device, sys.stdin.fileno())  # after the running candidate's timing
         # its GPU steps never while a candidate is timed, nor ahead of a waiting timing
-        warm_cuda(torch.device(device), lambda: gpu_lock(device, exclusive=False))
+        gpu_s = warm_cuda(torch.device(device), lambda: gpu_lock(device, exclusive=False))
     except Exception as exc:  # noqa: BLE001 - the job itself will meet and report the same failure
         print(f"standby warm-up failed: {exc}", file=sys.stderr)
     warm = time.time()
@@ -220,7 +221,7 @@ def _standby(phase_dir: str, device: str, t_start: float) -> tuple[dict, object,
     except OSError:
         written = warm
     marks = {"spare_warm_s": round(warm - t_start, 4), "spare_wait_s": round(max(0.0, warm - written), 4),
-             "spare_gate_s": round(gate_s, 4)}
+             "spare_gate_s": round(gate_s, 4), "spare_gpu_s": round(gpu_s, 4)}
     job = RunJob.read(line, delete=True)
     adopt_env(job.env or {}, started_with)
     return job, started, marks
