@@ -201,8 +201,10 @@ def _standby(phase_dir: str, device: str, t_start: float) -> tuple[dict, object,
     gate_s = gpu_s = 0.0
     try:
         import torch
+        import torch.utils.cpp_extension  # noqa: F401 - what install() (inline_build) needs: 0.1-0.4 s
 
         from . import supervisor  # noqa: F401 - the guarded flow's imports, off the clock
+        from .. import inline_build  # noqa: F401
         from ..guards.trace import warm_cuda
         from .gpulock import wait_for_timing
 
