@@ -78,15 +78,16 @@ def _median(xs: list[float]) -> float | None:
 
 
 def measure(samples: list[Sample], tasks: dict, args: argparse.Namespace, cache: str,
-            gpus: list[int] | None, runs_per_gpu: int = 0, overrides: dict | None = None) -> dict:
+            gpus: list[int] | None, runs_per_gpu: int = 0) -> dict:
     """One verification pass over `samples`: throughput, busy shares, verdicts, speedups and
     the median of each run phase. On a CPU device `gpus` stands for that many CPU run
     workers (the CI stand-in for GPUs)."""
     cpu = args.device == "cpu"
+    overrides = {"standby": args.standby, "standby_groups": args.standby_groups}  # every pass, warm-ups too
     config = VerifyConfig(device=args.device, trials=args.trials, workers=args.workers, cache_dir=cache,
                           fast_build=not args.no_fast_build, executor=args.executor, address=args.address,
                           cpu_runners=len(gpus) if cpu and gpus else args.cpu_runners,
-                          gpus=None if cpu else gpus, runs_per_gpu=runs_per_gpu, **(overrides or {}))
+                          gpus=None if cpu else gpus, runs_per_gpu=runs_per_gpu, **overrides)
     stats: dict = {}
     t0 = time.monotonic()
 
@@ -112,7 +113,7 @@ def measure(samples: list[Sample], tasks: dict, args: argparse.Namespace, cache:
         "speedups": {v.sample_id.split("#")[0]: v.speedup for v in verdicts if v.speedup},
         "per_verdict": [{"sample_id": v.sample_id, "status": v.status, "phases": v.phases,
                          "lock_holders": v.measurement.get("timing_lock_holders")} for v in verdicts],
-        "runs_per_gpu": runs_per_gpu or config.resolved_runs_per_gpu(), "overrides": overrides or {},
+        "runs_per_gpu": runs_per_gpu or config.resolved_runs_per_gpu(), "overrides": overrides,
         "phase_medians": {k: _median([v.phases[k] for v in verdicts if isinstance(v.phases.get(k), (int, float))])
                           for k in PHASES},
     }
@@ -211,8 +212,7 @@ def sweep_runs(args, corpus, tasks, cache: str, gpus: list[int], languages: list
         save()
     for n in counts:
         print(f"== {n} run worker(s) per GPU", flush=True)
-        out["runs"].append(measure(corpus(f"r{n}"), tasks, args, cache, gpus, runs_per_gpu=n,
-                                   overrides={"standby": args.standby, "standby_groups": args.standby_groups}))
+        out["runs"].append(measure(corpus(f"r{n}"), tasks, args, cache, gpus, runs_per_gpu=n))
         save()
     base = out["runs"][0]
     for r in out["runs"][1:]:

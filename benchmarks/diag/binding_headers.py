@@ -6,12 +6,19 @@ extension. A lead, not used by the builder: docs/benchmarks.md says what it gave
 
     PYTHONPATH=src python benchmarks/diag/binding_headers.py
 """
-import os, resource, shlex, subprocess, sys, tempfile, time
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shlex
+import subprocess
+import tempfile
 from pathlib import Path
-from kernelmill.verify.inline_build import torch_flags
-fl = torch_flags("km_exp", False, [], [], None, None)
-cxx = shlex.split(fl["cxx"]); cflags = fl["cflags"]; post = fl["post_cflags"]
-BODY = """
+
+# a binding unit as load_inline writes it for functions=[...] (its header prepended)
+BINDING = """
 torch::Tensor relu_fwd(torch::Tensor x);
 torch::Tensor scale_add(torch::Tensor a, torch::Tensor b, double s);
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
@@ -19,6 +26,7 @@ m.def("relu_fwd", torch::wrap_pybind_function(relu_fwd), "relu_fwd");
 m.def("scale_add", torch::wrap_pybind_function(scale_add), "scale_add");
 }
 """
+# a small host unit in the style of the wrappers the CUDA split leaves on the host
 HOST = """
 torch::Tensor relu_fwd(torch::Tensor x) {
   TORCH_CHECK(x.is_contiguous(), "x must be contiguous");
@@ -29,24 +37,41 @@ torch::Tensor relu_fwd(torch::Tensor x) {
 }
 """
 HEADERS = {
-  "full": "#include <torch/extension.h>\n",
-  "slim": "#include <torch/types.h>\n#include <torch/csrc/Exceptions.h>\n#include <torch/csrc/utils/pybind.h>\n",
+    "full": "#include <torch/extension.h>\n",
+    "slim": "#include <torch/types.h>\n#include <torch/csrc/Exceptions.h>\n#include <torch/csrc/utils/pybind.h>\n",
 }
-d = Path(tempfile.mkdtemp())
-def run(args):
-    r0 = resource.getrusage(resource.RUSAGE_CHILDREN); t = time.perf_counter()
-    p = subprocess.run(args, cwd=d, capture_output=True, text=True)
-    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return p.returncode, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime), time.perf_counter() - t, p.stderr[-600:]
-for h, inc in HEADERS.items():
-    (d / f"{h}.h").write_text(inc)
-    rc, cpu, wall, err = run([*cxx, *cflags, "-x", "c++-header", f"{h}.h", "-o", f"{h}.h.gch", *post])
-    print(f"PCH {h}: rc {rc} cpu {cpu:.1f} s, {os.path.getsize(d / f'{h}.h.gch') / 1e6 if rc == 0 else 0:.0f} MB", err if rc else "", flush=True)
-    for unit, body in (("binding", BODY), ("host", HOST)):
-        (d / f"{h}_{unit}.cpp").write_text(inc + body)
-        rc, cpu, wall, err = run([*cxx, *cflags, "-c", f"{h}_{unit}.cpp", "-o", f"{h}_{unit}.o", *post])
-        print(f"{h} {unit} no PCH: rc {rc} cpu {cpu:.1f} s", err if rc else "", flush=True)
-        (d / f"{h}_{unit}_p.cpp").write_text(body)
-        rc, cpu, wall, err = run([*cxx, *cflags, "-include", f"{h}.h", "-Winvalid-pch", "-c", f"{h}_{unit}_p.cpp", "-o", f"{h}_{unit}_p.o", *post])
-        print(f"{h} {unit} PCH: rc {rc} cpu {cpu:.1f} s", err if rc else "", flush=True)
-print(d)
+
+
+def _cpu_s(args: list[str], cwd: Path) -> tuple[int, float, str]:
+    """Exit status, CPU seconds (user + system) and the end of stderr of one command."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.run(args, cwd=cwd, capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return p.returncode, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), p.stderr[-600:]
+
+
+def main() -> None:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
+    from kernelmill.verify.inline_build import torch_flags
+
+    fl = torch_flags("km_headers", False, [], [], None, None)
+    cxx, cflags, post = shlex.split(fl["cxx"]), fl["cflags"], fl["post_cflags"]
+    d = Path(tempfile.mkdtemp(prefix="km-headers-"))
+    for name, include in HEADERS.items():
+        (d / f"{name}.h").write_text(include)
+        rc, cpu, err = _cpu_s([*cxx, *cflags, "-x", "c++-header", f"{name}.h", "-o", f"{name}.h.gch", *post], d)
+        size = os.path.getsize(d / f"{name}.h.gch") / 1e6 if rc == 0 else 0
+        print(f"PCH {name}: rc {rc}, {cpu:.1f} CPU s, {size:.0f} MB", err if rc else "", flush=True)
+        for unit, body in (("binding", BINDING), ("host", HOST)):
+            (d / f"{name}_{unit}.cpp").write_text(include + body)
+            rc, cpu, err = _cpu_s([*cxx, *cflags, "-c", f"{name}_{unit}.cpp", "-o", f"{name}_{unit}.o", *post], d)
+            print(f"{name} {unit}, no PCH: rc {rc}, {cpu:.1f} CPU s", err if rc else "", flush=True)
+            (d / f"{name}_{unit}_pch.cpp").write_text(body)
+            rc, cpu, err = _cpu_s([*cxx, *cflags, "-include", f"{name}.h", "-Winvalid-pch", "-c",
+                                   f"{name}_{unit}_pch.cpp", "-o", f"{name}_{unit}_pch.o", *post], d)
+            print(f"{name} {unit}, PCH: rc {rc}, {cpu:.1f} CPU s", err if rc else "", flush=True)
+    print(f"files in {d}")
+
+
+if __name__ == "__main__":
+    main()
