@@ -78,12 +78,13 @@ def _median(xs: list[float]) -> float | None:
 
 
 def measure(samples: list[Sample], tasks: dict, args: argparse.Namespace, cache: str,
-            gpus: list[int] | None, runs_per_gpu: int = 0) -> dict:
+            gpus: list[int] | None, runs_per_gpu: int = 0, build_nice: int | None = None) -> dict:
     """One verification pass over `samples`: throughput, busy shares, verdicts, speedups and
     the median of each run phase. On a CPU device `gpus` stands for that many CPU run
     workers (the CI stand-in for GPUs)."""
     cpu = args.device == "cpu"
-    overrides = {"standby": args.standby, "standby_groups": args.standby_groups}  # every pass, warm-ups too
+    overrides = {"standby": args.standby, "standby_groups": args.standby_groups,  # every pass, warm-ups too
+                 "build_nice": args.build_nice if build_nice is None else build_nice}
     config = VerifyConfig(device=args.device, trials=args.trials, workers=args.workers, cache_dir=cache,
                           fast_build=not args.no_fast_build, executor=args.executor, address=args.address,
                           cpu_runners=len(gpus) if cpu and gpus else args.cpu_runners,
@@ -138,8 +139,14 @@ def main() -> None:
     ap.add_argument("--runs-sweep", default=None, metavar="A,B",
                     help="run the same corpus with A, then B run workers per GPU (after a warm-up pass); "
                          "compares throughput, verdicts and each candidate's speedup")
+    ap.add_argument("--nice-sweep", default=None, metavar="A,B",
+                    help="run the same corpus with builds at nice increment A, then B (VerifyConfig.build_nice; "
+                         "after a warm-up pass), compared as --runs-sweep compares")
     ap.add_argument("--no-warmup", action="store_true",
-                    help="skip the warm-up pass of --runs-sweep (the cache folder has seen these builds before)")
+                    help="skip the warm-up pass of --runs-sweep/--nice-sweep (the cache folder has seen these "
+                         "builds before)")
+    ap.add_argument("--build-nice", type=int, default=10,
+                    help="nice increment of build processes (VerifyConfig.build_nice; 0 = none)")
     ap.add_argument("--standby", type=int, default=-1, help="spares per GPU (VerifyConfig.standby; -1 auto)")
     ap.add_argument("--standby-groups", action="store_true",
                     help="start spares in groups when none is left (VerifyConfig.standby_groups)")
@@ -159,7 +166,11 @@ def main() -> None:
     cache = args.cache_dir or tempfile.mkdtemp(prefix="km-throughput-")
     gpus = [int(x) for x in args.gpus.split(",")] if args.gpus else None
     if args.runs_sweep:
-        return sweep_runs(args, corpus, tasks, cache, gpus or [0], languages)
+        return sweep_runs(args, corpus, tasks, cache, gpus or [0], languages,
+                          [{"runs_per_gpu": int(x)} for x in args.runs_sweep.split(",")])
+    if args.nice_sweep:
+        return sweep_runs(args, corpus, tasks, cache, gpus or [0], languages,
+                          [{"build_nice": int(x)} for x in args.nice_sweep.split(",")])
     if not args.scaling:
         result = measure(corpus(""), tasks, args, cache, gpus)
         Path(args.out).write_text(json.dumps(result, indent=1))
@@ -194,11 +205,11 @@ def main() -> None:
     print(f"ratio {out['ratio']}x, same verdicts: {out['same_verdicts']}")
 
 
-def sweep_runs(args, corpus, tasks, cache: str, gpus: list[int], languages: list[str]) -> None:
-    """The same corpus with 1, 2, ... run workers per GPU: candidates per minute, and
-    whether the verdicts and the speedups stay the same when runs share a GPU (the timing
-    lock keeps timed regions alone; the rest overlaps)."""
-    counts = [int(x) for x in args.runs_sweep.split(",")]
+def sweep_runs(args, corpus, tasks, cache: str, gpus: list[int], languages: list[str], settings: list[dict]) -> None:
+    """The same corpus under each of `settings` in turn (1, 2, ... run workers per GPU;
+    builds at one nice increment, then another): candidates per minute, and whether the
+    verdicts and the speedups stay the same (with runs sharing a GPU the timing lock
+    keeps timed regions alone; the rest overlaps)."""
     out: dict = {"languages": languages, "copies": args.copies, "trials": args.trials, "gpus": gpus, "runs": []}
 
     def save() -> None:
@@ -210,9 +221,9 @@ def sweep_runs(args, corpus, tasks, cache: str, gpus: list[int], languages: list
         warm = measure(corpus("w", compiled, 1), tasks, args, cache, gpus)
         out["warmup"] = {k: warm[k] for k in ("candidates", "wall_s", "per_minute")}
         save()
-    for n in counts:
-        print(f"== {n} run worker(s) per GPU", flush=True)
-        out["runs"].append(measure(corpus(f"r{n}"), tasks, args, cache, gpus, runs_per_gpu=n))
+    for i, setting in enumerate(settings):
+        print(f"== {setting}", flush=True)
+        out["runs"].append(measure(corpus(f"r{i}"), tasks, args, cache, gpus, **setting))
         save()
     base = out["runs"][0]
     for r in out["runs"][1:]:
@@ -222,12 +233,13 @@ def sweep_runs(args, corpus, tasks, cache: str, gpus: list[int], languages: list
         dev = sorted(abs(r["speedups"][k] / base["speedups"][k] - 1) for k in common)
         r["speedup_deviation"] = {"n": len(dev), "median": _median(dev), "max": round(max(dev), 3) if dev else None}
     save()
-    print(f"\n{'runs/GPU':>8} {'cand.':>6} {'wall s':>7} {'per min':>8} {'ratio':>6} {'verdicts':>9} "
+    print(f"\n{'runs/GPU':>8} {'nice':>4} {'cand.':>6} {'wall s':>7} {'per min':>8} {'ratio':>6} {'verdicts':>9} "
           f"{'speedup dev. median/max':>24}  run wall, lock wait (median s)")
     for r in out["runs"]:
         d = r.get("speedup_deviation") or {}
         pm = r["phase_medians"]
-        print(f"{r['runs_per_gpu']:>8} {r['candidates']:>6} {r['wall_s']:>7} {r['per_minute']:>8} "
+        print(f"{r['runs_per_gpu']:>8} {r['overrides']['build_nice']:>4} {r['candidates']:>6} {r['wall_s']:>7} "
+              f"{r['per_minute']:>8} "
               f"{r.get('ratio', 1.0):>6} {str(r.get('same_verdicts', '-')):>9} "
               f"{str(d.get('median', '-')) + ' / ' + str(d.get('max', '-')):>24}  "
               f"{pm['run_wall_s']}, {pm['timing_lock_wait_s']}")

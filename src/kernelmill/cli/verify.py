@@ -24,6 +24,9 @@ def verify_command(
     run_timeout: float = typer.Option(None, help="Seconds allowed to check and time one candidate "
                                                  "(default: 60 on a CPU, 300 on a GPU)."),
     workers: int = typer.Option(0, help="Parallel build processes (0: one per CPU core)."),
+    build_nice: int = typer.Option(10, help="Lower CPU priority of build processes and their compilers "
+                                            "(a nice increment, 0-19; 0: none), so runs, whose host work "
+                                            "the GPU waits for, get a core first."),
     profile: str = typer.Option("auto", help="Task size profile: auto (small on CPU, full on GPU), small, full."),
     store: Path = typer.Option(None, help="SQLite result store (default: the cache dir's verdicts.sqlite)."),
     k: str = typer.Option("1", help="pass@k values for the summary table."),
@@ -69,7 +72,8 @@ def verify_command(
                                  executor, address, fast_build, guards=guards, fallback=fallback, standby=standby,
                                  cpu_runners=cpu_runners, cpu_threads=cpu_threads, runs_per_gpu=runs_per_gpu,
                                  compile_baseline=compile_baseline, compile_mode=compile_mode,
-                                 compile_backend=compile_backend, exchange=exchange, gpus=gpus)
+                                 compile_backend=compile_backend, exchange=exchange, gpus=gpus,
+                                 build_nice=build_nice)
     samples = select_samples(load_samples_or_exit(samples_path), only_tasks, languages, limit)
     if dry_run:
         dry_run_summary(source, samples, out, config)

@@ -133,12 +133,14 @@ def run_specs(codes, min_uses: int = EAGER_MIN_CANDIDATES) -> list[Spec]:
     return sorted(s for s, n in counts.items() if n >= min_uses)
 
 
-def start_background(cache_root: str | Path, specs: list[Spec], env: dict | None = None) -> subprocess.Popen | None:
+def start_background(cache_root: str | Path, specs: list[Spec], env: dict | None = None,
+                     nice: int = 0) -> subprocess.Popen | None:
     """Start `prepare_pch` in its own process (not waited for; it finishes on
-    its own even if the run ends first, and a kill leaves no entry)."""
+    its own even if the run ends first, and a kill leaves no entry), `nice`
+    lower in CPU priority, as the build processes are (VerifyConfig.build_nice)."""
     try:
         return subprocess.Popen([sys.executable, "-m", "kernelmill.verify.build_prepare", str(cache_root),
-                                 "--specs", json.dumps(specs)],
+                                 "--specs", json.dumps(specs), "--nice", str(int(nice))],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
                                 start_new_session=True)
     except OSError as exc:
@@ -157,7 +159,15 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit(f"--specs: expected a JSON list of [with_cuda, [cflags], [cuda_cflags]]: {exc}")
     else:
         specs = [("--cuda" in argv, (), ())]
+    if "--nice" in argv:
+        try:
+            from .process.sandbox import lower_priority
+
+            lower_priority(int(argv[argv.index("--nice") + 1]))
+        except (IndexError, ValueError):
+            raise SystemExit("--nice: expected a nice increment (0-19)")
     print(json.dumps(prepare_pch(argv[0], specs)))
+
 
 
 if __name__ == "__main__":

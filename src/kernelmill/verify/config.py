@@ -43,6 +43,11 @@ class VerifyConfig:
     build_timeout: float = 600.0  # seconds for importing/compiling a candidate
     run_timeout: float = 300.0  # seconds for checking and timing it
     workers: int = 0  # build processes; 0 = one per CPU core
+    # CPU priority of build processes and their compilers, as a nice increment (0-19;
+    # 0 = as this process): builds fill every core, while a run's host work (a spare's
+    # start-up, loading, checks) is on the GPU's critical path and should not queue
+    # behind a compiler for a core (docs/benchmarks.md, issue 14)
+    build_nice: int = 10
     profile: str = "auto"  # size profile: auto (small on CPU, full on GPU) | small | full
     check: str = "allclose"  # allclose | max_norm_abs
     tolerances: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
@@ -131,6 +136,8 @@ class VerifyConfig:
         for name in ("build_timeout", "run_timeout", "memory_limit_gb", "norm_tol", "compile_timeout"):
             if not getattr(self, name) > 0:
                 out.append(f"{name} must be positive, not {getattr(self, name)}")
+        if not 0 <= self.build_nice <= 19:
+            out.append(f"build_nice must be a nice increment from 0 (off) to 19, not {self.build_nice}")
         if self.workers < 0:
             out.append(f"workers must be 0 (one per core) or more, not {self.workers}")
         if self.runs_per_gpu < 0:

@@ -92,6 +92,8 @@ class RunJob(_Record):
     defer_builds: str | None = None
     # run phases: "auto" lets a guarded GPU run exchange tensors through CUDA IPC; "file" never
     exchange: str = "auto"
+    # build phases: the nice increment the worker applies to itself (and so to its compilers)
+    nice: int = 0
 
     @property
     def timed(self) -> bool:

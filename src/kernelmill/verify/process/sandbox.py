@@ -237,3 +237,14 @@ def apply_rlimits(limits: dict[str, int]) -> None:
             resource.setrlimit(getattr(resource, name), (value, value))
         except (ValueError, OSError, AttributeError):
             pass
+
+
+def lower_priority(increment: int) -> None:
+    """Lower this process's CPU priority by `increment` (0-19; its children inherit
+    it), as a build worker does to itself (VerifyConfig.build_nice); a system that
+    refuses leaves it as it was."""
+    if increment > 0:
+        try:
+            os.nice(increment)
+        except OSError:
+            pass

@@ -266,9 +266,10 @@ def main() -> None:
             started = prestart(os.getcwd(), sys.argv[3])
             phase = "run"
         job = RunJob.read(job_path, delete=True)
-    from .sandbox import apply_rlimits
+    from .sandbox import apply_rlimits, lower_priority
 
     apply_rlimits(job.rlimits)
+    lower_priority(job.nice)  # a build's compilers inherit it (VerifyConfig.build_nice); 0 for a run
     guarded = phase == "run" and job.guards != "off"
     if guarded and started is None:
         raise SystemExit("a guarded run is started as 'worker guarded JOB DEVICE' (or handed to a spare)")
