@@ -306,9 +306,10 @@ def test_a_warm_up_holds_the_gpu_section_only_for_its_gpu_steps(monkeypatch):
     monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
     monkeypatch.setattr(torch.profiler, "profile", Profile)
     monkeypatch.setattr(trace, "profile_call", lambda fn, device: events.append(("profiled call", bool(inside))))
+    monkeypatch.setattr(trace, "warm_thread_pools", lambda device: events.append(("cublas, cudnn", bool(inside))))
     assert trace.warm_cuda(torch.device("cuda:0"), section) >= 0.0
     assert events == ["lock", ("context", True), "unlock", ("profiler start", False),
-                      "lock", ("profiled call", True), "unlock"]
+                      "lock", ("profiled call", True), ("cublas, cudnn", True), "unlock"]
     events.clear()
     assert trace.warm_cuda(torch.device("cpu"), section) == 0.0  # nothing at all on a CPU
     assert events == []

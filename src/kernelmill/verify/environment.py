@@ -49,31 +49,87 @@ def _cpu_model() -> str:
     return platform.processor()
 
 
+# nvidia-smi fields a verdict records: fixed ones read once per process (a spare
+# reads them in its warm-up), the GPU's state (clocks, temperature) read again for
+# each measurement. One nvidia-smi call costs 0.05-0.3 s of a run (NVML starts up
+# in every call), so the state query starts when the timing ends and is collected
+# with the verdict (`gpu_state_query`, `describe`)
+_FIXED_SMI = (("driver_version", "driver"), ("clocks.max.sm", "max_sm_clock_mhz"), ("power.limit", "power_limit_w"))
+_STATE_SMI = (("clocks.sm", "sm_clock_mhz"), ("clocks.mem", "mem_clock_mhz"), ("temperature.gpu", "temperature_c"))
+
+
+def _smi(index: int, fields) -> list[str] | None:
+    """The nvidia-smi command line that reads `fields` of visible GPU `index` (None without nvidia-smi)."""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return None
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")
+    physical = visible[index] if index < len(visible) and visible[index].strip() else str(index)
+    return [smi, "-i", physical, "--format=csv,noheader,nounits", "--query-gpu=" + ",".join(f for f, _ in fields)]
+
+
+def _parse_smi(line: str, fields) -> dict:
+    return {key: v.strip() for (_, key), v in zip(fields, line.split(","))} if line.strip() else {}
+
+
 @functools.lru_cache(maxsize=None)
 def _gpu(index: int) -> dict:
     props = torch.cuda.get_device_properties(index)
     out = {"gpu": props.name, "gpu_capability": f"{props.major}.{props.minor}",
            "gpu_memory_gb": round(props.total_memory / 2**30, 1), "gpu_sms": props.multi_processor_count}
-    smi = shutil.which("nvidia-smi")
-    if smi:
-        visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")
-        physical = visible[index] if index < len(visible) and visible[index].strip() else str(index)
+    argv = _smi(index, _FIXED_SMI)
+    if argv:
         try:
-            line = subprocess.run(
-                [smi, "-i", physical, "--format=csv,noheader,nounits",
-                 "--query-gpu=driver_version,clocks.sm,clocks.mem,clocks.max.sm,power.limit,temperature.gpu"],
-                capture_output=True, text=True, timeout=10).stdout.strip()
-            keys = ("driver", "sm_clock_mhz", "mem_clock_mhz", "max_sm_clock_mhz", "power_limit_w", "temperature_c")
-            out.update({k: v.strip() for k, v in zip(keys, line.split(","))} if line else {})
+            out.update(_parse_smi(subprocess.run(argv, capture_output=True, text=True, timeout=10).stdout, _FIXED_SMI))
         except (OSError, subprocess.SubprocessError):
             pass
     return out
 
 
-def describe(device: torch.device) -> dict:
+def _index(device: torch.device) -> int:
+    return device.index if device.index is not None else torch.cuda.current_device()
+
+
+def gpu_state_query(device: torch.device) -> subprocess.Popen | None:
+    """Start reading the GPU's clocks and temperature (nvidia-smi, not waited for);
+    `describe(device, state=...)` collects it. None on a CPU or without nvidia-smi."""
+    argv = _smi(_index(device), _STATE_SMI) if device.type == "cuda" else None
+    if argv is None:
+        return None
+    try:
+        return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    except OSError:
+        return None
+
+
+def _gpu_state(query: subprocess.Popen | None) -> dict:
+    if query is None:
+        return {}
+    try:
+        out, _ = query.communicate(timeout=10)
+    except subprocess.SubprocessError:
+        query.kill()
+        query.wait()
+        return {}
+    return _parse_smi(out or "", _STATE_SMI)
+
+
+def warm_facts(device: torch.device) -> None:
+    """Read what `describe` caches (versions; the GPU's fixed facts) now, in a
+    warm-up, instead of on a run's clock (importing triton alone: ~0.1 s)."""
+    _software()
+    if device.type == "cuda":
+        _gpu(_index(device))
+
+
+def describe(device: torch.device, state: subprocess.Popen | None = None) -> dict:
+    """The machine and software of a measurement; on a GPU, its fixed facts and its
+    clocks and temperature, from `state` (a `gpu_state_query` started earlier) or
+    read now."""
     info = {"device": str(device), "cpu": _cpu_model(), "cpu_cores": os.cpu_count(), **_software()}
     if device.type == "cuda":
-        info.update(_gpu(device.index if device.index is not None else torch.cuda.current_device()))
+        info.update(_gpu(_index(device)))
+        info.update(_gpu_state(state if state is not None else gpu_state_query(device)))
     return info
 
 

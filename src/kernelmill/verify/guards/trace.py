@@ -102,12 +102,17 @@ def warm_cuda(device: torch.device, gpu_section: Callable[[], Any] | None = None
     t0 = time.perf_counter()
     with section():
         profile_call(lambda: torch.ones(8, device=device) * 2, device)
+        # cuBLAS's handle and workspace, cuDNN's libraries: the first matmul and
+        # convolution of a process, otherwise paid inside the reference's first
+        # run (guard_inputs_s) and the candidate's check_s
+        warm_thread_pools(device)
     return held + time.perf_counter() - t0
 
 
 def warm_thread_pools(device: torch.device) -> None:
-    """Start torch's own worker threads before any check, so threads that appear
-    during a candidate call are the candidate's."""
+    """Start torch's own worker threads (and on CUDA its cuBLAS and cuDNN state)
+    before any check, so threads that appear during a candidate call are the
+    candidate's; cheap once a warm-up (`warm_cuda`) has run it."""
     a = torch.randn(256, 256, device=device)
     (a @ a).sum().item()
     torch.nn.functional.conv2d(a[None, None], a[None, None, :3, :3]).sum().item()

@@ -28,7 +28,7 @@ from pathlib import Path
 import torch
 
 from ..correctness import flatten_outputs
-from ..environment import backend_flags, describe, settle_process
+from ..environment import backend_flags, describe, gpu_state_query, settle_process
 from ..timing import Bench, Comparison, Round, TimingConfig, compare
 from ..guards import inputs as inp
 from ..guards.flags import Findings, decide
@@ -293,6 +293,9 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
     status = launched.wait()
     left = reap_descendants()  # nothing the candidate started may write after this point
     marks["exited"] = time.perf_counter()
+    # the GPU's clocks for the verdict, read while the judge works (after the reaping
+    # above, which kills every child of this process; collected by measurement())
+    gpu_state = gpu_state_query(device)
     reports.drain()
     if reports.forged or left:
         findings.add("forged_output", "; ".join((reports.forged + left)[:3]))
@@ -349,7 +352,7 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
         attach_timing(verdict, comparison["comparison"])
     verdict["measurement"] = measurement(device, cfg, comparison and comparison["comparison"], ref_flags,
                                          facts.get("backend_flags") or {}, sets["trials"][0], expected["trials"][0],
-                                         guards=level)
+                                         guards=level, gpu_state=gpu_state)
     verdict["measurement"]["exchange"] = exchange + why_not_ipc
     if comparison and comparison["timing"]["lock"].get("holders"):  # what the timing waited for (gpulock)
         verdict["measurement"]["timing_lock_holders"] = comparison["timing"]["lock"]["holders"]
@@ -426,9 +429,10 @@ def attach_timing(verdict: dict, comp: Comparison) -> None:
 
 
 def measurement(device: torch.device, cfg: TimingConfig, comp: Comparison | None, ref_flags: dict, cand_flags: dict,
-                inputs, outputs, guards: str) -> dict:
+                inputs, outputs, guards: str, gpu_state=None) -> dict:
     """How a verdict's numbers were measured (docs/SEMANTICS.md): enough to tell
-    from two records alone whether their figures are comparable."""
+    from two records alone whether their figures are comparable. `gpu_state`: a
+    clock query started after the timing (environment.gpu_state_query)."""
     m = {"method": ("cuda events per call, calls queued back to back, L2 flushed before each call"
                     if device.type == "cuda" else "perf_counter per call"),
          "l2": ("flushed (2x L2 zeroed) before every call" if device.type == "cuda" and cfg.flush_l2 else "not flushed"),
@@ -437,7 +441,7 @@ def measurement(device: torch.device, cfg: TimingConfig, comp: Comparison | None
          "flags": {"reference": ref_flags, "candidate": cand_flags},
          "dtypes": {"inputs": sorted({str(t.dtype) for t in inp.tensors_in(inputs)}),
                     "outputs": sorted({str(t.dtype) for _, t in flatten_outputs(outputs) if isinstance(t, torch.Tensor)})},
-         **describe(device)}
+         **describe(device, gpu_state)}
     if comp is not None:
         m.update(rounds=comp.rounds, stopped=comp.stopped, rse=comp.rse, ratios=[round(r, 5) for r in comp.ratios],
                  calls_per_round={"reference": comp.reference.calls_per_round,

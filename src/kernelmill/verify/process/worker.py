@@ -211,6 +211,9 @@ def _standby(phase_dir: str, device: str, t_start: float) -> tuple[dict, object,
         gate_s = wait_for_timing(device, sys.stdin.fileno())  # after the running candidate's timing
         # its GPU steps never while a candidate is timed, nor ahead of a waiting timing
         gpu_s = warm_cuda(torch.device(device), lambda: gpu_lock(device, exclusive=False))
+        from ..environment import warm_facts
+
+        warm_facts(torch.device(device))  # what each verdict's measurement describes: versions, the GPU
     except Exception as exc:  # noqa: BLE001 - the job itself will meet and report the same failure
         print(f"standby warm-up failed: {exc}", file=sys.stderr)
     warm = time.time()
