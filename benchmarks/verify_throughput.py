@@ -91,10 +91,12 @@ def measure(samples: list[Sample], tasks: dict, args: argparse.Namespace, cache:
                           gpus=None if cpu else gpus, runs_per_gpu=runs_per_gpu, **overrides)
     stats: dict = {}
     t0 = time.monotonic()
+    landed: list[float] = []
 
     def show(v) -> None:  # one line per verdict as it lands: a run cut off by a time limit still reports
+        landed.append(time.monotonic() - t0)
         print(f"{v.sample_id:55s} {v.status:14s} build_s={v.phases.get('build_s')} "
-              f"run_wall_s={v.phases.get('run_wall_s')}", flush=True)
+              f"run_wall_s={v.phases.get('run_wall_s')} t={landed[-1]:.1f}", flush=True)
 
     verdicts = verify_samples(tasks, samples, config, store=None, progress=False, stats=stats, on_verdict=show)
     wall = time.monotonic() - t0
@@ -118,9 +120,16 @@ def measure(samples: list[Sample], tasks: dict, args: argparse.Namespace, cache:
         "phase_medians": {k: _median([v.phases[k] for v in verdicts if isinstance(v.phases.get(k), (int, float))])
                           for k in PHASES},
     }
+    # once the pipeline is full: verdicts after the k-th to land, over the time since it
+    # landed (the first ones wait for the first spares' warm-up and the first builds)
+    k = max(5, len(landed) // 10)
+    if len(landed) > k + 1 and landed[-1] > landed[k - 1]:
+        result["steady"] = {"after_verdict": k, "first_at_s": round(landed[k - 1], 1),
+                            "per_minute": round(60 * (len(landed) - k) / (landed[-1] - landed[k - 1]), 1)}
+    result["landed_s"] = [round(t, 2) for t in landed]
     if result["gpu_busy_share"] is not None:
         result["gpu_idle_share"] = round(1 - result["gpu_busy_share"], 3)
-    print(json.dumps({k: v for k, v in result.items() if k not in ("stats", "verdicts", "speedups", "per_verdict")}, indent=1),
+    print(json.dumps({k: v for k, v in result.items() if k not in ("stats", "verdicts", "speedups", "per_verdict", "landed_s")}, indent=1),
           flush=True)
     return result
 
@@ -233,13 +242,13 @@ def sweep_runs(args, corpus, tasks, cache: str, gpus: list[int], languages: list
         dev = sorted(abs(r["speedups"][k] / base["speedups"][k] - 1) for k in common)
         r["speedup_deviation"] = {"n": len(dev), "median": _median(dev), "max": round(max(dev), 3) if dev else None}
     save()
-    print(f"\n{'runs/GPU':>8} {'nice':>4} {'cand.':>6} {'wall s':>7} {'per min':>8} {'ratio':>6} {'verdicts':>9} "
-          f"{'speedup dev. median/max':>24}  run wall, lock wait (median s)")
+    print(f"\n{'runs/GPU':>8} {'nice':>4} {'cand.':>6} {'wall s':>7} {'per min':>8} {'steady':>7} {'ratio':>6} "
+          f"{'verdicts':>9} {'speedup dev. median/max':>24}  run wall, lock wait (median s)")
     for r in out["runs"]:
         d = r.get("speedup_deviation") or {}
         pm = r["phase_medians"]
         print(f"{r['runs_per_gpu']:>8} {r['overrides']['build_nice']:>4} {r['candidates']:>6} {r['wall_s']:>7} "
-              f"{r['per_minute']:>8} "
+              f"{r['per_minute']:>8} {(r.get('steady') or {}).get('per_minute', '-'):>7} "
               f"{r.get('ratio', 1.0):>6} {str(r.get('same_verdicts', '-')):>9} "
               f"{str(d.get('median', '-')) + ' / ' + str(d.get('max', '-')):>24}  "
               f"{pm['run_wall_s']}, {pm['timing_lock_wait_s']}")

@@ -170,6 +170,60 @@ def test_each_job_taken_starts_one_spare_by_default(tmp_path):
         standby.close()
 
 
+def _environ(proc) -> dict[bytes, bytes]:
+    # /proc/PID/environ can read empty for a moment just after the start: read again
+    deadline = time.monotonic() + 10
+    while True:
+        with open(f"/proc/{proc.pid}/environ", "rb") as fh:
+            raw = fh.read()
+        if raw or time.monotonic() > deadline:
+            return dict(x.split(b"=", 1) for x in raw.split(b"\0") if b"=" in x)
+        time.sleep(0.05)
+
+
+def test_a_fill_from_an_empty_queue_is_staggered_a_replacement_is_not(tmp_path):
+    """The first take starts its own spare at once and fills the queue with spares that
+    wait 0, 1, 2 x STAGGER_S before their start-up (so the first ones get the cores);
+    a later take's one replacement starts at once."""
+    from kernelmill.verify.process.standby import DELAY_ENV, STAGGER_S
+
+    sandbox = Sandbox(memory_limit_gb=4, max_procs=64, output_limit=4096, limit_address_space=False)
+    standby = Standby(sandbox, tmp_path, "cpu", lambda gpu: {"CUDA_VISIBLE_DEVICES": ""}, depth=3)
+    taken = []
+    try:
+        taken.append(standby.take(None))
+        assert DELAY_ENV.encode() not in _environ(taken[0].proc)
+        delays = [_environ(s.proc).get(DELAY_ENV.encode()) for s in standby._spares[None]]
+        assert delays == [None, f"{STAGGER_S:g}".encode(), f"{2 * STAGGER_S:g}".encode()]
+        before = list(standby._spares[None])
+        taken.append(standby.take(None))
+        new, = [s for s in standby._spares[None] if s not in before]
+        assert DELAY_ENV.encode() not in _environ(new.proc)
+    finally:
+        for s in taken:
+            sandbox.discard(s.proc)
+        standby.close()
+
+
+def test_a_staggered_spare_starts_early_when_its_job_comes(monkeypatch):
+    from kernelmill.verify.process import worker
+    from kernelmill.verify.process.standby import DELAY_ENV
+
+    r, w = os.pipe()
+    try:
+        monkeypatch.setenv(DELAY_ENV, "60")
+        os.write(w, b"/path/of/job.json\n")  # the job is already there
+        assert worker._delay(r) < 30
+        monkeypatch.setenv(DELAY_ENV, "0.05")
+        os.read(r, 100)
+        assert worker._delay(r) >= 0.05  # nothing came: the whole delay
+        monkeypatch.delenv(DELAY_ENV)
+        assert worker._delay(r) == 0.0
+    finally:
+        os.close(r)
+        os.close(w)
+
+
 def test_spares_are_started_in_groups_when_none_is_left(tmp_path):
     """depth 2 with groups: the first job's take starts its own spare and two more; the next
     take uses one of them and starts none; the one after empties the queue and starts two."""

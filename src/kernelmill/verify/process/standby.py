@@ -12,7 +12,9 @@ its CUDA context only after that run's timing (or when its own job comes, or
 after GATE_MAX_S): see gpulock.py. Only the context and one profiled call hold
 the GPU lock (shared); the rest of a warm-up (imports, the profiler's start-up,
 ~8 s on an H200) is host work and overlaps anything (guards/trace.warm_cuda).
-With `groups`, spares start only when none is left, `depth` at a time.
+A fill from an empty queue (a GPU's first job) is staggered, `STAGGER_S` apart, so
+the spares needed first warm up on free cores. With `groups`, spares start only
+when none is left, `depth` at a time.
 
 What stays true: every spare takes exactly one job and then exits, so each
 candidate still runs in fresh processes and no CUDA context that ran a
@@ -46,6 +48,13 @@ GATE_MAX_S = 15.0
 # spares per run sharing a GPU, by default: a pair of processes warms up in ~8-10 s on an
 # H200 and a guarded run takes ~1.5-2.5 s, so each spare has ~6 runs' time (issue 14)
 SPARES_PER_RUN = 6
+# spares filled in at once (the first job on a GPU, or after the queue ran dry) start this
+# many seconds apart, the k-th after k * STAGGER_S or when its job comes: started together,
+# 12 pairs of processes and the builds shared 16 cores and the first two runs waited 13-16 s
+# for spares that warm up in ~7 s alone (H200, docs/benchmarks.md, issue 14); once running,
+# each spare is replaced as it is taken, with no delay
+STAGGER_S = 1.0
+DELAY_ENV = "KERNELMILL_SPARE_DELAY"  # seconds a spare waits before its start-up (worker._standby)
 # host memory of one waiting spare, an estimate: two processes with torch imported and the
 # profiler started (367 MB each, measured on a CPU machine) plus a CUDA context's host
 # side (not measured here)
@@ -112,14 +121,16 @@ class Standby:
         # (a long-lived verifier, `kernelmill serve`, lost every other request)
         self._starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kernelmill-spares")
 
-    def _start(self, gpu: int | None, gated: bool = False) -> Spare:
-        return self._starter.submit(self._start_here, gpu, gated).result()
+    def _start(self, gpu: int | None, gated: bool = False, delay_s: float = 0.0) -> Spare:
+        return self._starter.submit(self._start_here, gpu, gated, delay_s).result()
 
-    def _start_here(self, gpu: int | None, gated: bool = False) -> Spare:
+    def _start_here(self, gpu: int | None, gated: bool = False, delay_s: float = 0.0) -> Spare:
         d = Path(tempfile.mkdtemp(prefix="spare-", dir=self.work_dir))
         env = scrubbed_env(self.env_for(gpu), home=str(d))
         if gated:  # started while a run is on its GPU: warm up after that run's timing (gpulock.py)
             env.update(gate_env(self.device, env, GATE_MAX_S))
+        if delay_s > 0:
+            env[DELAY_ENV] = f"{delay_s:g}"
         proc = self.sandbox.start(python_argv("kernelmill.verify.process.worker", "standby", str(d), self.device), d, env,
                                   stdin_pipe=True)
         return Spare(proc, d)
@@ -143,8 +154,12 @@ class Standby:
                     self._drop(s)
             spare = spare or self._start(gpu)
             if not queue or not self.groups:
+                # from an empty queue (the GPU's first job, or the queue ran dry): staggered
+                stagger = STAGGER_S if not queue and not self.groups else 0.0
+                k = 0
                 while not self._closed and len(queue) < self.depth:
-                    queue.append(self._start(gpu, gated=True))
+                    queue.append(self._start(gpu, gated=True, delay_s=k * stagger))
+                    k += 1
             return spare
 
     def drop_gpu(self, gpu: int | None) -> None:

@@ -187,6 +187,7 @@ def _standby(phase_dir: str, device: str, t_start: float) -> tuple[dict, object,
     Returns (job, the candidate's started process, its marks); None on EOF.
     Marks (wall seconds, for the verdict's phases): `spare_warm_s`, this process's
     start-up (interpreter, the candidate's process started, torch, the CUDA warm-up;
+    `spare_delay_s` of it waiting to start (a staggered fill, standby.STAGGER_S),
     `spare_gate_s` of it waiting for the running candidate's timing, gpulock.py;
     `spare_gpu_s` of it in the warm-up's GPU steps, the lock held shared or waited for);
     `spare_wait_s`, how long the job waited for it (from the job file's writing,
@@ -197,6 +198,7 @@ def _standby(phase_dir: str, device: str, t_start: float) -> tuple[dict, object,
 
     started_with = dict(os.environ)
     become_subreaper()
+    delay_s = _delay(sys.stdin.fileno())  # a spare of a staggered fill (standby.STAGGER_S)
     started = prestart(phase_dir, device)
     gate_s = gpu_s = 0.0
     try:
@@ -227,9 +229,29 @@ def _standby(phase_dir: str, device: str, t_start: float) -> tuple[dict, object,
         written = warm
     marks = {"spare_warm_s": round(warm - t_start, 4), "spare_wait_s": round(max(0.0, warm - written), 4),
              "spare_gate_s": round(gate_s, 4), "spare_gpu_s": round(gpu_s, 4)}
+    if delay_s:
+        marks["spare_delay_s"] = round(delay_s, 4)
     job = RunJob.read(line, delete=True)
     adopt_env(job.env or {}, started_with)
     return job, started, marks
+
+
+def _delay(stdin_fd: int) -> float:
+    """Before a spare's start-up: wait the seconds its environment asks for
+    (standby.DELAY_ENV), or until its job comes (stdin readable). Returns the wait."""
+    import select
+
+    from .standby import DELAY_ENV
+
+    try:
+        want = float(os.environ.get(DELAY_ENV) or 0.0)
+    except ValueError:
+        return 0.0
+    if want <= 0:
+        return 0.0
+    t0 = time.monotonic()
+    select.select([stdin_fd], [], [], want)
+    return time.monotonic() - t0
 
 
 def _started_at() -> float:
