@@ -28,6 +28,17 @@ def _reporting(path, extra: str = "") -> str:
         "return x.clamp_min(0)" % str(path), imports="import json, os, tempfile")
 
 
+def _environ(proc) -> dict[bytes, bytes]:
+    # /proc/PID/environ can read empty for a moment just after the start: read again
+    deadline = time.monotonic() + 10
+    while True:
+        with open(f"/proc/{proc.pid}/environ", "rb") as fh:
+            raw = fh.read()
+        if raw or time.monotonic() > deadline:
+            return dict(x.split(b"=", 1) for x in raw.split(b"\0") if b"=" in x)
+        time.sleep(0.05)
+
+
 @pytest.mark.parametrize("guards", ["off", "standard"])
 def test_every_candidate_gets_fresh_processes_of_its_own(tmp_path, guards):
     log = tmp_path / "pids.jsonl"
@@ -116,8 +127,10 @@ def test_a_dead_spare_is_replaced_and_close_leaves_nothing(tmp_path):
 
 
 def test_spares_started_during_a_run_wait_for_its_timing(tmp_path, monkeypatch):
-    """The spare a job takes at once has no gate; the ones started behind it, while that
-    job runs on the GPU, warm up only after its timing (GATE_ENV, gpulock.py)."""
+    """The spare a job takes at once has no gate, nor have the ones of the first fill
+    (staggered instead: the first runs time only once their own processes are warm);
+    a replacement started while a job runs on the GPU warms up only after its timing
+    (GATE_ENV, gpulock.py)."""
     from kernelmill.verify.process.gpulock import GATE_ENV, lock_path
 
     monkeypatch.setenv("KERNELMILL_GPU_LOCK_DIR", str(tmp_path / "locks"))
@@ -126,27 +139,19 @@ def test_spares_started_during_a_run_wait_for_its_timing(tmp_path, monkeypatch):
     env = {"CUDA_VISIBLE_DEVICES": "0"}
     (lock_path("cuda:0", env).with_name(lock_path("cuda:0", env).name + ".timed")).write_text("7")
     standby = Standby(sandbox, tmp_path, "cuda:0", lambda gpu: dict(env), depth=2)
+    taken = []
     try:
-        first = standby.take(0)
-        queued = list(standby._spares[0])
-
-        def environ(proc):
-            # /proc/PID/environ (and cmdline) can read empty for a moment just after the
-            # start (seen once in ~30 runs under load): read again until it says something
-            deadline = time.monotonic() + 10
-            while True:
-                with open(f"/proc/{proc.pid}/environ", "rb") as fh:
-                    raw = fh.read()
-                if raw or time.monotonic() > deadline:
-                    return dict(x.split(b"=", 1) for x in raw.split(b"\0") if b"=" in x)
-                time.sleep(0.05)
-
-        assert GATE_ENV.encode() not in environ(first.proc)
-        assert len(queued) == 2
-        for s in queued:
-            assert environ(s.proc)[GATE_ENV.encode()] == b"7 15.0"
+        taken.append(standby.take(0))
+        first_fill = list(standby._spares[0])
+        assert len(first_fill) == 2
+        for s in [taken[0], *first_fill]:
+            assert GATE_ENV.encode() not in _environ(s.proc)
+        taken.append(standby.take(0))
+        replacement, = [s for s in standby._spares[0] if s not in first_fill]
+        assert _environ(replacement.proc)[GATE_ENV.encode()] == b"7 15.0"
     finally:
-        sandbox.discard(first.proc)
+        for s in taken:
+            sandbox.discard(s.proc)
         standby.close()
 
 
@@ -168,17 +173,6 @@ def test_each_job_taken_starts_one_spare_by_default(tmp_path):
         for s in taken:
             sandbox.discard(s.proc)
         standby.close()
-
-
-def _environ(proc) -> dict[bytes, bytes]:
-    # /proc/PID/environ can read empty for a moment just after the start: read again
-    deadline = time.monotonic() + 10
-    while True:
-        with open(f"/proc/{proc.pid}/environ", "rb") as fh:
-            raw = fh.read()
-        if raw or time.monotonic() > deadline:
-            return dict(x.split(b"=", 1) for x in raw.split(b"\0") if b"=" in x)
-        time.sleep(0.05)
 
 
 def test_a_fill_from_an_empty_queue_is_staggered_a_replacement_is_not(tmp_path):

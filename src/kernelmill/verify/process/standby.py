@@ -13,7 +13,7 @@ after GATE_MAX_S): see gpulock.py. Only the context and one profiled call hold
 the GPU lock (shared); the rest of a warm-up (imports, the profiler's start-up,
 ~8 s on an H200) is host work and overlaps anything (guards/trace.warm_cuda).
 A fill from an empty queue (a GPU's first job) is staggered, `STAGGER_S` apart, so
-the spares needed first warm up on free cores. With `groups`, spares start only
+the spares needed first warm up on free cores, and is not gated. With `groups`, spares start only
 when none is left, `depth` at a time.
 
 What stays true: every spare takes exactly one job and then exits, so each
@@ -155,10 +155,13 @@ class Standby:
             spare = spare or self._start(gpu)
             if not queue or not self.groups:
                 # from an empty queue (the GPU's first job, or the queue ran dry): staggered
+                # and not gated (the first runs' timings come only after their own processes
+                # warmed up, so gated spares waited ~10 s and were late: H200, issue 14);
+                # their CUDA steps still never overlap a timing (the GPU lock)
                 stagger = STAGGER_S if not queue and not self.groups else 0.0
                 k = 0
                 while not self._closed and len(queue) < self.depth:
-                    queue.append(self._start(gpu, gated=True, delay_s=k * stagger))
+                    queue.append(self._start(gpu, gated=not stagger, delay_s=k * stagger))
                     k += 1
             return spare
 
