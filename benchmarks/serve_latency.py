@@ -60,7 +60,10 @@ def run_mode(mode: str, base: Sample, tasks: dict, config: VerifyConfig, n: int,
             t0 = time.perf_counter()
             (v,) = client.verify([], [s])
             lat.append(time.perf_counter() - t0)
-            print(f"{mode:6s} {s.sample_id:12s} {v.status:10s} {lat[-1]:.2f} s", flush=True)
+            ph = v.phases or {}
+            print(f"{mode:6s} {s.sample_id:12s} {v.status:10s} {lat[-1]:.2f} s  build process "
+                  f"{ph.get('build_wall_s', '-')} s, run process {ph.get('run_wall_s', '-')} s, spare wait "
+                  f"{ph.get('spare_wait_s', '-')} s", flush=True)
     finally:
         server.shutdown()
         server.server_close()

@@ -272,9 +272,13 @@ class Verifier:
         self._prepare(job)
         if not get_backend(job.sample.language).compiles_extension:
             return None  # nothing to compile ahead: the run process imports it
+        t0 = time.perf_counter()
         res, data = self._phase(job, "build", "cpu", None, {})
         if data is None:
             return self._failure(job, "build", res)
+        # the whole build process (its start-up and torch's import included; build_s is the
+        # candidate's import inside it): what a candidate waits before its run can start
+        data.setdefault("phases", {})["build_wall_s"] = time.perf_counter() - t0
         job.build = data
         if data["status"] != "built":
             return self._verdict(job, data)
