@@ -9,6 +9,7 @@ HTTP, as a GRPO reward sends them.
 
     python benchmarks/serve_latency.py --device cpu --requests 12 --standby 1
     python benchmarks/serve_latency.py --device cuda --requests 20
+    python benchmarks/serve_latency.py --device cuda --sample builtin/level1/01_ReLU/cuda__ok --build-standby 0
 
 Prints p50/p90 per mode and writes JSON with --json.
 """
@@ -77,16 +78,19 @@ def main() -> None:
     ap.add_argument("--requests", type=int, default=12)
     ap.add_argument("--sample", default="builtin/level1/01_ReLU/torch__ok", help="builtin candidate to vary")
     ap.add_argument("--standby", type=int, default=-1, help="spare run workers kept warm (-1: the default)")
+    ap.add_argument("--build-standby", type=int, default=-1,
+                    help="spare build workers kept warm (VerifyConfig.build_standby; -1: the default)")
     ap.add_argument("--trials", type=int, default=5)
     ap.add_argument("--modes", default="long-lived,fresh")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     tasks = load_tasks("builtin").by_id()
     base = next(s for s in builtin_samples() if s.sample_id == args.sample)
-    out = {"device": args.device, "sample": args.sample, "requests": args.requests, "standby": args.standby}
+    out = {"device": args.device, "sample": args.sample, "requests": args.requests, "standby": args.standby,
+           "build_standby": args.build_standby}
     with tempfile.TemporaryDirectory(prefix="km-serve-lat-") as tmp:
         config = VerifyConfig(device=args.device, trials=args.trials, cache_dir=str(Path(tmp) / "cache"),
-                              standby=args.standby)
+                              standby=args.standby, build_standby=args.build_standby)
         for mode in args.modes.split(","):
             lat = run_mode(mode, base, tasks, config, args.requests, str(Path(tmp) / f"{mode}.sqlite"))
             q = statistics.quantiles(lat, n=10) if len(lat) >= 2 else lat * 9

@@ -48,6 +48,11 @@ class VerifyConfig:
     # start-up, loading, checks) is on the GPU's critical path and should not queue
     # behind a compiler for a core (docs/benchmarks.md, issue 14)
     build_nice: int = 10
+    # build workers started ahead (torch and the builder imported: 2.5-4 s a build process
+    # otherwise spends first; for a cached extension that is the whole build phase):
+    # -1 = auto (4 on CUDA, none on a CPU, where they would share the cores with a timing);
+    # 0 = start each build process when its job comes
+    build_standby: int = -1
     profile: str = "auto"  # size profile: auto (small on CPU, full on GPU) | small | full
     check: str = "allclose"  # allclose | max_norm_abs
     tolerances: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
@@ -138,6 +143,8 @@ class VerifyConfig:
                 out.append(f"{name} must be positive, not {getattr(self, name)}")
         if not 0 <= self.build_nice <= 19:
             out.append(f"build_nice must be a nice increment from 0 (off) to 19, not {self.build_nice}")
+        if self.build_standby < -1:
+            out.append(f"build_standby must be -1 (auto), 0 (off) or a number of spares, not {self.build_standby}")
         if self.workers < 0:
             out.append(f"workers must be 0 (one per core) or more, not {self.workers}")
         if self.runs_per_gpu < 0:

@@ -49,6 +49,10 @@ class _Job:
     requeues: int = 0  # runs that stopped for a build (NeedsBuild)
 
 
+# build spares by default on CUDA (VerifyConfig.build_standby): enough for a service's
+# requests one at a time; a batch's other builds start fresh processes as before
+BUILD_SPARES = 4
+
 # a run that still meets uncached builds after this many rounds compiles them in place
 MAX_BUILD_REQUEUES = 2
 
@@ -128,6 +132,12 @@ class Verifier:
         self.defer_builds = False  # set by executors that hand NeedsBuild runs back to a build worker
         self.standby = (Standby(self.sandbox, self.cache_dir / "work", self.device, self._visible,
                                 depth=depth, groups=config.standby_groups) if depth > 0 else None)
+        # build workers started ahead; none are started before a candidate that compiles comes
+        bdepth = (config.build_standby if config.build_standby >= 0 else
+                  min(BUILD_SPARES, self.build_workers) if self.device == "cuda" else 0)
+        self.build_standby = (Standby(self.sandbox, self.cache_dir / "work", "cpu",
+                                      lambda gpu: {"CUDA_VISIBLE_DEVICES": ""}, depth=bdepth, mode="build",
+                                      nice=config.build_nice) if bdepth > 0 else None)
 
     def _visible(self, gpu: int | None) -> dict[str, str]:
         """What a process for `gpu` sees of the GPUs (none for CPU work)."""
@@ -135,8 +145,9 @@ class Verifier:
 
     def close(self) -> None:
         """Stop the spares; nothing else outlives a run."""
-        if self.standby is not None:
-            self.standby.close()
+        for standby in (self.standby, self.build_standby):
+            if standby is not None:
+                standby.close()
 
     def physical_gpu(self, gpu: int) -> str:
         """Our GPU index as the parent's CUDA_VISIBLE_DEVICES names it (Ray and
@@ -179,7 +190,8 @@ class Verifier:
     def _phase(self, job: _Job, phase: str, run_device: str, gpu: int | None, extra: dict) -> tuple[PhaseResult, dict | None]:
         backend = get_backend(job.sample.language)
         # a run on the run device goes to a spare started ahead (verify/standby.py)
-        spare = self.standby.take(gpu) if self.standby is not None and phase == "run" and run_device == self.device else None
+        spare = (self.standby.take(gpu) if self.standby is not None and phase == "run" and run_device == self.device
+                 else self.build_standby.take(None) if self.build_standby is not None and phase == "build" else None)
         phase_dir = spare.dir if spare is not None else job.workdir / phase
         phase_dir.mkdir(exist_ok=True)
         ext_dir = self.cache_dir / "ext" / result_key(Task("", ""), job.sample, "", "")[:20]

@@ -12,6 +12,9 @@ its CUDA context only after that run's timing (or when its own job comes, or
 after GATE_MAX_S): see gpulock.py. Only the context and one profiled call hold
 the GPU lock (shared); the rest of a warm-up (imports, the profiler's start-up,
 ~8 s on an H200) is host work and overlaps anything (guards/trace.warm_cuda).
+Build workers have spares too (`mode="build"`): a build process spends
+2.5-4 s importing torch before it imports the candidate, which for a cached
+extension is the whole build phase (the wait of a `kernelmill serve` request).
 A fill from an empty queue (a GPU's first job) is staggered, `STAGGER_S` apart, so
 the spares needed first warm up on free cores, and is not gated. With `groups`, spares start only
 when none is left, `depth` at a time.
@@ -104,7 +107,12 @@ class Standby:
     """Up to `depth` warm spares per GPU (or for the CPU run worker)."""
 
     def __init__(self, sandbox: Sandbox, work_dir: Path, device: str, env_for: Callable[[int | None], dict],
-                 depth: int = 1, groups: bool = False):
+                 depth: int = 1, groups: bool = False, mode: str = "run", nice: int = 0):
+        # mode "run": run workers (GPU warm-up, the candidate's process started ahead);
+        # "build": build workers with torch and the builder imported (``worker
+        # buildstandby``), `nice` lower in CPU priority, as a build process is
+        self.mode = mode
+        self.nice = nice
         self.sandbox = sandbox
         self.work_dir = Path(work_dir)
         self.device = device
@@ -131,8 +139,8 @@ class Standby:
             env.update(gate_env(self.device, env, GATE_MAX_S))
         if delay_s > 0:
             env[DELAY_ENV] = f"{delay_s:g}"
-        proc = self.sandbox.start(python_argv("kernelmill.verify.process.worker", "standby", str(d), self.device), d, env,
-                                  stdin_pipe=True)
+        args = (("standby", str(d), self.device) if self.mode == "run" else ("buildstandby", str(d), str(self.nice)))
+        proc = self.sandbox.start(python_argv("kernelmill.verify.process.worker", *args), d, env, stdin_pipe=True)
         return Spare(proc, d)
 
     def take(self, gpu: int | None) -> Spare:
@@ -158,7 +166,7 @@ class Standby:
                 # and not gated (the first runs' timings come only after their own processes
                 # warmed up, so gated spares waited ~10 s and were late: H200, issue 14);
                 # their CUDA steps still never overlap a timing (the GPU lock)
-                stagger = STAGGER_S if not queue and not self.groups else 0.0
+                stagger = STAGGER_S if not queue and not self.groups and self.mode == "run" else 0.0
                 k = 0
                 while not self._closed and len(queue) < self.depth:
                     queue.append(self._start(gpu, gated=not stagger, delay_s=k * stagger))

@@ -236,6 +236,37 @@ def _standby(phase_dir: str, device: str, t_start: float) -> tuple[dict, object,
     return job, started, marks
 
 
+def _build_standby(phase_dir: str, nice: int, t_start: float) -> tuple[dict, dict] | None:
+    """A spare build worker (standby.Standby, mode "build"): torch and the cached
+    builder imported, at the build's CPU priority, then the job's path read from
+    stdin. Returns (job, marks: `build_spare_warm_s` its start-up, `build_spare_wait_s`
+    how long the job waited for it); None on EOF."""
+    from .sandbox import lower_priority
+    from .standby import adopt_env
+
+    started_with = dict(os.environ)
+    lower_priority(nice)
+    try:
+        import torch  # noqa: F401
+        import torch.utils.cpp_extension  # noqa: F401 - load_inline's module, what install() patches
+
+        from .. import inline_build, lazy_builds  # noqa: F401
+    except Exception as exc:  # noqa: BLE001 - the job itself will meet and report the same failure
+        print(f"build standby warm-up failed: {exc}", file=sys.stderr)
+    warm = time.time()
+    line = sys.stdin.readline().strip()
+    if not line:
+        return None
+    try:
+        written = os.stat(line).st_mtime
+    except OSError:
+        written = warm
+    marks = {"build_spare_warm_s": round(warm - t_start, 4), "build_spare_wait_s": round(max(0.0, warm - written), 4)}
+    job = RunJob.read(line, delete=True)
+    adopt_env(job.env or {}, started_with)
+    return job, marks
+
+
 def _delay(stdin_fd: int) -> float:
     """Before a spare's start-up: wait the seconds its environment asks for
     (standby.DELAY_ENV), or until its job comes (stdin readable). Returns the wait."""
@@ -270,7 +301,8 @@ def _started_at() -> float:
 
 def main() -> None:
     """``worker build JOB`` | ``worker run JOB`` | ``worker guarded JOB DEVICE`` |
-    ``worker standby DIR DEVICE`` (a spare that takes a run or guarded job on stdin)."""
+    ``worker standby DIR DEVICE`` (a spare that takes a run or guarded job on stdin) |
+    ``worker buildstandby DIR NICE`` (a spare that takes a build job on stdin)."""
     t_start = _started_at()
     die_with_parent()
     started = None
@@ -280,6 +312,11 @@ def main() -> None:
         if handed is None:
             os._exit(0)
         phase, (job, started, spare_marks) = "run", handed
+    elif sys.argv[1] == "buildstandby":
+        handed = _build_standby(sys.argv[2], int(sys.argv[3]), t_start)
+        if handed is None:
+            os._exit(0)
+        phase, (job, spare_marks) = "build", handed
     else:
         phase, job_path = sys.argv[1], sys.argv[2]
         if phase == "guarded":
@@ -294,7 +331,8 @@ def main() -> None:
     from .sandbox import apply_rlimits, lower_priority
 
     apply_rlimits(job.rlimits)
-    lower_priority(job.nice)  # a build's compilers inherit it (VerifyConfig.build_nice); 0 for a run
+    # a build's compilers inherit it (VerifyConfig.build_nice; a build spare took it at its start); 0 for a run
+    lower_priority(job.nice - (int(sys.argv[3]) if sys.argv[1] == "buildstandby" else 0))
     guarded = phase == "run" and job.guards != "off"
     if guarded and started is None:
         raise SystemExit("a guarded run is started as 'worker guarded JOB DEVICE' (or handed to a spare)")
