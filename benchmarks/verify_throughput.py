@@ -84,7 +84,8 @@ def measure(samples: list[Sample], tasks: dict, args: argparse.Namespace, cache:
     workers (the CI stand-in for GPUs)."""
     cpu = args.device == "cpu"
     overrides = {"standby": args.standby, "standby_groups": args.standby_groups,  # every pass, warm-ups too
-                 "build_nice": args.build_nice if build_nice is None else build_nice}
+                 "build_nice": args.build_nice if build_nice is None else build_nice,
+                 "build_standby": args.build_standby}
     config = VerifyConfig(device=args.device, trials=args.trials, workers=args.workers, cache_dir=cache,
                           fast_build=not args.no_fast_build, executor=args.executor, address=args.address,
                           cpu_runners=len(gpus) if cpu and gpus else args.cpu_runners,
@@ -154,6 +155,8 @@ def main() -> None:
     ap.add_argument("--no-warmup", action="store_true",
                     help="skip the warm-up pass of --runs-sweep/--nice-sweep (the cache folder has seen these "
                          "builds before)")
+    ap.add_argument("--build-standby", type=int, default=-1,
+                    help="spare build workers (VerifyConfig.build_standby; -1 auto, 0 none)")
     ap.add_argument("--build-nice", type=int, default=10,
                     help="nice increment of build processes (VerifyConfig.build_nice; 0 = none)")
     ap.add_argument("--standby", type=int, default=-1, help="spares per GPU (VerifyConfig.standby; -1 auto)")
