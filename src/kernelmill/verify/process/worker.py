@@ -194,7 +194,6 @@ def _standby(phase_dir: str, device: str, t_start: float) -> tuple[dict, object,
     just before its hand-over, to this process reading it; 0 when the spare was
     warm first): the part of a run's wall time that no other phase holds."""
     from .launch import become_subreaper, prestart
-    from .standby import adopt_env
 
     started_with = dict(os.environ)
     become_subreaper()
@@ -218,22 +217,35 @@ def _standby(phase_dir: str, device: str, t_start: float) -> tuple[dict, object,
         warm_facts(torch.device(device))  # what each verdict's measurement describes: versions, the GPU
     except Exception as exc:  # noqa: BLE001 - the job itself will meet and report the same failure
         print(f"standby warm-up failed: {exc}", file=sys.stderr)
+    got = _await_job(started_with)
+    if got is None:
+        started.close()
+        return None
+    job, warm, waited = got
+    marks = {"spare_warm_s": round(warm - t_start, 4), "spare_wait_s": round(waited, 4),
+             "spare_gate_s": round(gate_s, 4), "spare_gpu_s": round(gpu_s, 4)}
+    if delay_s:
+        marks["spare_delay_s"] = round(delay_s, 4)
+    return job, started, marks
+
+
+def _await_job(started_with: dict) -> tuple[RunJob, float, float] | None:
+    """A warm spare's wait for the path of its job file on stdin: (the job, in the
+    job's environment from now on; when the spare was ready; how long the job waited
+    for it: from the file's writing, just before the hand-over, to then). None on EOF."""
+    from .standby import adopt_env
+
     warm = time.time()
     line = sys.stdin.readline().strip()
     if not line:
-        started.close()
         return None
     try:
         written = os.stat(line).st_mtime
     except OSError:
         written = warm
-    marks = {"spare_warm_s": round(warm - t_start, 4), "spare_wait_s": round(max(0.0, warm - written), 4),
-             "spare_gate_s": round(gate_s, 4), "spare_gpu_s": round(gpu_s, 4)}
-    if delay_s:
-        marks["spare_delay_s"] = round(delay_s, 4)
     job = RunJob.read(line, delete=True)
     adopt_env(job.env or {}, started_with)
-    return job, started, marks
+    return job, warm, max(0.0, warm - written)
 
 
 def _build_standby(phase_dir: str, nice: int, t_start: float) -> tuple[dict, dict] | None:
@@ -242,7 +254,6 @@ def _build_standby(phase_dir: str, nice: int, t_start: float) -> tuple[dict, dic
     stdin. Returns (job, marks: `build_spare_warm_s` its start-up, `build_spare_wait_s`
     how long the job waited for it); None on EOF."""
     from .sandbox import lower_priority
-    from .standby import adopt_env
 
     started_with = dict(os.environ)
     lower_priority(nice)
@@ -253,18 +264,11 @@ def _build_standby(phase_dir: str, nice: int, t_start: float) -> tuple[dict, dic
         from .. import inline_build, lazy_builds  # noqa: F401
     except Exception as exc:  # noqa: BLE001 - the job itself will meet and report the same failure
         print(f"build standby warm-up failed: {exc}", file=sys.stderr)
-    warm = time.time()
-    line = sys.stdin.readline().strip()
-    if not line:
+    got = _await_job(started_with)
+    if got is None:
         return None
-    try:
-        written = os.stat(line).st_mtime
-    except OSError:
-        written = warm
-    marks = {"build_spare_warm_s": round(warm - t_start, 4), "build_spare_wait_s": round(max(0.0, warm - written), 4)}
-    job = RunJob.read(line, delete=True)
-    adopt_env(job.env or {}, started_with)
-    return job, marks
+    job, warm, waited = got
+    return job, {"build_spare_warm_s": round(warm - t_start, 4), "build_spare_wait_s": round(waited, 4)}
 
 
 def _delay(stdin_fd: int) -> float:
