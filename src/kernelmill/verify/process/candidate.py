@@ -30,6 +30,7 @@ from ..guards.inputs import refill, tensors_in
 from . import cuda_ipc
 from .gpulock import gpu_lock, wait_for_timing
 from .job import CandidateJob
+from .launch import WARM_LINE
 from .loading import clone, die_with_parent, error_text, load_module, to_cpu, to_device
 
 
@@ -410,6 +411,8 @@ def main() -> None:
         _warm_up(torch.device(device))
     except Exception as exc:  # noqa: BLE001 - the run below reports the same failure with context
         print(f"warm-up failed: {exc}", file=sys.stderr)
+    # warm (or failed): the supervisor, waiting without its share of the GPU lock, may go on
+    os.write(report_fd, WARM_LINE + b"\n")
     if os.read(0, 1) != b"1":
         os._exit(0)
     job = CandidateJob.read(job_path)

@@ -29,6 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
+# what a spawned candidate's process writes on its report pipe once warm (candidate.main)
+WARM_LINE = b'{"warm": true}'
+
+
 @dataclass
 class Launched:
     cdir: Path  # the candidate's working directory: only its own code
@@ -41,6 +45,28 @@ class Launched:
     def go(self) -> None:
         """Start the candidate (its job and inputs are in place)."""
         os.write(self.pipe, b"1")
+
+    def wait_warm(self, timeout: float) -> bool:
+        """Wait until a spawned candidate's process has warmed up (it says so with one
+        line on its report pipe before anything else: `candidate.WARM_LINE`), at most
+        `timeout` seconds. True when it said so; False on a forked process (it has no
+        warm-up), at the deadline, or when the process ended (the run meets that later)."""
+        import select
+        import time
+
+        if self.proc is None:
+            return False
+        deadline = time.monotonic() + timeout
+        got = b""
+        while not got.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.report], [], [], left)[0]:
+                return False
+            chunk = os.read(self.report, 1)  # byte by byte: nothing after the line may be taken
+            if not chunk:
+                return False
+            got += chunk
+        return got.strip() == WARM_LINE
 
     def send(self, message: dict) -> None:
         os.write(self.pipe, (json.dumps(message) + "\n").encode())

@@ -42,6 +42,7 @@ from .gpulock import TIMING_LOCK_TIMEOUT_S, SharedUse, gpu_lock
 from .job import CandidateJob, RunJob
 from .loading import clone, error_text, load_reference, to_cpu, to_device
 
+WARM_WAIT_S = 120.0  # longest a run waits for its candidate's process to warm up, then goes on
 N_CHECK_SETS = 2  # timed calls whose outputs are checked: one early, one in the last round
 N_TIMING_SETS = 2  # input sets the other timed calls rotate through (rescaled each call)
 
@@ -261,6 +262,15 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
                  guards=job.guards, skip_timing_reason=job.skip_timing_reason, import_is_build=job.import_is_build,
                  build_cache=job.build_cache, env=job.env, defer_builds=job.defer_builds,
                  exchange=exchange).write(priv / "job.json")
+    if device.type == "cuda":
+        # a candidate's process still warming up (a spare taken before it was ready) is
+        # waited for without this run's share of the GPU lock: holding it, the run kept
+        # the other run's timing waiting for that warm-up (up to 5 s on an H200, issue 14)
+        t_warm = time.perf_counter()
+        with share.pause():
+            launched.wait_warm(WARM_WAIT_S)
+        phases["cand_warm_wait_s"] = round(time.perf_counter() - t_warm, 4)
+        t0 += time.perf_counter() - t_warm  # not part of the guarded exchange (guard_exchange_s)
     reports = _Reports(launched.report)
     # where guard_exchange_s (a residual, below) goes: these marks split it into
     # xchg_setup_s, xchg_ready_s, xchg_end_s, xchg_outputs_s and xchg_exit_s
