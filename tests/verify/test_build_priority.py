@@ -70,3 +70,15 @@ def test_the_header_build_in_the_background_is_started_nicer(tmp_path, monkeypat
     assert asked == [9]
     with pytest.raises(SystemExit, match="--nice"):
         build_prepare.main([str(tmp_path), "--specs", "[]", "--nice", "high"])
+
+
+def test_the_cli_options_reach_the_config(capsys):
+    import typer
+
+    from kernelmill.cli.runs import config_from_options
+
+    config = config_from_options("cpu", 1, 60.0, 60.0, 0, build_nice=3, build_standby=2)
+    assert (config.build_nice, config.build_standby) == (3, 2)
+    with pytest.raises(typer.Exit):
+        config_from_options("cpu", 1, 60.0, 60.0, 0, build_standby=-5)
+    assert "build_standby" in capsys.readouterr().err

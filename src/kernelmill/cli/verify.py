@@ -35,6 +35,9 @@ def verify_command(
     fast_build: bool = typer.Option(True, help="Build load_inline extensions with the cached fast builder."),
     guards: str = typer.Option("standard", help="Reward-hacking guards: off, standard or strict (docs/guards.md)."),
     fallback: str = typer.Option("reject", help="Candidates that fall back to PyTorch: reject, flag or allow."),
+    build_standby: int = typer.Option(-1, help="Build processes started ahead (torch and the builder imported), so a "
+                                               "candidate whose extension is cached waits for no start-up: -1 auto (4 "
+                                               "on CUDA, none on CPU), 0 off."),
     standby: int = typer.Option(-1, help="Run processes started ahead per GPU, so their start-up overlaps earlier "
                                          "candidates (each still runs one candidate): -1 auto (6 per run sharing a GPU, none on CPU), 0 off."),
     cpu_runners: int = typer.Option(1, help="Candidates run at once on a CPU device (timings then share the cores); "
@@ -73,7 +76,7 @@ def verify_command(
                                  cpu_runners=cpu_runners, cpu_threads=cpu_threads, runs_per_gpu=runs_per_gpu,
                                  compile_baseline=compile_baseline, compile_mode=compile_mode,
                                  compile_backend=compile_backend, exchange=exchange, gpus=gpus,
-                                 build_nice=build_nice)
+                                 build_nice=build_nice, build_standby=build_standby)
     samples = select_samples(load_samples_or_exit(samples_path), only_tasks, languages, limit)
     if dry_run:
         dry_run_summary(source, samples, out, config)
