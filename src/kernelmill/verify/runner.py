@@ -136,7 +136,7 @@ class Verifier:
         bdepth = (config.build_standby if config.build_standby >= 0 else
                   min(BUILD_SPARES, self.build_workers) if self.device == "cuda" else 0)
         self.build_standby = (Standby(self.sandbox, self.cache_dir / "work", "cpu",
-                                      lambda gpu: {"CUDA_VISIBLE_DEVICES": ""}, depth=bdepth, mode="build",
+                                      lambda gpu: self._visible(None), depth=bdepth, mode="build",
                                       nice=config.build_nice) if bdepth > 0 else None)
 
     def _visible(self, gpu: int | None) -> dict[str, str]:

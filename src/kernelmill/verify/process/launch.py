@@ -48,7 +48,7 @@ class Launched:
 
     def wait_warm(self, timeout: float) -> bool:
         """Wait until a spawned candidate's process has warmed up (it says so with one
-        line on its report pipe before anything else: `candidate.WARM_LINE`), at most
+        line on its report pipe before anything else: `WARM_LINE`), at most
         `timeout` seconds. True when it said so; False on a forked process (it has no
         warm-up), at the deadline, or when the process ended (the run meets that later)."""
         import select

@@ -269,8 +269,9 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
         t_warm = time.perf_counter()
         with share.pause():
             launched.wait_warm(WARM_WAIT_S)
-        phases["cand_warm_wait_s"] = round(time.perf_counter() - t_warm, 4)
-        t0 += time.perf_counter() - t_warm  # not part of the guarded exchange (guard_exchange_s)
+        waited = time.perf_counter() - t_warm
+        phases["cand_warm_wait_s"] = round(waited, 4)
+        t0 += waited  # not part of the guarded exchange (guard_exchange_s)
     reports = _Reports(launched.report)
     # where guard_exchange_s (a residual, below) goes: these marks split it into
     # xchg_setup_s, xchg_ready_s, xchg_end_s, xchg_outputs_s and xchg_exit_s

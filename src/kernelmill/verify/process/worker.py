@@ -311,13 +311,15 @@ def main() -> None:
     die_with_parent()
     started = None
     spare_marks: dict = {}
+    niced = 0  # the nice increment this process already took (a build spare takes it at its start)
     if sys.argv[1] == "standby":
         handed = _standby(sys.argv[2], sys.argv[3], t_start)
         if handed is None:
             os._exit(0)
         phase, (job, started, spare_marks) = "run", handed
     elif sys.argv[1] == "buildstandby":
-        handed = _build_standby(sys.argv[2], int(sys.argv[3]), t_start)
+        niced = int(sys.argv[3])
+        handed = _build_standby(sys.argv[2], niced, t_start)
         if handed is None:
             os._exit(0)
         phase, (job, spare_marks) = "build", handed
@@ -335,8 +337,7 @@ def main() -> None:
     from .sandbox import apply_rlimits, lower_priority
 
     apply_rlimits(job.rlimits)
-    # a build's compilers inherit it (VerifyConfig.build_nice; a build spare took it at its start); 0 for a run
-    lower_priority(job.nice - (int(sys.argv[3]) if sys.argv[1] == "buildstandby" else 0))
+    lower_priority(job.nice - niced)  # a build's compilers inherit it (VerifyConfig.build_nice); 0 for a run
     guarded = phase == "run" and job.guards != "off"
     if guarded and started is None:
         raise SystemExit("a guarded run is started as 'worker guarded JOB DEVICE' (or handed to a spare)")
