@@ -24,8 +24,10 @@ unit is compiled whole, exactly as torch does):
 The kernel unit keeps non-torch includes, macros, types and device code and is
 compiled by nvcc with torch's CUDA flags; the host unit keeps the rest and is
 compiled by the host compiler with the flags nvcc gives it (``host_flags``).
-If either fails to compile, the caller compiles the unit whole, so error
-messages are always torch's.
+If either fails to compile, the build fails with that unit's errors (the
+unit is not compiled whole again: on a compile error that would cost an nvcc
+compile of the torch headers, and the conditions above keep each part's
+meaning, so the whole unit fails too); the messages name kernel.cu or host.cpp.
 """
 
 from __future__ import annotations

@@ -208,11 +208,15 @@ class InlineBuilder:
                 self.log["pch_built"] = True
         return entry / "torch_ext.h"
 
+    @staticmethod
+    def unit_key(kind: str, source: str, cmd_prefix: list[str], flags: list[str], post: list[str]) -> str:
+        return content_key(kind, _env_id(), tool_id(cmd_prefix[0] if len(cmd_prefix) == 1 else " ".join(cmd_prefix)),
+                           *flags, "--", *post, source)
+
     def compile_unit(self, kind: str, filename: str, source: str, cmd_prefix: list[str],
                      flags: list[str], post: list[str], pch: Path | None = None) -> Path:
         """Object file for one translation unit (cached); raises CompileError."""
-        key = content_key(kind, _env_id(), tool_id(cmd_prefix[0] if len(cmd_prefix) == 1 else " ".join(cmd_prefix)),
-                          *flags, "--", *post, source)
+        key = self.unit_key(kind, source, cmd_prefix, flags, post)
         hit = self.cache.get("obj", key)
         if hit is not None:
             self.log.setdefault("reused", []).append(kind)  # type: ignore[union-attr]
@@ -276,11 +280,27 @@ class InlineBuilder:
         self.log["warm"] = False
         t_compile = time.perf_counter()
         try:
+            merged = _merged_units(units) if _MERGE and not self._binding_cached(units) else None
+            if merged is not None:
+                try:
+                    folder = self._compile(name, merged, flags, cxx, key)
+                    self.log["merged"] = True
+                    return folder
+                except CompileError:
+                    self.log["merged"] = False  # the two units, whose errors are the ones torch would show
             return self._compile(name, units, flags, cxx, key)
         finally:
             # every compile this process did (the run phase should have none: verify/lazy_builds.py)
             self.log["compiles"] = self.log.get("compiles", 0) + 1
             self.log["compile_s"] = self.log.get("compile_s", 0.0) + time.perf_counter() - t_compile
+
+    def _binding_cached(self, units: list) -> bool:
+        """Whether the binding unit's object exists (then only the host unit is compiled:
+        many candidates of one task share a binding unit, merging would compile it again)."""
+        for kind, _f, src, prefix, fl, post, _p in units:
+            if kind == "binding":
+                return self.cache.get("obj", self.unit_key(kind, src, prefix, fl, post)) is not None
+        return False
 
     def _compile(self, name: str, units: list, flags: dict, cxx: list[str], key: str) -> Path:
 
@@ -308,6 +328,25 @@ class InlineBuilder:
             if rc != 0:
                 raise CompileError(out)
             return self.cache.publish("so", key, stage, {"name": name})
+
+
+_MERGE = os.environ.get("KERNELMILL_MERGE_UNITS", "1") != "0"  # 0: always the separate units (A/B runs)
+
+
+def _merged_units(units: list) -> list | None:
+    """The units with the binding and host units compiled as one (`unit_merge`), or None."""
+    from .unit_merge import flags_match, merge
+
+    kinds = {u[0]: u for u in units}
+    binding, host = kinds.get("binding"), kinds.get("host")
+    if binding is None or host is None or binding[3] != host[3] or binding[5] != host[5]:
+        return None
+    if not flags_match(binding[4], host[4]):
+        return None
+    text = merge(binding[2], host[2])
+    if text is None:
+        return None
+    return [u for u in units if u[0] not in ("binding", "host")] + [("merged", "unit.cpp", text, *host[3:])]
 
 
 _ORIGINAL = None

@@ -1,0 +1,176 @@
+"""One host unit instead of a binding unit and a host unit (verify/unit_merge.py):
+only where the merge provably keeps the meaning, and a failed merged compile
+goes back to the two units."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernelmill.verify import inline_build
+from kernelmill.verify.cuda_split import host_flags, split_cuda_unit
+from kernelmill.verify.inline_build import assemble
+from kernelmill.verify.unit_merge import flags_match, merge
+
+CU = """
+#include <torch/extension.h>
+__global__ void twice(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = 2.f * x[i];
+}
+torch::Tensor twice_cuda(torch::Tensor x) {
+    auto y = torch::empty_like(x);
+    twice<<<(x.numel() + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), x.numel());
+    return y;
+}
+"""
+DECL = "torch::Tensor twice_cuda(torch::Tensor x);"
+
+
+def _units(cpp: str = DECL, cu: str = CU, functions=("twice_cuda",)):
+    main, cuda = assemble("m", cpp, cu, list(functions) if functions else None)
+    split = split_cuda_unit(cuda)
+    assert split is not None
+    return main, split.host_unit
+
+
+def test_binding_then_host_with_declarations_and_the_module():
+    main, host = _units()
+    merged = merge(main, host)
+    assert merged is not None
+    assert merged.startswith(main.rstrip("\n"))  # the binding unit first, as it was alone
+    assert merged.endswith(host)
+    assert merged.index("PYBIND11_MODULE") < merged.index("torch::Tensor twice_cuda(torch::Tensor x) {")
+
+
+def test_a_hand_written_module_in_the_cuda_source_merges_with_an_empty_binding():
+    cu = CU + '\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("twice_cuda", &twice_cuda); }\n'
+    main, host = _units(cpp="", cu=cu, functions=None)
+    assert merge(main, host) is not None
+
+
+@pytest.mark.parametrize("cpp", [
+    "#define SCALE 2\n" + DECL,                                  # a macro the host would see
+    "#include <vector>\n" + DECL,                                # a header the host would see
+    "using namespace torch;\nTensor twice_cuda(Tensor x);",      # lookup the host would see
+    "static torch::Tensor twice_cuda(torch::Tensor x);",         # linkage the host would inherit
+    DECL + "\ntorch::Tensor wrap(torch::Tensor x) { return twice_cuda(x); }",  # a definition
+    DECL + "\nint limit = 4;",                                  # a variable
+    "template <typename T> T twice_cuda(T x);",
+])
+def test_binding_units_holding_more_than_declarations_stay_apart(cpp):
+    main, host = _units(cpp=cpp)
+    assert merge(main, host) is None
+
+
+def test_a_declared_name_the_host_uses_but_does_not_define_stays_apart():
+    # alone, the host unit would not compile (helper is undeclared there): merged it would
+    cu = CU.replace("auto y = torch::empty_like(x);", "auto y = helper(x);")
+    main, host = _units(cpp=DECL + "\ntorch::Tensor helper(torch::Tensor x);", cu=cu)
+    assert merge(main, host) is None
+
+
+def test_two_module_definitions_stay_apart():
+    cu = CU + '\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("twice_cuda", &twice_cuda); }\n'
+    main, host = _units(cu=cu)  # functions= makes a module in the binding unit too
+    assert merge(main, host) is None
+
+
+def test_flags_may_differ_only_in_optimisation_and_cuda_half_macros():
+    base = ["-DTORCH_EXTENSION_NAME=m", "-isystem", "/inc", "-std=c++17"]
+    host = host_flags(["-D__CUDA_NO_HALF_OPERATORS__", *base, "-O3", "--use_fast_math"])
+    assert flags_match(base, host)
+    assert not flags_match(base + ["-g"], host)
+    assert not flags_match(base + ["-DFAST"], host)
+
+
+# -- the builder: merged when it may be, the two units when the merged compile fails ----
+
+FLAGS = {"cxx": "c++", "cflags": ["-DTORCH_EXTENSION_NAME=m", "-std=c++17"], "post_cflags": ["-fPIC"],
+         "ldflags": ["-shared"], "nvcc": "nvcc", "cuda_cflags": ["-DTORCH_EXTENSION_NAME=m", "-std=c++17", "-O3"],
+         "cuda_post_cflags": ["-arch=sm_90"]}
+
+
+@pytest.fixture
+def fake_tools(monkeypatch):
+    """A compiler stand-in: writes its output, fails on a unit whose text holds FAIL_ME."""
+    calls = []
+
+    def run(cmd, cwd):
+        src = next((c for c in cmd if c.endswith((".cpp", ".cu"))), None)
+        calls.append(src)
+        if src and "FAIL_ME" in (cwd / src).read_text():
+            return 1, f"{src}: error: FAIL_ME"
+        (cwd / cmd[cmd.index("-o") + 1]).write_bytes(b"obj")
+        return 0, ""
+
+    monkeypatch.setattr(inline_build, "_run", run)
+    monkeypatch.setattr(inline_build, "tool_id", lambda tool: tool)
+    monkeypatch.setattr(inline_build, "_PCH_AFTER_USES", 10 ** 6)  # no header builds here
+    return calls
+
+
+def _build(tmp_path, main, cuda):
+    builder = inline_build.InlineBuilder(tmp_path)
+    folder = builder.build("m", main, cuda, FLAGS)
+    return builder, folder
+
+
+def test_builder_compiles_kernel_and_merged_unit_only(tmp_path, fake_tools):
+    main, cuda = assemble("m", DECL, CU, ["twice_cuda"])
+    builder, folder = _build(tmp_path, main, cuda)
+    assert (folder / "m.so").exists()
+    assert sorted(c for c in fake_tools if c) == ["kernel.cu", "unit.cpp"]
+    assert builder.log["merged"] is True and sorted(builder.log["compiled"]) == ["kernel", "merged"]
+
+
+def test_builder_goes_back_to_the_two_units_when_the_merged_compile_fails(tmp_path, fake_tools):
+    # the marker sits in the host code: the merged unit fails, so does the host unit,
+    # and the error the caller sees is the host unit's, as without the merge
+    main, cuda = assemble("m", DECL, CU.replace("return y;", "TORCH_CHECK(true, \"FAIL_ME\"); return y;"), ["twice_cuda"])
+    builder = inline_build.InlineBuilder(tmp_path)
+    with pytest.raises(inline_build.CompileError, match=r"\[host.cpp\]"):
+        builder.build("m", main, cuda, FLAGS)
+    assert builder.log["merged"] is False
+    assert "unit.cpp" in fake_tools and "host.cpp" in fake_tools and "main.cpp" in fake_tools
+
+
+def test_merge_can_be_turned_off(tmp_path, fake_tools, monkeypatch):
+    monkeypatch.setattr(inline_build, "_MERGE", False)
+    main, cuda = assemble("m", DECL, CU, ["twice_cuda"])
+    builder, _ = _build(tmp_path, main, cuda)
+    assert sorted(c for c in fake_tools if c) == ["host.cpp", "kernel.cu", "main.cpp"]
+    assert "merged" not in builder.log
+
+
+@pytest.mark.gpu
+def test_merged_extension_runs_like_the_reference(tmp_path, monkeypatch):
+    import torch
+
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "{}.{}".format(*torch.cuda.get_device_capability()))
+    builder = inline_build.install(tmp_path / "cache")
+    try:
+        import torch.utils.cpp_extension as ce
+
+        ext = ce.load_inline(name="km_merge_test", cpp_sources=DECL, cuda_sources=CU, functions=["twice_cuda"])
+        assert builder.log.get("merged") is True
+        x = torch.randn(10_000, device="cuda")
+        assert torch.equal(ext.twice_cuda(x), 2 * x)
+    finally:
+        import torch.utils.cpp_extension as ce
+
+        ce.load_inline = inline_build._ORIGINAL
+
+
+def test_a_cached_binding_unit_is_not_compiled_again_inside_a_merge(tmp_path, fake_tools):
+    # a second candidate of the same task with the same declarations and extension name
+    main, cuda = assemble("m", DECL, CU, ["twice_cuda"])
+    builder = inline_build.InlineBuilder(tmp_path)
+    builder.build("m", main, cuda, {**FLAGS, "ldflags": ["-shared", "-lfirst"]})  # merged: binding not cached
+    inline_build.InlineBuilder(tmp_path).compile_unit(
+        "binding", "main.cpp", main, ["c++"], FLAGS["cflags"], FLAGS["post_cflags"])  # now it is
+    fake_tools.clear()
+    again = inline_build.InlineBuilder(tmp_path)
+    _, cuda2 = assemble("m", DECL, CU.replace("2.f", "3.f"), ["twice_cuda"])
+    again.build("m", main, cuda2, FLAGS)
+    assert sorted(c for c in fake_tools if c) == ["host.cpp", "kernel.cu"]
+    assert "merged" not in again.log
