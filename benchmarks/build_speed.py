@@ -16,6 +16,19 @@ load_inline); we time that import (the build) and report per candidate:
 Both compile only for the GPU present (TORCH_CUDA_ARCH_LIST from the device).
 Run on the GPU machine:  python benchmarks/build_speed.py --out build_speed.json
 (``--cpp`` measures the C++ CPU candidates instead; runs anywhere.)
+
+The LLM-style corpus (issue 14): ``--corpus benchmarks/corpus_llm/candidates`` takes its
+CUDA candidates that build at import (module-level ``load_inline``). ``--merge both``
+measures the cached builder twice, with the binding and host units merged where provable
+(verify/unit_merge.py) and always apart, each in its own cache (the precompiled headers
+copied over, built once). ``--parallel N`` adds a batch pass per mode: every candidate's
+cold build at once, N processes at a time, as a verification run's build workers do;
+its wall and the median build under that load are reported. ``--stock-limit K`` measures
+torch's own load_inline on the first K candidates only (it takes 30-90 s each);
+``--alone-limit K`` the one-at-a-time pass on the first K.
+
+    python benchmarks/build_speed.py --corpus benchmarks/corpus_llm/candidates --merge both \
+        --parallel 16 --alone-limit 12 --stock-limit 3 --out build_merge.json
 """
 
 from __future__ import annotations
@@ -39,9 +52,9 @@ PROG = r'''
 import importlib.util, json, sys, time
 mode, path, cache = sys.argv[1], sys.argv[2], sys.argv[3]
 import torch
-if mode == "ours":
+if mode.startswith("ours"):
     from kernelmill.verify import inline_build
-    inline_build.install(cache)
+    inline_build.install(cache, merge=mode != "ours-apart")
 t = time.perf_counter()
 err = None
 try:
@@ -50,7 +63,7 @@ try:
 except Exception as exc:
     err = str(exc)[-300:]
 out = {"build_s": time.perf_counter() - t, "error": err}
-if mode == "ours":
+if mode.startswith("ours"):
     out["log"] = inline_build.builder_log()
 print(json.dumps(out))
 '''
@@ -68,17 +81,54 @@ def measure(mode: str, path: str, cache: str, env: dict) -> dict:
     return out
 
 
+def corpus_files(folder: str, limit: int) -> list[str]:
+    """The corpus's CUDA candidates whose import builds (module-level load_inline, no deliberate failure)."""
+    out = []
+    for f in sorted(glob.glob(os.path.join(folder, "*.py"))):
+        head = Path(f).read_text().splitlines()[:3]
+        if "language: cuda" in head[0] and "module-level" in head[1] and "expect: ok" in head[2]:
+            out.append(f)
+    return out[: limit or None]
+
+
+def batch(mode: str, files: list[str], cache: str, env: dict, parallel: int) -> dict:
+    """Every file's cold build at once, `parallel` processes at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(parallel) as pool:
+        rows = list(pool.map(lambda f: measure(mode, f, cache, env), files))
+    builds = [r["build_s"] for r in rows if r.get("build_s") is not None and not r.get("error")]
+    return {"wall_s": round(time.perf_counter() - t0, 2), "n": len(files), "ok": len(builds),
+            "median_build_s": round(statistics.median(builds), 2) if builds else None,
+            "max_build_s": round(max(builds), 2) if builds else None,
+            "merged": sum(bool(r.get("log", {}).get("merged")) for r in rows),
+            "errors": [r["error"][-200:] for r in rows if r.get("error")][:3]}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cpp", action="store_true", help="C++ CPU candidates instead of CUDA ones")
+    ap.add_argument("--corpus", default=None, help="a folder of LLM-style candidates (benchmarks/corpus_llm/"
+                                                   "candidates): its module-level CUDA ones")
+    ap.add_argument("--merge", choices=["on", "off", "both"], default="on",
+                    help="the cached builder with unit merging on, off, or both (each in its own cache)")
+    ap.add_argument("--parallel", type=int, default=0, help="also a batch pass per mode, N builds at a time")
+    ap.add_argument("--stock-limit", type=int, default=0, help="torch's load_inline on the first K candidates only")
     ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--alone-limit", type=int, default=0,
+                    help="the one-at-a-time pass on the first K candidates only (the batch pass takes all)")
     ap.add_argument("--skip-stock", action="store_true")
     ap.add_argument("--no-prepare", action="store_true", help="do not build the precompiled headers first")
     ap.add_argument("--out", default="build_speed.json")
     args = ap.parse_args()
     lang = "cpp" if args.cpp else "cuda"
-    files = sorted(glob.glob(str(CANDIDATES / f"*/*/{lang}__*.py")))
-    files = [f for f in files if "compile_error" not in f][: args.limit or None]
+    if args.corpus:
+        files = corpus_files(args.corpus, args.limit)
+    else:
+        files = sorted(glob.glob(str(CANDIDATES / f"*/*/{lang}__*.py")))
+        files = [f for f in files if "compile_error" not in f][: args.limit or None]
+    modes = {"on": ["ours"], "off": ["ours-apart"], "both": ["ours", "ours-apart"]}[args.merge]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
     if not args.cpp and "TORCH_CUDA_ARCH_LIST" not in env:
         import torch
@@ -100,16 +150,30 @@ def main() -> None:
                               "--specs", json.dumps(specs)], capture_output=True, text=True, env=env)
         prepare = {"seconds": round(time.perf_counter() - t0, 2), "out": (res.stdout + res.stderr)[-500:]}
         print(json.dumps({"ours_pch_prepare": prepare}), flush=True)
-    for f in files:
+    caches = {m: ours_cache if i == 0 else str(work / m) for i, m in enumerate(modes)}
+    for m, c in caches.items():
+        if c != ours_cache and os.path.isdir(os.path.join(ours_cache, "pch")):
+            shutil.copytree(os.path.join(ours_cache, "pch"), os.path.join(c, "pch"))  # the headers, not rebuilt
+    batches = {}
+    if args.parallel:
+        for m in modes:  # before the one-at-a-time pass: every build here is cold
+            bc = str(work / f"batch-{m}")
+            if os.path.isdir(os.path.join(ours_cache, "pch")):
+                shutil.copytree(os.path.join(ours_cache, "pch"), os.path.join(bc, "pch"))
+            batches[m] = batch(m, files, bc, env, args.parallel)
+            print(json.dumps({"batch": m, **batches[m]}), flush=True)
+    for i, f in enumerate(files[: args.alone_limit or None]):
         name = "/".join(Path(f).parts[-3:])
         row = {"candidate": name}
-        if not args.skip_stock:
+        if not args.skip_stock and (not args.stock_limit or i < args.stock_limit):
             ext = work / ("stock-" + Path(f).stem + "-" + Path(f).parent.name)
             e = {**env, "TORCH_EXTENSIONS_DIR": str(ext)}
             row["stock_cold"] = measure("stock", f, "", e)
             row["stock_warm"] = measure("stock", f, "", e)
-        row["ours_cold"] = measure("ours", f, ours_cache, env)
-        row["ours_warm"] = measure("ours", f, ours_cache, env)
+        for m in modes:
+            key = "ours" if m == "ours" else "apart"
+            row[f"{key}_cold"] = measure(m, f, caches[m], env)
+            row[f"{key}_warm"] = measure(m, f, caches[m], env)
         rows.append(row)
         print(json.dumps({k: (v if isinstance(v, str) else {kk: vv for kk, vv in v.items() if kk != "log"})
                           for k, v in row.items()}), flush=True)
@@ -119,11 +183,20 @@ def main() -> None:
         return round(statistics.median(vals), 3) if vals else None
 
     summary = {k: {"median_build_s": med(k), "median_process_s": med(k, "process_s")}
-               for k in ("stock_cold", "stock_warm", "ours_cold", "ours_warm")}
-    if summary["stock_cold"]["median_build_s"] and summary["ours_cold"]["median_build_s"]:
-        summary["speedup_cold"] = round(summary["stock_cold"]["median_build_s"] / summary["ours_cold"]["median_build_s"], 1)
+               for k in ("stock_cold", "stock_warm", "ours_cold", "ours_warm", "apart_cold", "apart_warm")
+               if any(k in r for r in rows)}
+    if summary.get("stock_cold", {}).get("median_build_s"):
+        for k in ("ours_cold", "apart_cold"):
+            if summary.get(k, {}).get("median_build_s"):
+                # the same candidates on both sides: those stock was measured on
+                same = [r for r in rows if "stock_cold" in r and not r["stock_cold"].get("error") and not r[k].get("error")]
+                if same:
+                    ratio = statistics.median(r["stock_cold"]["build_s"] / r[k]["build_s"] for r in same)
+                    summary[f"stock_over_{k}"] = round(ratio, 1)
+    summary["batches"] = batches
+    summary["merged"] = sum(bool(r.get("ours_cold", {}).get("log", {}).get("merged")) for r in rows)
     summary["ours_pch_prepare_s"] = prepare and prepare["seconds"]
-    summary["split"] = sum(bool(r["ours_cold"].get("log", {}).get("cuda_split")) for r in rows)
+    summary["split"] = sum(bool(r.get("ours_cold", r.get("apart_cold", {})).get("log", {}).get("cuda_split")) for r in rows)
     summary["n"] = len(rows)
     print(json.dumps(summary, indent=1))
     Path(args.out).write_text(json.dumps({"summary": summary, "rows": rows}, indent=1))

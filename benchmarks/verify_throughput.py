@@ -84,6 +84,7 @@ def measure(samples: list[Sample], tasks: dict, args: argparse.Namespace, cache:
     workers (the CI stand-in for GPUs)."""
     cpu = args.device == "cpu"
     overrides = {"standby": args.standby, "standby_groups": args.standby_groups,  # every pass, warm-ups too
+                 "merge_units": not args.no_merge_units,
                  "build_nice": args.build_nice if build_nice is None else build_nice,
                  "build_standby": args.build_standby}
     config = VerifyConfig(device=args.device, trials=args.trials, workers=args.workers, cache_dir=cache,
@@ -164,6 +165,8 @@ def main() -> None:
                     help="start spares in groups when none is left (VerifyConfig.standby_groups)")
     ap.add_argument("--cache-dir", default=None, help="build cache folder (default: a new temporary one)")
     ap.add_argument("--no-fast-build", action="store_true")
+    ap.add_argument("--no-merge-units", action="store_true",
+                    help="never compile binding and host units as one (VerifyConfig.merge_units)")
     ap.add_argument("--executor", default="local")
     ap.add_argument("--address", default=None)
     ap.add_argument("--out", default="verify_throughput.json")

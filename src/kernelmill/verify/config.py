@@ -65,6 +65,9 @@ class VerifyConfig:
     output_limit: int = 8192  # bytes of stdout/stderr kept per phase
     cache_dir: str = field(default_factory=lambda: str(default_cache_dir()))
     fast_build: bool = True  # route load_inline through the shared cached builder (verify/inline_build.py)
+    # the fast builder compiles a split CUDA extension's binding and host units as one where
+    # that provably keeps the meaning (verify/unit_merge.py); False: always the separate units
+    merge_units: bool = True
     executor: str = "local"  # local | ray
     address: str | None = None  # Ray cluster address for executor=ray (None: start or join a local one)
     # reward-hacking guards (docs/guards.md): off | standard | strict

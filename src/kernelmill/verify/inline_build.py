@@ -330,7 +330,7 @@ class InlineBuilder:
             return self.cache.publish("so", key, stage, {"name": name})
 
 
-_MERGE = os.environ.get("KERNELMILL_MERGE_UNITS", "1") != "0"  # 0: always the separate units (A/B runs)
+_MERGE = True  # binding and host units may compile as one (install(merge=...), VerifyConfig.merge_units)
 
 
 def _merged_units(units: list) -> list | None:
@@ -464,10 +464,13 @@ def _fallback(args: dict, unknown: dict, reason: str):
     return _ORIGINAL(**args, **unknown)
 
 
-def install(cache_root: str | Path) -> InlineBuilder:
+def install(cache_root: str | Path, merge: bool | None = None) -> InlineBuilder:
     """Route ``torch.utils.cpp_extension.load_inline`` to the cached builder
-    (in this process only; called by the worker before the candidate is imported)."""
-    global _ORIGINAL, _BUILDER
+    (in this process only; called by the worker before the candidate is imported).
+    `merge`: whether binding and host units may compile as one (None: as it was)."""
+    global _ORIGINAL, _BUILDER, _MERGE
+    if merge is not None:
+        _MERGE = bool(merge)
     import torch.utils.cpp_extension as ce
 
     if _ORIGINAL is None:

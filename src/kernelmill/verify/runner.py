@@ -209,7 +209,7 @@ class Verifier:
             message_limit=self.config.output_limit // 2, task_id=job.task.task_id,
             # the build process imports the candidate: it gets no task code to find
             task_code=job.task.code if phase == "run" else "",
-            nice=self.config.build_nice if phase == "build" else 0,
+            nice=self.config.build_nice if phase == "build" else 0, merge_units=self.config.merge_units,
             build_cache=str(self.cache_dir / "build") if self.config.fast_build and backend.compiles_extension else None,
             env=env if spare is not None else None,  # what a fresh process would have been started with
             **extra)

@@ -94,6 +94,8 @@ class RunJob(_Record):
     exchange: str = "auto"
     # build phases: the nice increment the worker applies to itself (and so to its compilers)
     nice: int = 0
+    # the fast builder may compile a binding and a host unit as one (VerifyConfig.merge_units)
+    merge_units: bool = True
 
     @property
     def timed(self) -> bool:
@@ -122,6 +124,7 @@ class CandidateJob(_Record):
     defer_builds: str | None = None  # see RunJob.defer_builds
     # how the tensors travel: "file" (inputs.pt / outputs.pt) or "cuda_ipc" (cuda_ipc.py)
     exchange: str = "file"
+    merge_units: bool = True  # see RunJob.merge_units
 
     @property
     def timed(self) -> bool:
