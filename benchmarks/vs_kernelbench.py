@@ -312,7 +312,8 @@ def run_kernelmill(cands, args, results: dict, out: Path | None) -> None:
         if not args.warm_cache:
             env["KERNELMILL_CACHE"] = str(Path(args.work) / "km_cache")  # cold: a fresh build cache
         if args.prepare_headers:
-            km["prepare_headers"] = prepare_headers([c.path.read_text(encoding="utf-8") for c in todo], env)
+            km["prepare_headers"] = prepare_headers([c.path.read_text(encoding="utf-8") for c in todo], env,
+                                                    apart="--no-merge-units" in args.kernelmill_arg)
         print("$ " + " ".join(cmd), flush=True)
         t0 = time.perf_counter()
         rc = subprocess.run(cmd, env=env).returncode
@@ -327,7 +328,7 @@ def run_kernelmill(cands, args, results: dict, out: Path | None) -> None:
     save_results(out, results)
 
 
-def prepare_headers(codes: list[str], env: dict) -> dict:
+def prepare_headers(codes: list[str], env: dict, apart: bool = False) -> dict:
     """Build the precompiled headers of the candidates' flag sets into the cache that
     kernelmill's run will use (`verify/build_prepare.py`, the step a run starts in the
     background); returns its report and the seconds it took."""
@@ -338,8 +339,8 @@ def prepare_headers(codes: list[str], env: dict) -> dict:
     cache = env.get("KERNELMILL_CACHE") or str(default_cache_dir())
     build = str(Path(cache) / "build")
     t0 = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "kernelmill.verify.build_prepare", build, "--specs", json.dumps(specs)],
-                       env=env, capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "kernelmill.verify.build_prepare", build, "--specs", json.dumps(specs)]
+                       + (["--apart"] if apart else []), env=env, capture_output=True, text=True)
     report = {"specs": len(specs), "seconds": round(time.perf_counter() - t0, 2), "exit": r.returncode,
               "report": r.stdout.strip()[-2000:], "stderr": r.stderr.strip()[-1000:]}
     print(f"kernelmill: precompiled headers for {len(specs)} flag sets in {report['seconds']:.0f} s "

@@ -90,3 +90,20 @@ def test_only_flag_sets_used_often_enough_are_prepared(monkeypatch, tmp_path):
     assert started == []
     verifier.prepare_builds([job("cpp", plain)] * n + [job("cpp", CANDIDATE)])
     assert started == [[(False, (), ())]]
+
+
+def test_cuda_flag_sets_leave_out_the_binding_units_own_when_units_merge(monkeypatch):
+    # the binding unit of a merged build compiles with the host unit's flags (unit_merge),
+    # so its own header would be built for nothing
+    def flags(name, with_cuda, cflags, cuda_cflags, ldflags, include_paths):
+        return {"cxx": "c++", "cflags": ["-DTORCH_EXTENSION_NAME=" + name, "-std=c++17", *cflags],
+                "cuda_cflags": ["-DTORCH_EXTENSION_NAME=" + name, "-std=c++17", "-D__CUDA_NO_HALF_OPERATORS__",
+                                *cuda_cflags]}
+
+    monkeypatch.setattr(build_prepare, "torch_flags", flags)
+    merged = build_prepare.flag_sets((True, ("-O3",), ("-O3",)))
+    apart = build_prepare.flag_sets((True, ("-O3",), ("-O3",)), merged=False)
+    assert len(merged) == 1 and "-D__CUDA_NO_HALF_OPERATORS__" in merged[0][1]
+    assert len(apart) == 2 and apart[1] == merged[0]
+    # a binding unit that may not take the host unit's flags keeps its own header
+    assert len(build_prepare.flag_sets((True, ("-g",), ("-O3",)))) == 2

@@ -77,24 +77,30 @@ def flag_specs(code: str) -> list[Spec]:
     return specs
 
 
-def flag_sets(spec: Spec) -> list[tuple[str, list[str]]]:
+def flag_sets(spec: Spec, merged: bool = True) -> list[tuple[str, list[str]]]:
     """(compiler, flags) of every g++ unit of a ``load_inline`` call with these flags:
-    the binding unit and, with CUDA, the host unit of a split CUDA unit."""
+    the binding unit and, with CUDA, the host unit of a split CUDA unit. `merged`
+    (the builder compiles the two as one where it may: unit_merge): with CUDA, the
+    host unit's set only, when the binding unit may take its flags; the binding
+    unit's own header is then built only if candidates that do not merge use it
+    often enough (the lazy path, inline_build._PCH_AFTER_USES)."""
     from .cuda_split import host_flags
+    from .unit_merge import flags_match
 
     with_cuda, cflags, cuda_cflags = spec
     flags = torch_flags("kernelmill_pch_probe", with_cuda, list(cflags), list(cuda_cflags), None, None)
     sets = [(flags["cxx"], flags["cflags"])]
     if with_cuda:
-        sets.append((flags["cxx"], host_flags(flags["cuda_cflags"])))
+        host = host_flags(flags["cuda_cflags"])
+        sets = ([] if merged and flags_match(flags["cflags"], host) else sets) + [(flags["cxx"], host)]
     return sets
 
 
-def default_flag_sets(with_cuda: bool) -> list[tuple[str, list[str]]]:
-    return flag_sets((with_cuda, (), ()))
+def default_flag_sets(with_cuda: bool, merged: bool = True) -> list[tuple[str, list[str]]]:
+    return flag_sets((with_cuda, (), ()), merged)
 
 
-def prepare_pch(cache_root: str | Path, specs: list[Spec]) -> dict:
+def prepare_pch(cache_root: str | Path, specs: list[Spec], merged: bool = True) -> dict:
     """Build the precompiled headers for these flag sets (in parallel); returns
     what happened per set. Already built: nothing to do."""
     builder = InlineBuilder(cache_root)
@@ -102,7 +108,7 @@ def prepare_pch(cache_root: str | Path, specs: list[Spec]) -> dict:
     sets: dict[str, tuple[str, list[str]]] = {}
     try:
         for spec in specs:
-            for cxx, fl in flag_sets(spec):
+            for cxx, fl in flag_sets(spec, merged):
                 named = [f for f in fl if not f.startswith("-DTORCH_EXTENSION_NAME=")]
                 sets.setdefault(json.dumps([cxx, named]), (cxx, fl))
     except Unsupported as exc:
@@ -134,13 +140,14 @@ def run_specs(codes, min_uses: int = EAGER_MIN_CANDIDATES) -> list[Spec]:
 
 
 def start_background(cache_root: str | Path, specs: list[Spec], env: dict | None = None,
-                     nice: int = 0) -> subprocess.Popen | None:
+                     nice: int = 0, merged: bool = True) -> subprocess.Popen | None:
     """Start `prepare_pch` in its own process (not waited for; it finishes on
     its own even if the run ends first, and a kill leaves no entry), `nice`
     lower in CPU priority, as the build processes are (VerifyConfig.build_nice)."""
     try:
         return subprocess.Popen([sys.executable, "-m", "kernelmill.verify.build_prepare", str(cache_root),
-                                 "--specs", json.dumps(specs), "--nice", str(int(nice))],
+                                 "--specs", json.dumps(specs), "--nice", str(int(nice))]
+                                + ([] if merged else ["--apart"]),
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
                                 start_new_session=True)
     except OSError as exc:
@@ -151,7 +158,8 @@ def start_background(cache_root: str | Path, specs: list[Spec], env: dict | None
 def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0].startswith("-"):
-        raise SystemExit("usage: python -m kernelmill.verify.build_prepare CACHE_DIR [--cuda] [--specs JSON]")
+        raise SystemExit("usage: python -m kernelmill.verify.build_prepare CACHE_DIR [--cuda] [--specs JSON] "
+                         "[--nice N] [--apart]")
     if "--specs" in argv:
         try:
             specs = [(bool(c), tuple(a), tuple(b)) for c, a, b in json.loads(argv[argv.index("--specs") + 1])]
@@ -166,7 +174,7 @@ def main(argv: list[str] | None = None) -> None:
             lower_priority(int(argv[argv.index("--nice") + 1]))
         except (IndexError, ValueError):
             raise SystemExit("--nice: expected a nice increment (0-19)")
-    print(json.dumps(prepare_pch(argv[0], specs)))
+    print(json.dumps(prepare_pch(argv[0], specs, merged="--apart" not in argv)))
 
 
 

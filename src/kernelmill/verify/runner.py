@@ -178,7 +178,7 @@ class Verifier:
             env = backend.env(backend.run_device(self.device), self.cache_dir, self.cache_dir / "ext",
                               self.cuda_arch, build_jobs=1)
             build_prepare.start_background(self.cache_dir / "build", specs, env=scrubbed_env(env),
-                                           nice=self.config.build_nice)
+                                           nice=self.config.build_nice, merged=self.config.merge_units)
 
     # -- one candidate ------------------------------------------------------
     def _prepare(self, job: _Job) -> None:
