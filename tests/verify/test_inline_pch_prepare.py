@@ -81,7 +81,7 @@ def test_only_flag_sets_used_often_enough_are_prepared(monkeypatch, tmp_path):
     from kernelmill.verify.runner import Verifier
 
     started = []
-    monkeypatch.setattr(build_prepare, "start_background", lambda root, specs, env, nice=0: started.append(specs))
+    monkeypatch.setattr(build_prepare, "start_background", lambda root, specs, env, nice=0, merged=True: started.append(specs))
     verifier = Verifier(VerifyConfig(device="cpu", cache_dir=str(tmp_path)), None)
     job = lambda lang, code: SimpleNamespace(sample=SimpleNamespace(language=lang, code=code))  # noqa: E731
     n = build_prepare.EAGER_MIN_CANDIDATES
