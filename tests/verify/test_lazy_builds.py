@@ -139,3 +139,58 @@ def test_an_uncomputable_call_is_built_by_a_build_worker_not_the_run(tmp_path, s
     assert not v.phases.get("run_compiles"), v.phases  # ... and never compiled itself
     assert stats["run_compiles"] == 0
     assert "torch_fallback" not in v.flags  # the try/except fallback never ran
+
+
+# two extensions behind one helper that picks its sources from a table by a run-time key
+TABLE_LAZY = textwrap.dedent('''
+    from torch.utils.cpp_extension import load_inline
+
+    STATS, APPLY = "float stats();", "float apply();"
+    _EXTS = {}
+
+    def _ext(which):
+        if which not in _EXTS:
+            table = {
+                "stats": ("km_two_stats", STATS, ["stats"]),
+                "apply": ("km_two_apply", APPLY, ["apply"]),
+            }
+            ext_name, cpp, fns = table[which]
+            _EXTS[which] = load_inline(name=ext_name, cpp_sources=cpp, functions=fns)
+        return _EXTS[which]
+    ''')
+
+
+def test_a_table_picked_by_a_run_time_key_gives_every_entrys_arguments():
+    from kernelmill.verify.lazy_builds import call_argument_sets
+
+    calls = lazy_calls(TABLE_LAZY)
+    mod = types.ModuleType("cand")
+    exec(compile(TABLE_LAZY, "<cand>", "exec"), mod.__dict__)
+    sig = inspect.signature(lambda name, cpp_sources, functions=None: None)
+    sets = call_argument_sets(calls[0], vars(mod), sig)
+    assert [(s["name"], s["cpp_sources"], s["functions"]) for s in sets] == [
+        ("km_two_stats", "float stats();", ["stats"]), ("km_two_apply", "float apply();", ["apply"])]
+
+
+def test_distinct_lazy_calls_build_at_once(monkeypatch):
+    # both of the table's extensions go to the builder, from two threads at the same time
+    import threading
+
+    from kernelmill.verify import inline_build, lazy_builds
+
+    import functools
+
+    seen, both = [], threading.Barrier(2, timeout=10)
+
+    @functools.wraps(inline_build.build_only)  # the signature prebuild binds the arguments to
+    def build_only(**kwargs):
+        seen.append(kwargs["name"])
+        both.wait()  # raises BrokenBarrierError (unresolved) if the two never overlap
+        return None
+
+    monkeypatch.setattr(inline_build, "build_only", build_only)
+    mod = types.ModuleType("cand")
+    exec(compile(TABLE_LAZY, "<cand>", "exec"), mod.__dict__)
+    report = lazy_builds.prebuild(mod, TABLE_LAZY)
+    assert report.found == 1 and report.built == 2 and not report.unresolved, report.to_dict()
+    assert sorted(seen) == ["km_two_apply", "km_two_stats"]

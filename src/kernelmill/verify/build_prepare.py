@@ -104,7 +104,7 @@ def prepare_pch(cache_root: str | Path, specs: list[Spec], merged: bool = True) 
     """Build the precompiled headers for these flag sets (in parallel); returns
     what happened per set. Already built: nothing to do."""
     builder = InlineBuilder(cache_root)
-    inline_build._FINGERPRINT = ""  # these calls have no user include folders
+    inline_build.set_fingerprint("")  # these calls have no user include folders
     sets: dict[str, tuple[str, list[str]]] = {}
     try:
         for spec in specs:

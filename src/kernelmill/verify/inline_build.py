@@ -143,13 +143,19 @@ def tool_id(tool: str) -> str:
         raise Unsupported(f"cannot run {tool}: {exc}") from None
 
 
-_FINGERPRINT = ""  # the user include folders' listing of the current call
+# the user include folders' listing of the call a thread is building (per thread: a build
+# worker builds several lazy calls at once, verify/lazy_builds.py)
+_TLS = threading.local()
+
+
+def set_fingerprint(fingerprint: str) -> None:
+    _TLS.fingerprint = fingerprint
 
 
 def _env_id() -> str:
     import torch
 
-    return "|".join([_VERSION, _FINGERPRINT, torch.__version__, str(torch.version.cuda), sys.version.split()[0],
+    return "|".join([_VERSION, getattr(_TLS, "fingerprint", ""), torch.__version__, str(torch.version.cuda), sys.version.split()[0],
                      os.environ.get("TORCH_CUDA_ARCH_LIST", "")])
 
 
@@ -304,7 +310,10 @@ class InlineBuilder:
 
     def _compile(self, name: str, units: list, flags: dict, cxx: list[str], key: str) -> Path:
 
+        fingerprint = getattr(_TLS, "fingerprint", "")
+
         def one(u):
+            set_fingerprint(fingerprint)  # a pool thread: the caller's call
             kind, fname, src, prefix, fl, post, use_pch = u
             pch = self._pch(flags["cxx"], fl) if use_pch else None
             return self.compile_unit(kind, fname, src, prefix, fl, post, pch)
@@ -351,7 +360,6 @@ def _merged_units(units: list) -> list | None:
 
 _ORIGINAL = None
 _BUILDER: InlineBuilder | None = None
-_LOCK = threading.Lock()
 
 
 def load_inline(name, cpp_sources, cuda_sources=None, sycl_sources=None, functions=None, extra_cflags=None,
@@ -428,10 +436,8 @@ def cached(name, cpp_sources, cuda_sources=None, functions=None, extra_cflags=No
     use_cuda = bool(cuda_cu) if with_cuda is None else bool(with_cuda)
     flags = torch_flags(name, use_cuda, extra_cflags, extra_cuda_cflags, extra_ldflags, extra_include_paths)
     flags["fingerprint"] = _include_dirs_id(extra_include_paths)
-    global _FINGERPRINT
-    with _LOCK:
-        _FINGERPRINT = flags["fingerprint"]
-        return _BUILDER.build(name, main_cpp, cuda_cu, flags, compile=False) is not None
+    set_fingerprint(flags["fingerprint"])
+    return _BUILDER.build(name, main_cpp, cuda_cu, flags, compile=False) is not None
 
 
 def build_only(name, cpp_sources, cuda_sources=None, sycl_sources=None, functions=None, extra_cflags=None,
@@ -451,10 +457,8 @@ def build_only(name, cpp_sources, cuda_sources=None, sycl_sources=None, function
         raise Unsupported("with_cuda=True without CUDA sources")
     flags = torch_flags(name, use_cuda, extra_cflags, extra_cuda_cflags, extra_ldflags, extra_include_paths)
     flags["fingerprint"] = _include_dirs_id(extra_include_paths)
-    global _FINGERPRINT
-    with _LOCK:
-        _FINGERPRINT = flags.get("fingerprint", "")
-        return _BUILDER.build(name, main_cpp, cuda_cu, flags)
+    set_fingerprint(flags.get("fingerprint", ""))
+    return _BUILDER.build(name, main_cpp, cuda_cu, flags)
 
 
 def _fallback(args: dict, unknown: dict, reason: str):
