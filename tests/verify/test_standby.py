@@ -6,6 +6,7 @@ import json
 import os
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -266,3 +267,45 @@ def test_the_candidate_warm_up_imports_what_the_cached_builder_needs():
                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")})
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "True True"
+
+
+def test_spares_fill_only_to_what_the_queued_runs_need(tmp_path, monkeypatch):
+    # while the first candidates build, few runs are queued: a few spares, not `depth`;
+    # runs joining the queue top them up (Standby.demand, Verifier.queued_runs)
+    from kernelmill.verify.process.sandbox import Sandbox
+
+    started = []
+    monkeypatch.setattr(Standby, "_start", lambda self, gpu, gated=False, delay_s=0.0: started.append(gpu) or
+                        SimpleNamespace(proc=SimpleNamespace(poll=lambda: None), dir=tmp_path))
+    need = [2]
+    standby = Standby(Sandbox(1, 16, 1000, False), tmp_path, "cuda:0", lambda gpu: {}, depth=12, demand=lambda: need[0])
+    standby.take(0)  # the first run: a fresh process, and spares up to the demand
+    assert len(standby._spares[0]) == 2 and len(started) == 3
+    need[0] = 7  # five runs joined the queue
+    standby.top_up(0)
+    assert len(standby._spares[0]) == 7
+    need[0] = 40  # never more than depth
+    standby.top_up(0)
+    assert len(standby._spares[0]) == 12
+    without = Standby(Sandbox(1, 16, 1000, False), tmp_path, "cuda:0", lambda gpu: {}, depth=3)
+    without.top_up(0)  # no demand: top_up does nothing, take fills to depth as before
+    assert 0 not in without._spares or not without._spares[0]
+    without.take(0)
+    assert len(without._spares[0]) == 3
+
+
+def test_the_verifier_counts_queued_runs_for_the_spares(tmp_path, monkeypatch):
+    from kernelmill.verify.runner import Verifier
+
+    started = []
+    monkeypatch.setattr(Standby, "_start", lambda self, gpu, gated=False, delay_s=0.0: started.append(gpu) or
+                        SimpleNamespace(proc=SimpleNamespace(poll=lambda: None, kill=lambda: None, wait=lambda: 0),
+                                        dir=tmp_path))
+    verifier = Verifier(fast_config(tmp_path, standby=5), None)
+    assert verifier.standby.demand is not None
+    verifier.queued_runs(+2)  # two candidates built, waiting for the one CPU run worker
+    assert verifier.runs_waiting == 2 and len(verifier.standby._spares[None]) == 3  # 1 slot + 2 queued
+    verifier.queued_runs(-2)
+    assert verifier.runs_waiting == 0 and len(verifier.standby._spares[None]) == 3  # started ones stay
+    off = Verifier(fast_config(tmp_path / "off", standby=5, standby_on_demand=False), None)
+    assert off.standby.demand is None

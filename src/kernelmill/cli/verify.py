@@ -33,6 +33,9 @@ def verify_command(
     executor: str = typer.Option("local", help="local (this machine) or ray (a Ray cluster)."),
     address: str = typer.Option(None, help="Ray cluster address for --executor ray (e.g. ray://head:10001 or auto)."),
     fast_build: bool = typer.Option(True, help="Build load_inline extensions with the cached fast builder."),
+    standby_on_demand: bool = typer.Option(True, help="Start spare run processes only as the queued runs need them, "
+                                                      "not --standby at once (spares warming up take the cores "
+                                                      "from the first candidates' builds)."),
     merge_units: bool = typer.Option(True, help="Let the fast builder compile a split CUDA extension's binding and "
                                                 "host code as one unit where that provably keeps the meaning (half "
                                                 "the CPU of a cold build; docs/ARCHITECTURE.md)."),
@@ -79,7 +82,8 @@ def verify_command(
                                  cpu_runners=cpu_runners, cpu_threads=cpu_threads, runs_per_gpu=runs_per_gpu,
                                  compile_baseline=compile_baseline, compile_mode=compile_mode,
                                  compile_backend=compile_backend, exchange=exchange, gpus=gpus,
-                                 build_nice=build_nice, build_standby=build_standby, merge_units=merge_units)
+                                 build_nice=build_nice, build_standby=build_standby, merge_units=merge_units,
+                                 standby_on_demand=standby_on_demand)
     samples = select_samples(load_samples_or_exit(samples_path), only_tasks, languages, limit)
     if dry_run:
         dry_run_summary(source, samples, out, config)

@@ -82,6 +82,10 @@ class VerifyConfig:
     # start spares only when none is left, `standby` at once (True), or one for
     # each job taken (False, the default)
     standby_groups: bool = False
+    # fill the spares only up to what the runs queued for a GPU need (runs per GPU plus
+    # the queued runs), not to `standby` at once: spares warming up while the first
+    # candidates build take the cores from the builds (standby.Standby.demand). Local executor
+    standby_on_demand: bool = True
     # run workers on a CPU device: 1 (default) so that no two timed runs share the
     # cores; more for correctness-heavy runs on many-core machines (timings are then
     # contended: the CLI warns). On CUDA see runs_per_gpu.

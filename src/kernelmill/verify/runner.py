@@ -14,10 +14,12 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import math
 import os
 import secrets
 import shutil
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -130,14 +132,32 @@ class Verifier:
         depth = (config.standby if config.standby >= 0 else
                  auto_depth(self.runs_per_gpu, len(self.gpus)) if self.device == "cuda" else 0)
         self.defer_builds = False  # set by executors that hand NeedsBuild runs back to a build worker
+        # runs queued for a GPU and not started (kept by the local executor): how many
+        # spares the GPUs can use now (config.standby_on_demand)
+        self.runs_waiting = 0
+        self._waiting_lock = threading.Lock()
+        demand = (self._spare_demand if config.standby_on_demand and config.executor == "local" else None)
         self.standby = (Standby(self.sandbox, self.cache_dir / "work", self.device, self._visible,
-                                depth=depth, groups=config.standby_groups) if depth > 0 else None)
+                                depth=depth, groups=config.standby_groups, demand=demand) if depth > 0 else None)
         # build workers started ahead; none are started before a candidate that compiles comes
         bdepth = (config.build_standby if config.build_standby >= 0 else
                   min(BUILD_SPARES, self.build_workers) if self.device == "cuda" else 0)
         self.build_standby = (Standby(self.sandbox, self.cache_dir / "work", "cpu",
                                       lambda gpu: self._visible(None), depth=bdepth, mode="build",
                                       nice=config.build_nice) if bdepth > 0 else None)
+
+    def _spare_demand(self) -> int:
+        """Spares one GPU can use now: one per run slot, plus its share of the queued runs."""
+        return self.runs_per_gpu + math.ceil(self.runs_waiting / max(1, len(self.gpus)))
+
+    def queued_runs(self, change: int) -> None:
+        """The local executor: `change` runs joined (+) or left (-) the run queue. A run
+        that joins tops the spares up to what the queue needs now."""
+        with self._waiting_lock:
+            self.runs_waiting = max(0, self.runs_waiting + change)
+        if change > 0 and self.standby is not None:
+            for gpu in self.gpus or [None]:
+                self.standby.top_up(gpu)
 
     def _visible(self, gpu: int | None) -> dict[str, str]:
         """What a process for `gpu` sees of the GPUs (none for CPU work)."""

@@ -40,6 +40,13 @@ class LocalExecutor:
         dead_lock = threading.Lock()
         retried: set[str] = set()
 
+        queued = getattr(verifier, "queued_runs", None)  # the spares follow the run queue (runner.py)
+
+        def queue_run(job) -> None:
+            if queued is not None:
+                queued(+1)
+            run_q.put(job)
+
         def build_one(job) -> None:
             if stop.is_set():
                 return
@@ -51,7 +58,7 @@ class LocalExecutor:
                 done_q.put((job, exc))
                 return
             if verdict is None:
-                run_q.put(job)
+                queue_run(job)
             else:
                 done_q.put((job, verdict))
 
@@ -65,15 +72,17 @@ class LocalExecutor:
             except BaseException as exc:  # noqa: BLE001 - handed to the main thread
                 done_q.put((job, exc))
                 return
-            run_q.put(job)
+            queue_run(job)
 
         def run_worker(gpu: int | None) -> None:
             while not stop.is_set():
                 job = run_q.get()
                 if job is None:
                     return
+                if queued is not None:
+                    queued(-1)
                 if gpu is not None and gpu in dead:  # another run of this GPU found it wedged
-                    run_q.put(job)
+                    queue_run(job)
                     done_q.put((None, "gpu_dead"))
                     return
                 try:
@@ -104,7 +113,7 @@ class LocalExecutor:
                     # run sharing it) gets one more try on a healthy GPU
                     if job.key not in retried and len(dead) < len(verifier.gpus):
                         retried.add(job.key)
-                        run_q.put(job)
+                        queue_run(job)
                     else:
                         done_q.put((job, verdict))
                     done_q.put((None, "gpu_dead"))

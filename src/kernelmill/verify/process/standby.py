@@ -107,7 +107,8 @@ class Standby:
     """Up to `depth` warm spares per GPU (or for the CPU run worker)."""
 
     def __init__(self, sandbox: Sandbox, work_dir: Path, device: str, env_for: Callable[[int | None], dict],
-                 depth: int = 1, groups: bool = False, mode: str = "run", nice: int = 0):
+                 depth: int = 1, groups: bool = False, mode: str = "run", nice: int = 0,
+                 demand: Callable[[], int] | None = None):
         # mode "run": run workers (GPU warm-up, the candidate's process started ahead);
         # "build": build workers with torch and the builder imported (``worker
         # buildstandby``), `nice` lower in CPU priority, as a build process is
@@ -118,6 +119,12 @@ class Standby:
         self.device = device
         self.env_for = env_for
         self.depth = depth
+        # how many spares a GPU can use now (None: always `depth`). A verification run
+        # starts with its CUDA candidates building for 20-50 s; 12 spare pairs warming
+        # up then (each ~100% of a core for ~20 s) took the cores from those builds:
+        # median build 34.7 s with spares, 20.0 s without (H200, 9 builds; issue 14).
+        # So spares are filled to what the runs queued for the GPU need (`top_up`)
+        self.demand = demand
         self.groups = groups
         self._spares: dict[int | None, deque[Spare]] = {}
         self._lock = threading.Lock()
@@ -145,7 +152,8 @@ class Standby:
 
     def take(self, gpu: int | None) -> Spare:
         """A warm spare for `gpu` (a fresh one if none is alive); new ones start,
-        gated on this job's timing, until `depth` wait again. With `groups`, new ones
+        gated on this job's timing, until `depth` wait again (or as many as the queued
+        runs need, with `demand`). With `groups`, new ones
         start only when none is left, `depth` at once, so that they warm up together
         and the next `depth` jobs run back to back; that paid while a whole warm-up
         held the GPU lock (each one ran into the next timing: the median timing waited
@@ -161,17 +169,36 @@ class Standby:
                 else:
                     self._drop(s)
             spare = spare or self._start(gpu)
-            if not queue or not self.groups:
-                # from an empty queue (the GPU's first job, or the queue ran dry): staggered
-                # and not gated (the first runs' timings come only after their own processes
-                # warmed up, so gated spares waited ~10 s and were late: H200, issue 14);
-                # their CUDA steps still never overlap a timing (the GPU lock)
-                stagger = STAGGER_S if not queue and not self.groups and self.mode == "run" else 0.0
-                k = 0
-                while not self._closed and len(queue) < self.depth:
-                    queue.append(self._start(gpu, gated=not stagger, delay_s=k * stagger))
-                    k += 1
+            self._fill(gpu, queue)
             return spare
+
+    def _target(self) -> int:
+        if self.demand is None:
+            return self.depth
+        return max(1, min(self.depth, int(self.demand())))
+
+    def top_up(self, gpu: int | None) -> None:
+        """Start spares for `gpu` up to what its queued runs need now (`demand`); a
+        verifier calls it when a candidate's build is done and it waits for a run."""
+        if self.demand is None or self._closed:
+            return
+        with self._lock:
+            queue = self._spares.setdefault(gpu, deque())
+            if len(queue) < self._target():
+                self._fill(gpu, queue)
+
+    def _fill(self, gpu: int | None, queue: deque) -> None:
+        """Under the lock: start spares for `gpu` up to the target."""
+        if not queue or not self.groups:
+            # from an empty queue (the GPU's first job, or the queue ran dry): staggered
+            # and not gated (the first runs' timings come only after their own processes
+            # warmed up, so gated spares waited ~10 s and were late: H200, issue 14);
+            # their CUDA steps still never overlap a timing (the GPU lock)
+            stagger = STAGGER_S if not queue and not self.groups and self.mode == "run" else 0.0
+            k, target = 0, self._target()
+            while not self._closed and len(queue) < target:
+                queue.append(self._start(gpu, gated=not stagger, delay_s=k * stagger))
+                k += 1
 
     def drop_gpu(self, gpu: int | None) -> None:
         """Discard the spares of a GPU (it failed a health check)."""
