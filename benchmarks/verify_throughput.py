@@ -112,6 +112,7 @@ def measure(samples: list[Sample], tasks: dict, args: argparse.Namespace, cache:
         "median_build_s": sorted(v.phases.get("build_s", 0) for v in verdicts)[len(verdicts) // 2],
         "median_run_wall_s": sorted(v.phases.get("run_wall_s", 0) or 0 for v in verdicts)[len(verdicts) // 2],
         "split_builds": stats.get("split_builds"), "fallback_builds": stats.get("fallback_builds"),
+        "merged_builds": stats.get("merged_builds"), "pch_builds": stats.get("pch_builds"),
         "run_compiles": stats.get("run_compiles"),
         "unexpected_verdicts": wrong[:20], "fast_build": not args.no_fast_build,
         "verdicts": {v.sample_id.split("#")[0]: v.status for v in verdicts}, "stats": stats,

@@ -87,3 +87,22 @@ def test_runs_per_gpu_must_not_be_negative():
     with pytest.raises(ConfigError, match="runs_per_gpu"):
         VerifyConfig(runs_per_gpu=-1)
     assert VerifyConfig().resolved_runs_per_gpu() == 2 and VerifyConfig(runs_per_gpu=3).resolved_runs_per_gpu() == 3 and VerifyConfig(runs_per_gpu=1).resolved_runs_per_gpu() == 1
+
+
+def test_the_executor_reports_runs_joining_and_leaving_the_queue():
+    # the verifier's spares follow the run queue (Verifier.queued_runs, Standby.demand)
+    v = FakeVerifier([0], runs_per_gpu=2)
+    changes = []
+    v.queued_runs = lambda change: changes.append(change)
+    local_executor.LocalExecutor().execute(v, _jobs(6), lambda job, verdict: None, Accounting())
+    assert changes.count(+1) == 6 and changes.count(-1) == 6 and len(changes) == 12
+
+
+def test_build_accounting_counts_merged_units_and_precompiled_headers():
+    from kernelmill.verify.progress import StatusProgress
+
+    p = StatusProgress(total=2, enabled=False)
+    p.note_build(1.0, {"cuda_split": True, "merged": True, "pch_used": ["merged"]})
+    p.note_build(1.0, {"cuda_split": True, "merged": False, "pch_used": ["host", "binding"]})
+    stats = p.stats()
+    assert (stats["split_builds"], stats["merged_builds"], stats["pch_builds"]) == (2, 1, 2)

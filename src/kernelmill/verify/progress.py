@@ -23,6 +23,7 @@ class StatusProgress:
         self._lock = threading.Lock()
         self._t0 = time.monotonic()
         self.builds = self.warm_builds = self.split_builds = self.fallback_builds = 0
+        self.merged_builds = self.pch_builds = 0  # binding and host as one unit; a precompiled header used
         self.build_s = 0.0
         self.runs = 0
         self.run_compiles = 0  # extensions compiled in run processes (lazy calls the build phase missed)
@@ -61,6 +62,8 @@ class StatusProgress:
                 self.lazy_prebuilt += int(info.get("lazy_built", 0))
                 self.warm_builds += bool(info.get("warm"))
                 self.split_builds += bool(info.get("cuda_split"))
+                self.merged_builds += bool(info.get("merged"))
+                self.pch_builds += bool(info.get("pch_used"))
                 self.fallback_builds += bool(info.get("fallback"))
 
     def note_run(self, worker, start: float, end: float, compiles: int = 0) -> None:
@@ -90,6 +93,7 @@ class StatusProgress:
                 "done": sum(self.counts.values()), "total": self.total, "counts": dict(self.counts),
                 "cached": self.cached, "wall_s": wall, "builds": self.builds, "warm_builds": self.warm_builds,
                 "split_builds": self.split_builds, "fallback_builds": self.fallback_builds,
+                "merged_builds": self.merged_builds, "pch_builds": self.pch_builds,
                 "build_s": self.build_s, "builds_per_s": self.builds / wall if wall > 0 else 0.0,
                 "runs": self.runs, "run_busy_s": busy, "run_compiles": self.run_compiles,
                 "lazy_prebuilt": self.lazy_prebuilt, "run_workers": len(self.run_s),
