@@ -8,7 +8,9 @@ Phases are what each verdict's `phases` recorded (docs/SEMANTICS.md): build_s
 check_s, time_s, guard_* (the guarded run's own work: drawing inputs, the
 reference profile, exchanging tensors, judging), timing_lock_wait_s and
 run_wall_s (the run process from start to verdict). The guard share of a
-candidate is the sum of its guard_* phases over its run_wall_s.
+candidate is the sum of its guard_* phases over its run_wall_s; a second
+share takes the waits for a warm process (spare_wait_s, cand_warm_wait_s) out
+of the wall, since those grow with the spare policy and not with the guards.
 
 SMI.csv is `nvidia-smi --query-gpu=timestamp,index,utilization.gpu
 --format=csv,noheader,nounits -lms 200`: the driver's own count of the time
@@ -26,6 +28,8 @@ import sys
 from pathlib import Path
 
 GUARD = ("guard_inputs_s", "guard_profile_s", "guard_exchange_s", "guard_judge_s")
+# waits inside a run's wall for a warm process: a spare still starting, the candidate's process warming up
+WAITS = ("spare_wait_s", "cand_warm_wait_s")
 # guard_exchange_s is a residual; the supervisor splits it into these (supervisor._exchange_parts)
 EXCHANGE_PARTS = ("xchg_setup_s", "xchg_ready_s", "xchg_end_s", "xchg_outputs_s", "xchg_exit_s")
 ORDER = ("build_s", "deferred_build_s", "load_s", "check_s", "time_s", *GUARD, *EXCHANGE_PARTS, "timing_lock_wait_s",
@@ -52,15 +56,22 @@ def phase_table(rows: list[dict]) -> dict:
         if vals:
             out["phases"][key] = {"n": len(vals), "median": statistics.median(vals), "mean": statistics.fmean(vals),
                                   "max": max(vals), "sum": sum(vals)}
-    shares = []
+    shares, own = [], []
     for r in rows:
         ph = r.get("phases", {})
         wall = ph.get("run_wall_s")
         if isinstance(wall, (int, float)) and wall > 0 and any(k in ph for k in GUARD):
-            shares.append(sum(float(ph.get(k, 0.0)) for k in GUARD) / wall)
-    if shares:
-        out["guard_share"] = {"n": len(shares), "median": statistics.median(shares), "mean": statistics.fmean(shares),
-                              "max": max(shares), "within_10pct": sum(s <= 0.10 for s in shares)}
+            guard = sum(float(ph.get(k, 0.0)) for k in GUARD)
+            shares.append(guard / wall)
+            # the run wall holds the waits for a warm process (a spare still starting, the
+            # candidate's process warming up): they grow with the spare policy, not the guards
+            work = wall - sum(float(ph.get(k, 0.0) or 0.0) for k in WAITS)
+            if work > 0:
+                own.append(guard / work)
+    for key, vals in (("guard_share", shares), ("guard_share_of_work", own)):
+        if vals:
+            out[key] = {"n": len(vals), "median": statistics.median(vals), "mean": statistics.fmean(vals),
+                        "max": max(vals), "within_10pct": sum(s <= 0.10 for s in vals)}
     status: dict[str, int] = {}
     for r in rows:
         status[r.get("status", "?")] = status.get(r.get("status", "?"), 0) + 1
@@ -105,10 +116,12 @@ def main(argv=None) -> int:
     print(f"{'phase':22s} {'n':>4s} {'median':>8s} {'mean':>8s} {'max':>8s} {'sum':>9s}")
     for k, v in t["phases"].items():
         print(f"{k:22s} {v['n']:4d} {v['median']:8.2f} {v['mean']:8.2f} {v['max']:8.2f} {v['sum']:9.1f}")
-    if "guard_share" in t:
-        g = t["guard_share"]
-        print(f"guard share of run wall: median {100 * g['median']:.1f}%, mean {100 * g['mean']:.1f}%, "
-              f"max {100 * g['max']:.1f}%, <=10%: {g['within_10pct']}/{g['n']}")
+    for key, label in (("guard_share", "run wall"),
+                       ("guard_share_of_work", "run wall less waits for a warm process")):
+        if key in t:
+            g = t[key]
+            print(f"guard share of {label}: median {100 * g['median']:.1f}%, mean {100 * g['mean']:.1f}%, "
+                  f"max {100 * g['max']:.1f}%, <=10%: {g['within_10pct']}/{g['n']}")
     if "gpu" in t:
         print("gpu (nvidia-smi):", json.dumps(t["gpu"]))
     if a.json:
