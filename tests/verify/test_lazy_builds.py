@@ -105,6 +105,9 @@ def test_verify_builds_lazy_calls_before_the_run(tmp_path, shared_build_cache):
         assert v.status == "ok", (name, v.message)
         assert "lazy_build_s" in v.phases, v.phases  # built in the build phase ...
         assert not v.phases.get("run_compiles"), v.phases  # ... so the run phase compiled nothing
+        # the verdict says how its extension was built (runner._build_facts)
+        assert v.measurement["build"]["lazy_built"] == 1, v.measurement.get("build")
+        assert v.measurement["build"].get("compiled") or v.measurement["build"].get("reused")
     assert stats["run_compiles"] == 0 and stats["lazy_prebuilt"] == 2
 
 

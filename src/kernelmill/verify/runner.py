@@ -294,6 +294,9 @@ class Verifier:
                   if data.get(k) is not None}
         phases = dict(job.build.get("phases", {})) if job.build else {}
         phases.update(data.get("phases") or {})
+        built = _build_facts((job.build or {}).get("build_info"))
+        if built:
+            fields["measurement"] = {**(fields.get("measurement") or {}), "build": built}
         return Verdict(sample_id=job.sample.sample_id, task_id=job.sample.task_id, status=data["status"],
                        message=str(data.get("message") or "")[: self.config.output_limit],
                        flags=list(data.get("flags") or []), device=self.device_name,
@@ -372,6 +375,23 @@ class Verifier:
     def cleanup(self, job: _Job) -> None:
         if job.workdir is not None:
             shutil.rmtree(job.workdir, ignore_errors=True)
+
+
+# what the fast builder's log (inline_build.InlineBuilder.log) says of a candidate's build
+_BUILD_FACTS = ("warm", "cuda_split", "merged", "pch_used", "compiled", "reused", "compiles", "compile_s",
+                "lazy_built", "fallback")
+
+
+def _build_facts(info) -> dict:
+    """How the build phase built the candidate's extensions, for the verdict's measurement."""
+    if not isinstance(info, dict):
+        return {}
+    out = {k: info[k] for k in _BUILD_FACTS if k in info}
+    if isinstance(out.get("compile_s"), (int, float)):
+        out["compile_s"] = round(float(out["compile_s"]), 3)
+    if isinstance(out.get("fallback"), str):
+        out["fallback"] = out["fallback"][:300]
+    return out
 
 
 def _read_requests(path: Path) -> list[dict]:
