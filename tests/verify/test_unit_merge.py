@@ -174,3 +174,13 @@ def test_a_cached_binding_unit_is_not_compiled_again_inside_a_merge(tmp_path, fa
     again.build("m", main, cuda2, FLAGS)
     assert sorted(c for c in fake_tools if c) == ["host.cpp", "kernel.cu"]
     assert "merged" not in again.log
+
+
+def test_a_host_use_before_the_definition_stays_apart():
+    # alone the host unit does not compile (twice_cuda is used before it is declared);
+    # merged, the binding unit's declaration in front would make it compile
+    cu = CU.replace("torch::Tensor twice_cuda(torch::Tensor x) {",
+                    "torch::Tensor first(torch::Tensor x) { return twice_cuda(x); }\n"
+                    "torch::Tensor twice_cuda(torch::Tensor x) {")
+    main, host = _units(cu=cu)
+    assert merge(main, host) is None

@@ -17,9 +17,11 @@ the host unit's flags. It is used only when:
   blocks, so that what it adds before the host code is the header (which the
   host unit's precompiled header puts first already), declarations of
   functions, and a module definition whose names the host code never uses;
-* every declared function the host code mentions is one the host code defines
-  (the declaration names the same function, or an overload the host never
-  defines, which fails at import exactly as the two units did);
+* every declared function the host code mentions is one the host code defines,
+  and mentions nowhere before that definition (the declaration names the same
+  function, or an overload the host never defines, which fails at import exactly
+  as the two units did; and a use before the definition, which fails alone,
+  cannot compile merged thanks to the binding unit's declaration);
 * the two units' flags are the same but for the optimisation level and the
   ``-D__CUDA_NO_*`` macros (which only change the CUDA half-precision headers,
   which the binding unit does not include).
@@ -51,8 +53,8 @@ def flags_match(binding_flags: list[str], host_flags: list[str]) -> bool:
     return _normal(binding_flags) == _normal(host_flags)
 
 
-def _defines(host_code: str, name: str) -> bool:
-    """Whether `host_code` holds a definition of a function `name` (its parameter list followed by a body)."""
+def _definition_at(host_code: str, name: str) -> int | None:
+    """Where `host_code` first defines a function `name` (its parameter list followed by a body), or None."""
     for m in re.finditer(rf"\b{re.escape(name)}\s*\(", host_code):
         depth, i = 1, m.end()
         while i < len(host_code) and depth:
@@ -61,8 +63,8 @@ def _defines(host_code: str, name: str) -> bool:
         rest = host_code[i:].lstrip()
         rest = re.sub(r"^(const|noexcept|override)\b\s*", "", rest)
         if rest.startswith("{"):
-            return True
-    return False
+            return m.start()
+    return None
 
 
 def merge(main_cpp: str, host_unit: str) -> str | None:
@@ -89,6 +91,11 @@ def merge(main_cpp: str, host_unit: str) -> str | None:
         if m is None:
             return None
         name = m.group(1)
-        if re.search(rf"\b{re.escape(name)}\b", host_code) and not _defines(host_code, name):
-            return None
+        if re.search(rf"\b{re.escape(name)}\b", host_code):
+            # the host code must define it, and name it nowhere before that definition:
+            # alone, a use before the definition does not compile; merged, the binding
+            # unit's declaration would make it compile
+            at = _definition_at(host_code, name)
+            if at is None or re.search(rf"\b{re.escape(name)}\b", host_code[:at]):
+                return None
     return main_cpp.rstrip("\n") + "\n" + host_unit
