@@ -150,17 +150,17 @@ def main() -> None:
                               "--specs", json.dumps(specs)], capture_output=True, text=True, env=env)
         prepare = {"seconds": round(time.perf_counter() - t0, 2), "out": (res.stdout + res.stderr)[-500:]}
         print(json.dumps({"ours_pch_prepare": prepare}), flush=True)
-    caches = {m: ours_cache if i == 0 else str(work / m) for i, m in enumerate(modes)}
-    for m, c in caches.items():
-        if c != ours_cache and os.path.isdir(os.path.join(ours_cache, "pch")):
-            shutil.copytree(os.path.join(ours_cache, "pch"), os.path.join(c, "pch"))  # the headers, not rebuilt
+    def fresh_cache(folder: str) -> str:
+        """An empty cache but for the precompiled headers (copied, not rebuilt)."""
+        if os.path.isdir(os.path.join(ours_cache, "pch")):
+            shutil.copytree(os.path.join(ours_cache, "pch"), os.path.join(folder, "pch"))
+        return folder
+
+    caches = {m: ours_cache if i == 0 else fresh_cache(str(work / m)) for i, m in enumerate(modes)}
     batches = {}
     if args.parallel:
         for m in modes:  # before the one-at-a-time pass: every build here is cold
-            bc = str(work / f"batch-{m}")
-            if os.path.isdir(os.path.join(ours_cache, "pch")):
-                shutil.copytree(os.path.join(ours_cache, "pch"), os.path.join(bc, "pch"))
-            batches[m] = batch(m, files, bc, env, args.parallel)
+            batches[m] = batch(m, files, fresh_cache(str(work / f"batch-{m}")), env, args.parallel)
             print(json.dumps({"batch": m, **batches[m]}), flush=True)
     for i, f in enumerate(files[: args.alone_limit or None]):
         name = "/".join(Path(f).parts[-3:])

@@ -184,3 +184,15 @@ def test_a_host_use_before_the_definition_stays_apart():
                     "torch::Tensor twice_cuda(torch::Tensor x) {")
     main, host = _units(cu=cu)
     assert merge(main, host) is None
+
+
+def test_a_kernel_that_fails_does_not_send_the_build_back_to_the_two_units(tmp_path, fake_tools):
+    # the merged unit compiled; compiling binding and host apart would only repeat the
+    # kernel unit's error (cached) after two more torch-header compiles
+    bad = CU.replace("if (i < n)", 'const char* marker = "FAIL_ME"; if (i < n)')
+    main, cuda = assemble("m", DECL, bad, ["twice_cuda"])
+    builder = inline_build.InlineBuilder(tmp_path)
+    with pytest.raises(inline_build.CompileError, match=r"\[kernel.cu\]"):
+        builder.build("m", main, cuda, FLAGS)
+    assert sorted(c for c in fake_tools if c) == ["kernel.cu", "unit.cpp"]
+    assert "merged" not in builder.log

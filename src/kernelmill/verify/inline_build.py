@@ -51,7 +51,12 @@ class Unsupported(Exception):
 
 
 class CompileError(RuntimeError):
-    pass
+    """A unit or the link failed. `kinds`: the kinds of the units that failed to
+    compile (empty for a link error)."""
+
+    def __init__(self, message: str, kinds: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.kinds = kinds
 
 
 def assemble(name, cpp_sources, cuda_sources=None, functions=None, with_pytorch_error_handling=True,
@@ -292,7 +297,9 @@ class InlineBuilder:
                     folder = self._compile(name, merged, flags, cxx, key)
                     self.log["merged"] = True
                     return folder
-                except CompileError:
+                except CompileError as exc:
+                    if exc.kinds and "merged" not in exc.kinds:
+                        raise  # the kernel unit failed, the merged one compiled: the two would too
                     self.log["merged"] = False  # the two units, whose errors are the ones torch would show
             return self._compile(name, units, flags, cxx, key)
         finally:
@@ -320,14 +327,15 @@ class InlineBuilder:
 
         with ThreadPoolExecutor(max_workers=len(units)) as pool:
             futures = [pool.submit(one, u) for u in units]
-            errors, objects = [], []
+            errors, failed, objects = [], [], []
             for u, f in zip(units, futures):
                 try:
                     objects.append(f.result())
                 except CompileError as exc:
                     errors.append(f"[{u[1]}]\n{exc}")
+                    failed.append(u[0])
         if errors:
-            raise CompileError("\n".join(errors))
+            raise CompileError("\n".join(errors), tuple(failed))
         with self.cache.lock("so", key):
             hit = self.cache.get("so", key)
             if hit is not None:

@@ -183,9 +183,7 @@ class Standby:
         if self.demand is None or self._closed:
             return
         with self._lock:
-            queue = self._spares.setdefault(gpu, deque())
-            if len(queue) < self._target():
-                self._fill(gpu, queue)
+            self._fill(gpu, self._spares.setdefault(gpu, deque()))
 
     def _fill(self, gpu: int | None, queue: deque) -> None:
         """Under the lock: start spares for `gpu` up to the target."""
