@@ -25,6 +25,8 @@ def test_from_dict_round_trip_and_nested_timing():
     ({"gaurds": "off"}, "unknown setting(s) gaurds"),
     ({"address": "ray://x", "executor": "local"}, "goes with executor ray"),
     ({"tolerances": {"float32": [1e-4]}}, "tolerances['float32']"),
+    ({"merge_units": "no"}, "merge_units must be true or false, not 'no'"),  # "no" is a true string
+    ({"standby_on_demand": 1}, "standby_on_demand must be true or false"),
 ])
 def test_bad_settings_name_the_place_and_the_setting(data, words):
     with pytest.raises(ConfigError) as err:

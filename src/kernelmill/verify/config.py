@@ -132,6 +132,9 @@ class VerifyConfig:
             if getattr(self, name) not in allowed:
                 out.append(f"{name} must be one of {', '.join(map(str, allowed))}, not {getattr(self, name)!r}")
 
+        for f in fields(self):  # a config file's "no" is a true string: on/off settings take booleans only
+            if f.type == "bool" and not isinstance(getattr(self, f.name), bool):
+                out.append(f"{f.name} must be true or false, not {getattr(self, f.name)!r}")
         one_of("device", ("auto", "cpu", "cuda"))
         one_of("profile", ("auto", "small", "full"))
         one_of("check", ("allclose", "max_norm_abs"))
