@@ -1,7 +1,7 @@
 """Phase breakdown of a verdicts JSONL, and the GPU's busy share from an
 nvidia-smi sample log: the issue 14 tables.
 
-    python benchmarks/phase_table.py VERDICTS.jsonl [--smi SMI.csv] [--json OUT.json]
+    python benchmarks/phase_table.py VERDICTS.jsonl [--smi SMI.csv] [--json OUT.json] [--gantt]
 
 Phases are what each verdict's `phases` recorded (docs/SEMANTICS.md): build_s
 (build phase, CPU workers), deferred_build_s (builds a run asked for), load_s,
@@ -11,6 +11,12 @@ run_wall_s (the run process from start to verdict). The guard share of a
 candidate is the sum of its guard_* phases over its run_wall_s; a second
 share takes the waits for a warm process (spare_wait_s, cand_warm_wait_s) out
 of the wall, since those grow with the spare policy and not with the guards.
+
+Where the verdicts carry `measurement.timeline` (when each phase ran, seconds since
+the batch began), a timeline summary follows: when the last build ended, when the
+first and last runs started and ended, how long built candidates queued for a run,
+and how much of the batch's wall had no run going at all. `--gantt` draws one line
+per candidate (`b` build, `.` queued for a run, `R` run).
 
 SMI.csv is `nvidia-smi --query-gpu=timestamp,index,utilization.gpu
 --format=csv,noheader,nounits -lms 200`: the driver's own count of the time
@@ -80,6 +86,53 @@ def phase_table(rows: list[dict]) -> dict:
     return out
 
 
+def timeline(rows: list[dict]) -> dict | None:
+    """Where a batch's wall went, from the verdicts' measurement.timeline."""
+    lines = []
+    for r in rows:
+        tl = (r.get("measurement") or {}).get("timeline")
+        if isinstance(tl, dict) and tl.get("run"):
+            lines.append((r.get("sample_id", "?"), tl))
+    if not lines:
+        return None
+    builds = [s for _, tl in lines for s in tl.get("build", []) + tl.get("rebuild", [])]
+    runs = [s for _, tl in lines for s in tl["run"]]
+    queued = []
+    for _, tl in lines:
+        ready = max((e for _, e in tl.get("build", [])), default=0.0)
+        queued.append(max(0.0, tl["run"][0][0] - ready))
+    end = max(e for _, e in runs)
+    # seconds of the batch with no run going (GPU run workers idle): before the first, and gaps
+    idle, reach = 0.0, 0.0
+    for s, e in sorted(runs):
+        idle += max(0.0, s - reach)
+        reach = max(reach, e)
+    return {"candidates": len(lines), "wall_s": end, "last_build_end_s": max((e for _, e in builds), default=None),
+            "first_run_start_s": min(s for s, _ in runs), "last_run_start_s": max(s for s, _ in runs),
+            "no_run_going_s": idle, "queued_for_run_s": {"median": statistics.median(queued), "max": max(queued)},
+            "lines": lines}
+
+
+def gantt(lines: list, width: int = 72) -> list[str]:
+    end = max(e for _, tl in lines for spans in tl.values() for _, e in spans) or 1.0
+    col = lambda t: min(width - 1, int(t / end * width))  # noqa: E731
+    out = []
+    for name, tl in sorted(lines, key=lambda x: x[1]["run"][0][0]):
+        row = [" "] * width
+        ready = 0.0
+        for phase, mark in (("build", "b"), ("rebuild", "b"), ("run", "R")):
+            for s, e in tl.get(phase, []):
+                if phase == "run":
+                    for i in range(col(ready), col(s)):
+                        row[i] = "."
+                for i in range(col(s), max(col(s) + 1, col(e))):
+                    row[i] = mark
+                ready = e
+        out.append(f"{name[:40]:40s} |{''.join(row)}|")
+    out.append(f"{'':40s}  0{'':{width - 8}s}{end:6.1f}s")
+    return out
+
+
 def smi_share(path: Path) -> dict:
     samples = []
     for line in path.read_text().splitlines():
@@ -105,11 +158,14 @@ def main(argv=None) -> int:
     ap.add_argument("verdicts", type=Path)
     ap.add_argument("--smi", type=Path, default=None)
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--gantt", action="store_true", help="one line per candidate: build, queue, run")
     a = ap.parse_args(argv)
     if not a.verdicts.is_file():
         print(f"no such file: {a.verdicts}", file=sys.stderr)
         return 2
-    t = phase_table(read_verdicts(a.verdicts))
+    rows = read_verdicts(a.verdicts)
+    t = phase_table(rows)
+    tl = timeline(rows)
     if a.smi and a.smi.is_file():
         t["gpu"] = smi_share(a.smi)
     print(f"{t['candidates']} verdicts: {t['status']}; compiles in run processes: {t['run_compiles']}")
@@ -124,6 +180,15 @@ def main(argv=None) -> int:
                   f"max {100 * g['max']:.1f}%, <=10%: {g['within_10pct']}/{g['n']}")
     if "gpu" in t:
         print("gpu (nvidia-smi):", json.dumps(t["gpu"]))
+    if tl is not None:
+        lb = tl["last_build_end_s"]
+        print(f"timeline ({tl['candidates']} candidates): last run ended {tl['wall_s']:.1f} s; last build ended "
+              f"{'-' if lb is None else f'{lb:.1f} s'}; runs started {tl['first_run_start_s']:.1f}-"
+              f"{tl['last_run_start_s']:.1f} s; no run going {tl['no_run_going_s']:.1f} s; queued for a run after "
+              f"the build: median {tl['queued_for_run_s']['median']:.1f} s, max {tl['queued_for_run_s']['max']:.1f} s")
+        if a.gantt:
+            print("\n".join(gantt(tl["lines"])))
+        t["timeline"] = {k: v for k, v in tl.items() if k != "lines"}
     if a.json:
         a.json.write_text(json.dumps(t, indent=1))
     return 0

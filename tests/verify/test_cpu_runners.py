@@ -24,6 +24,11 @@ def test_two_cpu_run_workers_share_the_work(tmp_path):
     assert [v.status for v in verdicts] == [s.meta["expect"] for s in samples]
     assert stats["runs"] == len(samples) and stats["run_workers"] == 2
     assert stats["gpu_busy_share"] is None and 0 < stats["run_busy_share"] <= 1.0 + 1e-6
+    for v in verdicts:  # torch candidates: nothing to build, one run each (measurement.timeline)
+        if v.status != "ok":
+            continue
+        tl = v.measurement["timeline"]
+        assert "build" not in tl and len(tl["run"]) == 1 and 0 <= tl["run"][0][0] < tl["run"][0][1], tl
 
 
 def test_cpu_runners_option_is_checked(capsys):

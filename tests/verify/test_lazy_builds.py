@@ -142,6 +142,13 @@ def test_an_uncomputable_call_is_built_by_a_build_worker_not_the_run(tmp_path, s
     assert not v.phases.get("run_compiles"), v.phases  # ... and never compiled itself
     assert stats["run_compiles"] == 0
     assert "torch_fallback" not in v.flags  # the try/except fallback never ran
+    # the timeline shows it: build, then runs that stopped, each followed by its rebuild,
+    # then the run that gave the verdict
+    tl = v.measurement["timeline"]
+    assert len(tl["build"]) == 1 and len(tl["rebuild"]) >= 1 and len(tl["run"]) == len(tl["rebuild"]) + 1, tl
+    order = [tl["build"][0]] + [s for pair in zip(tl["run"], tl["rebuild"]) for s in pair] + [tl["run"][-1]]
+    assert all(0 <= s <= e for s, e in order), tl
+    assert all(a[1] <= b[0] for a, b in zip(order, order[1:])), tl
 
 
 # two extensions behind one helper that picks its sources from a table by a run-time key

@@ -161,6 +161,28 @@ def test_merged_extension_runs_like_the_reference(tmp_path, monkeypatch):
         ce.load_inline = inline_build._ORIGINAL
 
 
+@pytest.mark.gpu
+def test_a_kernel_error_with_the_real_compilers_is_a_compile_error_without_a_second_build(tmp_path, monkeypatch):
+    # nvcc rejects the kernel unit; the merged host unit compiles: the build fails once,
+    # naming the kernel unit, and the binding and host units are not compiled apart
+    import torch
+
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "{}.{}".format(*torch.cuda.get_device_capability()))
+    bad = CU.replace("if (i < n)", "if (i < n_undeclared)")
+    builder = inline_build.install(tmp_path / "cache")
+    import torch.utils.cpp_extension as ce
+
+    try:
+        with pytest.raises(RuntimeError, match=r"\[kernel.cu\]") as err:
+            ce.load_inline(name="km_merge_bad", cpp_sources=DECL, cuda_sources=bad, functions=["twice_cuda"])
+        assert "n_undeclared" in str(err.value)
+        # one build: the merged host unit compiled, the binding and host were not compiled apart
+        assert "merged" not in builder.log and builder.log["compiles"] == 1, builder.log
+        assert "fallback" not in builder.log  # torch's own load_inline was not tried either
+    finally:
+        ce.load_inline = inline_build._ORIGINAL
+
+
 def test_a_cached_binding_unit_is_not_compiled_again_inside_a_merge(tmp_path, fake_tools):
     # a second candidate of the same task with the same declarations and extension name
     main, cuda = assemble("m", DECL, CU, ["twice_cuda"])

@@ -21,7 +21,7 @@ import shutil
 import tempfile
 import threading
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -49,6 +49,10 @@ class _Job:
     workdir: Path | None = None
     build: dict | None = None
     requeues: int = 0  # runs that stopped for a build (NeedsBuild)
+    # (phase, start, end) in time.monotonic(), and when the job was made (its batch's
+    # start, near enough: a batch's jobs are made in one loop): measurement.timeline
+    spans: list = field(default_factory=list)
+    t0: float = field(default_factory=time.monotonic)
 
 
 # build spares by default on CUDA (VerifyConfig.build_standby): enough for a service's
@@ -297,10 +301,21 @@ class Verifier:
         built = _build_facts((job.build or {}).get("build_info"))
         if built:
             fields["measurement"] = {**(fields.get("measurement") or {}), "build": built}
+        if job.spans:
+            fields["measurement"] = {**(fields.get("measurement") or {}), "timeline": self._timeline(job)}
         return Verdict(sample_id=job.sample.sample_id, task_id=job.sample.task_id, status=data["status"],
                        message=str(data.get("message") or "")[: self.config.output_limit],
                        flags=list(data.get("flags") or []), device=self.device_name,
                        level=job.task.level, phases={k: round(v, 4) for k, v in phases.items()}, **fields)
+
+    def _timeline(self, job: _Job) -> dict:
+        """When the candidate's phases ran, in seconds since its job was made (when its
+        batch began): {"build": [[start, end]], "run": [[start, end], ...], ...}.
+        A run that stopped for a build (NeedsBuild) has a "rebuild" and a second "run"."""
+        out: dict[str, list] = {}
+        for phase, start, end in job.spans:
+            out.setdefault(phase, []).append([round(start - job.t0, 3), round(end - job.t0, 3)])
+        return out
 
     def build(self, job: _Job) -> Verdict | None:
         """Build phase; returns a verdict if the candidate ends here."""
@@ -308,7 +323,9 @@ class Verifier:
         if not get_backend(job.sample.language).compiles_extension:
             return None  # nothing to compile ahead: the run process imports it
         t0 = time.perf_counter()
+        m0 = time.monotonic()
         res, data = self._phase(job, "build", "cpu", None, {})
+        job.spans.append(("build", m0, time.monotonic()))
         if data is None:
             return self._failure(job, "build", res)
         # the whole build process (its start-up and torch's import included; build_s is the
@@ -323,7 +340,9 @@ class Verifier:
         """Build what a run phase stopped for, in a CPU build process (the cache
         keeps it); the next run of `job` finds it."""
         job.requeues += 1
+        m0 = time.monotonic()
         res, data = self._phase(job, "build", "cpu", None, {"build_requests": requests})
+        job.spans.append(("rebuild", m0, time.monotonic()))
         phases = (job.build or {}).setdefault("phases", {}) if job.build is not None else None
         if phases is None:
             job.build = {"phases": {}}
@@ -355,7 +374,9 @@ class Verifier:
             extra["compile_baseline"] = {"mode": c.compile_mode, "backend": c.compile_backend,
                                          "timeout": c.compile_timeout}
         t0 = time.perf_counter()
+        m0 = time.monotonic()
         res, data = self._phase(job, "run", run_device, gpu if run_device == "cuda" else None, extra)
+        job.spans.append(("run", m0, time.monotonic()))
         if data is not None and data.get("status") == "needs_build":
             return NeedsBuild(data["build_requests"])
         if data is None:
