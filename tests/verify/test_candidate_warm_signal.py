@@ -29,7 +29,8 @@ def _launched(tmp_path: Path, report: int, spawned: bool = True) -> Launched:
     proc = subprocess.Popen([sys.executable, "-c", "pass"]) if spawned else None
     if proc is not None:
         proc.wait()
-    return Launched(tmp_path, tmp_path, None, -1, proc, report)
+    # a spawned process warms up; so does one forked on CUDA (launch._fork with a device)
+    return Launched(tmp_path, tmp_path, None, -1, proc, report, warms=spawned)
 
 
 def test_the_warm_line_is_read_and_nothing_after_it(tmp_path, pipe):
@@ -48,7 +49,7 @@ def test_no_line_in_time_or_an_ended_process_goes_on(tmp_path, pipe):
     assert _launched(tmp_path, r).wait_warm(5.0) is False  # EOF before a whole line
 
 
-def test_a_forked_candidate_has_no_warm_up_to_wait_for(tmp_path, pipe):
+def test_a_candidate_forked_on_a_cpu_has_no_warm_up_to_wait_for(tmp_path, pipe):
     r, _ = pipe
     assert _launched(tmp_path, r, spawned=False).wait_warm(5.0) is False
 
@@ -65,7 +66,7 @@ def test_the_candidate_process_says_it_is_warm_before_it_reads_its_start(tmp_pat
                                  str(tmp_path / "job.json"), "cpu", str(rw)], stdin=subprocess.PIPE,
                                 pass_fds=(rw,), cwd=tmp_path, env=env)
         os.close(rw)
-        launched = Launched(tmp_path, tmp_path, None, -1, proc, rr)
+        launched = Launched(tmp_path, tmp_path, None, -1, proc, rr, warms=True)
         assert launched.wait_warm(120.0) is True
         proc.stdin.close()  # no start byte: it exits without reading a job
         assert proc.wait(timeout=60) == 0

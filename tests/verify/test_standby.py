@@ -40,13 +40,14 @@ def _environ(proc) -> dict[bytes, bytes]:
         time.sleep(0.05)
 
 
-@pytest.mark.parametrize("guards", ["off", "standard"])
-def test_every_candidate_gets_fresh_processes_of_its_own(tmp_path, guards):
+@pytest.mark.parametrize("guards,fork", [("off", False), ("standard", False), ("off", True), ("standard", True)])
+def test_every_candidate_gets_fresh_processes_of_its_own(tmp_path, guards, fork):
+    # fork: the spares are forked by the zygote (process/zygote.py), fresh all the same
     log = tmp_path / "pids.jsonl"
     # distinct code per sample, so none is answered from another's verdict
     samples = [sample(f"s{i}", _reporting(log) + f"# {i}\n") for i in range(4)]
     verdicts = verify_samples([RELU_TASK], samples,
-                              fast_config(tmp_path, guards=guards, standby=2))
+                              fast_config(tmp_path, guards=guards, standby=2, fork_workers=fork))
     assert [v.status for v in verdicts] == ["ok"] * 4, [v.message for v in verdicts]
     seen = [json.loads(line) for line in log.read_text().splitlines()]
     assert len(seen) == 4
@@ -57,6 +58,9 @@ def test_every_candidate_gets_fresh_processes_of_its_own(tmp_path, guards):
         assert s["tmp"] == s["home"]
         assert s["cwd"].startswith(s["home"])
     assert not list((tmp_path / "cache" / "work").iterdir())  # spares and phase folders removed
+    if fork:  # a forked spare starts with torch imported: no start-up to wait for
+        assert all(v.phases.get("spare_forked") == 1 for v in verdicts)
+        return
     # each run says how long its spare took to warm up and how long the job waited for it
     # (never longer than the spare's own start-up)
     for v in verdicts:

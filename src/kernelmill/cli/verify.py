@@ -36,6 +36,9 @@ def verify_command(
     standby_on_demand: bool = typer.Option(True, help="Start spare run processes only as the queued runs need them, "
                                                       "not --standby at once (spares warming up take the cores "
                                                       "from the first candidates' builds)."),
+    fork_workers: bool = typer.Option(True, help="Fork spare build and run processes from one process that imported "
+                                                 "torch once, instead of starting each fresh (each fresh one "
+                                                 "imports torch: seconds of a core, per candidate)."),
     merge_units: bool = typer.Option(True, help="Let the fast builder compile a split CUDA extension's binding and "
                                                 "host code as one unit where that provably keeps the meaning (half "
                                                 "the CPU of a cold build; docs/ARCHITECTURE.md)."),
@@ -83,7 +86,7 @@ def verify_command(
                                  compile_baseline=compile_baseline, compile_mode=compile_mode,
                                  compile_backend=compile_backend, exchange=exchange, gpus=gpus,
                                  build_nice=build_nice, build_standby=build_standby, merge_units=merge_units,
-                                 standby_on_demand=standby_on_demand)
+                                 standby_on_demand=standby_on_demand, fork_workers=fork_workers)
     samples = select_samples(load_samples_or_exit(samples_path), only_tasks, languages, limit)
     if dry_run:
         dry_run_summary(source, samples, out, config)

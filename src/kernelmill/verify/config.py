@@ -86,6 +86,10 @@ class VerifyConfig:
     # the queued runs), not to `standby` at once: spares warming up while the first
     # candidates build take the cores from the builds (standby.Standby.demand). Local executor
     standby_on_demand: bool = True
+    # spare build and run workers forked from a process that imported torch once
+    # (verify/process/zygote.py), not fresh interpreters that each import it: 14 builds
+    # started at once each spent ~8 s importing on an H100's 16 cores (issue 14)
+    fork_workers: bool = True
     # run workers on a CPU device: 1 (default) so that no two timed runs share the
     # cores; more for correctness-heavy runs on many-core machines (timings are then
     # contended: the CLI warns). On CUDA see runs_per_gpu.

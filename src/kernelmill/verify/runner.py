@@ -142,13 +142,14 @@ class Verifier:
         self._waiting_lock = threading.Lock()
         demand = (self._spare_demand if config.standby_on_demand and config.executor == "local" else None)
         self.standby = (Standby(self.sandbox, self.cache_dir / "work", self.device, self._visible,
-                                depth=depth, groups=config.standby_groups, demand=demand) if depth > 0 else None)
+                                depth=depth, groups=config.standby_groups, demand=demand,
+                                zygote=config.fork_workers) if depth > 0 else None)
         # build workers started ahead; none are started before a candidate that compiles comes
         bdepth = (config.build_standby if config.build_standby >= 0 else
                   min(BUILD_SPARES, self.build_workers) if self.device == "cuda" else 0)
         self.build_standby = (Standby(self.sandbox, self.cache_dir / "work", "cpu",
                                       lambda gpu: self._visible(None), depth=bdepth, mode="build",
-                                      nice=config.build_nice) if bdepth > 0 else None)
+                                      nice=config.build_nice, zygote=config.fork_workers) if bdepth > 0 else None)
 
     def _spare_demand(self) -> int:
         """Spares one GPU can use now: one per run slot, plus its share of the queued runs."""

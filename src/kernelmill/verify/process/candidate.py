@@ -385,7 +385,7 @@ def drop_ptrace() -> None:
         pass
 
 
-def _warm_up(device: torch.device) -> None:
+def _warm_up(device: torch.device, cmd_fd: int = 0) -> None:
     """What every candidate needs, done while the supervisor is still busy with
     the reference: the CUDA context and the profiler's start-up."""
     import torch.utils.cpp_extension  # noqa: F401 - what install() (inline_build) needs: 0.1-0.4 s
@@ -393,10 +393,37 @@ def _warm_up(device: torch.device) -> None:
     from .. import correctness, inline_build, timing  # noqa: F401
     from . import loading  # noqa: F401 - imported now, not on the clock
 
-    # a spare's: after the running candidate's timing (gpulock.wait_for_timing; stdin says when its job came)
-    wait_for_timing(str(device), 0)
+    # a spare's: after the running candidate's timing (gpulock.wait_for_timing; the command pipe says when its job came)
+    wait_for_timing(str(device), cmd_fd)
     # its GPU steps never while timed; behind a waiting timing for 2 s at most (its supervisor may wait for it)
     trace.warm_cuda(device, lambda: gpu_lock(str(device), exclusive=False, behind_timing_s=2.0))
+
+
+def main_forked_cuda(job_path: str, device: str, cmd_fd: int, report_fd: int) -> None:
+    """Entry of a candidate's process forked on CUDA by a worker the zygote forked
+    (launch.prestart: torch imported, CUDA never initialised above it): what `main`
+    does, with the command pipe on `cmd_fd` instead of stdin."""
+    die_with_parent()
+    drop_ptrace()
+    _await_and_serve(job_path, device, cmd_fd, report_fd)
+
+
+def _await_and_serve(job_path: str, device: str, cmd_fd: int, report_fd: int) -> None:
+    started_with = dict(os.environ)
+    try:
+        _warm_up(torch.device(device), cmd_fd)
+    except Exception as exc:  # noqa: BLE001 - the run below reports the same failure with context
+        print(f"warm-up failed: {exc}", file=sys.stderr)
+    # warm (or failed): the supervisor, waiting without its share of the GPU lock, may go on
+    os.write(report_fd, WARM_LINE + b"\n")
+    if os.read(cmd_fd, 1) != b"1":
+        os._exit(0)
+    job = CandidateJob.read(job_path)
+    if job.env is not None:  # started before its job was known (verify/standby.py)
+        from .standby import adopt_env
+
+        adopt_env(job.env, started_with)
+    _serve(job_path, cmd_fd, report_fd)
 
 
 def main() -> None:
@@ -406,21 +433,7 @@ def main() -> None:
     die_with_parent()
     drop_ptrace()
     job_path, device, report_fd = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    started_with = dict(os.environ)
-    try:
-        _warm_up(torch.device(device))
-    except Exception as exc:  # noqa: BLE001 - the run below reports the same failure with context
-        print(f"warm-up failed: {exc}", file=sys.stderr)
-    # warm (or failed): the supervisor, waiting without its share of the GPU lock, may go on
-    os.write(report_fd, WARM_LINE + b"\n")
-    if os.read(0, 1) != b"1":
-        os._exit(0)
-    job = CandidateJob.read(job_path)
-    if job.env is not None:  # started before its job was known (verify/standby.py)
-        from .standby import adopt_env
-
-        adopt_env(job.env, started_with)
-    _serve(job_path, 0, report_fd)
+    _await_and_serve(job_path, device, 0, report_fd)
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ class Launched:
     pipe: int  # write end of the command pipe; one byte starts the candidate
     proc: subprocess.Popen | None = None
     report: int = -1  # read end of the candidate's report pipe
+    warms: bool = False  # it warms up first and says so (`WARM_LINE`): every candidate process on CUDA
 
     def go(self) -> None:
         """Start the candidate (its job and inputs are in place)."""
@@ -54,7 +55,7 @@ class Launched:
         import select
         import time
 
-        if self.proc is None:
+        if not self.warms:
             return False
         deadline = time.monotonic() + timeout
         got = b""
@@ -137,10 +138,22 @@ def prestart(phase_dir: Path, device: str) -> Launched:
     starts warm). The job's candidate code is copied in later (`place`)."""
     cdir, priv = _dirs(Path(phase_dir))
     if str(device).startswith("cuda"):
+        if _forked_without_cuda():
+            return _fork(cdir, priv, cuda_device=str(device))
         return _spawn(cdir, priv, str(device))
     import torch  # noqa: F401 - imported once, before the fork, for both processes
 
     return _fork(cdir, priv)
+
+
+def _forked_without_cuda() -> bool:
+    """This worker was forked by the zygote (process/zygote.py: torch imported, CUDA
+    never touched there) and has not touched CUDA since: its own child may then use
+    CUDA, and starts with torch imported instead of importing it again."""
+    from . import zygote
+
+    torch = sys.modules.get("torch")
+    return zygote.FORKED and torch is not None and not torch.cuda.is_initialized()
 
 
 def place(job: dict, launched: Launched) -> None:
@@ -157,10 +170,10 @@ def _spawn(cdir: Path, priv: Path, device: str) -> Launched:
                                 pass_fds=(rw,))
     os.close(r)
     os.close(rw)
-    return Launched(cdir, priv, proc.pid, w, proc, rr)
+    return Launched(cdir, priv, proc.pid, w, proc, rr, warms=True)
 
 
-def _fork(cdir: Path, priv: Path) -> Launched:
+def _fork(cdir: Path, priv: Path, cuda_device: str | None = None) -> Launched:
     r, w = os.pipe()
     rr, rw = os.pipe()
     sys.stdout.flush()
@@ -169,10 +182,23 @@ def _fork(cdir: Path, priv: Path) -> Launched:
     if pid:
         os.close(r)
         os.close(rw)
-        return Launched(cdir, priv, pid, w, None, rr)
+        return Launched(cdir, priv, pid, w, None, rr, warms=cuda_device is not None)
     try:
         os.close(w)
         os.close(rr)
+        # the worker's stdin is where a spare's job path comes: never the candidate's to read
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        if cuda_device is not None:  # as a spawned one: warm up, say so, then wait for the start
+            fd = os.open(cdir / "stderr.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(fd, 2)
+            os.close(fd)
+            os.chdir(cdir)
+            sys.path[:] = [p for p in sys.path if p not in ("", ".")]
+            from . import candidate
+
+            candidate.main_forked_cuda(str(priv / "job.json"), cuda_device, r, rw)
         go = os.read(r, 1)
         if go != b"1":
             os._exit(0)

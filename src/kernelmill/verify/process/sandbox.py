@@ -183,6 +183,16 @@ class Sandbox:
         self._live.add(proc.pid)
         return proc
 
+    def start_forked(self, zygote, args: list[str], cwd: Path, env: dict[str, str],
+                     stdin_pipe: bool = False, module: str = "kernelmill.verify.process.worker"):
+        """`start` for a worker forked by `zygote` (process/zygote.py) instead of a fresh
+        interpreter: the same session of its own, folder, environment and output files."""
+        with open(cwd / "stdout.txt", "wb") as out, open(cwd / "stderr.txt", "wb") as err:
+            proc = zygote.start(args, cwd, env, stdin_pipe, out.fileno(), err.fileno(), module=module)
+        proc.km_cwd = Path(cwd)
+        self._live.add(proc.pid)
+        return proc
+
     def discard(self, proc: subprocess.Popen) -> None:
         """Kill a started process that will not be watched (a spare not used)."""
         _kill_group(proc.pid)

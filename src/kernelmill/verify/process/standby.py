@@ -35,6 +35,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 from collections import deque
@@ -45,6 +46,7 @@ from typing import Callable
 
 from .gpulock import gate_env
 from .sandbox import Sandbox, python_argv, scrubbed_env
+from .zygote import Zygote, ZygoteError
 
 # longest a spare started during a run waits for that run's timing before its warm-up
 GATE_MAX_S = 15.0
@@ -108,7 +110,7 @@ class Standby:
 
     def __init__(self, sandbox: Sandbox, work_dir: Path, device: str, env_for: Callable[[int | None], dict],
                  depth: int = 1, groups: bool = False, mode: str = "run", nice: int = 0,
-                 demand: Callable[[], int] | None = None):
+                 demand: Callable[[], int] | None = None, zygote: bool = False):
         # mode "run": run workers (GPU warm-up, the candidate's process started ahead);
         # "build": build workers with torch and the builder imported (``worker
         # buildstandby``), `nice` lower in CPU priority, as a build process is
@@ -125,6 +127,10 @@ class Standby:
         # median build 34.7 s with spares, 20.0 s without (H200, 9 builds; issue 14).
         # So spares are filled to what the runs queued for the GPU need (`top_up`)
         self.demand = demand
+        # spares forked from one process that imported torch once (process/zygote.py)
+        # instead of each importing it: started on the first spare, from the starter thread
+        self.use_zygote = zygote
+        self._zygote = None
         self.groups = groups
         self._spares: dict[int | None, deque[Spare]] = {}
         self._lock = threading.Lock()
@@ -147,8 +153,31 @@ class Standby:
         if delay_s > 0:
             env[DELAY_ENV] = f"{delay_s:g}"
         args = (("standby", str(d), self.device) if self.mode == "run" else ("buildstandby", str(d), str(self.nice)))
+        zygote = self._zygote_here(env)
+        if zygote is not None:
+            try:
+                return Spare(self.sandbox.start_forked(zygote, list(args), d, env, stdin_pipe=True), d)
+            except ZygoteError as exc:
+                print(f"kernelmill: {exc}; spares start as fresh processes", file=sys.stderr)
+                self.use_zygote = False
         proc = self.sandbox.start(python_argv("kernelmill.verify.process.worker", *args), d, env, stdin_pipe=True)
         return Spare(proc, d)
+
+    def _zygote_here(self, env: dict[str, str]):
+        """The zygote (on the starter thread: it dies with the thread that started it);
+        None when not used or it could not start (then spares start fresh, as before)."""
+        if not self.use_zygote:
+            return None
+        if self._zygote is None:
+            folder = Path(tempfile.mkdtemp(prefix=f"zygote-{self.mode}-", dir=self.work_dir))
+            try:
+                self._zygote = Zygote(self.mode, {**env, "HOME": str(folder), "TMPDIR": str(folder)}, folder)
+            except (ZygoteError, OSError) as exc:
+                print(f"kernelmill: {exc}; spares start as fresh processes", file=sys.stderr)
+                self.use_zygote = False
+                shutil.rmtree(folder, ignore_errors=True)
+                return None
+        return self._zygote
 
     def take(self, gpu: int | None) -> Spare:
         """A warm spare for `gpu` (a fresh one if none is alive); new ones start,
@@ -220,6 +249,10 @@ class Standby:
                     self._drop(s)
             self._spares.clear()
         self._starter.shutdown(wait=True)
+        if self._zygote is not None:
+            self._zygote.close()
+            shutil.rmtree(self._zygote.folder, ignore_errors=True)
+            self._zygote = None
 
 
 def adopt_env(job_env: dict[str, str], started_with: dict[str, str]) -> None:

@@ -361,6 +361,10 @@ def main() -> None:
     else:
         result = run(job)
     if spare_marks:
+        from . import zygote
+
+        if zygote.FORKED:  # forked by the fork server, not a fresh interpreter (process/zygote.py)
+            spare_marks["spare_forked"] = 1
         result.setdefault("phases", {}).update(spare_marks)
     if job.build_cache:
         result["build_info"] = builder_log()
