@@ -141,3 +141,8 @@ def test_forked_spares_and_candidate_processes_on_the_gpu(tmp_path, shared_build
         if v.status == "ok":
             assert v.phases.get("spare_forked") == 1 and v.speedup is not None, v.phases
             assert v.measurement["exchange"] == "cuda_ipc"
+
+
+def test_the_zygote_says_whether_its_children_can_use_cuda(zygote):
+    # nothing it imported touched CUDA (on this machine there is none to touch)
+    assert zygote.cuda_fork_safe is True

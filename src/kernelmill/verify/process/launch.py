@@ -153,7 +153,8 @@ def _forked_without_cuda() -> bool:
     from . import zygote
 
     torch = sys.modules.get("torch")
-    return zygote.FORKED and torch is not None and not torch.cuda.is_initialized()
+    return (zygote.FORKED and torch is not None and not torch.cuda.is_initialized()
+            and not torch.cuda._is_in_bad_fork() and zygote.driver_untouched())
 
 
 def place(job: dict, launched: Launched) -> None:

@@ -172,6 +172,10 @@ class Standby:
             folder = Path(tempfile.mkdtemp(prefix=f"zygote-{self.mode}-", dir=self.work_dir))
             try:
                 self._zygote = Zygote(self.mode, {**env, "HOME": str(folder), "TMPDIR": str(folder)}, folder)
+                if self.mode == "run" and self.device.startswith("cuda") and not self._zygote.cuda_fork_safe:
+                    self._zygote.close()
+                    self._zygote = None
+                    raise ZygoteError("the run zygote's imports touched CUDA, so its children could not use it")
             except (ZygoteError, OSError) as exc:
                 print(f"kernelmill: {exc}; spares start as fresh processes", file=sys.stderr)
                 self.use_zygote = False

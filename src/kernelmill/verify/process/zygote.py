@@ -111,6 +111,8 @@ class Zygote:
         if not msg.startswith(b'{"ready"'):
             self.close()
             raise ZygoteError(f"the {kind} zygote did not start (see {folder / 'zygote.stderr.txt'})")
+        # whether a child it forks can still open a CUDA context of its own (`_cuda_fork_safe`)
+        self.cuda_fork_safe = bool(json.loads(msg).get("cuda_fork_safe"))
         threading.Thread(target=self._read, name=f"km-zygote-{kind}", daemon=True).start()
 
     def _read(self) -> None:
@@ -190,6 +192,33 @@ class Zygote:
 
 # -- the zygote process ----------------------------------------------------------
 
+def driver_untouched() -> bool:
+    """The CUDA driver library is not loaded in this process."""
+    try:
+        with open("/proc/self/maps") as fh:
+            return "libcuda.so" not in fh.read()
+    except OSError:
+        return False
+
+
+def _cuda_fork_safe() -> bool:
+    """Whether a child forked from this process can use CUDA: the CUDA driver is not
+    loaded here (a driver initialised before a fork does not work in the child), and
+    torch has not marked its forks as unable to (it does once anything asked it for
+    the device count: "Cannot re-initialize CUDA in forked subprocess"), which only a
+    child can read."""
+    if not driver_untouched():
+        return False
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return True
+    pid = os.fork()
+    if pid == 0:
+        os._exit(1 if torch.cuda._is_in_bad_fork() else 0)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
+
+
 def _child(sock: socket.socket, wake: tuple[int, int], req: dict, fds: list[int], home: str) -> None:
     code = 70
     try:
@@ -258,7 +287,7 @@ def serve(kind: str, fd: int) -> None:
     os.set_blocking(wake[1], False)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     signal.set_wakeup_fd(wake[1])
-    sock.send(b'{"ready": true}')
+    sock.send(json.dumps({"ready": True, "cuda_fork_safe": _cuda_fork_safe()}).encode())
     while True:
         ready, _, _ = select.select([sock, wake[0]], [], [], 1.0)
         if wake[0] in ready:
