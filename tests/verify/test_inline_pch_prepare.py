@@ -107,3 +107,43 @@ def test_cuda_flag_sets_leave_out_the_binding_units_own_when_units_merge(monkeyp
     assert len(apart) == 2 and apart[1] == merged[0]
     # a binding unit that may not take the host unit's flags keeps its own header
     assert len(build_prepare.flag_sets((True, ("-g",), ("-O3",)))) == 2
+
+
+def test_a_flag_set_seen_often_gets_its_header_built_in_the_background_not_by_the_build(tmp_path):
+    """The build that crosses the use count compiles without the header and at once; a
+    process of its own builds the header (under the header's lock, so one process
+    however many builds ask); the builds after it use it."""
+    import time
+
+    from kernelmill.verify import inline_build
+
+    fake = tmp_path / "fakecxx"
+    log = tmp_path / "cxx_calls.txt"
+    # a compiler stand-in: says its version, takes 1.5 s per header, writes its -o output
+    fake.write_text("#!/bin/sh\n"
+                    "[ \"$1\" = --version ] && { echo fakecxx 1; exit 0; }\n"
+                    f"echo \"$@\" >> {log}\n"
+                    "sleep 1.5\n"
+                    "while [ $# -gt 1 ]; do [ \"$1\" = -o ] && echo gch > \"$2\"; shift; done\n")
+    fake.chmod(0o755)
+    cache = tmp_path / "cache"
+    flags = ["-O3", "-DTORCH_EXTENSION_NAME=x"]
+    got = []
+    for _ in range(inline_build._PCH_AFTER_USES + 2):
+        t0 = time.monotonic()
+        b = inline_build.InlineBuilder(cache)
+        got.append((b._pch(str(fake), flags), time.monotonic() - t0, b.log.get("pch_background")))
+    assert all(pch is None for pch, _, _ in got)  # none waited for the header ...
+    assert all(s < 1.0 for _, s, _ in got), got  # ... nor built it
+    assert [bg for _, _, bg in got].count(True) == 1  # one background build; the next found it locked
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        pch = inline_build.InlineBuilder(cache)._pch(str(fake), flags)
+        if pch is not None:
+            break
+        time.sleep(0.2)
+    else:
+        raise AssertionError("the background header build never published")
+    assert pch.name == "torch_ext.h" and (pch.parent / "torch_ext.h.gch").read_text().strip() == "gch"
+    calls = [c for c in log.read_text().splitlines() if "c++-header" in c]
+    assert len(calls) == 1 and "-DTORCH_EXTENSION_NAME" not in calls[0], calls

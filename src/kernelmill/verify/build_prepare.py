@@ -140,14 +140,16 @@ def run_specs(codes, min_uses: int = EAGER_MIN_CANDIDATES) -> list[Spec]:
 
 
 def start_background(cache_root: str | Path, specs: list[Spec], env: dict | None = None,
-                     nice: int = 0, merged: bool = True) -> subprocess.Popen | None:
+                     nice: int = 0, merged: bool = True, idle: bool = True) -> subprocess.Popen | None:
     """Start `prepare_pch` in its own process (not waited for; it finishes on
     its own even if the run ends first, and a kill leaves no entry), `nice`
-    lower in CPU priority, as the build processes are (VerifyConfig.build_nice)."""
+    lower in CPU priority, as the build processes are (VerifyConfig.build_nice),
+    and with `idle` on idle CPU time only (sandbox.idle_priority): the builds that
+    started with the batch never use it, so it must not slow them."""
     try:
         return subprocess.Popen([sys.executable, "-m", "kernelmill.verify.build_prepare", str(cache_root),
                                  "--specs", json.dumps(specs), "--nice", str(int(nice))]
-                                + ([] if merged else ["--apart"]),
+                                + ([] if merged else ["--apart"]) + (["--idle"] if idle else []),
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
                                 start_new_session=True)
     except OSError as exc:
@@ -159,7 +161,7 @@ def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0].startswith("-"):
         raise SystemExit("usage: python -m kernelmill.verify.build_prepare CACHE_DIR [--cuda] [--specs JSON] "
-                         "[--nice N] [--apart]")
+                         "[--nice N] [--apart] [--idle]")
     if "--specs" in argv:
         try:
             specs = [(bool(c), tuple(a), tuple(b)) for c, a, b in json.loads(argv[argv.index("--specs") + 1])]
@@ -174,6 +176,10 @@ def main(argv: list[str] | None = None) -> None:
             lower_priority(int(argv[argv.index("--nice") + 1]))
         except (IndexError, ValueError):
             raise SystemExit("--nice: expected a nice increment (0-19)")
+    if "--idle" in argv:
+        from .process.sandbox import idle_priority
+
+        idle_priority()
     print(json.dumps(prepare_pch(argv[0], specs, merged="--apart" not in argv)))
 
 

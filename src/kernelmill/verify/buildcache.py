@@ -127,6 +127,19 @@ class BuildCache:
 
         return held()
 
+    def try_lock_fd(self, kind: str, key: str) -> int | None:
+        """The per-key lock as a bare descriptor if it is free now, else None: the lock
+        lasts until every copy of the descriptor is closed (one handed to a child
+        process keeps it held after the parent closes its own)."""
+        path = self.root / "locks" / f"{kind}-{key}.lock"
+        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return None
+        return fd
+
     def count_use(self, kind: str, key: str) -> int:
         """Record one more use of `key` and return how many came before (any process)."""
         path = self.root / "locks" / f"{kind}-{key}.uses"

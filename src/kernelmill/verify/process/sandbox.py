@@ -274,3 +274,16 @@ def lower_priority(increment: int) -> None:
             os.nice(increment)
         except OSError:
             pass
+
+
+def idle_priority() -> bool:
+    """Run this process (and its children) only on otherwise idle CPU time
+    (SCHED_IDLE): for work nothing waits for, such as a precompiled header built
+    in the background, which at nice 10 beside the builds of a cold batch took the
+    CPU of ~2 compiles from them and served none (all had started). False where
+    the system refuses."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        return True
+    except (OSError, AttributeError):
+        return False

@@ -128,8 +128,13 @@ class Standby:
         # So spares are filled to what the runs queued for the GPU need (`top_up`)
         self.demand = demand
         # spares forked from one process that imported torch once (process/zygote.py)
-        # instead of each importing it: started on the first spare, from the starter thread
-        self.use_zygote = zygote
+        # instead of each importing it: started on the first spare, from the starter thread.
+        # Not run spares on CUDA: with torch 2.11+cu130 a child forked after the imports a
+        # run spare needs cannot open a CUDA context ("Cannot re-initialize CUDA in forked
+        # subprocess", seen on an H100 for every import from torch.utils.cpp_extension on;
+        # docs/benchmarks.md, issue 14). The zygote checks that itself (cuda_fork_safe) and
+        # run spares fall back to fresh processes, but trying costs its start-up (~4 s)
+        self.use_zygote = zygote and not (mode == "run" and str(device).startswith("cuda"))
         self._zygote = None
         self.groups = groups
         self._spares: dict[int | None, deque[Spare]] = {}

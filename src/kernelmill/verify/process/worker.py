@@ -364,7 +364,7 @@ def main() -> None:
         from . import zygote
 
         if zygote.FORKED:  # forked by the fork server, not a fresh interpreter (process/zygote.py)
-            spare_marks["spare_forked"] = 1
+            spare_marks["build_spare_forked" if phase == "build" else "spare_forked"] = 1
         result.setdefault("phases", {}).update(spare_marks)
     if job.build_cache:
         result["build_info"] = builder_log()
