@@ -27,6 +27,9 @@ def test_from_dict_round_trip_and_nested_timing():
     ({"tolerances": {"float32": [1e-4]}}, "tolerances['float32']"),
     ({"merge_units": "no"}, "merge_units must be true or false, not 'no'"),  # "no" is a true string
     ({"standby_on_demand": 1}, "standby_on_demand must be true or false"),
+    ({"fork_workers": "yes"}, "fork_workers must be true or false"),
+    ({"spare_lead_s": -1}, "spare_lead_s must be seconds (0 or more), not -1"),
+    ({"spare_lead_s": "15"}, "spare_lead_s must be seconds"),
 ])
 def test_bad_settings_name_the_place_and_the_setting(data, words):
     with pytest.raises(ConfigError) as err:

@@ -313,3 +313,26 @@ def test_the_verifier_counts_queued_runs_for_the_spares(tmp_path, monkeypatch):
     assert verifier.runs_waiting == 0 and len(verifier.standby._spares[None]) == 3  # started ones stay
     off = Verifier(fast_config(tmp_path / "off", standby=5, standby_on_demand=False), None)
     assert off.standby.demand is None
+
+
+def test_builds_running_longer_than_the_lead_get_their_spares_ahead(tmp_path, monkeypatch):
+    # a build in flight for spare_lead_s counts as a run about to queue (Verifier._spare_demand);
+    # refresh_spares (called by the local executor about once a second) starts its spare
+    from kernelmill.verify.runner import Verifier
+
+    started = []
+    monkeypatch.setattr(Standby, "_start", lambda self, gpu, gated=False, delay_s=0.0: started.append(gpu) or
+                        SimpleNamespace(proc=SimpleNamespace(poll=lambda: None, kill=lambda: None, wait=lambda: 0),
+                                        dir=tmp_path))
+    clock = [1000.0]
+    monkeypatch.setattr("kernelmill.verify.runner.time.monotonic", lambda: clock[0])
+    verifier = Verifier(fast_config(tmp_path, standby=6, spare_lead_s=15.0), None)
+    verifier._building.update({"a": 1000.0, "b": 1000.0, "c": 1010.0})  # three builds in flight
+    verifier.refresh_spares()
+    assert len(verifier.standby._spares.get(None, [])) == 1  # none ran 15 s yet: the run slot's only
+    clock[0] = 1016.0  # a and b have run 16 s, c 6 s
+    verifier.refresh_spares()
+    assert len(verifier.standby._spares[None]) == 3  # 1 slot + a + b
+    off = Verifier(fast_config(tmp_path / "off", standby=6, spare_lead_s=0), None)
+    off._building.update({"a": 0.0})
+    assert off._spare_demand() == 1  # only queued runs count

@@ -36,6 +36,9 @@ def verify_command(
     standby_on_demand: bool = typer.Option(True, help="Start spare run processes only as the queued runs need them, "
                                                       "not --standby at once (spares warming up take the cores "
                                                       "from the first candidates' builds)."),
+    spare_lead: float = typer.Option(15.0, help="With --standby-on-demand: a build running longer than this many "
+                                                "seconds gets its run's spare started, so it is warm when the "
+                                                "build ends (0: spares only for queued runs)."),
     fork_workers: bool = typer.Option(True, help="Fork spare build and run processes from one process that imported "
                                                  "torch once, instead of starting each fresh (each fresh one "
                                                  "imports torch: seconds of a core, per candidate)."),
@@ -86,7 +89,8 @@ def verify_command(
                                  compile_baseline=compile_baseline, compile_mode=compile_mode,
                                  compile_backend=compile_backend, exchange=exchange, gpus=gpus,
                                  build_nice=build_nice, build_standby=build_standby, merge_units=merge_units,
-                                 standby_on_demand=standby_on_demand, fork_workers=fork_workers)
+                                 standby_on_demand=standby_on_demand, fork_workers=fork_workers,
+                                 spare_lead=spare_lead)
     samples = select_samples(load_samples_or_exit(samples_path), only_tasks, languages, limit)
     if dry_run:
         dry_run_summary(source, samples, out, config)

@@ -86,6 +86,10 @@ class VerifyConfig:
     # the queued runs), not to `standby` at once: spares warming up while the first
     # candidates build take the cores from the builds (standby.Standby.demand). Local executor
     standby_on_demand: bool = True
+    # with standby_on_demand: a build running longer than this many seconds counts as a
+    # run about to queue, so its spare warms up while it builds (a spare started when the
+    # build ended made the run wait ~12 s for it on an H100, issue 14). 0: only queued runs
+    spare_lead_s: float = 15.0
     # spare build and run workers forked from a process that imported torch once
     # (verify/process/zygote.py), not fresh interpreters that each import it: 14 builds
     # started at once each spent ~8 s importing on an H100's 16 cores (issue 14)
@@ -157,6 +161,9 @@ class VerifyConfig:
                 out.append(f"{name} must be positive, not {getattr(self, name)}")
         if not 0 <= self.build_nice <= 19:
             out.append(f"build_nice must be a nice increment from 0 (off) to 19, not {self.build_nice}")
+        if isinstance(self.spare_lead_s, bool) or not isinstance(self.spare_lead_s, (int, float)) \
+                or not self.spare_lead_s >= 0:
+            out.append(f"spare_lead_s must be seconds (0 or more), not {self.spare_lead_s!r}")
         if self.build_standby < -1:
             out.append(f"build_standby must be -1 (auto), 0 (off) or a number of spares, not {self.build_standby}")
         if self.workers < 0:

@@ -139,6 +139,7 @@ class Verifier:
         # runs queued for a GPU and not started (kept by the local executor): how many
         # spares the GPUs can use now (config.standby_on_demand)
         self.runs_waiting = 0
+        self._building: dict[str, float] = {}  # builds in flight: key -> when they started
         self._waiting_lock = threading.Lock()
         demand = (self._spare_demand if config.standby_on_demand and config.executor == "local" else None)
         self.standby = (Standby(self.sandbox, self.cache_dir / "work", self.device, self._visible,
@@ -152,8 +153,21 @@ class Verifier:
                                       nice=config.build_nice, zygote=config.fork_workers) if bdepth > 0 else None)
 
     def _spare_demand(self) -> int:
-        """Spares one GPU can use now: one per run slot, plus its share of the queued runs."""
-        return self.runs_per_gpu + math.ceil(self.runs_waiting / max(1, len(self.gpus)))
+        """Spares one GPU can use now: one per run slot, plus its share of the queued runs
+        and of the builds that have run longer than `spare_lead_s` (their runs come soon)."""
+        lead = self.config.spare_lead_s
+        now = time.monotonic()
+        with self._waiting_lock:
+            soon = sum(1 for t in self._building.values() if lead > 0 and now - t >= lead)
+            waiting = self.runs_waiting
+        return self.runs_per_gpu + math.ceil((waiting + soon) / max(1, len(self.gpus)))
+
+    def refresh_spares(self) -> None:
+        """Top the spares up to what the queue and the long-running builds need now
+        (the local executor calls it about once a second)."""
+        if self.standby is not None and self.standby.demand is not None:
+            for gpu in self.gpus or [None]:
+                self.standby.top_up(gpu)
 
     def queued_runs(self, change: int) -> None:
         """The local executor: `change` runs joined (+) or left (-) the run queue. A run
@@ -325,7 +339,13 @@ class Verifier:
             return None  # nothing to compile ahead: the run process imports it
         t0 = time.perf_counter()
         m0 = time.monotonic()
-        res, data = self._phase(job, "build", "cpu", None, {})
+        with self._waiting_lock:
+            self._building[job.key] = m0
+        try:
+            res, data = self._phase(job, "build", "cpu", None, {})
+        finally:
+            with self._waiting_lock:
+                self._building.pop(job.key, None)
         job.spans.append(("build", m0, time.monotonic()))
         if data is None:
             return self._failure(job, "build", res)

@@ -135,7 +135,12 @@ class LocalExecutor:
             for job in jobs:
                 pool.submit(build_one, job)
             remaining, alive = len(jobs), n_runners
+            refresh = getattr(verifier, "refresh_spares", None)  # spares for builds about to end (runner.py)
+            next_refresh = time.monotonic() + 1.0
             while remaining:
+                if refresh is not None and time.monotonic() >= next_refresh:
+                    refresh()
+                    next_refresh = time.monotonic() + 1.0
                 try:
                     job, outcome = done_q.get(timeout=0.2)
                 except queue.Empty:
