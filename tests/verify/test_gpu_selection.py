@@ -89,3 +89,16 @@ def test_cli_parses_gpus(capsys):
     assert parse_gpus("0,1") == [0, 1] and parse_gpus(" 1 ") == [1]
     with pytest.raises(typer.Exit):
         parse_gpus("first")
+
+
+def test_two_runs_sharing_a_gpu_count_its_busy_time_once():
+    # runs_per_gpu 2: overlapping runs on GPU 0 keep it busy 0-12 s, not 20 s of 10
+    from kernelmill.verify.progress import StatusProgress
+
+    p = StatusProgress(3, enabled=False, gpus=1)
+    p.note_run(0, 0.0, 10.0)
+    p.note_run(0, 2.0, 12.0)
+    p.note_run(0, 16.0, 20.0)  # idle 12-16 s
+    st = p.stats()
+    assert st["gpu_busy_share"] == pytest.approx(16.0 / 20.0)
+    assert st["busy_share_by_worker"] == {"0": 0.8} and st["run_busy_s"] == pytest.approx(24.0)

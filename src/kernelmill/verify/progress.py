@@ -29,6 +29,7 @@ class StatusProgress:
         self.run_compiles = 0  # extensions compiled in run processes (lazy calls the build phase missed)
         self.lazy_prebuilt = 0  # lazy load_inline calls built in the build phase
         self.run_s: dict[str, float] = {}
+        self._spans: dict[str, list[tuple[float, float]]] = {}  # each run worker's busy intervals
         self._first_run: float | None = None
         self._last_run: float | None = None
         self._progress = None
@@ -74,18 +75,22 @@ class StatusProgress:
             self.run_compiles += int(compiles or 0)
             key = str(worker)
             self.run_s[key] = self.run_s.get(key, 0.0) + (end - start)
+            self._spans.setdefault(key, []).append((start, end))
             self._first_run = start if self._first_run is None else min(self._first_run, start)
             self._last_run = end if self._last_run is None else max(self._last_run, end)
 
     def stats(self) -> dict:
-        """Counts and rates so far. `gpu_busy_share` is run-worker busy time over
-        (number of GPUs x time from the first run's start to the last run's end):
-        what is missing from 1 is the time GPUs waited for builds. `run_busy_share`
+        """Counts and rates so far. `gpu_busy_share` is the time each GPU had at least
+        one run on it (the runs sharing a GPU counted once: runs_per_gpu), summed over
+        GPUs, over (number of GPUs x time from the first run's start to the last run's
+        end): what is missing from 1 is the time GPUs waited for builds. `run_busy_share`
         is the same figure for any run workers (CPU ones too); `busy_share_by_worker`
-        splits it by worker (a GPU's index, or the CPU slot)."""
+        splits it by worker (a GPU's index, or the CPU slot). `run_busy_s` sums the
+        runs' own times (two runs sharing a GPU for 1 s count 2 s there)."""
         with self._lock:
             wall = time.monotonic() - self._t0
-            busy = sum(self.run_s.values())
+            union = {k: _covered(v) for k, v in self._spans.items()}
+            busy = sum(union.values())
             span = (self._last_run - self._first_run) if self._first_run is not None else 0.0
             n = max(1, self.gpus or len(self.run_s))
             share = busy / (n * span) if span > 0 else None
@@ -95,11 +100,11 @@ class StatusProgress:
                 "split_builds": self.split_builds, "fallback_builds": self.fallback_builds,
                 "merged_builds": self.merged_builds, "pch_builds": self.pch_builds,
                 "build_s": self.build_s, "builds_per_s": self.builds / wall if wall > 0 else 0.0,
-                "runs": self.runs, "run_busy_s": busy, "run_compiles": self.run_compiles,
+                "runs": self.runs, "run_busy_s": sum(self.run_s.values()), "run_compiles": self.run_compiles,
                 "lazy_prebuilt": self.lazy_prebuilt, "run_workers": len(self.run_s),
                 "gpu_busy_share": share if self.gpus else None, "run_busy_share": share,
                 # each run worker's (each GPU's, when one run shares a GPU) busy time over the same span
-                "busy_share_by_worker": ({k: round(v / span, 4) for k, v in sorted(self.run_s.items())}
+                "busy_share_by_worker": ({k: round(v / span, 4) for k, v in sorted(union.items())}
                                          if span > 0 else {}),
                 "per_minute": 60 * sum(self.counts.values()) / wall if wall > 0 else 0.0,
             }
@@ -114,3 +119,13 @@ class StatusProgress:
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
+
+
+def _covered(spans: list[tuple[float, float]]) -> float:
+    """Seconds covered by at least one of the intervals."""
+    total, reach = 0.0, float("-inf")
+    for start, end in sorted(spans):
+        if end > reach:
+            total += end - max(start, reach)
+            reach = end
+    return total
