@@ -111,7 +111,8 @@ class Verifier:
             self.gpus = config.selected_gpus(visible) if visible else []
         except ConfigError as exc:
             raise HarnessError(str(exc)) from None
-        caps = {d["capability"] for d in cuda_devices() if d["index"] in self.gpus}
+        # on a CPU device no probe at all: it is a process importing torch (~2 s before any build)
+        caps = {d["capability"] for d in cuda_devices() if d["index"] in self.gpus} if self.gpus else set()
         self.cuda_arch = ";".join(sorted(caps)) or None
         self.build_workers = config.workers or os.cpu_count() or 1
         self.cpu_runners = max(1, config.cpu_runners)

@@ -1,0 +1,18 @@
+set -o pipefail; export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/src:/tmp/site; nvidia-smi -L; nproc; date
+S=b_relu__cuda_module_functions,b_layernorm__cuda_module_pybind_cpp,kb1_88_newgelu__cuda_module_pybind_cpp_float4s,kb2_69_conv_hardswish_relu__cuda_module_pybind_cuda_inplace,b_rmsnorm__cuda_init_local,kb2_29_matmul_mish_mish__cuda_init_try,b2_add_rmsnorm__cuda_lazy_try,kb1_40_layernorm__cuda_two_extensions_lazy,b_leakyrelu__cuda_wrong_slope,b_rmsnorm__triton_autotune,kb2_09_matmul_sub_mul_relu__triton_jit,b2_conv_bn_relu__torch_manual_stats,kb2_57_conv_relu_hardswish__torch_channels_last,kb2_86_matmul_div_gelu__torch_addmm_alpha
+python3 -c "import torch, triton; torch.zeros(1).cuda(); print('warm', torch.__version__)"
+smi() { nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used --format=csv,noheader,nounits -lms 200 > "$1" & echo $!; }
+run() {  # label extra-args...
+  m=$1; shift
+  cp .whl/kb12.json $OUT/$m.json
+  P=$(smi $OUT/smi_$m.csv); vmstat 1 > $OUT/vmstat_$m.log & V=$!
+  timeout 150 python3 benchmarks/vs_kernelbench.py --device cuda --kernelbench .kb --only $S --skip-kernelbench --resume "$@" --out $OUT/$m.json --markdown $OUT/$m.md 2>&1 | grep -E "kernelmill verify|Verdicts"
+  kill $P $V
+  python3 benchmarks/phase_table.py $OUT/$m.verdicts.jsonl --smi $OUT/smi_$m.csv --gantt 2>&1 | grep -vE "^(xchg|spare_delay|load_s|guard_profile)"
+  awk 'NR>2{n++; us+=$13; sy+=$14; id+=$15; if ($15<10) sat++} END{printf "vmstat: %d s, cpu us %.0f%% sy %.0f%% idle %.0f%%, seconds with idle<10%%: %d\n", n, us/n, sy/n, id/n, sat}' $OUT/vmstat_$m.log
+  rm -rf $OUT/*.work
+}
+run fresh --kernelmill-arg=--no-fork-workers
+run fork
+timeout 240 python3 -m pytest -q -m gpu tests/verify/test_zygote.py tests/verify/test_candidate_warm_signal.py 2>&1 | tail -4
+date
