@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -253,9 +254,16 @@ class Standby:
     def close(self) -> None:
         with self._lock:
             self._closed = True
-            for queue in self._spares.values():
-                for s in queue:
-                    self._drop(s)
+            spares = [s for queue in self._spares.values() for s in queue]
+            # every spare's group killed first, then each reaped: one at a time, each spare
+            # with a CUDA context took its teardown in turn at the end of every batch
+            for s in spares:
+                try:
+                    os.killpg(s.proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            for s in spares:
+                self._drop(s)
             self._spares.clear()
         self._starter.shutdown(wait=True)
         if self._zygote is not None:
