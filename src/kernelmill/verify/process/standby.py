@@ -130,12 +130,10 @@ class Standby:
         self.demand = demand
         # spares forked from one process that imported torch once (process/zygote.py)
         # instead of each importing it: started on the first spare, from the starter thread.
-        # Not run spares on CUDA: with torch 2.11+cu130 a child forked after the imports a
-        # run spare needs cannot open a CUDA context ("Cannot re-initialize CUDA in forked
-        # subprocess", seen on an H100 for every import from torch.utils.cpp_extension on;
-        # docs/benchmarks.md, issue 14). The zygote checks that itself (cuda_fork_safe) and
-        # run spares fall back to fresh processes, but trying costs its start-up (~4 s)
-        self.use_zygote = zygote and not (mode == "run" and str(device).startswith("cuda"))
+        # Run spares on CUDA need a zygote whose imports left CUDA usable in its children
+        # (zygote.PRELOAD leaves torch.utils.cpp_extension out for that); it checks
+        # (cuda_fork_safe), and where it is not, run spares start fresh as before
+        self.use_zygote = zygote
         self._zygote = None
         self.groups = groups
         self._spares: dict[int | None, deque[Spare]] = {}

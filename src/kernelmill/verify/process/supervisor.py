@@ -73,6 +73,8 @@ def run_guarded(job: RunJob, launched: Launched) -> dict:
             result = _supervise(job, level, device, findings, cand_code, launched, share, exports)
         if device.type == "cuda" and isinstance(result.get("phases"), dict):
             result["phases"]["gpu_share_wait_s"] = round(share.wait_s, 4)
+            if launched.proc is None:  # the candidate's process was forked (launch.prestart), not spawned
+                result["phases"]["cand_forked"] = 1
         return result
     finally:
         launched.close()

@@ -52,7 +52,10 @@ READY_TIMEOUT_S = 180.0  # the zygote's own imports, on a loaded machine
 PRELOAD = {
     "build": ("torch", "torch.utils.cpp_extension", "kernelmill.verify.inline_build", "kernelmill.verify.lazy_builds",
               "kernelmill.verify.process.worker"),
-    "run": ("torch", "torch.utils.cpp_extension", "kernelmill.verify.inline_build", "kernelmill.verify.process.worker",
+    # not torch.utils.cpp_extension: importing it (torch 2.11+cu130) makes every later fork
+    # unable to open a CUDA context ("Cannot re-initialize CUDA in forked subprocess";
+    # benchmarks/diag probe on an H100, docs/benchmarks.md); a run worker imports it itself
+    "run": ("torch", "kernelmill.verify.inline_build", "kernelmill.verify.process.worker",
             "kernelmill.verify.process.supervisor", "kernelmill.verify.process.candidate",
             "kernelmill.verify.guards.trace", "kernelmill.verify.environment"),
 }
