@@ -154,7 +154,7 @@ def _forked_without_cuda() -> bool:
 
     torch = sys.modules.get("torch")
     return (zygote.FORKED and torch is not None and not torch.cuda.is_initialized()
-            and not torch.cuda._is_in_bad_fork() and zygote.driver_untouched())
+            and not torch.cuda._is_in_bad_fork() and "torch.utils.cpp_extension" not in sys.modules)
 
 
 def place(job: dict, launched: Launched) -> None:

@@ -177,9 +177,10 @@ class Standby:
             try:
                 self._zygote = Zygote(self.mode, {**env, "HOME": str(folder), "TMPDIR": str(folder)}, folder)
                 if self.mode == "run" and self.device.startswith("cuda") and not self._zygote.cuda_fork_safe:
+                    why = self._zygote.why_not_cuda
                     self._zygote.close()
                     self._zygote = None
-                    raise ZygoteError("the run zygote's imports touched CUDA, so its children could not use it")
+                    raise ZygoteError(f"run spares cannot be forked on CUDA here ({why})")
             except (ZygoteError, OSError) as exc:
                 print(f"kernelmill: {exc}; spares start as fresh processes", file=sys.stderr)
                 self.use_zygote = False

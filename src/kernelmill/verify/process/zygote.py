@@ -115,7 +115,9 @@ class Zygote:
             self.close()
             raise ZygoteError(f"the {kind} zygote did not start (see {folder / 'zygote.stderr.txt'})")
         # whether a child it forks can still open a CUDA context of its own (`_cuda_fork_safe`)
-        self.cuda_fork_safe = bool(json.loads(msg).get("cuda_fork_safe"))
+        ready_msg = json.loads(msg)
+        self.cuda_fork_safe = bool(ready_msg.get("cuda_fork_safe"))
+        self.why_not_cuda = str(ready_msg.get("why") or "")
         threading.Thread(target=self._read, name=f"km-zygote-{kind}", daemon=True).start()
 
     def _read(self) -> None:
@@ -195,85 +197,25 @@ class Zygote:
 
 # -- the zygote process ----------------------------------------------------------
 
-def driver_untouched() -> bool:
-    """The CUDA driver library is not loaded in this process."""
-    try:
-        with open("/proc/self/maps") as fh:
-            return "libcuda.so" not in fh.read()
-    except OSError:
-        return False
-
-
-def _cuda_fork_safe() -> bool:
-    """Whether a child forked from this process can use CUDA: the CUDA driver is not
-    loaded here (a driver initialised before a fork does not work in the child), and
-    torch has not marked its forks as unable to (it does once anything asked it for
-    the device count: "Cannot re-initialize CUDA in forked subprocess"), which only a
-    child can read."""
-    if not driver_untouched():
-        return False
+def _cuda_fork_safe() -> tuple[bool, str]:
+    """Whether a child forked from this process can use CUDA, and if not why: torch marks
+    its forks as unable to once anything asked it for the device count or opened a
+    context ("Cannot re-initialize CUDA in forked subprocess"; importing
+    torch.utils.cpp_extension does, with torch 2.11+cu130), which only a child can read.
+    (The driver library being mapped says nothing: torch's own import maps it, and a
+    child forked after that import opens a context; probed on an H100.)"""
     torch = sys.modules.get("torch")
     if torch is None:
-        return True
+        return True, ""
+    if torch.cuda.is_initialized():
+        return False, "CUDA was initialised in the zygote"
     pid = os.fork()
     if pid == 0:
         os._exit(1 if torch.cuda._is_in_bad_fork() else 0)
     _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status) == 0
-
-
-def _child(sock: socket.socket, wake: tuple[int, int], req: dict, fds: list[int], home: str) -> None:
-    code = 70
-    try:
-        from .loading import die_with_parent
-
-        die_with_parent()  # whatever it runs goes when the zygote goes
-        signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        sock.close()
-        for fd in wake:
-            os.close(fd)
-        os.setsid()  # its own session and process group, as Sandbox.start gives a fresh one
-        for target, fd in zip((0, 1, 2), fds):
-            os.dup2(fd, target)
-        for fd in fds:
-            if fd > 2:
-                os.close(fd)
-        os.chdir(req["cwd"])
-        os.environ.clear()
-        os.environ.update(req["env"])
-        import tempfile
-
-        tempfile.tempdir = None  # TMPDIR is read again on next use
-        # `python -m` puts the folder it started in first on sys.path: the worker's, not ours
-        if sys.path and sys.path[0] == home:
-            sys.path[0] = req["cwd"]
-        # this file runs as __main__ in the zygote: the flag goes on the module the worker imports
-        import runpy
-
-        import kernelmill.verify.process.zygote as this
-
-        this.FORKED = True
-        sys.argv = [req["module"], *req["args"]]
-        runpy.run_module(req["module"], run_name="__main__", alter_sys=True)  # a worker ends in os._exit(0)
-        code = 0
-    except SystemExit as exc:  # what the interpreter would make of it
-        if isinstance(exc.code, int) or exc.code is None:
-            code = exc.code or 0
-        else:
-            print(exc.code, file=sys.stderr)
-            code = 1
-    except BaseException:  # noqa: BLE001 - printed as an uncaught exception would be
-        import traceback
-
-        traceback.print_exc()
-        code = 1
-    finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        finally:
-            os._exit(code)
+    if os.waitstatus_to_exitcode(status) != 0:
+        return False, "torch marks the zygote's forks as unable to use CUDA (something asked it for the device count)"
+    return True, ""
 
 
 def serve(kind: str, fd: int) -> None:
@@ -290,7 +232,8 @@ def serve(kind: str, fd: int) -> None:
     os.set_blocking(wake[1], False)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     signal.set_wakeup_fd(wake[1])
-    sock.send(json.dumps({"ready": True, "cuda_fork_safe": _cuda_fork_safe()}).encode())
+    safe, why = _cuda_fork_safe()
+    sock.send(json.dumps({"ready": True, "cuda_fork_safe": safe, "why": why}).encode())
     while True:
         ready, _, _ = select.select([sock, wake[0]], [], [], 1.0)
         if wake[0] in ready:
