@@ -218,6 +218,60 @@ def _cuda_fork_safe() -> tuple[bool, str]:
     return True, ""
 
 
+def _child(sock: socket.socket, wake: tuple[int, int], req: dict, fds: list[int], home: str) -> None:
+    code = 70
+    try:
+        from .loading import die_with_parent
+
+        die_with_parent()  # whatever it runs goes when the zygote goes
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        sock.close()
+        for fd in wake:
+            os.close(fd)
+        os.setsid()  # its own session and process group, as Sandbox.start gives a fresh one
+        for target, fd in zip((0, 1, 2), fds):
+            os.dup2(fd, target)
+        for fd in fds:
+            if fd > 2:
+                os.close(fd)
+        os.chdir(req["cwd"])
+        os.environ.clear()
+        os.environ.update(req["env"])
+        import tempfile
+
+        tempfile.tempdir = None  # TMPDIR is read again on next use
+        # `python -m` puts the folder it started in first on sys.path: the worker's, not ours
+        if sys.path and sys.path[0] == home:
+            sys.path[0] = req["cwd"]
+        # this file runs as __main__ in the zygote: the flag goes on the module the worker imports
+        import runpy
+
+        import kernelmill.verify.process.zygote as this
+
+        this.FORKED = True
+        sys.argv = [req["module"], *req["args"]]
+        runpy.run_module(req["module"], run_name="__main__", alter_sys=True)  # a worker ends in os._exit(0)
+        code = 0
+    except SystemExit as exc:  # what the interpreter would make of it
+        if isinstance(exc.code, int) or exc.code is None:
+            code = exc.code or 0
+        else:
+            print(exc.code, file=sys.stderr)
+            code = 1
+    except BaseException:  # noqa: BLE001 - printed as an uncaught exception would be
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
 def serve(kind: str, fd: int) -> None:
     from .loading import die_with_parent
 
