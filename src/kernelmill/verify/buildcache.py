@@ -108,12 +108,8 @@ class BuildCache:
 
     def try_lock(self, kind: str, key: str):
         """The per-key lock as a context manager if it is free now, else None."""
-        path = self.root / "locks" / f"{kind}-{key}.lock"
-        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
+        fd = self.try_lock_fd(kind, key)
+        if fd is None:
             return None
 
         @contextlib.contextmanager

@@ -6,10 +6,11 @@ are ready, anything else (or EOF) = exit. After that byte the same pipe carries
 the supervisor's commands (timing rounds, one JSON line each) and a second pipe
 carries the candidate's reports back (`Channel`); nothing else of the
 candidate's reaches the supervisor except its outputs file. On CPU it is forked from the
-supervisor (torch already imported, no job read yet); on CUDA it is started
-fresh (exec), because a forked child cannot use CUDA ("Cannot re-initialize
-CUDA in forked subprocess"), and it opens its CUDA context and the profiler
-while it waits (`candidate._warm_up`). The worker calls `prestart` first thing,
+supervisor (torch already imported, no job read yet). On CUDA it is forked only
+from a worker the zygote forked (process/zygote.py) that has not touched CUDA
+(a child forked after that cannot use it: "Cannot re-initialize CUDA in forked
+subprocess"), else started fresh (exec); either way it opens its CUDA context
+and the profiler while it waits and says when it is warm (`candidate._warm_up`). The worker calls `prestart` first thing,
 before it reads its job, so the two start-ups overlap and nothing of the task
 is ever in memory the candidate's process inherits.
 

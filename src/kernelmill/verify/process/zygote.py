@@ -18,11 +18,18 @@ here (~150 lines) rather than bent out of multiprocessing.
 
 What a forked worker shares with a fresh one: the modules are those a spare
 imports before its job anyway (verify/standby.py), under the same scrubbed
-environment; CUDA is never initialised in the zygote, so each worker opens its
-own context (CUDA cannot be used in a child forked after it was); the child's
-environment, folder, session and standard streams are its own before it runs
-anything. Python's `random` is reseeded in every child (the interpreter does
-that at fork).
+environment; the child's environment, folder, session and standard streams are
+its own before it runs anything. Python's `random` is reseeded in every child
+(the interpreter does that at fork).
+
+CUDA: a child forked after torch touched the driver cannot open a context
+("Cannot re-initialize CUDA in forked subprocess"). Importing torch does not;
+importing torch.utils.cpp_extension does (torch 2.11+cu130, probed on an H100:
+docs/benchmarks.md, issue 14). So the run zygote leaves it out (a run worker and
+its candidate's process import it themselves), the zygote reports whether its
+children can use CUDA (`cuda_fork_safe`, read from torch's own fork mark), and
+run spares start fresh where they cannot. The build zygote imports it: builds
+never use the GPU.
 
 Protocol (a SOCK_SEQPACKET pair, one JSON message per packet): the parent sends
 {"module", "args", "cwd", "env"} (run as ``python -m MODULE ARGS...`` would run it)
