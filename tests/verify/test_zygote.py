@@ -122,6 +122,11 @@ def test_verdicts_through_forked_spares_are_those_of_fresh_processes(tmp_path, s
         assert a.max_abs_err == b.max_abs_err
 
 
+def test_the_zygote_says_whether_its_children_can_use_cuda(zygote):
+    # nothing it imported asked torch for a device (on this machine there is none to ask)
+    assert zygote.cuda_fork_safe is True and zygote.why_not_cuda == ""
+
+
 GPU_IDS = ["builtin/level1/01_ReLU/cuda__ok", "builtin/level1/01_ReLU/cuda__runtime_error",
            "builtin/level1/01_ReLU/triton__ok", "builtin/level1/01_ReLU/torch__ok"]
 
