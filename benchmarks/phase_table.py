@@ -33,6 +33,8 @@ import statistics
 import sys
 from pathlib import Path
 
+from kernelmill.verify.progress import covered_seconds
+
 GUARD = ("guard_inputs_s", "guard_profile_s", "guard_exchange_s", "guard_judge_s")
 # waits inside a run's wall for a warm process: a spare still starting, the candidate's process warming up
 WAITS = ("spare_wait_s", "cand_warm_wait_s")
@@ -103,10 +105,7 @@ def timeline(rows: list[dict]) -> dict | None:
         queued.append(max(0.0, tl["run"][0][0] - ready))
     end = max(e for _, e in runs)
     # seconds of the batch with no run going (GPU run workers idle): before the first, and gaps
-    idle, reach = 0.0, 0.0
-    for s, e in sorted(runs):
-        idle += max(0.0, s - reach)
-        reach = max(reach, e)
+    idle = end - covered_seconds([tuple(r) for r in runs])
     return {"candidates": len(lines), "wall_s": end, "last_build_end_s": max((e for _, e in builds), default=None),
             "first_run_start_s": min(s for s, _ in runs), "last_run_start_s": max(s for s, _ in runs),
             "no_run_going_s": idle, "queued_for_run_s": {"median": statistics.median(queued), "max": max(queued)},

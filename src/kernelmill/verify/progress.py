@@ -28,10 +28,7 @@ class StatusProgress:
         self.runs = 0
         self.run_compiles = 0  # extensions compiled in run processes (lazy calls the build phase missed)
         self.lazy_prebuilt = 0  # lazy load_inline calls built in the build phase
-        self.run_s: dict[str, float] = {}
         self._spans: dict[str, list[tuple[float, float]]] = {}  # each run worker's busy intervals
-        self._first_run: float | None = None
-        self._last_run: float | None = None
         self._progress = None
         if enabled and total:
             self._progress = Progress(
@@ -73,11 +70,7 @@ class StatusProgress:
         with self._lock:
             self.runs += 1
             self.run_compiles += int(compiles or 0)
-            key = str(worker)
-            self.run_s[key] = self.run_s.get(key, 0.0) + (end - start)
-            self._spans.setdefault(key, []).append((start, end))
-            self._first_run = start if self._first_run is None else min(self._first_run, start)
-            self._last_run = end if self._last_run is None else max(self._last_run, end)
+            self._spans.setdefault(str(worker), []).append((start, end))
 
     def stats(self) -> dict:
         """Counts and rates so far. `gpu_busy_share` is the time each GPU had at least
@@ -89,10 +82,11 @@ class StatusProgress:
         runs' own times (two runs sharing a GPU for 1 s count 2 s there)."""
         with self._lock:
             wall = time.monotonic() - self._t0
-            union = {k: _covered(v) for k, v in self._spans.items()}
+            union = {k: covered_seconds(v) for k, v in self._spans.items()}
             busy = sum(union.values())
-            span = (self._last_run - self._first_run) if self._first_run is not None else 0.0
-            n = max(1, self.gpus or len(self.run_s))
+            spans = [x for v in self._spans.values() for x in v]
+            span = (max(e for _, e in spans) - min(st for st, _ in spans)) if spans else 0.0
+            n = max(1, self.gpus or len(self._spans))
             share = busy / (n * span) if span > 0 else None
             return {
                 "done": sum(self.counts.values()), "total": self.total, "counts": dict(self.counts),
@@ -100,8 +94,8 @@ class StatusProgress:
                 "split_builds": self.split_builds, "fallback_builds": self.fallback_builds,
                 "merged_builds": self.merged_builds, "pch_builds": self.pch_builds,
                 "build_s": self.build_s, "builds_per_s": self.builds / wall if wall > 0 else 0.0,
-                "runs": self.runs, "run_busy_s": sum(self.run_s.values()), "run_compiles": self.run_compiles,
-                "lazy_prebuilt": self.lazy_prebuilt, "run_workers": len(self.run_s),
+                "runs": self.runs, "run_busy_s": sum(e - st for st, e in spans), "run_compiles": self.run_compiles,
+                "lazy_prebuilt": self.lazy_prebuilt, "run_workers": len(self._spans),
                 "gpu_busy_share": share if self.gpus else None, "run_busy_share": share,
                 # each run worker's (each GPU's, when one run shares a GPU) busy time over the same span
                 "busy_share_by_worker": ({k: round(v / span, 4) for k, v in sorted(union.items())}
@@ -121,7 +115,7 @@ class StatusProgress:
             self._progress = None
 
 
-def _covered(spans: list[tuple[float, float]]) -> float:
+def covered_seconds(spans: list[tuple[float, float]]) -> float:
     """Seconds covered by at least one of the intervals."""
     total, reach = 0.0, float("-inf")
     for start, end in sorted(spans):

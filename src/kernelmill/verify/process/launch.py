@@ -134,9 +134,10 @@ def _dirs(phase_dir: Path) -> tuple[Path, Path]:
 
 def prestart(phase_dir: Path, device: str) -> Launched:
     """Start the candidate's process before the worker has read its job (so the
-    worker's memory, which a forked child copies, never held the task): spawned
-    fresh on CUDA, forked on a CPU (torch is imported first, so the child
-    starts warm). The job's candidate code is copied in later (`place`)."""
+    worker's memory, which a forked child copies, never held the task): forked on a
+    CPU (torch is imported first, so the child starts warm) and on CUDA from a worker
+    the zygote forked that has not touched CUDA (`_forked_without_cuda`), spawned
+    fresh otherwise. The job's candidate code is copied in later (`place`)."""
     cdir, priv = _dirs(Path(phase_dir))
     if str(device).startswith("cuda"):
         if _forked_without_cuda():
@@ -193,26 +194,25 @@ def _fork(cdir: Path, priv: Path, cuda_device: str | None = None) -> Launched:
         os.dup2(null, 0)
         os.close(null)
         if cuda_device is not None:  # as a spawned one: warm up, say so, then wait for the start
-            fd = os.open(cdir / "stderr.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            os.dup2(fd, 2)
-            os.close(fd)
-            os.chdir(cdir)
-            sys.path[:] = [p for p in sys.path if p not in ("", ".")]
-            from . import candidate
-
-            candidate.main_forked_cuda(str(priv / "job.json"), cuda_device, r, rw)
-        go = os.read(r, 1)
-        if go != b"1":
+            _into_candidate_folder(cdir).main_forked_cuda(str(priv / "job.json"), cuda_device, r, rw)
+        if os.read(r, 1) != b"1":
             os._exit(0)
-        fd = os.open(cdir / "stderr.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.dup2(fd, 2)
-        os.chdir(cdir)
-        sys.path[:] = [p for p in sys.path if p not in ("", ".")]
-        from . import candidate
-
-        candidate.main_forked(str(priv / "job.json"), r, rw)
+        _into_candidate_folder(cdir).main_forked(str(priv / "job.json"), r, rw)
     finally:
         os._exit(70)
+
+
+def _into_candidate_folder(cdir: Path):
+    """In the forked child: stderr to its own file, its folder as the working folder and
+    nothing of it on sys.path; returns the candidate module to run."""
+    fd = os.open(cdir / "stderr.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(fd, 2)
+    os.close(fd)
+    os.chdir(cdir)
+    sys.path[:] = [p for p in sys.path if p not in ("", ".")]
+    from . import candidate
+
+    return candidate
 
 
 def reap_descendants() -> list[str]:

@@ -176,20 +176,22 @@ class Sandbox:
         """Start a process in its own group; `watch` enforces the limits. With
         `stdin_pipe`, the process can be started ahead and given its work later
         (verify/standby.py); its stdout/stderr go to files in `cwd` either way."""
-        with open(cwd / "stdout.txt", "wb") as out, open(cwd / "stderr.txt", "wb") as err:
-            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err, start_new_session=True,
-                                    stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL)
-        proc.km_cwd = Path(cwd)  # where its output files are
-        self._live.add(proc.pid)
-        return proc
+        return self._started(cwd, lambda out, err: subprocess.Popen(
+            argv, cwd=cwd, env=env, stdout=out, stderr=err, start_new_session=True,
+            stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL))
 
     def start_forked(self, zygote, args: list[str], cwd: Path, env: dict[str, str],
                      stdin_pipe: bool = False, module: str = "kernelmill.verify.process.worker"):
-        """`start` for a worker forked by `zygote` (process/zygote.py) instead of a fresh
-        interpreter: the same session of its own, folder, environment and output files."""
+        """`start` for ``python -m MODULE ARGS`` forked by `zygote` (process/zygote.py)
+        instead of a fresh interpreter: the same session of its own, folder, environment
+        and output files."""
+        return self._started(cwd, lambda out, err: zygote.start(args, cwd, env, stdin_pipe, out.fileno(),
+                                                                err.fileno(), module=module))
+
+    def _started(self, cwd: Path, launch):
         with open(cwd / "stdout.txt", "wb") as out, open(cwd / "stderr.txt", "wb") as err:
-            proc = zygote.start(args, cwd, env, stdin_pipe, out.fileno(), err.fileno(), module=module)
-        proc.km_cwd = Path(cwd)
+            proc = launch(out, err)
+        proc.km_cwd = Path(cwd)  # where its output files are
         self._live.add(proc.pid)
         return proc
 

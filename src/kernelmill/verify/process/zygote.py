@@ -14,7 +14,7 @@ protocol). A worker here must be a `Sandbox` process like any other: its own
 session and process group (the group kill), its stdin a pipe the spare reads its
 job from, stdout/stderr files in its folder, its own environment, and a
 `Popen`-like handle the sandbox can poll and wait on. That is why this is written
-here (~150 lines) rather than bent out of multiprocessing.
+here rather than bent out of multiprocessing.
 
 What a forked worker shares with a fresh one: the modules are those a spare
 imports before its job anyway (verify/standby.py), under the same scrubbed
@@ -61,7 +61,7 @@ PRELOAD = {
               "kernelmill.verify.process.worker"),
     # not torch.utils.cpp_extension: importing it (torch 2.11+cu130) makes every later fork
     # unable to open a CUDA context ("Cannot re-initialize CUDA in forked subprocess";
-    # benchmarks/diag probe on an H100, docs/benchmarks.md); a run worker imports it itself
+    # docs/results/issue14/session11/scripts/poison_probe2.py on an H100); a run worker imports it itself
     "run": ("torch", "kernelmill.verify.inline_build", "kernelmill.verify.process.worker",
             "kernelmill.verify.process.supervisor", "kernelmill.verify.process.candidate",
             "kernelmill.verify.guards.trace", "kernelmill.verify.environment"),
