@@ -152,3 +152,58 @@ def test_forked_spares_and_candidate_processes_on_the_gpu(tmp_path, shared_build
             assert v.speedup is not None and v.measurement["exchange"] == "cuda_ipc"
     for v in got[False]:
         assert "spare_forked" not in v.phases and "cand_forked" not in v.phases
+
+
+def _wait_dead(proc, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_gpu_verifier_starts_its_zygotes_before_it_probes_the_gpus(tmp_path, monkeypatch):
+    # runner.Verifier: the run and build zygotes import torch while the GPUs are probed
+    # (a process importing torch too); the spares then fork from those very zygotes
+    from kernelmill.verify import runner
+    from kernelmill.verify.process import standby
+
+    order = []
+    started = standby.start_zygote
+    monkeypatch.setattr(runner, "start_zygote", lambda mode, *a: order.append(mode) or started(mode, *a))
+    fake = ({"index": 0, "name": "Fake GPU", "capability": "9.0", "memory_gb": 80.0},)
+    monkeypatch.setattr(runner, "cuda_devices", lambda: order.append("probe") or fake)
+    monkeypatch.setattr(runner, "device_name", lambda device: "Fake GPU")
+    verifier = runner.Verifier(VerifyConfig(device="cuda", cache_dir=tmp_path, fork_workers=True), None)
+    try:
+        assert order[:3] == ["run", "build", "probe"]
+        zygotes = []
+        for sb in (verifier.standby, verifier.build_standby):
+            z = sb._zygote_future.result(timeout=180)  # it started
+            zygotes.append(z)
+            assert sb._zygote_here({}) is z  # the standby forks from it, starts no other
+    finally:
+        verifier.close()
+    assert all(_wait_dead(z.proc) for z in zygotes)
+
+
+def test_early_zygotes_go_when_the_probe_finds_no_gpu(tmp_path, monkeypatch):
+    from kernelmill.verify import runner
+    from kernelmill.verify.process import standby
+
+    futures = []
+    started = standby.start_zygote
+    monkeypatch.setattr(runner, "start_zygote", lambda *a: futures.append(started(*a)) or futures[-1])
+    from kernelmill.verify import devices
+
+    for module in (runner, devices):  # and device_name raises: no GPU visible
+        monkeypatch.setattr(module, "cuda_devices", lambda: ())
+    with pytest.raises(RuntimeError, match="no CUDA GPU"):
+        runner.Verifier(VerifyConfig(device="cuda", cache_dir=tmp_path, fork_workers=True), None)
+    assert len(futures) == 2
+    assert all(_wait_dead(f.result(timeout=180).proc) for f in futures)
+    # a CPU run starts none (nothing of it is forked on a GPU)
+    futures.clear()
+    runner.Verifier(VerifyConfig(device="cpu", cache_dir=tmp_path, fork_workers=True), None).close()
+    assert futures == []

@@ -5,6 +5,7 @@ SIGTERM, and the dry run. Every call here is the library's
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import warnings
@@ -87,9 +88,10 @@ def run_verify(source: str, samples: list[Sample], out: Path, config: VerifyConf
             print(f"verify {done_count[0]}/{len(samples)} {v.status}{speed}{flags} {v.sample_id}{cached}",
                   file=sys.stderr, flush=True)
 
+    stats: dict = {}
     previous = signal.signal(signal.SIGTERM, _sigterm)
     try:
-        verify_samples(tasks.by_id(), todo, config, store=store, progress=live, on_verdict=on_verdict)
+        verify_samples(tasks.by_id(), todo, config, store=store, progress=live, on_verdict=on_verdict, stats=stats)
     except KeyboardInterrupt:
         err.print(f"\n[yellow]interrupted[/yellow]: verdicts so far are in {out}; run the same command again to finish")
         raise typer.Exit(130)
@@ -99,10 +101,34 @@ def run_verify(source: str, samples: list[Sample], out: Path, config: VerifyConf
         signal.signal(signal.SIGTERM, previous)
     if progress and not live and todo:
         summary = ", ".join(f"{s} {n}" for s, n in counts.items() if s != "cached")
-        print(f"verify: {len(todo)} candidates verified: {summary}; cached {counts.get('cached', 0)}",
-              file=sys.stderr, flush=True)
+        print(f"verify: {len(todo)} candidates verified: {summary}; cached {counts.get('cached', 0)}; "
+              f"{_walls(stats)}", file=sys.stderr, flush=True)
     wanted = {s.sample_id for s in samples}
     return [v for v in read_jsonl(out, Verdict, []) if v.sample_id in wanted]
+
+
+def _since_process_start() -> float | None:
+    """Seconds since this process started (Linux /proc), or None."""
+    try:
+        with open("/proc/self/stat") as fh:
+            started = int(fh.read().rsplit(")", 1)[1].split()[19])  # field 22: starttime, in clock ticks
+        with open("/proc/uptime") as fh:
+            return float(fh.read().split()[0]) - started / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _walls(stats: dict) -> str:
+    """Where the command's wall went: its start-up (imports, tasks), the verifier's
+    (GPU probe, zygotes), the candidates, the close."""
+    total = _since_process_start()
+    parts = [f"{label} {stats[k]:.1f} s" for label, k in (("verifier start-up", "startup_s"),
+                                                           ("candidates", "batch_s"), ("close", "close_s"))
+             if k in stats]
+    if total is None:
+        return ", ".join(parts)
+    before = total - sum(stats.get(k, 0.0) for k in ("startup_s", "batch_s", "close_s"))
+    return f"{total:.1f} s since the command started: imports and tasks {before:.1f} s, " + ", ".join(parts)
 
 
 def dry_run_summary(source: str, samples: list[Sample], out: Path, config: VerifyConfig) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -29,6 +30,15 @@ def cuda_devices() -> tuple[dict, ...]:
         return tuple(json.loads(res.stdout.strip().splitlines()[-1])) if res.returncode == 0 else ()
     except (subprocess.TimeoutExpired, ValueError, IndexError, OSError):
         return ()
+
+
+def driver_lists_gpus() -> bool:
+    """Whether the NVIDIA driver lists a GPU (/proc/driver/nvidia/gpus): a hint, read in
+    microseconds, for work worth starting before `cuda_devices` answers; not a probe."""
+    try:
+        return any(os.scandir("/proc/driver/nvidia/gpus"))
+    except OSError:
+        return False
 
 
 @functools.lru_cache(maxsize=1)

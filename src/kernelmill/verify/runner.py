@@ -29,11 +29,11 @@ from ..backends import get_backend
 from ..records import LANGUAGES, Sample, Task, Verdict
 from .compiled import attach as attach_compiled
 from .config import ConfigError, VerifyConfig
-from .devices import cuda_devices, device_name
+from .devices import cuda_devices, device_name, driver_lists_gpus
 from .process.sandbox import PhaseResult, Sandbox, python_argv, scrubbed_env
 from .process.job import RunJob
 from .process.launch import remove_exchange
-from .process.standby import Standby, auto_depth
+from .process.standby import Standby, auto_depth, close_started, start_zygote
 from .store import ResultStore, result_key
 
 
@@ -101,11 +101,43 @@ class Verifier:
     def __init__(self, config: VerifyConfig, store: ResultStore | None):
         self.config = config
         self.store = store
+        self.cache_dir = Path(config.cache_dir)
+        try:
+            (self.cache_dir / "work").mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise HarnessError(f"cannot create the cache directory {self.cache_dir}: {exc}") from None
+        # the fork servers import torch while this process probes the GPUs (each 2-3 s)
+        early = self._early_zygotes()
+        try:
+            self._init_devices_and_workers(early)
+        except BaseException:
+            for future in early.values():
+                close_started(future)
+            raise
+
+    def _early_zygotes(self) -> dict:
+        """Start the run and build zygotes now (standby.start_zygote) when this run will
+        fork its workers on a GPU: on CUDA (or `auto` where the NVIDIA driver lists a
+        GPU), with spares not switched off."""
+        config = self.config
+        gpu_likely = config.device == "cuda" or (config.device == "auto" and driver_lists_gpus())
+        if not (config.fork_workers and gpu_likely):
+            return {}
+        work = self.cache_dir / "work"
+        early = {}
+        if config.standby != 0:
+            first = config.gpus[0] if config.gpus else 0
+            early["run"] = start_zygote("run", work, scrubbed_env({"CUDA_VISIBLE_DEVICES": self.physical_gpu(first)}))
+        if config.build_standby != 0:
+            early["build"] = start_zygote("build", work, scrubbed_env(self._visible(None)))
+        return early
+
+    def _init_devices_and_workers(self, early: dict) -> None:
+        config = self.config
         self.device = config.resolved_device()
         self.device_name = device_name(self.device)
         self.profile = config.resolved_profile(self.device)
         self.answer_key = config.answer_key(self.device)
-        self.cache_dir = Path(config.cache_dir)
         visible = [d["index"] for d in cuda_devices()] if self.device == "cuda" else []
         try:
             self.gpus = config.selected_gpus(visible) if visible else []
@@ -126,10 +158,6 @@ class Verifier:
         # the compiled reference's record per task (verify/compiled.py), measured by the
         # task's first timed candidate, the same way and kept the same way
         self.compiled_refs: dict[tuple[str, str, str], dict] = {}
-        try:
-            (self.cache_dir / "work").mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise HarnessError(f"cannot create the cache directory {self.cache_dir}: {exc}") from None
         # spares per GPU (standby.auto_depth; docs/benchmarks.md, issue 14). On a CPU a
         # spare warming up would share the cores with the candidate being timed, so none
         # by default there.
@@ -145,13 +173,16 @@ class Verifier:
         demand = (self._spare_demand if config.standby_on_demand and config.executor == "local" else None)
         self.standby = (Standby(self.sandbox, self.cache_dir / "work", self.device, self._visible,
                                 depth=depth, groups=config.standby_groups, demand=demand,
-                                zygote=config.fork_workers) if depth > 0 else None)
+                                zygote=early.pop("run", config.fork_workers)) if depth > 0 else None)
         # build workers started ahead; none are started before a candidate that compiles comes
         bdepth = (config.build_standby if config.build_standby >= 0 else
                   min(BUILD_SPARES, self.build_workers) if self.device == "cuda" else 0)
         self.build_standby = (Standby(self.sandbox, self.cache_dir / "work", "cpu",
                                       lambda gpu: self._visible(None), depth=bdepth, mode="build",
-                                      nice=config.build_nice, zygote=config.fork_workers) if bdepth > 0 else None)
+                                      nice=config.build_nice, zygote=early.pop("build", config.fork_workers))
+                              if bdepth > 0 else None)
+        for future in early.values():  # started early, but this run has no such spares (a CPU device)
+            close_started(future)
 
     def _spare_demand(self) -> int:
         """Spares one GPU can use now: one per run slot, plus its share of the queued runs
@@ -481,6 +512,8 @@ def verify_samples(
     samples = list(samples)
     task_map = _as_task_map(tasks)
     keep = verifier is not None
+    walls = {}  # where the call's wall went (stats: startup_s, batch_s, close_s)
+    t_start = time.monotonic()
     if keep:
         config, db, own_store = verifier.config, verifier.store, False
     else:
@@ -488,6 +521,7 @@ def verify_samples(
         own_store = isinstance(store, (str, Path))
         db = ResultStore(store) if own_store else store
         verifier = Verifier(config, db)
+    walls["startup_s"] = time.monotonic() - t_start
     results: dict[str, Verdict] = {}
     bar = StatusProgress(len(samples), enabled=progress, device=verifier.device_name,
                          gpus=len(verifier.gpus))
@@ -533,6 +567,7 @@ def verify_samples(
         for s in pending[job.key]:
             finish(s, outcome)
 
+    t_batch = time.monotonic()
     try:
         verifier.prepare_builds(list(jobs.values()))
         executor.execute(verifier, list(jobs.values()), on_done, bar)
@@ -541,11 +576,15 @@ def verify_samples(
             verifier.cleanup(job)
         raise
     finally:
+        t_close = time.monotonic()
+        walls["batch_s"] = t_close - t_batch
         if not keep:
             verifier.close()
+        walls["close_s"] = time.monotonic() - t_close
         bar.close()
         if stats is not None:
             stats.update(bar.stats())
+            stats.update({k: round(v, 3) for k, v in walls.items()})
         if own_store and db is not None:
             db.close()
     return [results[s.sample_id] for s in samples]

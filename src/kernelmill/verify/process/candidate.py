@@ -31,7 +31,7 @@ from . import cuda_ipc
 from .gpulock import gpu_lock, wait_for_timing
 from .job import CandidateJob
 from .launch import WARM_LINE
-from .loading import clone, die_with_parent, error_text, load_module, to_cpu, to_device
+from .loading import clone, die_with_parent, error_text, load_module, name_process, to_cpu, to_device
 
 
 class Reporter:
@@ -354,6 +354,7 @@ def main_forked(job_path: str, cmd_fd: int, report_fd: int) -> None:
     """Entry of the process the worker forked (torch already imported)."""
 
     die_with_parent()
+    name_process("km candidate")
     drop_ptrace()
     _serve(job_path, cmd_fd, report_fd)
 
@@ -404,6 +405,7 @@ def main_forked_cuda(job_path: str, device: str, cmd_fd: int, report_fd: int) ->
     (launch.prestart: torch imported, CUDA never initialised above it): what `main`
     does, with the command pipe on `cmd_fd` instead of stdin."""
     die_with_parent()
+    name_process("km candidate")
     drop_ptrace()
     _await_and_serve(job_path, device, cmd_fd, report_fd)
 
@@ -431,6 +433,7 @@ def main() -> None:
     before the job exists: it warms up, then waits for b"1" on stdin."""
 
     die_with_parent()
+    name_process("km candidate")
     drop_ptrace()
     job_path, device, report_fd = sys.argv[1], sys.argv[2], int(sys.argv[3])
     _await_and_serve(job_path, device, 0, report_fd)

@@ -83,6 +83,16 @@ def clone(obj: Any):
     return obj
 
 
+def name_process(name: str) -> None:
+    """Give this process a name `ps`, `top` and the CPU accounting see (/proc/PID/comm,
+    15 bytes): a worker forked by a zygote otherwise shows the zygote's command line."""
+    try:
+        with open("/proc/self/comm", "w") as fh:
+            fh.write(name[:15])
+    except OSError:
+        pass
+
+
 def die_with_parent() -> None:
     """If the harness is killed (kill -9), take this worker down too."""
     try:

@@ -40,14 +40,14 @@ import sys
 import tempfile
 import threading
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from .gpulock import gate_env
 from .sandbox import Sandbox, python_argv, scrubbed_env
-from .zygote import Zygote, ZygoteError
+from .zygote import ZygoteError, launch
 
 # longest a spare started during a run waits for that run's timing before its warm-up
 GATE_MAX_S = 15.0
@@ -133,7 +133,9 @@ class Standby:
         # Run spares on CUDA need a zygote whose imports left CUDA usable in its children
         # (zygote.PRELOAD leaves torch.utils.cpp_extension out for that); it checks
         # (cuda_fork_safe), and where it is not, run spares start fresh as before
-        self.use_zygote = zygote
+        # A Future (zygote.launch) is a zygote its owner started early (verify/runner.py)
+        self.use_zygote = bool(zygote)
+        self._zygote_future = zygote if isinstance(zygote, Future) else None
         self._zygote = None
         self.groups = groups
         self._spares: dict[int | None, deque[Spare]] = {}
@@ -173,9 +175,11 @@ class Standby:
         if not self.use_zygote:
             return None
         if self._zygote is None:
-            folder = Path(tempfile.mkdtemp(prefix=f"zygote-{self.mode}-", dir=self.work_dir))
+            future, self._zygote_future = self._zygote_future, None
+            if future is None:
+                future = start_zygote(self.mode, self.work_dir, env)
             try:
-                self._zygote = Zygote(self.mode, {**env, "HOME": str(folder), "TMPDIR": str(folder)}, folder)
+                self._zygote = future.result()
                 if self.mode == "run" and self.device.startswith("cuda") and not self._zygote.cuda_fork_safe:
                     why = self._zygote.why_not_cuda
                     self._zygote.close()
@@ -184,7 +188,6 @@ class Standby:
             except (ZygoteError, OSError) as exc:
                 print(f"kernelmill: {exc}; spares start as fresh processes", file=sys.stderr)
                 self.use_zygote = False
-                shutil.rmtree(folder, ignore_errors=True)
                 return None
         return self._zygote
 
@@ -265,10 +268,31 @@ class Standby:
                 self._drop(s)
             self._spares.clear()
         self._starter.shutdown(wait=True)
+        if self._zygote_future is not None:  # started early, never used
+            close_started(self._zygote_future)
+            self._zygote_future = None
         if self._zygote is not None:
             self._zygote.close()
             shutil.rmtree(self._zygote.folder, ignore_errors=True)
             self._zygote = None
+
+
+def start_zygote(mode: str, work_dir: Path, env: dict[str, str]) -> Future:
+    """Start the zygote of a `mode` standby in the background (zygote.launch), in its own
+    folder under `work_dir`, with a spare's environment (`env`, from scrubbed_env)."""
+    folder = Path(tempfile.mkdtemp(prefix=f"zygote-{mode}-", dir=work_dir))
+    return launch(mode, {**env, "HOME": str(folder), "TMPDIR": str(folder)}, folder)
+
+
+def close_started(future: Future) -> None:
+    """Close a zygote started with `start_zygote` that no standby took (now, or once it
+    has started)."""
+    def done(f: Future) -> None:
+        if not f.cancelled() and f.exception() is None:
+            z = f.result()
+            z.close()
+            shutil.rmtree(z.folder, ignore_errors=True)
+    future.add_done_callback(done)
 
 
 def adopt_env(job_env: dict[str, str], started_with: dict[str, str]) -> None:

@@ -27,7 +27,7 @@ import time
 
 from .gpulock import TIMING_LOCK_TIMEOUT_S, SharedUse, gpu_lock
 from .job import RunJob
-from .loading import clone, die_with_parent, error_text, load_module, load_reference, to_device
+from .loading import clone, die_with_parent, error_text, load_module, load_reference, name_process, to_device
 
 
 def build(job: dict, lazy: bool = False) -> dict:
@@ -309,6 +309,7 @@ def main() -> None:
     ``worker buildstandby DIR NICE`` (a spare that takes a build job on stdin)."""
     t_start = _started_at()
     die_with_parent()
+    name_process(f"km {sys.argv[1]}")
     started = None
     spare_marks: dict = {}
     niced = 0  # the nice increment this process already took (a build spare takes it at its start)

@@ -51,6 +51,7 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 FORKED = False  # True in a worker this zygote forked (its spare marks say so: worker.py)
@@ -70,6 +71,24 @@ PRELOAD = {
 
 class ZygoteError(RuntimeError):
     """The zygote could not start, or stopped answering."""
+
+
+# Zygotes are started from one thread that lives as long as this process: a zygote
+# dies with the *thread* that started it (PR_SET_PDEATHSIG), and a verifier wants its
+# zygotes importing torch while it still probes the GPUs, before the thread that will
+# start its spares exists (a `kernelmill serve` request's thread may end sooner still).
+_launcher: ThreadPoolExecutor | None = None
+_launcher_lock = threading.Lock()
+
+
+def launch(kind: str, env: dict[str, str], folder: Path) -> "Future[Zygote]":
+    """Start a `Zygote` in the background; its future gives it, or raises ZygoteError
+    or OSError when it could not start."""
+    global _launcher
+    with _launcher_lock:
+        if _launcher is None:
+            _launcher = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kernelmill-zygotes")
+        return _launcher.submit(Zygote, kind, env, folder)
 
 
 class ForkedProcess:
@@ -96,8 +115,8 @@ class ForkedProcess:
 
 
 class Zygote:
-    """One fork server (started on first use from the calling thread: the zygote dies
-    with that thread, PR_SET_PDEATHSIG, so start it from a long-lived one)."""
+    """One fork server. It dies with the thread that starts it (PR_SET_PDEATHSIG): start
+    it through `launch`, or from a thread that outlives it."""
 
     def __init__(self, kind: str, env: dict[str, str], folder: Path):
         if kind not in PRELOAD:
@@ -228,9 +247,11 @@ def _cuda_fork_safe() -> tuple[bool, str]:
 def _child(sock: socket.socket, wake: tuple[int, int], req: dict, fds: list[int], home: str) -> None:
     code = 70
     try:
-        from .loading import die_with_parent
+        from .loading import die_with_parent, name_process
 
         die_with_parent()  # whatever it runs goes when the zygote goes
+        name_process("km " + (req["args"][0] if req["args"] and req["module"].endswith(".worker")
+                              else req["module"].rsplit(".", 1)[-1]))
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         sock.close()
@@ -280,9 +301,10 @@ def _child(sock: socket.socket, wake: tuple[int, int], req: dict, fds: list[int]
 
 
 def serve(kind: str, fd: int) -> None:
-    from .loading import die_with_parent
+    from .loading import die_with_parent, name_process
 
     die_with_parent()
+    name_process(f"km zygote {kind}")
     sock = socket.socket(fileno=fd)
     import importlib
 

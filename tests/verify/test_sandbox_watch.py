@@ -1,0 +1,67 @@
+"""The sandbox's watchdogs (verify/process/sandbox.py): memory is judged by the group's
+proportional set size (pages a fork shares count once), read only when the cheap
+resident sum is over the limit; one scan of /proc serves every watch loop."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+import threading
+
+from kernelmill.verify.process import sandbox as sb
+from kernelmill.verify.process.sandbox import Sandbox, scrubbed_env
+
+# a parent that touches `mb` MB, then forks `kids` children that keep those pages shared
+SHARED = textwrap.dedent('''
+    import os, sys, time
+    mb, kids, hold = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+    block = bytearray(mb << 20)
+    for i in range(0, len(block), 4096):
+        block[i] = 1
+    for _ in range(kids):
+        if os.fork() == 0:
+            time.sleep(hold)
+            os._exit(0)
+    time.sleep(hold)
+''')
+
+
+def _run(tmp_path, mb: int, kids: int, limit_gb: float):
+    box = Sandbox(limit_gb, 64, 10_000, limit_address_space=False)
+    (tmp_path / "w").mkdir(exist_ok=True)
+    proc = box.start([sys.executable, "-c", SHARED, str(mb), str(kids), "3"], tmp_path / "w",
+                     scrubbed_env(home=str(tmp_path / "w")))
+    return box.watch(proc, timeout=60)
+
+
+def test_pages_a_fork_shares_count_once(tmp_path):
+    # 5 processes hold the same 200 MB: ~1 GB resident summed, ~210 MB proportional
+    res = _run(tmp_path, 200, 4, limit_gb=0.6)
+    assert res.killed_reason == "" and res.returncode == 0
+    assert res.peak_rss_mb > 600  # the cheap sum was over the limit: the exact measure decided
+
+
+def test_memory_of_its_own_over_the_limit_is_killed(tmp_path):
+    res = _run(tmp_path, 800, 0, limit_gb=0.5)
+    assert res.killed_reason == "memory"
+
+
+def test_watch_loops_share_one_scan_of_proc(monkeypatch):
+    calls = []
+    real = sb._scan_groups
+    monkeypatch.setattr(sb, "_scan_groups", lambda: calls.append(1) or real())
+    monkeypatch.setattr(sb, "_scan", (float("-inf"), {}))
+    barrier = threading.Barrier(8)
+
+    def ask():
+        barrier.wait()
+        sb._group_members(1, max_age=60.0)
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1  # eight loops, one scan
+    sb._group_members(1)  # max_age 0 (the group kill's check): always a scan of its own
+    assert len(calls) == 2
