@@ -263,7 +263,7 @@ def write_samples(cands: list[Candidate], path: Path) -> None:
 
 def kernelmill_command() -> list[str]:
     exe = shutil.which("kernelmill")
-    return [exe] if exe else [sys.executable, "-c", "from kernelmill.cli import main; main()"]
+    return [exe] if exe else [sys.executable, "-m", "kernelmill"]
 
 
 def run_kernelmill(cands: list[Candidate], corpus: Path, device: str, profile: str, verdicts: Path,

@@ -263,7 +263,7 @@ def run_kernelbench(cands, args, results: dict, out: Path | None) -> None:
 
 def kernelmill_command() -> list[str]:
     exe = shutil.which("kernelmill")
-    return [exe] if exe else [sys.executable, "-c", "from kernelmill.cli import main; main()"]
+    return [exe] if exe else [sys.executable, "-m", "kernelmill"]
 
 
 def write_task_folder(cands, dest: Path, kernelbench: Path) -> None:

@@ -2,15 +2,32 @@
 
     from kernelmill.verify import VerifyConfig, verify_samples
     verdicts = verify_samples(tasks, samples, VerifyConfig(device="cpu"), store="results.sqlite")
+
+The names below are imported on first use (PEP 562): importing a submodule that needs
+no torch (the process machinery, `early`) must not import torch through this package.
 """
 
-from .config import VerifyConfig, default_cache_dir
-from .correctness import CheckRule, Comparison, compare
-from .runner import HarnessError, verify_samples
-from .store import ResultStore, StoreError, result_key
-from .timing import Timing, TimingConfig, time_interleaved
+from __future__ import annotations
 
-__all__ = [
-    "CheckRule", "Comparison", "HarnessError", "ResultStore", "StoreError", "Timing", "TimingConfig",
-    "VerifyConfig", "compare", "default_cache_dir", "result_key", "time_interleaved", "verify_samples",
-]
+import importlib
+
+_WHERE = {
+    "VerifyConfig": "config", "default_cache_dir": "paths", "CheckRule": "correctness", "Comparison": "correctness",
+    "compare": "correctness", "HarnessError": "runner", "verify_samples": "runner", "ResultStore": "store",
+    "StoreError": "store", "result_key": "store", "Timing": "timing", "TimingConfig": "timing",
+    "time_interleaved": "timing",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_WHERE))

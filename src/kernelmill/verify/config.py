@@ -11,13 +11,8 @@ from typing import Any
 
 from ..records import HARNESS_VERSION, unknown_fields
 from .correctness import DEFAULT_TOLERANCES
+from .paths import default_cache_dir  # noqa: F401  (imported from here by older code)
 from .timing import TimingConfig
-
-
-def default_cache_dir() -> Path:
-    base = os.environ.get("KERNELMILL_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "kernelmill")
-    return Path(base)
 
 
 class ConfigError(ValueError):

@@ -29,6 +29,7 @@ from ..backends import get_backend
 from ..records import LANGUAGES, Sample, Task, Verdict
 from .compiled import attach as attach_compiled
 from .config import ConfigError, VerifyConfig
+from . import early as early_start
 from .devices import cuda_devices, device_name, driver_lists_gpus
 from .process.sandbox import PhaseResult, Sandbox, python_argv, scrubbed_env
 from .process.job import RunJob
@@ -122,14 +123,17 @@ class Verifier:
         config = self.config
         gpu_likely = config.device == "cuda" or (config.device == "auto" and driver_lists_gpus())
         if not (config.fork_workers and gpu_likely):
+            early_start.close_unadopted()
             return {}
         work = self.cache_dir / "work"
         early = {}
+        # what the command's entry point started before its imports (verify/early.py), else now
         if config.standby != 0:
-            first = config.gpus[0] if config.gpus else 0
-            early["run"] = start_zygote("run", work, scrubbed_env({"CUDA_VISIBLE_DEVICES": self.physical_gpu(first)}))
+            early["run"] = (early_start.adopt("run", work) or
+                            start_zygote("run", work, early_start.run_zygote_env(config.gpus[0] if config.gpus else 0)))
         if config.build_standby != 0:
-            early["build"] = start_zygote("build", work, scrubbed_env(self._visible(None)))
+            early["build"] = early_start.adopt("build", work) or start_zygote("build", work,
+                                                                              early_start.build_zygote_env())
         return early
 
     def _init_devices_and_workers(self, early: dict) -> None:
@@ -183,6 +187,7 @@ class Verifier:
                               if bdepth > 0 else None)
         for future in early.values():  # started early, but this run has no such spares (a CPU device)
             close_started(future)
+        early_start.close_unadopted()  # started for settings other than this run's
 
     def _spare_demand(self) -> int:
         """Spares one GPU can use now: one per run slot, plus its share of the queued runs

@@ -1,0 +1,5 @@
+"""`python -m kernelmill ...`: the `kernelmill` command."""
+
+from .entry import main
+
+main()
