@@ -336,3 +336,32 @@ def test_builds_running_longer_than_the_lead_get_their_spares_ahead(tmp_path, mo
     off = Verifier(fast_config(tmp_path / "off", standby=6, spare_lead_s=0), None)
     off._building.update({"a": 0.0})
     assert off._spare_demand() == 1  # only queued runs count
+
+
+def test_no_more_spares_wait_than_candidates_are_left_to_run(tmp_path, monkeypatch):
+    # a one-shot run (verify_samples) caps the spares by the candidates not yet done and
+    # not in their run: none is started for nothing at the end of a batch
+    from kernelmill.verify.runner import Verifier
+
+    started = []
+    monkeypatch.setattr(Standby, "_start", lambda self, gpu, gated=False, delay_s=0.0: started.append(gpu) or
+                        SimpleNamespace(proc=SimpleNamespace(poll=lambda: None, kill=lambda: None, wait=lambda: 0),
+                                        dir=tmp_path))
+    verifier = Verifier(fast_config(tmp_path, standby=6), None)
+    verifier.expect_jobs(3)
+    verifier.queued_runs(+3)  # three candidates built, waiting: 1 slot + 3 queued, but only 3 can run
+    assert len(verifier.standby._spares[None]) == 3
+    for left in (2, 1, 0):  # each run takes one; the spares waiting never outnumber the runs to come
+        verifier.queued_runs(-1)
+        verifier._in_run += 1
+        verifier.standby.take(None)
+        verifier._in_run -= 1
+        verifier.job_done()
+        assert len(verifier.standby._spares[None]) == left
+    assert len(started) == 3
+    verifier.refresh_spares()
+    assert len(started) == 3  # nothing left to run: nothing starts
+    # a long-lived verifier (kernelmill serve) keeps its run slot's spare between requests
+    served = Verifier(fast_config(tmp_path / "served", standby=6), None)
+    served.refresh_spares()
+    assert len(served.standby._spares[None]) == 1

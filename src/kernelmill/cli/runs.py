@@ -125,6 +125,8 @@ def _walls(stats: dict) -> str:
     parts = [f"{label} {stats[k]:.1f} s" for label, k in (("verifier start-up", "startup_s"),
                                                            ("candidates", "batch_s"), ("close", "close_s"))
              if k in stats]
+    if stats.get("spares_started"):
+        parts.append(f"{stats['spares_started']} spare run workers started")
     if total is None:
         return ", ".join(parts)
     before = total - sum(stats.get(k, 0.0) for k in ("startup_s", "batch_s", "close_s"))

@@ -173,6 +173,10 @@ class Verifier:
         # spares the GPUs can use now (config.standby_on_demand)
         self.runs_waiting = 0
         self._building: dict[str, float] = {}  # builds in flight: key -> when they started
+        # a one-shot run's candidates not yet done, and those in their run now: no more spares
+        # wait than runs can still come (None: a long-lived verifier keeps its spares warm)
+        self._open_jobs: int | None = None
+        self._in_run = 0
         self._waiting_lock = threading.Lock()
         demand = (self._spare_demand if config.standby_on_demand and config.executor == "local" else None)
         self.standby = (Standby(self.sandbox, self.cache_dir / "work", self.device, self._visible,
@@ -197,7 +201,21 @@ class Verifier:
         with self._waiting_lock:
             soon = sum(1 for t in self._building.values() if lead > 0 and now - t >= lead)
             waiting = self.runs_waiting
-        return self.runs_per_gpu + math.ceil((waiting + soon) / max(1, len(self.gpus)))
+            still = None if self._open_jobs is None else max(0, self._open_jobs - self._in_run)
+        want = self.runs_per_gpu + math.ceil((waiting + soon) / max(1, len(self.gpus)))
+        # spares left over when the batch ends were each a warm-up's CPU (11 of 25 in a
+        # 14-candidate batch on an H200) taken from the builds still running
+        return want if still is None else min(want, math.ceil(still / max(1, len(self.gpus))))
+
+    def expect_jobs(self, n: int) -> None:
+        """A one-shot run: `n` candidates will build and run; spares are capped by those left."""
+        with self._waiting_lock:
+            self._open_jobs = (self._open_jobs or 0) + n
+
+    def job_done(self) -> None:
+        with self._waiting_lock:
+            if self._open_jobs is not None:
+                self._open_jobs = max(0, self._open_jobs - 1)
 
     def refresh_spares(self) -> None:
         """Top the spares up to what the queue and the long-running builds need now
@@ -431,7 +449,13 @@ class Verifier:
             extra["compile_baseline"] = {"mode": c.compile_mode, "backend": c.compile_backend,
                                          "timeout": c.compile_timeout}
         m0 = time.monotonic()
-        res, data = self._phase(job, "run", run_device, gpu if run_device == "cuda" else None, extra)
+        with self._waiting_lock:
+            self._in_run += 1
+        try:
+            res, data = self._phase(job, "run", run_device, gpu if run_device == "cuda" else None, extra)
+        finally:
+            with self._waiting_lock:
+                self._in_run -= 1
         job.spans.append(("run", m0, time.monotonic()))
         if data is not None and data.get("status") == "needs_build":
             return NeedsBuild(data["build_requests"])
@@ -563,6 +587,8 @@ def verify_samples(
 
     def on_done(job: _Job, outcome) -> None:
         verifier.cleanup(job)
+        if not keep:
+            verifier.job_done()
         if isinstance(outcome, BaseException):
             if isinstance(outcome, KeyboardInterrupt):
                 raise outcome
@@ -573,6 +599,8 @@ def verify_samples(
             finish(s, outcome)
 
     t_batch = time.monotonic()
+    if not keep:
+        verifier.expect_jobs(len(jobs))
     try:
         verifier.prepare_builds(list(jobs.values()))
         executor.execute(verifier, list(jobs.values()), on_done, bar)
@@ -590,6 +618,8 @@ def verify_samples(
         if stats is not None:
             stats.update(bar.stats())
             stats.update({k: round(v, 3) for k, v in walls.items()})
+            if verifier.standby is not None:
+                stats["spares_started"] = verifier.standby.started
         if own_store and db is not None:
             db.close()
     return [results[s.sample_id] for s in samples]

@@ -147,11 +147,13 @@ class Standby:
         # `verify_samples` call was killed when that call's threads ended
         # (a long-lived verifier, `kernelmill serve`, lost every other request)
         self._starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kernelmill-spares")
+        self.started = 0  # spares started (each took a job, or was warm for nothing)
 
     def _start(self, gpu: int | None, gated: bool = False, delay_s: float = 0.0) -> Spare:
         return self._starter.submit(self._start_here, gpu, gated, delay_s).result()
 
     def _start_here(self, gpu: int | None, gated: bool = False, delay_s: float = 0.0) -> Spare:
+        self.started += 1
         d = Path(tempfile.mkdtemp(prefix="spare-", dir=self.work_dir))
         env = scrubbed_env(self.env_for(gpu), home=str(d))
         if gated:  # started while a run is on its GPU: warm up after that run's timing (gpulock.py)
@@ -216,7 +218,7 @@ class Standby:
     def _target(self) -> int:
         if self.demand is None:
             return self.depth
-        return max(1, min(self.depth, int(self.demand())))
+        return max(0, min(self.depth, int(self.demand())))
 
     def top_up(self, gpu: int | None) -> None:
         """Start spares for `gpu` up to what its queued runs need now (`demand`); a
