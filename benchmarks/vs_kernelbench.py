@@ -337,15 +337,8 @@ def prepare_headers(codes: list[str], env: dict, apart: bool = False) -> dict:
 
     specs = run_specs(codes, min_uses=1)
     cache = env.get("KERNELMILL_CACHE") or str(default_cache_dir())
-    # the builds' environment names the GPUs' architectures (backends.Backend.env), and a
-    # header is keyed by it (inline_build._env_id): without it here, none was ever used
-    # (the tenth and twelfth sessions' "prepared" runs built headers no build could find)
-    from kernelmill.verify.devices import cuda_devices
-
-    env = dict(env)
-    arch = ";".join(sorted({d["capability"] for d in cuda_devices()}))
-    if arch:
-        env["TORCH_CUDA_ARCH_LIST"] = arch
+    # (build_prepare names the GPUs' architectures as the builds' environment does; before
+    # the twelfth session it did not, and the "prepared" runs' headers were never used)
     build = str(Path(cache) / "build")
     t0 = time.perf_counter()
     r = subprocess.run([sys.executable, "-m", "kernelmill.verify.build_prepare", build, "--specs", json.dumps(specs)]

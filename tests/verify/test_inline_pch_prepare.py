@@ -6,6 +6,7 @@ tests check the cache protocol without a 40 s header build."""
 
 from __future__ import annotations
 
+import os
 import shlex
 
 import pytest
@@ -147,3 +148,20 @@ def test_a_flag_set_seen_often_gets_its_header_built_in_the_background_not_by_th
     assert pch.name == "torch_ext.h" and (pch.parent / "torch_ext.h.gch").read_text().strip() == "gch"
     calls = [c for c in log.read_text().splitlines() if "c++-header" in c]
     assert len(calls) == 1 and "-DTORCH_EXTENSION_NAME" not in calls[0], calls
+
+
+def test_headers_prepared_by_hand_are_keyed_as_a_runs_builds_find_them(tmp_path, fake_compiler, monkeypatch):
+    # a run's build environment names the GPUs' architectures (TORCH_CUDA_ARCH_LIST) and
+    # the header key includes it: `build_prepare` by hand names them the same way
+    from kernelmill.verify import devices
+
+    monkeypatch.setattr(devices, "cuda_devices", lambda: ({"index": 0, "capability": "9.0"},))
+    monkeypatch.delenv("TORCH_CUDA_ARCH_LIST", raising=False)
+    monkeypatch.setattr(build_prepare, "prepare_pch", lambda root, specs, merged=True: {"sets": []})
+    build_prepare.main([str(tmp_path), "--specs", "[[false, [], []]]"])
+    assert "TORCH_CUDA_ARCH_LIST" not in os.environ  # no CUDA flag set: nothing to name
+    build_prepare.main([str(tmp_path), "--cuda"])
+    assert os.environ["TORCH_CUDA_ARCH_LIST"] == "9.0"
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "8.0")  # set by the caller (a run's background start): kept
+    build_prepare.main([str(tmp_path), "--cuda"])
+    assert os.environ["TORCH_CUDA_ARCH_LIST"] == "8.0"
