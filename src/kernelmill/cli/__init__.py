@@ -25,10 +25,11 @@ from .tasks import app as _tasks_app  # noqa: E402
 
 app.add_typer(_tasks_app, name="tasks")
 
-from .verify import serve_command, verify_command  # noqa: E402
+from .verify import prepare_builds_command, serve_command, verify_command  # noqa: E402
 
 app.command("verify")(verify_command)
 app.command("serve")(serve_command)
+app.command("prepare-builds")(prepare_builds_command)
 
 from .curate import register as _register_curate  # noqa: E402
 
