@@ -298,13 +298,19 @@ def test_spares_fill_only_to_what_the_queued_runs_need(tmp_path, monkeypatch):
     assert len(without._spares[0]) == 3
 
 
-def test_the_verifier_counts_queued_runs_for_the_spares(tmp_path, monkeypatch):
-    from kernelmill.verify.runner import Verifier
-
+def _fake_spare_starts(monkeypatch, tmp_path) -> list:
+    """Standby._start records the GPU and hands back a stand-in spare (no process)."""
     started = []
     monkeypatch.setattr(Standby, "_start", lambda self, gpu, gated=False, delay_s=0.0: started.append(gpu) or
                         SimpleNamespace(proc=SimpleNamespace(poll=lambda: None, kill=lambda: None, wait=lambda: 0),
                                         dir=tmp_path))
+    return started
+
+
+def test_the_verifier_counts_queued_runs_for_the_spares(tmp_path, monkeypatch):
+    from kernelmill.verify.runner import Verifier
+
+    started = _fake_spare_starts(monkeypatch, tmp_path)
     verifier = Verifier(fast_config(tmp_path, standby=5), None)
     assert verifier.standby.demand is not None
     verifier.queued_runs(+2)  # two candidates built, waiting for the one CPU run worker
@@ -320,10 +326,7 @@ def test_builds_running_longer_than_the_lead_get_their_spares_ahead(tmp_path, mo
     # refresh_spares (called by the local executor about once a second) starts its spare
     from kernelmill.verify.runner import Verifier
 
-    started = []
-    monkeypatch.setattr(Standby, "_start", lambda self, gpu, gated=False, delay_s=0.0: started.append(gpu) or
-                        SimpleNamespace(proc=SimpleNamespace(poll=lambda: None, kill=lambda: None, wait=lambda: 0),
-                                        dir=tmp_path))
+    started = _fake_spare_starts(monkeypatch, tmp_path)
     clock = [1000.0]
     monkeypatch.setattr("kernelmill.verify.runner.time.monotonic", lambda: clock[0])
     verifier = Verifier(fast_config(tmp_path, standby=6, spare_lead_s=15.0), None)
@@ -343,10 +346,7 @@ def test_no_more_spares_wait_than_candidates_are_left_to_run(tmp_path, monkeypat
     # not in their run: none is started for nothing at the end of a batch
     from kernelmill.verify.runner import Verifier
 
-    started = []
-    monkeypatch.setattr(Standby, "_start", lambda self, gpu, gated=False, delay_s=0.0: started.append(gpu) or
-                        SimpleNamespace(proc=SimpleNamespace(poll=lambda: None, kill=lambda: None, wait=lambda: 0),
-                                        dir=tmp_path))
+    started = _fake_spare_starts(monkeypatch, tmp_path)
     verifier = Verifier(fast_config(tmp_path, standby=6), None)
     verifier.expect_jobs(3)
     verifier.queued_runs(+3)  # three candidates built, waiting: 1 slot + 3 queued, but only 3 can run
