@@ -76,3 +76,26 @@ def test_verify_progress_off_a_terminal_is_one_line_per_candidate(tmp_path, monk
     assert "verify: 2 candidates verified: runtime_error 2; cached 0" in result.output
     # the summary counts them as not run, naming the task
     assert "not run" in result.output and "level9/missing" in result.output
+
+
+def test_verify_says_where_its_wall_went_and_when_headers_were_built_from_scratch(tmp_path, monkeypatch):
+    # the run's own accounting (verify_samples stats) in the last line; a build that parsed
+    # torch's headers from scratch (no pch_used) gets the hint to prepare them once
+    from kernelmill.cli import runs
+    from kernelmill.records import Verdict
+
+    def fake_verify(tasks, samples, config, store=None, progress=False, on_verdict=None, stats=None):
+        builds = [{"compiled": ["kernel", "merged"]}, {"compiled": ["merged"], "pch_used": ["merged"]}, {}]
+        for s, build in zip(samples, builds):
+            on_verdict(Verdict(sample_id=s.sample_id, task_id=s.task_id, status="ok", measurement={"build": build}))
+        stats.update({"startup_s": 0.1, "batch_s": 2.0, "close_s": 0.2, "spares_started": 3})
+
+    monkeypatch.setattr(runs, "verify_samples", fake_verify)
+    monkeypatch.setenv("KERNELMILL_CACHE", str(tmp_path / "cache"))
+    path = samples_file(tmp_path / "s.jsonl", [sample(f"x{i}", "level1/01_ReLU") for i in range(3)])
+    result = CliRunner().invoke(app, ["verify", "builtin", str(path), "-o", str(tmp_path / "v.jsonl"), "--device", "cpu",
+                                      "--store", str(tmp_path / "store.sqlite")])
+    assert result.exit_code == 0, result.output
+    assert "verifier start-up 0.1 s, candidates 2.0 s, close 0.2 s, 3 spare run workers started" in result.output
+    assert "since the command started: imports and tasks" in result.output
+    assert "1 build(s) compiled torch's headers from scratch" in result.output

@@ -81,6 +81,9 @@ def run_verify(source: str, samples: list[Sample], out: Path, config: VerifyConf
         done_count[0] += 1
         counts[v.status] = counts.get(v.status, 0) + 1
         counts["cached"] = counts.get("cached", 0) + int(v.cached)
+        build = (v.measurement or {}).get("build") or {}
+        if build.get("compiled") and not build.get("pch_used"):  # torch's headers parsed from scratch
+            counts["no_header"] = counts.get("no_header", 0) + 1
         if progress and not live:
             speed = f" {v.speedup:.2f}x" if v.speedup is not None else ""
             flags = f" [{','.join(v.flags)}]" if v.flags else ""
@@ -99,10 +102,14 @@ def run_verify(source: str, samples: list[Sample], out: Path, config: VerifyConf
         fail(f"{exc}", 1)
     finally:
         signal.signal(signal.SIGTERM, previous)
-    if progress and not live and todo:
-        summary = ", ".join(f"{s} {n}" for s, n in counts.items() if s != "cached")
+    if progress and todo:
+        summary = ", ".join(f"{s} {n}" for s, n in counts.items() if s not in ("cached", "no_header"))
         print(f"verify: {len(todo)} candidates verified: {summary}; cached {counts.get('cached', 0)}; "
               f"{_walls(stats)}", file=sys.stderr, flush=True)
+        if counts.get("no_header"):
+            print(f"verify: {counts['no_header']} build(s) compiled torch's headers from scratch; "
+                  "`kernelmill prepare-builds` once on this machine halves that (docs/benchmarks.md)",
+                  file=sys.stderr, flush=True)
     wanted = {s.sample_id for s in samples}
     return [v for v in read_jsonl(out, Verdict, []) if v.sample_id in wanted]
 
