@@ -83,7 +83,7 @@ class Tree:
 
     def __init__(self, root: int):
         self.root = root
-        self.procs: dict[int, dict] = {}  # pid -> {comm, ppid, kind, ticks, first, last}
+        self.procs: dict[int, dict] = {}  # pid -> {comm, ppid, own, kind, ticks}
 
     def kind_of(self, pid: int) -> str:
         p = self.procs.get(pid)
@@ -94,7 +94,7 @@ class Tree:
             p["kind"] = parent
         return p["kind"]
 
-    def sample(self, now: float) -> None:
+    def sample(self) -> None:
         stats = {}
         for entry in os.listdir("/proc"):
             if entry.isdigit():
@@ -114,11 +114,10 @@ class Tree:
             p = self.procs.get(pid)
             if p is None:
                 p = self.procs[pid] = {"comm": comm, "ppid": ppid, "own": own_kind(comm, _cmdline(str(pid))),
-                                       "kind": None, "ticks": 0, "first": now, "last": now}
+                                       "kind": None, "ticks": 0}
             elif p["comm"] != comm:  # it ran exec, or a forked worker named itself: its kind is its last
                 p["comm"], p["own"] = comm, own_kind(comm, _cmdline(str(pid)))
             p["ticks"] = max(p["ticks"], ticks)
-            p["last"] = now
 
     def resolve(self) -> None:
         for pid, p in self.procs.items():
@@ -156,7 +155,7 @@ def main() -> None:
     series: list[tuple[float, dict[int, int]]] = []
     while proc.poll() is None:
         now = time.monotonic() - t0
-        tree.sample(now)
+        tree.sample()
         series.append((now, {pid: p["ticks"] for pid, p in tree.procs.items()}))
         time.sleep(args.interval)
     wall = time.monotonic() - t0

@@ -4,30 +4,19 @@ vs_kernelbench.py's bookkeeping (no subprocesses)."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from benchmark_support import load_script
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "benchmarks" / "corpus_llm"
 
 
-def _load(name: str, path: Path):
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-check = _load("corpus_llm_check", CORPUS / "check.py")
+check = load_script("corpus_llm_check", CORPUS / "check.py")
 CANDS = check.load_corpus(CORPUS)
 KB_AVAILABLE = check.KERNELBENCH_TASKS.is_dir()
 
@@ -145,7 +134,7 @@ def test_nvcc_compiles_a_sample(tmp_path):
 
 # ---------------------------------------------------------- vs_kernelbench
 
-vs = _load("vs_kernelbench_mod", REPO / "benchmarks" / "vs_kernelbench.py")
+vs = load_script("vs_kernelbench_mod", REPO / "benchmarks" / "vs_kernelbench.py")
 
 
 def test_kb_status_mapping():

@@ -3,24 +3,14 @@ against the kernel's total for the tree."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _module():
-    spec = importlib.util.spec_from_file_location("cpu_by_process", ROOT / "benchmarks" / "cpu_by_process.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+from benchmark_support import REPO as ROOT, load_benchmark
 
 
 def test_kinds_by_name_and_command_line():
-    cbp = _module()
+    cbp = load_benchmark("cpu_by_process")
     assert cbp.own_kind("cc1plus", "/usr/lib/gcc/cc1plus -quiet x.cpp") == "compiler"
     assert cbp.own_kind("km standby", "python -m kernelmill.verify.process.zygote run 5") == "km standby"
     assert cbp.own_kind("python3", "python -m kernelmill.verify.process.worker build /j.json") == "km build"

@@ -2,21 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _module():
-    spec = importlib.util.spec_from_file_location("phase_table", ROOT / "benchmarks" / "phase_table.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+from benchmark_support import load_benchmark
 
 
 def test_waiting_for_a_spare_does_not_count_as_cheaper_guards():
-    pt = _module()
+    pt = load_benchmark("phase_table")
     guards = {"guard_inputs_s": 0.3, "guard_profile_s": 0.1, "guard_exchange_s": 0.2, "guard_judge_s": 0.1}
     rows = [{"status": "ok", "phases": {**guards, "run_wall_s": 2.0}},  # a warm spare
             {"status": "ok", "phases": {**guards, "run_wall_s": 5.0, "spare_wait_s": 3.0}}]  # waited 3 s
@@ -29,7 +19,7 @@ def test_waiting_for_a_spare_does_not_count_as_cheaper_guards():
 
 
 def test_timeline_says_when_no_run_was_going_and_how_long_built_candidates_queued():
-    pt = _module()
+    pt = load_benchmark("phase_table")
     rows = [{"sample_id": "a", "measurement": {"timeline": {"run": [[1.0, 3.0]]}}},  # nothing to build
             {"sample_id": "b", "measurement": {"timeline": {"build": [[0.0, 5.0]], "run": [[6.0, 8.0]]}}},
             {"sample_id": "c", "measurement": {"timeline": {"build": [[0.0, 4.0]], "rebuild": [[9.0, 10.0]],

@@ -4,25 +4,13 @@ the table and summary arithmetic on synthetic verdicts, and --resume."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _import(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+from benchmark_support import load_benchmark
 
 
-tf = _import(ROOT / "benchmarks" / "timing_fidelity.py", "kernelmill_bench_timing_fidelity")
+tf = load_benchmark("timing_fidelity")
 
 TASK = '''
 import torch

@@ -103,13 +103,20 @@ def cuda_devices() -> tuple[dict, ...]:
         rc, devs = _run_probe([sys.executable, "-c", _DRIVER_PROBE, build[0].split(".")[0]])
         if rc == 0:
             return devs
-    return _run_probe([sys.executable, "-c", _PROBE])[1]
+    return torch_cuda_devices()
 
 
 def torch_cuda_devices() -> tuple[dict, ...]:
     """The same list, asked of torch in a process of its own (what `cuda_devices` falls
     back to; the GPU tests compare the two)."""
     return _run_probe([sys.executable, "-c", _PROBE])[1]
+
+
+def physical_gpu(gpu: int) -> str:
+    """GPU index `gpu` as this process's CUDA_VISIBLE_DEVICES names it (Ray and
+    schedulers hand us a subset)."""
+    visible = [v for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
+    return visible[gpu] if gpu < len(visible) else str(gpu)
 
 
 def driver_lists_gpus() -> bool:

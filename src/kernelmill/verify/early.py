@@ -17,11 +17,10 @@ This module imports no torch.
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import Future
 from pathlib import Path
 
-from .devices import driver_lists_gpus
+from .devices import driver_lists_gpus, physical_gpu
 from .paths import default_cache_dir
 from .process.sandbox import scrubbed_env
 from .process.standby import close_started, start_zygote
@@ -32,9 +31,7 @@ _started: dict[tuple[str, str], Future] = {}  # (mode, work folder) -> the zygot
 def run_zygote_env(first_gpu: int = 0) -> dict[str, str]:
     """The run zygote's environment: a spare's, on the first GPU the run uses (the zygote
     itself never opens CUDA; each worker gets its own GPU's environment at the fork)."""
-    visible = [v for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
-    gpu = visible[first_gpu] if first_gpu < len(visible) else str(first_gpu)
-    return scrubbed_env({"CUDA_VISIBLE_DEVICES": gpu})
+    return scrubbed_env({"CUDA_VISIBLE_DEVICES": physical_gpu(first_gpu)})
 
 
 def build_zygote_env() -> dict[str, str]:

@@ -30,7 +30,7 @@ from ..records import LANGUAGES, Sample, Task, Verdict
 from .compiled import attach as attach_compiled
 from .config import ConfigError, VerifyConfig
 from . import early as early_start
-from .devices import cuda_devices, device_name, driver_lists_gpus
+from .devices import cuda_devices, device_name, driver_lists_gpus, physical_gpu
 from .process.sandbox import PhaseResult, Sandbox, python_argv, scrubbed_env
 from .process.job import RunJob
 from .process.launch import remove_exchange
@@ -109,6 +109,7 @@ class Verifier:
             raise HarnessError(f"cannot create the cache directory {self.cache_dir}: {exc}") from None
         # the fork servers import torch while this process probes the GPUs (each 2-3 s)
         early = self._early_zygotes()
+        early_start.close_unadopted()  # started by the entry point for settings other than these
         try:
             self._init_devices_and_workers(early)
         except BaseException:
@@ -123,7 +124,6 @@ class Verifier:
         config = self.config
         gpu_likely = config.device == "cuda" or (config.device == "auto" and driver_lists_gpus())
         if not (config.fork_workers and gpu_likely):
-            early_start.close_unadopted()
             return {}
         work = self.cache_dir / "work"
         early = {}
@@ -191,7 +191,6 @@ class Verifier:
                               if bdepth > 0 else None)
         for future in early.values():  # started early, but this run has no such spares (a CPU device)
             close_started(future)
-        early_start.close_unadopted()  # started for settings other than this run's
 
     def _spare_demand(self) -> int:
         """Spares one GPU can use now: one per run slot, plus its share of the queued runs
@@ -244,10 +243,8 @@ class Verifier:
                 standby.close()
 
     def physical_gpu(self, gpu: int) -> str:
-        """Our GPU index as the parent's CUDA_VISIBLE_DEVICES names it (Ray and
-        schedulers hand us a subset)."""
-        visible = [v for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
-        return visible[gpu] if gpu < len(visible) else str(gpu)
+        """Our GPU index as the parent's CUDA_VISIBLE_DEVICES names it (devices.physical_gpu)."""
+        return physical_gpu(gpu)
 
     def gpu_env(self, gpu: int) -> dict[str, str]:
         return scrubbed_env(self._visible(gpu))

@@ -129,11 +129,11 @@ class Standby:
         # So spares are filled to what the runs queued for the GPU need (`top_up`)
         self.demand = demand
         # spares forked from one process that imported torch once (process/zygote.py)
-        # instead of each importing it: started on the first spare, from the starter thread.
+        # instead of each importing it: started (start_zygote) on the first spare, or
+        # earlier by the owner, which passes its Future here (verify/runner.py, early.py).
         # Run spares on CUDA need a zygote whose imports left CUDA usable in its children
         # (zygote.PRELOAD leaves torch.utils.cpp_extension out for that); it checks
         # (cuda_fork_safe), and where it is not, run spares start fresh as before
-        # A Future (zygote.launch) is a zygote its owner started early (verify/runner.py)
         self.use_zygote = bool(zygote)
         self._zygote_future = zygote if isinstance(zygote, Future) else None
         self._zygote = None
