@@ -78,13 +78,11 @@ def warm_cuda(device: torch.device, gpu_section: Callable[[], Any] | None = None
     the GPU lock held shared) is held only around the steps that use the GPU.
     Returns the seconds spent inside it (waiting to enter included).
 
-    The profiler's first start is host work: 4-6 s on an H200 of 16 cores, most
-    of a warm-up, against 0.15-0.5 s for the context and 0.01 s for the first
-    profiled GPU call. A timer process timing a small kernel chain on the same
-    GPU saw a 1.5 ms spike while another process opened its context and nothing
-    above its quiet spread while another started the profiler
-    (benchmarks/diag/warmup_cost.py, docs/benchmarks.md): so only the context and
-    the profiled call are GPU sections, and the start-up runs outside them."""
+    The profiler's first start is host work (kineto), done outside the GPU
+    section: a timer process timing a small kernel chain on the same GPU saw a
+    1.5 ms spike while another process opened its context and nothing above its
+    quiet spread while another started the profiler (benchmarks/diag/warmup_cost.py,
+    docs/benchmarks.md): so only the context and the profiled call are GPU sections."""
     if device.type != "cuda":
         return 0.0
     from contextlib import nullcontext
@@ -95,9 +93,7 @@ def warm_cuda(device: torch.device, gpu_section: Callable[[], Any] | None = None
         torch.zeros(1, device=device)
         torch.cuda.synchronize(device)
     held = time.perf_counter() - t0
-    from torch.profiler import ProfilerActivity, profile
-
-    with profile(activities=[ProfilerActivity.CPU]):  # the profiler's start-up, on the host only
+    with kineto_profile(cuda=False):  # the profiler's start-up, on the host only
         torch.ones(8) * 2
     t0 = time.perf_counter()
     with section():
@@ -107,6 +103,19 @@ def warm_cuda(device: torch.device, gpu_section: Callable[[], Any] | None = None
         # run (guard_inputs_s) and the candidate's check_s
         warm_thread_pools(device)
     return held + time.perf_counter() - t0
+
+
+def kineto_profile(cuda: bool):
+    """A kineto profiler session recording only the device's activity (`cuda`) or
+    only the host's: `torch.profiler.profile(activities=[...])` without its
+    wrapper. That wrapper's start asks `hasattr(torch, "_inductor")`, which makes
+    torch import inductor, dynamo and sympy: 5.8-6.0 CPU-s on an H200 host, in
+    every process that profiles, against 0.04 s for kineto's own start
+    (benchmarks/diag/profiler_start.py, issue 14). Enter and exit it as a context
+    manager; after the exit, `function_events` and `kineto_results` hold what ran."""
+    from torch.autograd.profiler import profile
+
+    return profile(use_cpu=not cuda, use_device="cuda" if cuda else None, use_kineto=True)
 
 
 def warm_thread_pools(device: torch.device) -> None:
@@ -261,9 +270,7 @@ def profile_call(fn: Callable[[], Any], device: torch.device, tracer: OwnCodeTra
     kernels: dict[str, float] = {}
     prof = None
     if device.type == "cuda":
-        from torch.profiler import ProfilerActivity, profile
-
-        prof = profile(activities=[ProfilerActivity.CUDA])
+        prof = kineto_profile(cuda=True)
         prof.__enter__()
     t0 = time.perf_counter()
     try:
@@ -284,10 +291,10 @@ def profile_call(fn: Callable[[], Any], device: torch.device, tracer: OwnCodeTra
             prof.__exit__(None, None, None)
     unsynced: list[str] = []
     if prof is not None:
-        for e in prof.events():
+        for e in prof.function_events:
             if "CUDA" in str(getattr(e, "device_type", "")) and "spin_kernel" not in e.name:
                 kernels[e.name] = kernels.get(e.name, 0.0) + float(getattr(e, "device_time", 0.0) or 0.0)
-        unsynced = after_the_marker(getattr(prof.profiler, "kineto_results", None))
+        unsynced = after_the_marker(getattr(prof, "kineto_results", None))
     leaves = sorted(op for op in rec.ops if op not in PLUMBING)
     outs = [t for t in _tensor_args((result,), {}) if type(t) is torch.Tensor and t.numel()]
     # every output tensor was written by a torch function called from Python
