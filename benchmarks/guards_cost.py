@@ -13,7 +13,7 @@ figures compare the run phase (checking, timing, the guards), not compilation.
         # problems, 32-256 MB of inputs each, where the exchange's cost shows; nothing to build
 
 A level is a guard setting with an optional ":file" or ":auto" (`VerifyConfig.exchange`:
-tensors through files, or through CUDA IPC where they fit).
+tensors through files, or through CUDA IPC where they fit; without one, ":auto", the default of `kernelmill verify`).
 
 Prints a table; results go in docs/benchmarks.md by hand with the machine and date.
 """
@@ -41,7 +41,7 @@ def _median(xs):
 
 def run_level(level: str, tasks, samples, device: str, cache: Path, trials: int) -> dict:
     guards, _, exchange = level.partition(":")
-    cfg = VerifyConfig(device=device, trials=trials, guards=guards, cache_dir=str(cache), exchange=exchange or "file")
+    cfg = VerifyConfig(device=device, trials=trials, guards=guards, cache_dir=str(cache), exchange=exchange or "auto")
     t0 = time.perf_counter()
     verdicts = verify_samples(tasks, samples, cfg)
     wall = time.perf_counter() - t0
