@@ -215,13 +215,14 @@ def _into_candidate_folder(cdir: Path):
     return candidate
 
 
-def reap_descendants() -> list[str]:
+def reap_descendants(keep: frozenset[int] = frozenset()) -> list[str]:
     """Kill every process left below this one (the candidate's grandchildren,
     re-parented here because the worker is a child subreaper): nothing of the
     candidate's may run once its process has ended (item 20: a detached child
     that rewrites the report). Returns a line for each killed process that had
     left our session (setsid: detached on purpose); ordinary stragglers (a
-    compile worker still shutting down) are killed without a word."""
+    compile worker still shutting down) are killed without a word. `keep`: children
+    this process started itself and waits for (a GPU clock query)."""
     detached = []
     me, my_session = os.getpid(), os.getsid(0)
     for _ in range(5):
@@ -234,7 +235,7 @@ def reap_descendants() -> list[str]:
                     fields = fh.read().rsplit(")", 1)[1].split()
             except OSError:
                 continue
-            if int(fields[1]) == me:  # ppid
+            if int(fields[1]) == me and int(entry) not in keep:  # ppid
                 mine.append((int(entry), int(fields[3])))  # (pid, session)
         if not mine:
             break

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -303,15 +304,23 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
     marks["final"] = time.perf_counter()
     got_ipc = _receive_outputs(reports.final, launched, device, _where(expected))
     marks["outputs"] = time.perf_counter()
-    status = launched.wait()
-    left = reap_descendants()  # nothing the candidate started may write after this point
-    marks["exited"] = time.perf_counter()
-    # the GPU's clocks for the verdict, read while the judge works (after the reaping
-    # above, which kills every child of this process; collected by measurement())
+    # the GPU's clocks for the verdict, read while the process exits and the judge
+    # works (collected by measurement(); the reaping below spares this child of ours)
     gpu_state = gpu_state_query(device)
-    reports.drain()
-    if reports.forged or left:
-        findings.add("forged_output", "; ".join((reports.forged + left)[:3]))
+    keep = frozenset({gpu_state.pid} if gpu_state is not None else ())
+    # outputs copied out of the candidate's process (CUDA IPC) and a run that ran: the
+    # judge needs nothing more of the process, so its exit (a CUDA context torn down,
+    # ~0.13 s on an H200) overlaps the judging. What it does meanwhile still decides:
+    # a late report or a process of its left is joined below, before the verdict is out
+    exiting = (_Exiting(launched, keep) if isinstance(got_ipc, dict) and not job.compile_baseline
+               and (reports.final or {}).get("status") == "ran" else None)
+    if exiting is None:
+        status = launched.wait()
+        left = reap_descendants(keep)  # nothing the candidate started may write after this point
+        reports.drain()
+        if reports.forged or left:
+            findings.add("forged_output", "; ".join((reports.forged + left)[:3]))
+    marks["exited"] = time.perf_counter()
     compiled_ref = None
     if job.compile_baseline and comparison is not None and (reports.final or {}).get("status") == "ran":
         t1 = time.perf_counter()  # the candidate's process is gone: nothing shares the device with this
@@ -358,9 +367,22 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
         facts["timing"] = comparison["timing"]
     _runtime_findings(facts, ref_flags, expected, ref_profile, findings)
     t0 = time.perf_counter()
-    verdict = judge(job, level, device, cand_code, facts, got, expected, sets, findings, phases,
-                    ref_mutates=ref_mutates, ref_aliases=ref_aliases, ref_profile=ref_profile, param_bytes=param_bytes)
-    phases["guard_judge_s"] = time.perf_counter() - t0
+    try:
+        verdict = judge(job, level, device, cand_code, facts, got, expected, sets, findings, phases,
+                        ref_mutates=ref_mutates, ref_aliases=ref_aliases, ref_profile=ref_profile,
+                        param_bytes=param_bytes)
+    finally:
+        phases["guard_judge_s"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        left = exiting.join() if exiting is not None else []
+    if exiting is not None:
+        reports.drain()
+        if reports.forged or left:  # decides as it would have before the judge (flags.decide)
+            findings.add("forged_output", "; ".join((reports.forged + left)[:3]))
+            verdict = decide(findings, verdict, job.fallback)
+        # the part of the exit the judge did not hide: a part of the guarded exchange
+        phases["xchg_exit_s"] = round(time.perf_counter() - t0, 4)
+        phases["guard_exchange_s"] += time.perf_counter() - t0
     if comparison is not None:
         attach_timing(verdict, comparison["comparison"])
     verdict["measurement"] = measurement(device, cfg, comparison and comparison["comparison"], ref_flags,
@@ -374,6 +396,24 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
     if compiled_ref is not None:
         verdict["compiled_baseline"] = compiled_ref
     return verdict
+
+
+class _Exiting:
+    """The candidate's process waited for, and whatever it left behind reaped, on a
+    thread of its own while the judge works (os.waitpid releases the GIL)."""
+
+    def __init__(self, launched: Launched, keep: frozenset[int]):
+        self.left: list[str] = []
+        self.thread = threading.Thread(target=self._run, args=(launched, keep), daemon=True, name="km-exit")
+        self.thread.start()
+
+    def _run(self, launched: Launched, keep: frozenset[int]) -> None:
+        launched.wait()
+        self.left = reap_descendants(keep)
+
+    def join(self) -> list[str]:
+        self.thread.join()
+        return self.left
 
 
 def time_compiled(ref, timing_sets, device, cfg, spec: dict, share: SharedUse) -> dict:
