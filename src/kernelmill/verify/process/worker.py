@@ -130,7 +130,7 @@ def _run(job, share: SharedUse) -> dict:
             for trial in range(job.trials):
                 stage = f"correctness trial {trial + 1}"
                 torch.manual_seed(job.input_seed + trial)
-                inputs = to_device(ref_mod.get_inputs(), device)
+                inputs = _draw(ref_mod, device)
                 stage = f"reference forward, trial {trial + 1}"
                 ref_out = ref(*clone(inputs))
                 stage = f"ModelNew forward, trial {trial + 1}"
@@ -152,7 +152,7 @@ def _run(job, share: SharedUse) -> dict:
                 stage = "timing"
                 t0 = time.perf_counter()
                 torch.manual_seed(job.input_seed + job.trials)
-                inputs = to_device(ref_mod.get_inputs(), device)
+                inputs = _draw(ref_mod, device)
                 ref_in, cand_in = clone(inputs), clone(inputs)
                 with share.pause(), gpu_lock(str(device), exclusive=True, timeout=TIMING_LOCK_TIMEOUT_S) as held:
                     comp = compare_speed(Bench(lambda: ref(*ref_in), device, cfg),
@@ -179,6 +179,16 @@ def _run(job, share: SharedUse) -> dict:
         # was most likely caused by the candidate's previous launch
         return {"status": "runtime_error", "compiled": True,
                 "message": f"{stage}: " + error_text(exc, job.message_limit), "phases": phases}
+
+
+def _draw(ref_mod, device):
+    """The task's inputs, drawn on the device as the guarded run draws them (its
+    factories default to it; a CPU generator took 2.3-2.4 s of a run's 5 s on full-size
+    builtin tasks, H200, issue 14), and whatever get_inputs put elsewhere moved there."""
+    import torch
+
+    with torch.device(device):
+        return to_device(ref_mod.get_inputs(), device)
 
 
 def _standby(phase_dir: str, device: str, t_start: float) -> tuple[dict, object, dict] | None:
