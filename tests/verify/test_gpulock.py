@@ -292,8 +292,8 @@ def test_a_warm_up_holds_the_gpu_section_only_for_its_gpu_steps(monkeypatch):
         return real_zeros(*args, device=device, **kw)
 
     class Profile:
-        def __init__(self, activities):
-            self.activities = activities
+        def __init__(self, cuda):
+            self.cuda = cuda
 
         def __enter__(self):
             events.append(("profiler start", bool(inside)))
@@ -304,7 +304,7 @@ def test_a_warm_up_holds_the_gpu_section_only_for_its_gpu_steps(monkeypatch):
 
     monkeypatch.setattr(torch, "zeros", zeros)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
-    monkeypatch.setattr(torch.profiler, "profile", Profile)
+    monkeypatch.setattr(trace, "kineto_profile", Profile)
     monkeypatch.setattr(trace, "profile_call", lambda fn, device: events.append(("profiled call", bool(inside))))
     monkeypatch.setattr(trace, "warm_thread_pools", lambda device: events.append(("cublas, cudnn", bool(inside))))
     assert trace.warm_cuda(torch.device("cuda:0"), section) >= 0.0
