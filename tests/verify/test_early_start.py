@@ -27,7 +27,7 @@ def recorded(monkeypatch, tmp_path):
     """start_zygote recorded (a finished future of a fake zygote), a GPU listed, the cache in tmp_path."""
     started = []
 
-    def fake_start(mode, work, env):
+    def fake_start(mode, work, env, folder=None):
         f = Future()
         f.set_result(FakeZygote(tmp_path / mode))
         started.append((mode, env.get("CUDA_VISIBLE_DEVICES"), f))
@@ -38,6 +38,7 @@ def recorded(monkeypatch, tmp_path):
     monkeypatch.setenv("KERNELMILL_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     monkeypatch.setattr(early, "_started", {})
+    monkeypatch.setattr(early, "_folders", {})
     return started
 
 
@@ -96,3 +97,31 @@ def test_the_entry_point_imports_no_torch_before_it_starts_them():
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+@pytest.mark.parametrize("wait", [True, False], ids=["started", "still-starting"])
+def test_a_command_that_ends_before_its_verifier_leaves_no_zygote_folder(tmp_path, wait):
+    """A real build zygote (no GPU needed), started as the entry point starts it, and the
+    command over before any verifier adopted it: its process and its folder go."""
+    code = (f"import os; from pathlib import Path; from kernelmill.verify import early; "
+            f"early.start(Path({str(tmp_path / 'work')!r}), ('build',)); "
+            f"f = next(iter(early._started.values())); "
+            f"z = f.result(timeout=240) if {wait} else None; "
+            f"print(z.proc.pid if z else -1)")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    left = list((tmp_path / "work").glob("zygote-*"))
+    assert left == [], left
+    pid = int(res.stdout.split()[-1])
+    if pid > 0:
+        import os
+        import time
+
+        for _ in range(50):  # killed and reaped by the exit hook; at most a zombie's moment
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail(f"the zygote {pid} outlived the command")

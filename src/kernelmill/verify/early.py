@@ -10,22 +10,27 @@ zygotes, and only then imports the command; the `Verifier` adopts them
 (`adopt`) where its settings match the guess: the same cache folder, spares and forked
 workers not switched off. A zygote nobody adopted is closed when the verifier's own
 start-up decides it is not needed, and dies with this process in any case
-(PR_SET_PDEATHSIG).
+(PR_SET_PDEATHSIG); a command that ends before its verifier started (bad arguments, a
+task file that does not load) removes their folders as it exits.
 
 This module imports no torch.
 """
 
 from __future__ import annotations
 
+import atexit
+import shutil
 from concurrent.futures import Future
 from pathlib import Path
 
 from .devices import driver_lists_gpus, physical_gpu
 from .paths import default_cache_dir
 from .process.sandbox import scrubbed_env
-from .process.standby import close_started, start_zygote
+from .process.standby import close_started, start_zygote, zygote_folder
 
 _started: dict[tuple[str, str], Future] = {}  # (mode, work folder) -> the zygote's future
+_folders: dict[tuple[str, str], Path] = {}  # (mode, work folder) -> the zygote's own folder
+_exit_hook: list[bool] = []  # registered once (_close_at_exit)
 
 
 def run_zygote_env(first_gpu: int = 0) -> dict[str, str]:
@@ -44,18 +49,38 @@ def start(work_dir: Path, modes: tuple[str, ...] = ("run", "build"), first_gpu: 
     for mode in modes:
         key = (mode, str(work_dir.resolve()))
         if key not in _started:
+            if not _exit_hook:
+                _exit_hook.append(atexit.register(_close_at_exit) is not None)
             env = run_zygote_env(first_gpu) if mode == "run" else build_zygote_env()
-            _started[key] = start_zygote(mode, work_dir, env)
+            _folders[key] = zygote_folder(mode, work_dir)
+            _started[key] = start_zygote(mode, work_dir, env, _folders[key])
 
 
 def adopt(mode: str, work_dir: Path) -> Future | None:
     """The zygote started early for this mode and work folder (once), or None."""
-    return _started.pop((mode, str(Path(work_dir).resolve())), None)
+    key = (mode, str(Path(work_dir).resolve()))
+    _folders.pop(key, None)  # its folder is the adopter's now
+    return _started.pop(key, None)
 
 
 def close_unadopted() -> None:
+    _folders.clear()  # close_started removes each folder once its zygote has started
     while _started:
         close_started(_started.popitem()[1])
+
+
+def _close_at_exit() -> None:
+    """The command ends with zygotes nobody adopted or closed: close those that have
+    started and remove every such folder now (close_started's callbacks may never run
+    once the interpreter is going; the zygotes die with this process anyway)."""
+    for key, future in list(_started.items()):
+        if future.done() and not future.cancelled() and future.exception() is None:
+            future.result().close()
+        folder = _folders.get(key)
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+    _started.clear()
+    _folders.clear()
 
 
 def _option(args: list[str], name: str) -> str | None:

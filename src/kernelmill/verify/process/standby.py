@@ -279,10 +279,16 @@ class Standby:
             self._zygote = None
 
 
-def start_zygote(mode: str, work_dir: Path, env: dict[str, str]) -> Future:
+def zygote_folder(mode: str, work_dir: Path) -> Path:
+    """A new folder of its own under `work_dir` for a `mode` zygote (its HOME and TMPDIR)."""
+    return Path(tempfile.mkdtemp(prefix=f"zygote-{mode}-", dir=work_dir))
+
+
+def start_zygote(mode: str, work_dir: Path, env: dict[str, str], folder: Path | None = None) -> Future:
     """Start the zygote of a `mode` standby in the background (zygote.launch), in its own
-    folder under `work_dir`, with a spare's environment (`env`, from scrubbed_env)."""
-    folder = Path(tempfile.mkdtemp(prefix=f"zygote-{mode}-", dir=work_dir))
+    folder under `work_dir` (`folder`, else a new one), with a spare's environment (`env`,
+    from scrubbed_env)."""
+    folder = folder or zygote_folder(mode, work_dir)
     return launch(mode, {**env, "HOME": str(folder), "TMPDIR": str(folder)}, folder)
 
 
