@@ -38,7 +38,6 @@ def recorded(monkeypatch, tmp_path):
     monkeypatch.setenv("KERNELMILL_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     monkeypatch.setattr(early, "_started", {})
-    monkeypatch.setattr(early, "_folders", {})
     return started
 
 
@@ -105,7 +104,7 @@ def test_a_command_that_ends_before_its_verifier_leaves_no_zygote_folder(tmp_pat
     command over before any verifier adopted it: its process and its folder go."""
     code = (f"import os; from pathlib import Path; from kernelmill.verify import early; "
             f"early.start(Path({str(tmp_path / 'work')!r}), ('build',)); "
-            f"f = next(iter(early._started.values())); "
+            f"f = next(iter(early._started.values()))[0]; "
             f"z = f.result(timeout=240) if {wait} else None; "
             f"print(z.proc.pid if z else -1)")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)

@@ -28,9 +28,8 @@ from .paths import default_cache_dir
 from .process.sandbox import scrubbed_env
 from .process.standby import close_started, start_zygote, zygote_folder
 
-_started: dict[tuple[str, str], Future] = {}  # (mode, work folder) -> the zygote's future
-_folders: dict[tuple[str, str], Path] = {}  # (mode, work folder) -> the zygote's own folder
-_exit_hook: list[bool] = []  # registered once (_close_at_exit)
+# (mode, work folder) -> the zygote's future and its own folder
+_started: dict[tuple[str, str], tuple[Future, Path]] = {}
 
 
 def run_zygote_env(first_gpu: int = 0) -> dict[str, str]:
@@ -49,38 +48,32 @@ def start(work_dir: Path, modes: tuple[str, ...] = ("run", "build"), first_gpu: 
     for mode in modes:
         key = (mode, str(work_dir.resolve()))
         if key not in _started:
-            if not _exit_hook:
-                _exit_hook.append(atexit.register(_close_at_exit) is not None)
             env = run_zygote_env(first_gpu) if mode == "run" else build_zygote_env()
-            _folders[key] = zygote_folder(mode, work_dir)
-            _started[key] = start_zygote(mode, work_dir, env, _folders[key])
+            folder = zygote_folder(mode, work_dir)
+            _started[key] = (start_zygote(mode, work_dir, env, folder), folder)
 
 
 def adopt(mode: str, work_dir: Path) -> Future | None:
     """The zygote started early for this mode and work folder (once), or None."""
-    key = (mode, str(Path(work_dir).resolve()))
-    _folders.pop(key, None)  # its folder is the adopter's now
-    return _started.pop(key, None)
+    started = _started.pop((mode, str(Path(work_dir).resolve())), None)
+    return started[0] if started else None
 
 
 def close_unadopted() -> None:
-    _folders.clear()  # close_started removes each folder once its zygote has started
-    while _started:
-        close_started(_started.popitem()[1])
+    while _started:  # close_started removes each folder once its zygote has started
+        close_started(_started.popitem()[1][0])
 
 
+@atexit.register
 def _close_at_exit() -> None:
     """The command ends with zygotes nobody adopted or closed: close those that have
     started and remove every such folder now (close_started's callbacks may never run
     once the interpreter is going; the zygotes die with this process anyway)."""
-    for key, future in list(_started.items()):
+    while _started:
+        future, folder = _started.popitem()[1]
         if future.done() and not future.cancelled() and future.exception() is None:
             future.result().close()
-        folder = _folders.get(key)
-        if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)
-    _started.clear()
-    _folders.clear()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _option(args: list[str], name: str) -> str | None:

@@ -316,10 +316,8 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
                and (reports.final or {}).get("status") == "ran" else None)
     if exiting is None:
         status = launched.wait()
-        left = reap_descendants(keep)  # nothing the candidate started may write after this point
-        reports.drain()
-        if reports.forged or left:
-            findings.add("forged_output", "; ".join((reports.forged + left)[:3]))
+        # nothing the candidate started may write after this point
+        _leftovers(reports, reap_descendants(keep), findings)
     marks["exited"] = time.perf_counter()
     compiled_ref = None
     if job.compile_baseline and comparison is not None and (reports.final or {}).get("status") == "ran":
@@ -376,10 +374,8 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
         t0 = time.perf_counter()
         left = exiting.join() if exiting is not None else []
     if exiting is not None:
-        reports.drain()
-        if reports.forged or left:  # decides as it would have before the judge (flags.decide)
-            findings.add("forged_output", "; ".join((reports.forged + left)[:3]))
-            verdict = decide(findings, verdict, job.fallback)
+        if _leftovers(reports, left, findings):
+            verdict = decide(findings, verdict, job.fallback)  # decides as it would have before the judge
         # the part of the exit the judge did not hide: a part of the guarded exchange
         phases["xchg_exit_s"] = round(time.perf_counter() - t0, 4)
         phases["guard_exchange_s"] += time.perf_counter() - t0
@@ -396,6 +392,16 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
     if compiled_ref is not None:
         verdict["compiled_baseline"] = compiled_ref
     return verdict
+
+
+def _leftovers(reports: _Reports, left: list[str], findings: Findings) -> bool:
+    """Reports after the final one and processes the candidate left running (item 20),
+    read once its process is gone: a forged_output finding (True) or nothing."""
+    reports.drain()
+    if reports.forged or left:
+        findings.add("forged_output", "; ".join((reports.forged + left)[:3]))
+        return True
+    return False
 
 
 class _Exiting:
