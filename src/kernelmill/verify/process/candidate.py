@@ -196,7 +196,7 @@ def _timing_bench(cand, data: dict, job: CandidateJob, device, facts: dict, l2_l
 def _serve_timing(bench: Bench, commands, report: Reporter, device, facts: dict) -> None:
     """Answer the supervisor's timing commands until it says ``end``."""
     facts["stage"] = "timing"
-    report.send({"ready": True})
+    report.send({"ready": True, "t": time.perf_counter()})  # when, for the supervisor's accounting
     for line in commands:
         msg = json.loads(line)
         if msg["cmd"] == "warm":

@@ -191,74 +191,43 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
     try:
         ref_mod, init_inputs, ref = load_reference(job)
         ref = ref.to(device)  # in the mode a fresh module is in (docs/SEMANTICS.md)
-        seed = job.input_seed
-        # drawn on the device (the task's own get_inputs, with factories defaulting
-        # to it): a CPU generator takes seconds for a full-size task's input sets
-        with torch.device(device):
-            sets = {
-                "trials": [inp.draw_inputs(ref_mod, seed + t, inp.distribution_for(t)) for t in range(job.trials)],
-                "checks": [inp.draw_inputs(ref_mod, seed + 1000 + k, "normal") for k in range(N_CHECK_SETS)],
-                "timing": [inp.draw_inputs(ref_mod, seed + 2000 + k, "normal") for k in range(N_TIMING_SETS)],
-                "variants": [inp.draw_inputs(ref_mod, seed + 3000 + j, "normal", v)
-                             for j, v in enumerate(inp.shape_variants(ref_mod))],
-            }
-        expected: dict[str, list] = {}
-        ref_mutates = ref_aliases = False
-        with torch.no_grad():
-            for key, group in sets.items():
-                outs = []
-                for drawn in group:
-                    dev_inputs = to_device(drawn, device)
-                    args = clone(dev_inputs)
-                    out = ref(*args)
-                    ref_mutates |= any(not torch.equal(a, b) for a, b in zip(inp.tensors_in(args), inp.tensors_in(dev_inputs)))
-                    ptrs = {t.untyped_storage().data_ptr() for t in inp.tensors_in(args) if t.numel()}
-                    ref_aliases |= any(isinstance(o, torch.Tensor) and o.numel() and o.untyped_storage().data_ptr() in ptrs
-                                       for _, o in flatten_outputs(out))
-                    outs.append(_detached(out))
-                expected[key] = outs
-            timing_sets = sets["timing"]  # kept on the device: the reference is timed here
-            phases["guard_inputs_s"] = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            # the reference's kernels and ops depend on the task and its shapes only:
-            # the runner passes the profile it got from this task's first candidate
-            ref_profile, profiled = job.ref_profile, False
-            if ref_profile is None:
-                args = to_device(clone(sets["trials"][0]), device)
-                ref_profile, profiled = profile_call(lambda: ref(*args), device), True
-                # which share of each input a kernel must read (item 15's bound)
-                ref_profile["input_reach"] = (None if ref_mutates else
-                                              input_reach(ref, to_device(clone(sets["timing"][0]), device)))
-            phases["guard_profile_s"] = time.perf_counter() - t0
-        param_bytes = sum(t.numel() * t.element_size() for t in ref.state_dict().values())
-        args = dev_inputs = out = drawn = group = outs = None  # noqa: F841 - free them before the candidate runs
-        # compare where the answers are cheapest to compare: on the device, unless
-        # keeping them there would crowd the candidate out of its memory
-        expected = _placed(expected, device)
-        if device.type == "cuda":
-            torch.cuda.empty_cache()  # the candidate's process needs the GPU memory, not us
-        ref_flags = backend_flags()
+        phases["ref_load_s"] = time.perf_counter() - t0
+        sets = _draw_sets(job, ref_mod, device)
+        phases["guard_inputs_s"] = time.perf_counter() - t0
     except BaseException as exc:  # noqa: BLE001 - the task itself is broken
-        return {"status": "runtime_error", "flags": ["reference_error"],
-                "message": "the reference program failed: " + error_text(exc, job.message_limit)}
-
+        return _reference_failed(exc, job)
+    timing_sets = sets["timing"]  # kept on the device: the reference is timed here
     t0 = time.perf_counter()
     exchange, why_not_ipc = _exchange_mode(job, device, sets), ""
-    xdir = _tensor_dir(priv, 0 if exchange == "cuda_ipc" else inp.nbytes(sets) + 2 * inp.nbytes(expected))
-    inputs_path = xdir / "inputs.pt"
-    if exchange == "cuda_ipc":
-        try:  # the sets stay on the GPU: one allocation of their own, described in a small file
-            exports.append(cuda_ipc.export({**sets, "init": list(init_inputs)}, device))
-            inputs_path = xdir / "inputs.json"
-            inputs_path.write_text(json.dumps(exports[-1].description))
-        except (cuda_ipc.Unsupported, RuntimeError, OSError) as exc:
-            exchange, why_not_ipc = "file", f" (CUDA IPC not used: {str(exc)[:200]})"
+    # with the sets on the GPU beside the candidate's process (CUDA IPC), the reference
+    # runs on them while that process loads and checks the candidate: its outputs are
+    # needed only at the timing. Through files (large sets, a CPU) it runs first, as the
+    # memory and cores it would take are the candidate's
+    ref_work = None
+    try:
+        if exchange != "cuda_ipc":
+            ref_work, t0 = _reference_first(job, ref, sets, device, phases), None
+        xdir = _tensor_dir(priv, 0 if exchange == "cuda_ipc" else inp.nbytes(sets) + 2 * ref_work.nbytes)
+        inputs_path = xdir / "inputs.pt"
+        if exchange == "cuda_ipc":
+            try:  # the sets stay on the GPU: one allocation of their own, described in a small file
+                exports.append(cuda_ipc.export({**sets, "init": list(init_inputs)}, device))
+                inputs_path = xdir / "inputs.json"
+                inputs_path.write_text(json.dumps(exports[-1].description))
+            except (cuda_ipc.Unsupported, RuntimeError, OSError) as exc:
+                exchange, why_not_ipc = "file", f" (CUDA IPC not used: {str(exc)[:200]})"
+                ref_work, t0 = _reference_first(job, ref, sets, device, phases), None
+    except BaseException as exc:  # noqa: BLE001 - the reference failed on its inputs
+        return _reference_failed(exc, job)
+    if t0 is None:  # the exchange starts after the reference's work
+        t0 = time.perf_counter()
     if exchange == "file":
-        sets = {key: [to_cpu(s) for s in group] for key, group in sets.items()}
-        torch.save({**sets, "init": to_cpu(list(init_inputs))}, inputs_path)
-    sets = _shapes_only(sets)  # what the judge still needs of them: shapes and dtypes
-    if device.type == "cuda":
-        torch.cuda.empty_cache()  # the device copies of the sets are gone: their memory goes to the candidate
+        cpu_sets = {key: [to_cpu(s) for s in group] for key, group in sets.items()}
+        torch.save({**cpu_sets, "init": to_cpu(list(init_inputs))}, inputs_path)
+        cpu_sets = None  # noqa: F841
+        sets = _shapes_only(sets)  # what the judge still needs of them: shapes and dtypes
+        if device.type == "cuda":
+            torch.cuda.empty_cache()  # the device copies of the sets are gone: their memory goes to the candidate
     CandidateJob(candidate=str(cdir / "candidate.py"), inputs=str(inputs_path),
                  outputs=str(xdir / "outputs.pt"), device=job.device, weight_seed=job.weight_seed,
                  message_limit=job.message_limit, rlimits=job.rlimits, time=job.time, timing=job.timing,
@@ -280,15 +249,32 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
     # xchg_setup_s, xchg_ready_s, xchg_end_s, xchg_outputs_s and xchg_exit_s
     marks = {"go": time.perf_counter()}
     launched.go()
+    if ref_work is None:  # the sets went through CUDA IPC: the reference runs beside the candidate's checks
+        try:
+            ref_work = _ReferenceWork(job, ref, sets, device)
+        except BaseException as exc:  # noqa: BLE001 - run_guarded closes the candidate's process
+            return _reference_failed(exc, job)
+        marks["ref_done"] = time.perf_counter()
+        phases["ref_overlap_s"] = round(marks["ref_done"] - marks["go"], 4)
+        sets = _shapes_only(sets)  # the originals but the timing sets are no longer needed
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+    expected, ref_profile = ref_work.expected, ref_work.profile
     comparison, timing_error = None, None
     try:
         first = reports.next()
         while first is not None and "ready" not in first and "facts" not in first:
             first = reports.next()
         marks["ready"] = time.perf_counter()
+        if first is not None and "ref_done" in marks:
+            # the part of the reference's work the candidate's own loading and checks did not
+            # hide: from its "ready" (its clock: perf_counter is system-wide) to the reference's end
+            t_cand = first.get("t") if isinstance(first.get("t"), (int, float)) else marks["ready"]
+            marks["unhidden"] = max(0.0, marks["ref_done"] - max(marks["go"], float(t_cand)))
+            phases["guard_inputs_s"] += marks["unhidden"]
         if first is not None and "ready" in first:
             comparison = _time_both(ref, timing_sets, launched, reports, device, cfg, job, sets, expected,
-                                    param_bytes, share)
+                                    ref_work.param_bytes, share)
             if device.type == "cuda":  # how long the timing waited for other GPU work of ours (gpulock)
                 phases["timing_lock_wait_s"] = comparison["timing"]["lock"]["wait_s"]
             marks["timed"] = time.perf_counter()
@@ -347,7 +333,7 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
                 p.unlink()
     exchange_s = time.perf_counter() - t0
     phases.update(facts.get("phases") or {})
-    phases["guard_exchange_s"] = max(0.0, exchange_s - phases.get("compile_baseline_s", 0.0)
+    phases["guard_exchange_s"] = max(0.0, exchange_s - phases.get("compile_baseline_s", 0.0) - marks.get("unhidden", 0.0)
                                      - sum(v for k, v in (facts.get("phases") or {}).items() if k.endswith("_s")))
     phases.update(_exchange_parts(t0, marks, facts.get("phases") or {}))
     if facts["status"] != "ran":
@@ -363,12 +349,12 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
                                  "message": facts.get("message", ""), "phases": phases}, job.fallback)
     if comparison is not None:
         facts["timing"] = comparison["timing"]
-    _runtime_findings(facts, ref_flags, expected, ref_profile, findings)
+    _runtime_findings(facts, ref_work.flags, expected, ref_profile, findings)
     t0 = time.perf_counter()
     try:
         verdict = judge(job, level, device, cand_code, facts, got, expected, sets, findings, phases,
-                        ref_mutates=ref_mutates, ref_aliases=ref_aliases, ref_profile=ref_profile,
-                        param_bytes=param_bytes)
+                        ref_mutates=ref_work.mutates, ref_aliases=ref_work.aliases, ref_profile=ref_profile,
+                        param_bytes=ref_work.param_bytes)
     finally:
         phases["guard_judge_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -381,17 +367,90 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
         phases["guard_exchange_s"] += time.perf_counter() - t0
     if comparison is not None:
         attach_timing(verdict, comparison["comparison"])
-    verdict["measurement"] = measurement(device, cfg, comparison and comparison["comparison"], ref_flags,
+    verdict["measurement"] = measurement(device, cfg, comparison and comparison["comparison"], ref_work.flags,
                                          facts.get("backend_flags") or {}, sets["trials"][0], expected["trials"][0],
                                          guards=level, gpu_state=gpu_state)
     verdict["measurement"]["exchange"] = exchange + why_not_ipc
     if comparison and comparison["timing"]["lock"].get("holders"):  # what the timing waited for (gpulock)
         verdict["measurement"]["timing_lock_holders"] = comparison["timing"]["lock"]["holders"]
-    if profiled:
+    if ref_work.profiled:
         verdict["ref_profile"] = ref_profile
     if compiled_ref is not None:
         verdict["compiled_baseline"] = compiled_ref
     return verdict
+
+
+def _draw_sets(job, ref_mod, device: torch.device) -> dict[str, list]:
+    """The guarded run's input sets, drawn on the device (the task's own get_inputs, with
+    factories defaulting to it): a CPU generator takes seconds for a full-size task's sets."""
+    seed = job.input_seed
+    with torch.device(device):
+        return {
+            "trials": [inp.draw_inputs(ref_mod, seed + t, inp.distribution_for(t)) for t in range(job.trials)],
+            "checks": [inp.draw_inputs(ref_mod, seed + 1000 + k, "normal") for k in range(N_CHECK_SETS)],
+            "timing": [inp.draw_inputs(ref_mod, seed + 2000 + k, "normal") for k in range(N_TIMING_SETS)],
+            "variants": [inp.draw_inputs(ref_mod, seed + 3000 + j, "normal", v)
+                         for j, v in enumerate(inp.shape_variants(ref_mod))],
+        }
+
+
+def _reference_first(job, ref, sets: dict, device: torch.device, phases: dict) -> "_ReferenceWork":
+    """The reference's work before the candidate's process starts (files: its outputs and
+    the sets share the memory and cores the candidate will need), counted as guard phases."""
+    work = _ReferenceWork(job, ref, sets, device)
+    phases["guard_inputs_s"] += work.outputs_s
+    phases["guard_profile_s"] = work.profile_s
+    return work
+
+
+def _reference_failed(exc: BaseException, job) -> dict:
+    return {"status": "runtime_error", "flags": ["reference_error"],
+            "message": "the reference program failed: " + error_text(exc, job.message_limit)}
+
+
+class _ReferenceWork:
+    """The reference's outputs on every input set (whether it writes into or returns
+    its inputs), its profile (the runner passes the one it got from the task's first
+    candidate) and its backend flags: everything the judge needs of the reference but
+    its timing. Raises whatever the reference raises."""
+
+    def __init__(self, job, ref, sets: dict, device: torch.device):
+        t0 = time.perf_counter()
+        expected: dict[str, list] = {}
+        self.mutates = self.aliases = False
+        with torch.no_grad():
+            for key, group in sets.items():
+                outs = []
+                for drawn in group:
+                    dev_inputs = to_device(drawn, device)
+                    args = clone(dev_inputs)
+                    out = ref(*args)
+                    self.mutates |= any(not torch.equal(a, b)
+                                        for a, b in zip(inp.tensors_in(args), inp.tensors_in(dev_inputs)))
+                    ptrs = {t.untyped_storage().data_ptr() for t in inp.tensors_in(args) if t.numel()}
+                    self.aliases |= any(isinstance(o, torch.Tensor) and o.numel() and o.untyped_storage().data_ptr() in ptrs
+                                        for _, o in flatten_outputs(out))
+                    outs.append(_detached(out))
+                expected[key] = outs
+            self.outputs_s = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            self.profile, self.profiled = job.ref_profile, False
+            if self.profile is None:
+                args = to_device(clone(sets["trials"][0]), device)
+                self.profile, self.profiled = profile_call(lambda: ref(*args), device), True
+                # which share of each input a kernel must read (item 15's bound)
+                self.profile["input_reach"] = (None if self.mutates else
+                                               input_reach(ref, to_device(clone(sets["timing"][0]), device)))
+            self.profile_s = time.perf_counter() - t0
+        self.param_bytes = sum(t.numel() * t.element_size() for t in ref.state_dict().values())
+        args = dev_inputs = out = outs = None  # noqa: F841 - free them before the candidate runs
+        # compare where the answers are cheapest to compare: on the device, unless
+        # keeping them there would crowd the candidate out of its memory
+        self.expected = _placed(expected, device)
+        self.nbytes = inp.nbytes(self.expected)
+        if device.type == "cuda":
+            torch.cuda.empty_cache()  # the candidate's process needs the GPU memory, not us
+        self.flags = backend_flags()
 
 
 def _leftovers(reports: _Reports, left: list[str], findings: Findings) -> bool:
@@ -533,7 +592,7 @@ def _exchange_parts(t0: float, marks: dict, cand: dict) -> dict[str, float]:
     out: dict[str, float] = {"xchg_setup_s": marks["go"] - t0}
     if "ready" in marks:
         before = sum(float(cand.get(k, 0.0)) for k in ("load_s", "build_s", "inputs_s", "check_s", "profile_s"))
-        out["xchg_ready_s"] = max(0.0, marks["ready"] - marks["go"] - before)
+        out["xchg_ready_s"] = max(0.0, marks["ready"] - marks["go"] - before - marks.get("unhidden", 0.0))
     if "timed" in marks and "final" in marks:
         out["xchg_end_s"] = marks["final"] - marks["timed"]
     if "final" in marks and "outputs" in marks:

@@ -1,0 +1,42 @@
+"""The reference's work beside the candidate's checks (CUDA IPC runs, supervisor):
+what the candidate's own work hid is no guard cost; what it did not hide is counted
+once, in guard_inputs_s, and taken out of the exchange's residual. The overlap itself
+runs on the GPU (tests/guards/test_gpu_corpus.py, tests/verify/test_cuda_ipc.py)."""
+
+import pytest
+import torch
+
+from kernelmill.verify.process import supervisor as sv
+
+
+def test_unhidden_reference_time_is_not_also_an_exchange_cost():
+    # go at 10.0; the candidate loaded and checked for 0.30 s of phases and said "ready";
+    # the reference's work ended 0.10 s after that ready, read at 10.42
+    marks = {"go": 10.0, "ref_done": 10.40, "ready": 10.42, "timed": 11.0, "final": 11.01,
+             "outputs": 11.02, "exited": 11.03, "unhidden": 0.10}
+    parts = sv._exchange_parts(9.9, marks, {"load_s": 0.02, "inputs_s": 0.01, "check_s": 0.25, "profile_s": 0.02})
+    assert parts["xchg_setup_s"] == pytest.approx(0.1)
+    # 0.42 s from go to ready, 0.30 s of the candidate's phases, 0.10 s the reference's
+    assert parts["xchg_ready_s"] == pytest.approx(0.02, abs=1e-4)
+    hidden = sv._exchange_parts(9.9, {**marks, "unhidden": 0.0}, {"check_s": 0.30})
+    assert hidden["xchg_ready_s"] == pytest.approx(0.12, abs=1e-4)
+
+
+def test_reference_work_finds_mutation_aliasing_and_profile_once():
+    class Ref(torch.nn.Module):
+        def forward(self, x, y):
+            y.add_(1)  # writes into an input
+            return x  # and returns one
+
+    sets = {"trials": [[torch.ones(3), torch.zeros(3)]], "checks": [], "timing": [[torch.ones(3), torch.ones(3)]],
+            "variants": []}
+
+    class Job:
+        ref_profile = {"given": True}
+
+    work = sv._ReferenceWork(Job(), Ref(), sets, torch.device("cpu"))
+    assert work.mutates and work.aliases
+    assert work.profile == {"given": True} and not work.profiled  # the runner's profile is used as is
+    assert torch.equal(work.expected["trials"][0], torch.ones(3))
+    assert sets["trials"][0][1].sum() == 0  # the reference ran on clones
+    assert work.outputs_s >= 0 and work.nbytes == 24  # a trial's and a timing set's output
