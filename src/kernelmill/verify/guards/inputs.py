@@ -75,6 +75,27 @@ def draw_inputs(ref_mod, seed: int, distribution: str, overrides: dict | None = 
             setattr(ref_mod, key, value)
 
 
+def warm_draws(device: torch.device) -> None:
+    """Launch once each kernel that drawing the input sets uses (every distribution in
+    the usual dtypes, integer draws, the clone and the comparison of the mutation check),
+    so that a run's first draw does not load them: CUDA loads a kernel on its first launch
+    in a process, and every run's supervisor is a new process. Cheap; a spare's warm-up."""
+    with torch.device(device), torch.no_grad():
+        for dtype in (torch.float32, torch.float16, torch.bfloat16):
+            for name in DISTRIBUTIONS:
+                torch.manual_seed(0)
+                with _randn_as(DISTRIBUTIONS[name]):
+                    x = torch.randn(4096, dtype=dtype)
+                torch.equal(x, x.clone())
+            torch.rand(4096, dtype=dtype)
+        for dtype in (torch.int64, torch.int32):
+            y = torch.randint(0, 10, (4096,), dtype=dtype)
+            torch.equal(y, y.clone())
+        torch.zeros(4096).normal_().uniform_()
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
 def distribution_for(trial: int) -> str:
     names = list(DISTRIBUTIONS)
     return names[trial % len(names)]
