@@ -43,27 +43,28 @@ class _Job:
 
 def _child(task, device: torch.device, trials: int, warm_draws: bool) -> dict:
     trace.warm_cuda(device)
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     t = {}
     if warm_draws:
         t0 = time.perf_counter()
         inp.warm_draws(device)
-        torch.cuda.synchronize()
+        sync()
         t["warm_draws"] = time.perf_counter() - t0
     job = _Job(task, trials)
     t0 = time.perf_counter()
     ref_mod, _, ref = load_reference(job)
     ref = ref.to(device)
-    torch.cuda.synchronize()
+    sync()
     t["load"] = time.perf_counter() - t0
     for k in (1, 2):
         t0 = time.perf_counter()
         sets = sv._draw_sets(job, ref_mod, device)
-        torch.cuda.synchronize()
+        sync()
         t[f"draw_{k}"] = time.perf_counter() - t0
     for k in (1, 2):
         t0 = time.perf_counter()
         sv._ReferenceWork(job, ref, sets, device)
-        torch.cuda.synchronize()
+        sync()
         t[f"ref_{k}"] = time.perf_counter() - t0
     t["sets_mb"] = inp.nbytes(sets) / 2**20
     return {k: round(v, 4) for k, v in t.items()}
@@ -104,7 +105,7 @@ def main() -> None:
     print("medians (s):", json.dumps(med))
     if args.out:
         with open(args.out, "w") as fh:
-            json.dump({"device": torch.cuda.get_device_name(), "warm_draws": args.warm_draws, "tasks": rows,
+            json.dump({"device": torch.cuda.get_device_name() if args.device.startswith("cuda") else "cpu", "warm_draws": args.warm_draws, "tasks": rows,
                        "medians": med}, fh, indent=1)
 
 
