@@ -32,7 +32,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -77,6 +80,80 @@ def _median(xs: list[float]) -> float | None:
     return round(xs[len(xs) // 2], 3) if xs else None
 
 
+def _start_lock_samplers(gpus: list[int] | None) -> list[tuple[str, subprocess.Popen, str]]:
+    out = []
+    for gpu in gpus or [0]:
+        fd, path = tempfile.mkstemp(prefix=f"lock-share-{gpu}-", suffix=".json")
+        os.close(fd)
+        proc = subprocess.Popen([sys.executable, str(ROOT / "benchmarks" / "diag" / "gpu_lock_share.py"),
+                                 "--device", f"cuda:{gpu}", "--every-ms", "10", "--samples", "--out", path],
+                                stdout=subprocess.DEVNULL)
+        out.append((str(gpu), proc, path, _SmiSampler(gpu)))
+    return out
+
+
+class _SmiSampler:
+    """The driver's own figure beside the lock's: `nvidia-smi`'s utilization.gpu (the share
+    of its last sample period in which a kernel ran) every 100 ms, each line stamped with
+    time.monotonic() as it arrives. Nothing where nvidia-smi is missing."""
+
+    def __init__(self, gpu: int):
+        import shutil
+        import threading
+
+        self.rows: list[tuple[float, float]] = []
+        self.proc = None
+        if shutil.which("nvidia-smi") is None:
+            return
+        self.proc = subprocess.Popen(["nvidia-smi", "-i", str(gpu), "--query-gpu=utilization.gpu",
+                                      "--format=csv,noheader,nounits", "-lms", "100"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            try:
+                self.rows.append((time.monotonic(), float(line.strip())))
+            except ValueError:
+                pass
+
+    def stop(self) -> list[tuple[float, float]]:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(timeout=30)
+            self.thread.join(timeout=5)
+        return self.rows
+
+
+def _stop_lock_samplers(samplers) -> dict[str, dict]:
+    rows = {}
+    for gpu, proc, path, smi in samplers:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+        try:
+            lock = json.loads(Path(path).read_text()).get("samples", [])
+        except (OSError, ValueError):
+            lock = []
+        Path(path).unlink(missing_ok=True)
+        rows[gpu] = {"lock": lock, "smi": smi.stop()}
+    return rows
+
+
+def _lock_shares(rows: dict, start: float, end: float) -> dict:
+    """Over [start, end] (time.monotonic): the share of lock samples with any holder and with
+    a timing, and the mean of nvidia-smi's utilization.gpu (percent)."""
+    inside = [(sh, ex) for t, sh, ex in rows["lock"] if start <= t <= end]
+    smi = [u for t, u in rows["smi"] if start <= t <= end]
+    out: dict = {"samples": len(inside)}
+    if inside:
+        out.update(any=round(sum(1 for sh, ex in inside if sh or ex) / len(inside), 3),
+                   timing=round(sum(1 for _, ex in inside if ex) / len(inside), 3))
+    if smi:
+        out.update(smi_util_mean=round(sum(smi) / len(smi), 1), smi_samples=len(smi))
+    return out
+
+
 def measure(samples: list[Sample], tasks: dict, args: argparse.Namespace, cache: str,
             gpus: list[int] | None, runs_per_gpu: int = 0, build_nice: int | None = None) -> dict:
     """One verification pass over `samples`: throughput, busy shares, verdicts, speedups and
@@ -92,6 +169,7 @@ def measure(samples: list[Sample], tasks: dict, args: argparse.Namespace, cache:
                           cpu_runners=len(gpus) if cpu and gpus else args.cpu_runners,
                           gpus=None if cpu else gpus, runs_per_gpu=runs_per_gpu, **overrides)
     stats: dict = {}
+    samplers = _start_lock_samplers(gpus) if args.lock_share and not cpu else []
     t0 = time.monotonic()
     landed: list[float] = []
 
@@ -100,7 +178,10 @@ def measure(samples: list[Sample], tasks: dict, args: argparse.Namespace, cache:
         print(f"{v.sample_id:55s} {v.status:14s} build_s={v.phases.get('build_s')} "
               f"run_wall_s={v.phases.get('run_wall_s')} t={landed[-1]:.1f}", flush=True)
 
-    verdicts = verify_samples(tasks, samples, config, store=None, progress=False, stats=stats, on_verdict=show)
+    try:
+        verdicts = verify_samples(tasks, samples, config, store=None, progress=False, stats=stats, on_verdict=show)
+    finally:
+        lock_samples = _stop_lock_samplers(samplers)
     wall = time.monotonic() - t0
     wrong = [(s.sample_id, s.meta["expect"], v.status) for s, v in zip(samples, verdicts) if v.status != s.meta["expect"]]
     result = {
@@ -129,6 +210,12 @@ def measure(samples: list[Sample], tasks: dict, args: argparse.Namespace, cache:
     if len(landed) > k + 1 and landed[-1] > landed[k - 1]:
         result["steady"] = {"after_verdict": k, "first_at_s": round(landed[k - 1], 1),
                             "per_minute": round(60 * (len(landed) - k) / (landed[-1] - landed[k - 1]), 1)}
+    if lock_samples:
+        # the GPU lock's holders, sampled from /proc/locks by another process (diag/gpu_lock_share.py):
+        # over the whole pass, and over the steady window the per-minute figure above uses
+        window = (t0 + landed[k - 1], t0 + landed[-1]) if "steady" in result else (t0, t0 + wall)
+        result["lock_share"] = {gpu: {"pass": _lock_shares(rows, t0, t0 + wall), "steady": _lock_shares(rows, *window)}
+                                for gpu, rows in lock_samples.items()}
     result["landed_s"] = [round(t, 2) for t in landed]
     if result["gpu_busy_share"] is not None:
         result["gpu_idle_share"] = round(1 - result["gpu_busy_share"], 3)
@@ -171,6 +258,9 @@ def main() -> None:
     ap.add_argument("--executor", default="local")
     ap.add_argument("--address", default=None)
     ap.add_argument("--out", default="verify_throughput.json")
+    ap.add_argument("--lock-share", action="store_true",
+                    help="sample the GPU lock's holders from another process (diag/gpu_lock_share.py) during each "
+                         "pass: the share of time some GPU work of ours, and a timing, was in flight")
     args = ap.parse_args()
     languages = [x.strip() for x in args.language.split(",") if x.strip()]
     tag = str(int(time.time()))  # new sources every invocation: nothing from a previous run is reused
@@ -259,6 +349,10 @@ def sweep_runs(args, corpus, tasks, cache: str, gpus: list[int], languages: list
               f"{r.get('ratio', 1.0):>6} {str(r.get('same_verdicts', '-')):>9} "
               f"{str(d.get('median', '-')) + ' / ' + str(d.get('max', '-')):>24}  "
               f"{pm['run_wall_s']}, {pm['timing_lock_wait_s']}")
+    for r in out["runs"]:
+        if r.get("lock_share"):
+            print(f"runs/GPU {r['runs_per_gpu']}: GPU lock and nvidia-smi, steady window: "
+                  + "; ".join(f"GPU {g}: {v['steady']}" for g, v in r["lock_share"].items()))
 
 
 if __name__ == "__main__":

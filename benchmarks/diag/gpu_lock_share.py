@@ -66,6 +66,8 @@ def main() -> None:
     ap.add_argument("--every-ms", type=float, default=20.0, help="sampling period")
     ap.add_argument("--seconds", type=float, default=3600.0, help="stop after this long at most")
     ap.add_argument("--out", help="write the shares and the samples' summary here (JSON)")
+    ap.add_argument("--samples", action="store_true",
+                    help="also write every sample (time.monotonic, shared, exclusive) to --out, for windows of one's own")
     args = ap.parse_args()
 
     path = lock_path(args.device)
@@ -92,6 +94,8 @@ def main() -> None:
     result = {"device": args.device, "lock": str(path), "every_ms": args.every_ms,
               "whole": shares(samples), "steady": shares(steady)}
     print(json.dumps(result, indent=1))
+    if args.samples:
+        result["samples"] = [[round(t, 4), sh, ex] for t, sh, ex in samples]
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=1))
 
