@@ -71,8 +71,10 @@ def replicas(language: str, copies: int, tag: str) -> list[Sample]:
     return out
 
 
-PHASES = ("run_wall_s", "spare_wait_s", "inputs_s", "check_s", "time_s", "timing_lock_wait_s", "guard_inputs_s",
-          "guard_exchange_s", "guard_profile_s", "guard_judge_s")
+PHASES = ("run_wall_s", "run_head_s", "sup_setup_s", "gpu_share_wait_s", "spare_wait_s", "build_s", "inputs_s",
+          "check_s", "profile_s", "time_s", "timing_lock_wait_s", "guard_inputs_s", "ref_overlap_s",
+          "guard_exchange_s", "xchg_setup_s", "xchg_ready_s", "xchg_end_s", "xchg_outputs_s", "xchg_exit_s",
+          "guard_profile_s", "guard_judge_s", "sup_close_s", "run_tail_s")
 
 
 def _median(xs: list[float]) -> float | None:

@@ -445,7 +445,7 @@ class Verifier:
         if c.compile_baseline and pkey not in self.compiled_refs:
             extra["compile_baseline"] = {"mode": c.compile_mode, "backend": c.compile_backend,
                                          "timeout": c.compile_timeout}
-        m0 = time.monotonic()
+        m0, w0 = time.monotonic(), time.time()
         with self._waiting_lock:
             self._in_run += 1
         try:
@@ -454,6 +454,7 @@ class Verifier:
             with self._waiting_lock:
                 self._in_run -= 1
         job.spans.append(("run", m0, time.monotonic()))
+        _head_and_tail(data, w0, time.time())
         if data is not None and data.get("status") == "needs_build":
             return NeedsBuild(data["build_requests"])
         if data is None:
@@ -473,6 +474,19 @@ class Verifier:
     def cleanup(self, job: _Job) -> None:
         if job.workdir is not None:
             shutil.rmtree(job.workdir, ignore_errors=True)
+
+
+def _head_and_tail(data: dict | None, start: float, end: float) -> None:
+    """run_head_s: from the run's start here (a spare taken, its job written and handed
+    over) to the worker's reading of it; run_tail_s: from its result written to the
+    phase's end here (the worker's exit, its process group reaped, the folders removed).
+    Wall clock on both sides (one machine); the marks come from the worker's result."""
+    marks = (data or {}).pop("worker_marks", None)
+    if not isinstance(marks, dict) or not all(isinstance(marks.get(k), (int, float)) for k in ("job", "written")):
+        return
+    phases = data.setdefault("phases", {})
+    phases["run_head_s"] = round(min(max(0.0, marks["job"] - start), end - start), 4)
+    phases["run_tail_s"] = round(min(max(0.0, end - marks["written"]), end - start), 4)
 
 
 # what the fast builder's log (inline_build.InlineBuilder.log) says of a candidate's build

@@ -61,27 +61,32 @@ def _no_dumping() -> None:
 def run_guarded(job: RunJob, launched: Launched) -> dict:
     """The guarded run of `job`; `launched` is the candidate's process, started
     by the worker before it read the job (`launch.prestart`)."""
+    t0 = time.perf_counter()
     level = job.guards
     device = torch.device(job.device)
     findings = Findings()
     cand_code = Path(job.candidate).read_text(encoding="utf-8")
     place(job, launched)
     exports: list[cuda_ipc.Export] = []
+    result: dict = {}
     try:
         # every GPU step of this run but its timed rounds holds the GPU's lock shared:
         # other runs on the GPU may overlap it, no timing may (gpulock.SharedUse)
         with SharedUse(str(device)) as share:
-            result = _supervise(job, level, device, findings, cand_code, launched, share, exports)
+            result = _supervise(job, level, device, findings, cand_code, launched, share, exports, t0)
         if device.type == "cuda" and isinstance(result.get("phases"), dict):
             result["phases"]["gpu_share_wait_s"] = round(share.wait_s, 4)
             if launched.proc is None:  # the candidate's process was forked (launch.prestart), not spawned
                 result["phases"]["cand_forked"] = 1
         return result
     finally:
+        t1 = time.perf_counter()
         launched.close()
         reap_descendants()
         for exp in exports:  # the candidate's process is gone: nothing maps them any more
             exp.free()
+        if isinstance(result.get("phases"), dict):  # the candidate's process closed, what it shared freed
+            result["phases"]["sup_close_s"] = round(time.perf_counter() - t1, 4)
 
 
 class _RemoteSide:
@@ -177,14 +182,15 @@ class _ReferenceSide(Bench):
 
 
 def _supervise(job, level, device, findings, cand_code, launched: Launched, share: SharedUse,
-               exports: list) -> dict:
+               exports: list, t_start: float) -> dict:
 
     cdir, priv = launched.cdir, launched.priv
     for f in check_source(cand_code, level, job.language):
         findings.add(f.flag, str(f))
     _no_dumping()
     fast_serialization()
-    phases: dict[str, float] = {}
+    # the candidate placed in its folder, its source checked, the lock taken shared
+    phases: dict[str, float] = {"sup_setup_s": round(time.perf_counter() - t_start, 4)}
     cfg = job.timing_config()
     settle_process(device, cfg)
     t0 = time.perf_counter()

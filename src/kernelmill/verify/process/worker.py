@@ -345,6 +345,7 @@ def main() -> None:
             started = prestart(os.getcwd(), sys.argv[3])
             phase = "run"
         job = RunJob.read(job_path, delete=True)
+    t_job = time.time()  # the job read: what the runner's hand-over cost before it is run_head_s
     from .sandbox import apply_rlimits, lower_priority
 
     apply_rlimits(job.rlimits)
@@ -384,6 +385,9 @@ def main() -> None:
         if phase == "run" and result["build_info"].get("compiles"):  # the unguarded run's own compiles
             result.setdefault("phases", {})["run_compiles"] = result["build_info"]["compiles"]
             result["phases"]["run_compile_s"] = result["build_info"].get("compile_s", 0.0)
+    # wall clock (the runner's is the same machine's): the runner splits run_wall_s into the
+    # hand-over before t_job (run_head_s), this process's work, and the exit after it (run_tail_s)
+    result["worker_marks"] = {"job": t_job, "written": time.time()}
     tmp = job.result + ".tmp"
     with open(tmp, "w") as fh:
         json.dump(result, fh, default=float)
