@@ -87,8 +87,12 @@ def _start_lock_samplers(gpus: list[int] | None) -> list[tuple[str, subprocess.P
     for gpu in gpus or [0]:
         fd, path = tempfile.mkstemp(prefix=f"lock-share-{gpu}-", suffix=".json")
         os.close(fd)
+        from kernelmill.verify.devices import physical_gpu
+
+        # a runner's run worker sees its one GPU as "cuda" under CUDA_VISIBLE_DEVICES=<that GPU> (runner._visible)
         proc = subprocess.Popen([sys.executable, str(ROOT / "benchmarks" / "diag" / "gpu_lock_share.py"),
-                                 "--device", f"cuda:{gpu}", "--every-ms", "10", "--samples", "--out", path],
+                                 "--device", "cuda", "--visible", physical_gpu(gpu), "--every-ms", "10",
+                                 "--samples", "--out", path],
                                 stdout=subprocess.DEVNULL)
         out.append((str(gpu), proc, path, _SmiSampler(gpu)))
     return out

@@ -63,6 +63,9 @@ def shares(samples: list[tuple[float, int, int]]) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cuda:0", help="the device string the verifier uses (cuda, cuda:1)")
+    ap.add_argument("--visible", default=None,
+                    help="the CUDA_VISIBLE_DEVICES the verifier's run workers have (a runner sets it per GPU: "
+                         "'0' for GPU 0); default this process's")
     ap.add_argument("--every-ms", type=float, default=20.0, help="sampling period")
     ap.add_argument("--seconds", type=float, default=3600.0, help="stop after this long at most")
     ap.add_argument("--out", help="write the shares and the samples' summary here (JSON)")
@@ -70,7 +73,8 @@ def main() -> None:
                     help="also write every sample (time.monotonic, shared, exclusive) to --out, for windows of one's own")
     args = ap.parse_args()
 
-    path = lock_path(args.device)
+    env = dict(os.environ) if args.visible is None else {**os.environ, "CUDA_VISIBLE_DEVICES": args.visible}
+    path = lock_path(args.device, env)
     if path is None:
         raise SystemExit(f"{args.device} has no GPU lock (a CPU device)")
     stop = []
