@@ -65,3 +65,37 @@ def test_watch_loops_share_one_scan_of_proc(monkeypatch):
     assert len(calls) == 1  # eight loops, one scan
     sb._group_members(1)  # max_age 0 (the group kill's check): always a scan of its own
     assert len(calls) == 2
+
+
+# writes its last file, then lingers as a run worker's CUDA teardown does
+LINGER = textwrap.dedent('''
+    import os, sys, time
+    with open("result.json.tmp", "w") as fh:
+        fh.write('{"status": "ok"}')
+    os.replace("result.json.tmp", "result.json")
+    time.sleep(float(sys.argv[1]))
+''')
+
+
+def test_a_written_result_ends_the_watch_and_the_exit_is_reaped_behind_it(tmp_path):
+    box = Sandbox(4, 64, 10_000, limit_address_space=False)
+    work = tmp_path / "w"
+    work.mkdir()
+    proc = box.start([sys.executable, "-c", LINGER, "600"], work, scrubbed_env(home=str(work)))
+    res = box.watch(proc, timeout=300, done=work / "result.json")
+    # the watch ended on the file: not on the exit (the process would linger for 600 s)
+    assert res.returncode is None and not res.timed_out and res.killed_reason == ""
+    assert (work / "result.json").read_text() == '{"status": "ok"}'
+    # and the process is killed and reaped on the watch's thread, not left behind
+    for t in [t for t in threading.enumerate() if t.name == "km-reap"]:
+        t.join(timeout=120)
+    assert proc.returncode is not None and proc.pid not in box._live
+
+
+def test_without_a_result_the_watch_waits_for_the_exit(tmp_path):
+    box = Sandbox(4, 64, 10_000, limit_address_space=False)
+    work = tmp_path / "w"
+    work.mkdir()
+    proc = box.start([sys.executable, "-c", "import sys; sys.exit(3)"], work, scrubbed_env(home=str(work)))
+    res = box.watch(proc, timeout=300, done=work / "result.json")
+    assert res.returncode == 3

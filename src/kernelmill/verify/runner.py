@@ -311,7 +311,9 @@ class Verifier:
             timeout += extra["compile_baseline"]["timeout"]
         try:
             if spare is not None and spare.hand_over(job_path):
-                res = self.sandbox.watch(spare.proc, timeout)
+                # a run slot is free once the result is written, not once the worker's
+                # CUDA context is torn down (sandbox.watch's `done`)
+                res = self.sandbox.watch(spare.proc, timeout, done=result_path if phase == "run" else None)
             else:
                 if spare is not None:  # it died waiting: a fresh process takes the job
                     self.sandbox.discard(spare.proc)

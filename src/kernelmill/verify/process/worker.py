@@ -391,9 +391,9 @@ def main() -> None:
     tmp = job.result + ".tmp"
     with open(tmp, "w") as fh:
         json.dump(result, fh, default=float)
-    os.replace(tmp, job.result)
-    sys.stdout.flush()
+    sys.stdout.flush()  # before the result: a runner reads both once the result is there
     sys.stderr.flush()
+    os.replace(tmp, job.result)
     # skip interpreter teardown: candidate destructors and atexit hooks must not
     # change an outcome that is already written
     os._exit(0)
