@@ -96,6 +96,26 @@ def warm_draws(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
+def warm_checks(device: torch.device) -> None:
+    """Launch once each kernel the candidate's process runs around the candidate's calls
+    (clones and comparisons of inputs and outputs, the NaN fill of a returned output, the
+    in-place refill and rescale of timing inputs, the one-element launch probe), so that
+    the first check of every candidate does not load them: a candidate's process is new
+    for every candidate (`warm_draws` is the supervisor's side). A warm-up step."""
+    with torch.device(device), torch.no_grad():
+        for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.bool):
+            x = torch.ones(4096, dtype=dtype)
+            y = x.clone()
+            torch.equal(x, y)
+            y.copy_(x)
+            if dtype.is_floating_point:
+                y.mul_(1.5)
+                y.fill_(float("nan"))
+        torch.zeros(1).add_(1)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
 def distribution_for(trial: int) -> str:
     names = list(DISTRIBUTIONS)
     return names[trial % len(names)]

@@ -72,7 +72,8 @@ def rebound(before: dict[str, Any]) -> list[str]:
     return [label for label, obj in before.items() if now.get(label) is not obj]
 
 
-def warm_cuda(device: torch.device, gpu_section: Callable[[], Any] | None = None, draws: bool = False) -> float:
+def warm_cuda(device: torch.device, gpu_section: Callable[[], Any] | None = None, draws: bool = False,
+              checks: bool = False) -> float:
     """Open the CUDA context and start the profiler once, so neither lands on a
     candidate's clock; nothing on a CPU. `gpu_section()` (a context manager, e.g.
     the GPU lock held shared) is held only around the steps that use the GPU.
@@ -83,7 +84,8 @@ def warm_cuda(device: torch.device, gpu_section: Callable[[], Any] | None = None
     1.5 ms spike while another process opened its context and nothing above its
     quiet spread while another started the profiler (benchmarks/diag/warmup_cost.py,
     docs/benchmarks.md): so only the context and the profiled call are GPU sections.
-    `draws`: also the kernels that draw input sets (a supervisor's: inputs.warm_draws)."""
+    `draws`: also the kernels that draw input sets (a supervisor's: inputs.warm_draws);
+    `checks`: those run around a candidate's calls (its process's: inputs.warm_checks)."""
     if device.type != "cuda":
         return 0.0
     from contextlib import nullcontext
@@ -103,10 +105,12 @@ def warm_cuda(device: torch.device, gpu_section: Callable[[], Any] | None = None
         # convolution of a process, otherwise paid inside the reference's first
         # run (guard_inputs_s) and the candidate's check_s
         warm_thread_pools(device)
-        if draws:
-            from .inputs import warm_draws
+        from . import inputs
 
-            warm_draws(device)
+        if draws:
+            inputs.warm_draws(device)
+        if checks:
+            inputs.warm_checks(device)
     return held + time.perf_counter() - t0
 
 
