@@ -31,3 +31,19 @@ def test_a_cpu_verdict_records_the_parts():
     ph = v.phases
     assert all(ph[k] >= 0.0 for k in PARTS), ph
     assert sum(ph[k] for k in PARTS) <= ph["run_wall_s"]
+
+
+def test_a_runs_head_and_tail_come_from_the_workers_marks():
+    from kernelmill.verify.runner import _head_and_tail
+
+    data = {"status": "ok", "phases": {"check_s": 0.2}, "worker_marks": {"job": 100.05, "written": 101.8}}
+    _head_and_tail(data, 100.0, 102.0)
+    assert "worker_marks" not in data
+    assert data["phases"]["run_head_s"] == 0.05 and data["phases"]["run_tail_s"] == 0.2
+    # marks from another clock (or forged) are clamped to the run's own span
+    data = {"phases": {}, "worker_marks": {"job": 50.0, "written": 500.0}}
+    _head_and_tail(data, 100.0, 102.0)
+    assert data["phases"] == {"run_head_s": 0.0, "run_tail_s": 0.0}
+    data = {"phases": {}, "worker_marks": {"job": "x"}}
+    _head_and_tail(data, 100.0, 102.0)
+    assert data["phases"] == {}

@@ -402,6 +402,7 @@ class Verifier:
         job.spans.append(("build", m0, time.monotonic()))
         if data is None:
             return self._failure(job, "build", res)
+        data.pop("worker_marks", None)  # a run's split (_head_and_tail); a build's wall is build_wall_s
         # the whole build process (its start-up and torch's import included; build_s is the
         # candidate's import inside it): what a candidate waits before its run can start
         data.setdefault("phases", {})["build_wall_s"] = job.spans[-1][2] - m0
