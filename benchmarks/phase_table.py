@@ -40,8 +40,12 @@ GUARD = ("guard_inputs_s", "guard_profile_s", "guard_exchange_s", "guard_judge_s
 WAITS = ("spare_wait_s", "cand_warm_wait_s")
 # guard_exchange_s is a residual; the supervisor splits it into these (supervisor._exchange_parts)
 EXCHANGE_PARTS = ("xchg_setup_s", "xchg_ready_s", "xchg_end_s", "xchg_outputs_s", "xchg_exit_s")
+# a run's wall outside the supervisor's phases (runner._head_and_tail, supervisor.run_guarded) and the
+# reference's work beside the candidate's checks (CUDA IPC: only its unhidden part is in guard_inputs_s)
+AROUND = ("run_head_s", "sup_setup_s", "gpu_share_wait_s", "ref_overlap_s", "sup_close_s", "run_tail_s")
 ORDER = ("build_s", "deferred_build_s", "load_s", "check_s", "time_s", *GUARD, *EXCHANGE_PARTS, "timing_lock_wait_s",
-         "cand_warm_wait_s", "spare_warm_s", "spare_delay_s", "spare_gate_s", "spare_gpu_s", "spare_wait_s", "run_wall_s")
+         "cand_warm_wait_s", "spare_warm_s", "spare_delay_s", "spare_gate_s", "spare_gpu_s", "spare_wait_s", *AROUND,
+         "run_wall_s")
 
 
 def read_verdicts(path: Path) -> list[dict]:
