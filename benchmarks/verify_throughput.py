@@ -82,13 +82,14 @@ def _median(xs: list[float]) -> float | None:
     return round(xs[len(xs) // 2], 3) if xs else None
 
 
-def _start_lock_samplers(gpus: list[int] | None) -> list[tuple[str, subprocess.Popen, str]]:
+def _start_lock_samplers(gpus: list[int] | None) -> list[tuple[str, subprocess.Popen, str, "_SmiSampler"]]:
+    """Per GPU: the lock sampler (diag/gpu_lock_share.py), where it writes, and nvidia-smi's sampler."""
+    from kernelmill.verify.devices import physical_gpu
+
     out = []
     for gpu in gpus or [0]:
         fd, path = tempfile.mkstemp(prefix=f"lock-share-{gpu}-", suffix=".json")
         os.close(fd)
-        from kernelmill.verify.devices import physical_gpu
-
         # a runner's run worker sees its one GPU as "cuda" under CUDA_VISIBLE_DEVICES=<that GPU> (runner._visible)
         proc = subprocess.Popen([sys.executable, str(ROOT / "benchmarks" / "diag" / "gpu_lock_share.py"),
                                  "--device", "cuda", "--visible", physical_gpu(gpu), "--every-ms", "10",

@@ -29,24 +29,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
-from kernelmill.verify.process.gpulock import lock_path  # noqa: E402 - the path only: no torch import
+from kernelmill.verify.process.gpulock import flock_holders, lock_path  # noqa: E402 - no torch import
 
 
 def holders(inode: int) -> tuple[int, int]:
     """(shared holders, exclusive holders) of the flock on `inode`; queued waiters not counted."""
-    shared = exclusive = 0
-    with open("/proc/locks") as fh:
-        for line in fh:
-            parts = line.split()
-            if "->" in parts or len(parts) < 6 or parts[1] != "FLOCK":
-                continue
-            if parts[5].rsplit(":", 1)[-1] != str(inode):
-                continue
-            if parts[3] == "WRITE":
-                exclusive += 1
-            else:
-                shared += 1
-    return shared, exclusive
+    access = [a for _, a in flock_holders(inode)]
+    return len(access) - access.count("WRITE"), access.count("WRITE")
 
 
 def shares(samples: list[tuple[float, int, int]]) -> dict:

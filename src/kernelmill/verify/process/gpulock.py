@@ -63,11 +63,11 @@ class Held:
         self.holders: list[str] = []  # for a timing that had to wait: who held the lock then
 
 
-def _holders(fd: int) -> list[str]:
-    """The processes holding the lock file `fd` names (from /proc/locks: flock entries
-    on its inode, not the ones queued behind), as "PID: command line" (shortened)."""
+def flock_holders(inode: int) -> list[tuple[int, str]]:
+    """(PID, "READ" or "WRITE") of each process holding a flock on `inode`, from
+    /proc/locks (the ones queued behind are left out); empty where it cannot be read.
+    Also read from outside by benchmarks/diag/gpu_lock_share.py."""
     try:
-        ino = os.fstat(fd).st_ino
         with open("/proc/locks") as fh:
             lines = fh.read().splitlines()
     except OSError:
@@ -75,16 +75,29 @@ def _holders(fd: int) -> list[str]:
     out = []
     for line in lines:
         parts = line.split()
-        if "->" in parts or len(parts) < 6 or parts[1] != "FLOCK":
+        if "->" in parts or len(parts) < 6 or parts[1] != "FLOCK" or parts[5].rsplit(":", 1)[-1] != str(inode):
             continue
-        if parts[5].rsplit(":", 1)[-1] != str(ino) or int(parts[4]) == os.getpid():
+        out.append((int(parts[4]), parts[3]))
+    return out
+
+
+def _holders(fd: int) -> list[str]:
+    """The other processes holding the lock file `fd` names, as "PID: READ|WRITE command
+    line" (shortened)."""
+    try:
+        ino = os.fstat(fd).st_ino
+    except OSError:
+        return []
+    out = []
+    for pid, access in flock_holders(ino):
+        if pid == os.getpid():
             continue
         try:
-            with open(f"/proc/{parts[4]}/cmdline", "rb") as fh:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
                 cmd = fh.read().replace(b"\0", b" ").decode(errors="replace").strip()
         except OSError:
             cmd = "?"
-        out.append(f"{parts[4]}: {parts[3]} {' '.join(cmd.split()[2:5])}"[:120])
+        out.append(f"{pid}: {access} {' '.join(cmd.split()[2:5])}"[:120])
     return out
 
 

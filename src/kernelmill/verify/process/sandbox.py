@@ -293,7 +293,6 @@ class Sandbox:
             wall_s=time.monotonic() - t0, peak_rss_mb=peak,
         )
 
-
     def _end(self, proc: subprocess.Popen, pgid: int) -> None:
         _kill_group(pgid)
         proc.wait()

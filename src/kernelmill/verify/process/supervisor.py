@@ -209,28 +209,25 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
     # runs on them while that process loads and checks the candidate: its outputs are
     # needed only at the timing. Through files (large sets, a CPU) it runs first, as the
     # memory and cores it would take are the candidate's
-    ref_work = None
-    try:
-        if exchange != "cuda_ipc":
-            ref_work, t0 = _reference_first(job, ref, sets, device, phases), None
-        xdir = _tensor_dir(priv, 0 if exchange == "cuda_ipc" else inp.nbytes(sets) + 2 * ref_work.nbytes)
-        inputs_path = xdir / "inputs.pt"
-        if exchange == "cuda_ipc":
-            try:  # the sets stay on the GPU: one allocation of their own, described in a small file
-                exports.append(cuda_ipc.export({**sets, "init": list(init_inputs)}, device))
-                inputs_path = xdir / "inputs.json"
-                inputs_path.write_text(json.dumps(exports[-1].description))
-            except (cuda_ipc.Unsupported, RuntimeError, OSError) as exc:
-                exchange, why_not_ipc = "file", f" (CUDA IPC not used: {str(exc)[:200]})"
-                ref_work, t0 = _reference_first(job, ref, sets, device, phases), None
-    except BaseException as exc:  # noqa: BLE001 - the reference failed on its inputs
-        return _reference_failed(exc, job)
-    if t0 is None:  # the exchange starts after the reference's work
-        t0 = time.perf_counter()
+    ref_work, xdir = None, None
+    if exchange == "cuda_ipc":
+        xdir = _tensor_dir(priv, 0)
+        inputs_path = xdir / "inputs.json"
+        try:  # the sets stay on the GPU: one allocation of their own, described in a small file
+            exports.append(cuda_ipc.export({**sets, "init": list(init_inputs)}, device))
+            inputs_path.write_text(json.dumps(exports[-1].description))
+        except (cuda_ipc.Unsupported, RuntimeError, OSError) as exc:
+            exchange, why_not_ipc = "file", f" (CUDA IPC not used: {str(exc)[:200]})"
     if exchange == "file":
-        cpu_sets = {key: [to_cpu(s) for s in group] for key, group in sets.items()}
-        torch.save({**cpu_sets, "init": to_cpu(list(init_inputs))}, inputs_path)
-        cpu_sets = None  # noqa: F841
+        try:
+            ref_work = _reference_first(job, ref, sets, device, phases)
+        except BaseException as exc:  # noqa: BLE001 - the reference failed on its inputs
+            return _reference_failed(exc, job)
+        t0 = time.perf_counter()  # the exchange starts after the reference's work
+        xdir = xdir or _tensor_dir(priv, inp.nbytes(sets) + 2 * ref_work.nbytes)
+        inputs_path = xdir / "inputs.pt"
+        torch.save({**{key: [to_cpu(s) for s in group] for key, group in sets.items()},
+                    "init": to_cpu(list(init_inputs))}, inputs_path)
         sets = _shapes_only(sets)  # what the judge still needs of them: shapes and dtypes
         if device.type == "cuda":
             torch.cuda.empty_cache()  # the device copies of the sets are gone: their memory goes to the candidate
