@@ -49,6 +49,9 @@ from kernelmill.tasks import load_tasks  # noqa: E402
 from kernelmill.tasks.builtin import builtin_samples  # noqa: E402
 from kernelmill.verify import VerifyConfig, verify_samples  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "benchmarks" / "diag"))
+import lock_events  # noqa: E402 - benchmarks/diag/lock_events.py
+
 
 def replicas(language: str, copies: int, tag: str) -> list[Sample]:
     # compile errors build and stop; timeouts would only measure the run timeout
@@ -83,8 +86,10 @@ def _median(xs: list[float]) -> float | None:
 
 
 def _start_lock_samplers(gpus: list[int] | None) -> list[tuple[str, subprocess.Popen, str, "_SmiSampler"]]:
-    """Per GPU: the lock sampler (diag/gpu_lock_share.py), where it writes, and nvidia-smi's sampler."""
+    """Per GPU: the lock sampler (diag/gpu_lock_share.py), where it writes, nvidia-smi's sampler
+    and the lock's events file (diag/lock_events.py)."""
     from kernelmill.verify.devices import physical_gpu
+    from kernelmill.verify.process.gpulock import lock_path
 
     out = []
     for gpu in gpus or [0]:
@@ -95,7 +100,9 @@ def _start_lock_samplers(gpus: list[int] | None) -> list[tuple[str, subprocess.P
                                  "--device", "cuda", "--visible", physical_gpu(gpu), "--every-ms", "10",
                                  "--samples", "--out", path],
                                 stdout=subprocess.DEVNULL)
-        out.append((str(gpu), proc, path, _SmiSampler(gpu)))
+        # and whose holds they were: the harness's own log of them (diag/lock_events.py)
+        events = lock_events.start(lock_path("cuda", {**os.environ, "CUDA_VISIBLE_DEVICES": physical_gpu(gpu)}))
+        out.append((str(gpu), proc, path, _SmiSampler(gpu), events))
     return out
 
 
@@ -135,7 +142,7 @@ class _SmiSampler:
 
 def _stop_lock_samplers(samplers) -> dict[str, dict]:
     rows = {}
-    for gpu, proc, path, smi in samplers:
+    for gpu, proc, path, smi, events in samplers:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=60)
         try:
@@ -143,7 +150,7 @@ def _stop_lock_samplers(samplers) -> dict[str, dict]:
         except (OSError, ValueError):
             lock = []
         Path(path).unlink(missing_ok=True)
-        rows[gpu] = {"lock": lock, "smi": smi.stop()}
+        rows[gpu] = {"lock": lock, "smi": smi.stop(), "holds": lock_events.read(events, stop=True)}
     return rows
 
 
@@ -223,6 +230,9 @@ def measure(samples: list[Sample], tasks: dict, args: argparse.Namespace, cache:
         window = (t0 + landed[k - 1], t0 + landed[-1]) if "steady" in result else (t0, t0 + wall)
         result["lock_share"] = {gpu: {"pass": _lock_shares(rows, t0, t0 + wall), "steady": _lock_shares(rows, *window)}
                                 for gpu, rows in lock_samples.items()}
+        # whose holds those were, from the harness's own log (diag/lock_events.py), same window
+        result["lock_events"] = {gpu: lock_events.summarize(rows["holds"], *window)
+                                 for gpu, rows in lock_samples.items() if rows["holds"]}
     result["landed_s"] = [round(t, 2) for t in landed]
     if result["gpu_busy_share"] is not None:
         result["gpu_idle_share"] = round(1 - result["gpu_busy_share"], 3)

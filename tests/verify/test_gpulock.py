@@ -269,14 +269,15 @@ def test_a_warm_up_holds_the_gpu_section_only_for_its_gpu_steps(monkeypatch):
 
     import torch
 
+    from kernelmill.verify.guards import inputs as trace_inputs
     from kernelmill.verify.guards import trace
 
     events, inside = [], []
 
     @contextlib.contextmanager
-    def section():
+    def section(part):
         inside.append(True)
-        events.append("lock")
+        events.append(("lock", part))
         try:
             yield
         finally:
@@ -307,9 +308,11 @@ def test_a_warm_up_holds_the_gpu_section_only_for_its_gpu_steps(monkeypatch):
     monkeypatch.setattr(trace, "kineto_profile", Profile)
     monkeypatch.setattr(trace, "profile_call", lambda fn, device: events.append(("profiled call", bool(inside))))
     monkeypatch.setattr(trace, "warm_thread_pools", lambda device: events.append(("cublas, cudnn", bool(inside))))
-    assert trace.warm_cuda(torch.device("cuda:0"), section) >= 0.0
-    assert events == ["lock", ("context", True), "unlock", ("profiler start", False),
-                      "lock", ("profiled call", True), ("cublas, cudnn", True), "unlock"]
+    monkeypatch.setattr(trace_inputs, "warm_draws", lambda device: events.append(("draws", bool(inside))))
+    assert trace.warm_cuda(torch.device("cuda:0"), section, draws=True) >= 0.0
+    assert events == [("lock", "ctx"), ("context", True), "unlock", ("profiler start", False),
+                      ("lock", "libs"), ("profiled call", True), ("cublas, cudnn", True), "unlock",
+                      ("lock", "kernels"), ("draws", True), "unlock"]
     events.clear()
     assert trace.warm_cuda(torch.device("cpu"), section) == 0.0  # nothing at all on a CPU
     assert events == []

@@ -72,11 +72,13 @@ def rebound(before: dict[str, Any]) -> list[str]:
     return [label for label, obj in before.items() if now.get(label) is not obj]
 
 
-def warm_cuda(device: torch.device, gpu_section: Callable[[], Any] | None = None, draws: bool = False,
+def warm_cuda(device: torch.device, gpu_section: Callable[[str], Any] | None = None, draws: bool = False,
               checks: bool = False) -> float:
     """Open the CUDA context and start the profiler once, so neither lands on a
-    candidate's clock; nothing on a CPU. `gpu_section()` (a context manager, e.g.
-    the GPU lock held shared) is held only around the steps that use the GPU.
+    candidate's clock; nothing on a CPU. `gpu_section(part)` (a context manager, e.g.
+    the GPU lock held shared) is held only around the steps that use the GPU: "ctx"
+    (the context opened), "libs" (the profiled call, cuBLAS, cuDNN) and "kernels"
+    (the harness's own kernels: `draws`, `checks`).
     Returns the seconds spent inside it (waiting to enter included).
 
     The profiler's first start is host work (kineto), done outside the GPU
@@ -90,27 +92,29 @@ def warm_cuda(device: torch.device, gpu_section: Callable[[], Any] | None = None
         return 0.0
     from contextlib import nullcontext
 
-    section = gpu_section or nullcontext
+    section = gpu_section or (lambda part: nullcontext())
     t0 = time.perf_counter()
-    with section():
+    with section("ctx"):
         torch.zeros(1, device=device)
         torch.cuda.synchronize(device)
     held = time.perf_counter() - t0
     with kineto_profile(cuda=False):  # the profiler's start-up, on the host only
         torch.ones(8) * 2
     t0 = time.perf_counter()
-    with section():
+    with section("libs"):
         profile_call(lambda: torch.ones(8, device=device) * 2, device)
         # cuBLAS's handle and workspace, cuDNN's libraries: the first matmul and
         # convolution of a process, otherwise paid inside the reference's first
         # run (guard_inputs_s) and the candidate's check_s
         warm_thread_pools(device)
+    if draws or checks:  # a section of its own: a timing waiting meanwhile goes in between
         from . import inputs
 
-        if draws:
-            inputs.warm_draws(device)
-        if checks:
-            inputs.warm_checks(device)
+        with section("kernels"):
+            if draws:
+                inputs.warm_draws(device)
+            if checks:
+                inputs.warm_checks(device)
     return held + time.perf_counter() - t0
 
 

@@ -402,7 +402,8 @@ def _warm_up(device: torch.device, cmd_fd: int = 0) -> None:
     # a spare's: after the running candidate's timing (gpulock.wait_for_timing; the command pipe says when its job came)
     wait_for_timing(str(device), cmd_fd)
     # its GPU steps never while timed; behind a waiting timing for 2 s at most (its supervisor may wait for it)
-    trace.warm_cuda(device, lambda: gpu_lock(str(device), exclusive=False, behind_timing_s=2.0), checks=True)
+    trace.warm_cuda(device, lambda part: gpu_lock(str(device), exclusive=False, behind_timing_s=2.0,
+                                                  label=f"cand-{part}"), checks=True)
 
 
 def main_forked_cuda(job_path: str, device: str, cmd_fd: int, report_fd: int) -> None:

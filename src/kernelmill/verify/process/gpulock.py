@@ -123,9 +123,35 @@ def _flock(fd: int, mode: int, deadline: float | None) -> bool:
             time.sleep(0.005)
 
 
+# -- who held the lock, for benchmarks ---------------------------------------------
+# Beside the lock file, `<lock>.events`: while that file exists (a benchmark makes it and
+# removes it: benchmarks/diag/lock_events.py), every hold appends one line to it,
+# "PID S|X LABEL T_ASKED T_HELD T_LET_GO ACQUIRED" (time.monotonic, system-wide on Linux,
+# so lines of different processes compare). /proc/locks names a holder by its PID only:
+# the same zygote-forked process is a spare warming up, then a supervisor; the labels say
+# which hold of ours kept a timing waiting. One open() that fails costs a few
+# microseconds a hold where the file does not exist.
+def events_path(path: Path) -> Path:
+    return path.with_name(path.name + ".events")
+
+
+def _log_hold(path: Path, exclusive: bool, label: str, t_asked: float, t_held: float, acquired: bool) -> None:
+    try:
+        fd = os.open(events_path(path), os.O_WRONLY | os.O_APPEND)  # no O_CREAT: only while a benchmark asks
+    except OSError:
+        return
+    try:  # one write under PIPE_BUF bytes to an O_APPEND file: lines of processes do not mix
+        os.write(fd, (f"{os.getpid()} {'X' if exclusive else 'S'} {label or '-'} {t_asked:.6f} "
+                      f"{t_held:.6f} {time.monotonic():.6f} {int(acquired)}\n").encode())
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 @contextmanager
 def gpu_lock(device: str, exclusive: bool, timeout: float | None = None,
-             behind_timing_s: float | None = None) -> Iterator[Held]:
+             behind_timing_s: float | None = None, label: str = "") -> Iterator[Held]:
     """Hold the device's timing lock (exclusive for timing, shared for other GPU
     work) for the block; a no-op for a CPU or where the file cannot be made.
     With `timeout`, a holder that never lets go (a spare's warm-up stuck in the
@@ -138,7 +164,8 @@ def gpu_lock(device: str, exclusive: bool, timeout: float | None = None,
     queues there at most `behind_timing_s` seconds (None: as long as it takes,
     0: not at all): a candidate's warm-up passes a bound, since the supervisor
     of its run may hold the lock shared while it waits for that warm-up, and a
-    timing waits for the supervisor."""
+    timing waits for the supervisor. `label` names the hold in the events file
+    (`events_path`), where a benchmark asked for one."""
     held = Held()
     path = lock_path(device)
     fd = _open(path) if path is not None else None
@@ -168,6 +195,7 @@ def gpu_lock(device: str, exclusive: bool, timeout: float | None = None,
     finally:
         if exclusive and held.acquired:
             _count_timing(path)  # still alone on the GPU: no other holder counts at the same time
+        _log_hold(path, exclusive, label, t0, t0 + held.wait_s, held.acquired)
         os.close(fd)  # closing drops the lock
         if intent is not None:
             os.close(intent)
@@ -244,10 +272,12 @@ class SharedUse:
     runs sharing a GPU (`VerifyConfig.runs_per_gpu`) draw inputs, run
     references and check candidates side by side, and a timing of any of them
     waits until none of that is in flight. `pause()` lets go around the run's
-    own timing; `wait_s` sums what taking it cost."""
+    own timing; `wait_s` sums what taking it cost. `label` names its holds in
+    the lock's events file (`pause(then=)` renames those after the pause)."""
 
-    def __init__(self, device: str):
+    def __init__(self, device: str, label: str = "run"):
         self.device = str(device)
+        self.label = label
         self.wait_s = 0.0
         self._cm = None
 
@@ -260,7 +290,7 @@ class SharedUse:
 
     def _take(self) -> None:
         if self._cm is None:
-            self._cm = gpu_lock(self.device, exclusive=False, timeout=TIMING_LOCK_TIMEOUT_S)
+            self._cm = gpu_lock(self.device, exclusive=False, timeout=TIMING_LOCK_TIMEOUT_S, label=self.label)
             self.wait_s += self._cm.__enter__().wait_s
 
     def _drop(self) -> None:
@@ -269,9 +299,10 @@ class SharedUse:
             cm.__exit__(None, None, None)
 
     @contextmanager
-    def pause(self) -> Iterator[None]:
+    def pause(self, then: str | None = None) -> Iterator[None]:
         self._drop()
         try:
             yield
         finally:
+            self.label = then or self.label
             self._take()

@@ -72,7 +72,7 @@ def run_guarded(job: RunJob, launched: Launched) -> dict:
     try:
         # every GPU step of this run but its timed rounds holds the GPU's lock shared:
         # other runs on the GPU may overlap it, no timing may (gpulock.SharedUse)
-        with SharedUse(str(device)) as share:
+        with SharedUse(str(device), label="run-pre") as share:
             result = _supervise(job, level, device, findings, cand_code, launched, share, exports, t0)
         if device.type == "cuda" and isinstance(result.get("phases"), dict):
             result["phases"]["gpu_share_wait_s"] = round(share.wait_s, 4)
@@ -493,7 +493,8 @@ def time_compiled(ref, timing_sets, device, cfg, spec: dict, share: SharedUse) -
 
     @contextmanager
     def timed():
-        with share.pause(), gpu_lock(str(device), exclusive=True, timeout=TIMING_LOCK_TIMEOUT_S):
+        with share.pause(), gpu_lock(str(device), exclusive=True, timeout=TIMING_LOCK_TIMEOUT_S,
+                                     label="timing-compiled"):
             yield
 
     return measure(ref, timing_sets, device, cfg, mode=spec["mode"], backend=spec["backend"],
@@ -514,7 +515,8 @@ def _time_both(ref, timing_sets, launched, reports, device, cfg, job, sets, expe
 
     copy_bytes = inp.nbytes(sets["timing"][0]) + inp.nbytes(expected["timing"][0]) + param_bytes
     ref_side = _ReferenceSide(lambda: ref(*ref_in), device, cfg, prep, copy_bytes)
-    with torch.no_grad(), share.pause(), gpu_lock(str(device), exclusive=True, timeout=TIMING_LOCK_TIMEOUT_S) as held:
+    with torch.no_grad(), share.pause(then="run-post"), \
+            gpu_lock(str(device), exclusive=True, timeout=TIMING_LOCK_TIMEOUT_S, label="timing") as held:
         comp = compare(ref_side, _RemoteSide(launched, reports), cfg,
                        check_rounds={rng.randrange(cfg.min_rounds): 0}, final_check=1, rng=rng,
                        candidate_walls=[])

@@ -221,7 +221,8 @@ def _standby(phase_dir: str, device: str, t_start: float) -> tuple[dict, object,
 
         gate_s = wait_for_timing(device, sys.stdin.fileno())  # after the running candidate's timing
         # its GPU steps never while a candidate is timed, nor ahead of a waiting timing
-        gpu_s = warm_cuda(torch.device(device), lambda: gpu_lock(device, exclusive=False), draws=True)
+        gpu_s = warm_cuda(torch.device(device), lambda part: gpu_lock(device, exclusive=False, label=f"spare-{part}"),
+                          draws=True)
         from ..environment import warm_facts
 
         warm_facts(torch.device(device))  # what each verdict's measurement describes: versions, the GPU

@@ -1,0 +1,160 @@
+"""Which of kernelmill's holds of a GPU's lock kept its timings waiting (issue 14).
+
+`gpulock.gpu_lock` appends one line per hold to `<lock file>.events` while that file
+exists: the holder's PID, S (shared) or X (a timing), a label, and when it asked, got and
+let go of the lock (time.monotonic). Labels: `timing` (a candidate's and its
+reference's rounds), `run-pre` / `run-post` (a run's supervisor before and after its
+timing, its candidate's process working under that hold), `spare-ctx|libs|kernels`
+(a spare supervisor's warm-up: CUDA context; profiler, cuBLAS, cuDNN; the input-drawing
+kernels) and `cand-ctx|libs|kernels` (the same in a candidate's process).
+
+The /proc/locks sampler (gpu_lock_share.py) sees the same holds from outside, by PID
+only; this file says whose they were. `summarize` gives over a window:
+- `held`: per label, holds, seconds held, median hold, seconds waited;
+- `cover`: the share of the window with any hold, a timing, shared holds only, and
+  shared holds by warm-ups only (no run of a candidate among them);
+- `timing_waits`: while timings waited for the lock, the seconds each label held it
+  (several labels at once each count) and the seconds nobody held it;
+- `runs_at_once`: of the time shared holds only were in, the share with 0, 1, 2... runs.
+
+    python benchmarks/diag/lock_events.py EVENTS [--start T --end T] [--out OUT.json]
+
+`verify_throughput.py --lock-share` turns the file on for each pass and keeps this
+summary over its steady window.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import NamedTuple
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
+from kernelmill.verify.process.gpulock import events_path  # noqa: E402 - no torch import
+
+
+class Hold(NamedTuple):
+    pid: int
+    exclusive: bool
+    label: str
+    asked: float
+    held: float
+    let_go: float
+    acquired: bool
+
+
+def start(lock: Path) -> Path:
+    """Turn the events file of lock file `lock` on (emptied); returns its path."""
+    path = events_path(lock)
+    path.write_text("")
+    return path
+
+
+def read(path: Path, stop: bool = False) -> list[Hold]:
+    """The holds in events file `path`; with `stop`, the file is removed (logging ends)."""
+    out = []
+    try:
+        text = path.read_text()
+    except OSError:
+        return out
+    if stop:
+        path.unlink(missing_ok=True)
+    for line in text.splitlines():
+        p = line.split()
+        if len(p) != 7:
+            continue
+        try:
+            out.append(Hold(int(p[0]), p[1] == "X", p[2], float(p[3]), float(p[4]), float(p[5]), p[6] == "1"))
+        except ValueError:
+            continue
+    return out
+
+
+def _is_run(label: str) -> bool:
+    return label.startswith("run")
+
+
+def _segments(holds: list[Hold], start: float, end: float):
+    """(t0, t1, the holds in force over it) for each stretch between change points."""
+    held = [h for h in holds if h.acquired and h.let_go > start and h.held < end]
+    cuts = sorted({start, end, *(max(start, min(end, t)) for h in held for t in (h.held, h.let_go))})
+    for t0, t1 in zip(cuts, cuts[1:]):
+        if t1 > t0:
+            yield t0, t1, [h for h in held if h.held <= t0 and h.let_go >= t1]
+
+
+def summarize(holds: list[Hold], start: float | None = None, end: float | None = None) -> dict:
+    if not holds:
+        return {"holds": 0}
+    start = min(h.asked for h in holds) if start is None else start
+    end = max(h.let_go for h in holds) if end is None else end
+    span = max(end - start, 1e-9)
+    inside = [h for h in holds if h.let_go > start and h.asked < end]
+    by_label: dict[str, list[Hold]] = defaultdict(list)
+    for h in inside:
+        by_label[h.label].append(h)
+    held = {}
+    for label, hs in sorted(by_label.items()):
+        lengths = sorted(min(h.let_go, end) - max(h.held, start) for h in hs if h.acquired)
+        held[label] = {"holds": len(hs), "held_s": round(sum(lengths), 3),
+                       "median_hold_s": round(lengths[len(lengths) // 2], 4) if lengths else None,
+                       "waited_s": round(sum(h.held - h.asked for h in hs), 3)}
+    cover = defaultdict(float)
+    runs_at_once: dict[int, float] = defaultdict(float)
+    for t0, t1, now in _segments(inside, start, end):
+        d = t1 - t0
+        if not now:
+            continue
+        cover["any"] += d
+        if any(h.exclusive for h in now):
+            cover["timing"] += d
+            continue
+        cover["shared_only"] += d
+        runs = sum(1 for h in now if _is_run(h.label))
+        runs_at_once[runs] += d
+        if runs == 0:
+            cover["warm_ups_only"] += d
+    waits: dict[str, float] = defaultdict(float)
+    for t in (h for h in inside if h.exclusive):
+        w0, w1 = max(t.asked, start), min(t.held, end)
+        if w1 <= w0:
+            continue
+        waits["total"] += w1 - w0
+        for t0, t1, now in _segments(inside, w0, w1):
+            others = [h for h in now if h.pid != t.pid]
+            if not others:
+                waits["nobody"] += t1 - t0
+            for label in {h.label for h in others}:
+                waits[label] += t1 - t0
+    shared = cover.get("shared_only", 0.0)
+    return {
+        "window_s": round(span, 2), "holds": len(inside),
+        "timings": sum(1 for h in inside if h.exclusive and h.acquired),
+        "cover": {k: round(v / span, 4) for k, v in cover.items()},
+        "held": held,
+        "timing_waits_s": {k: round(v, 3) for k, v in sorted(waits.items(), key=lambda kv: -kv[1])},
+        "runs_at_once": {str(k): round(v / shared, 4) for k, v in sorted(runs_at_once.items())} if shared else {},
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("events", help="a lock's events file (<lock>.events)")
+    ap.add_argument("--start", type=float, help="window start (time.monotonic); default the first hold")
+    ap.add_argument("--end", type=float, help="window end; default the last hold's end")
+    ap.add_argument("--out", help="write the summary here (JSON)")
+    args = ap.parse_args()
+    holds = read(Path(args.events))
+    if not holds:
+        raise SystemExit(f"{args.events}: no holds (is it an events file written while a verification ran?)")
+    result = summarize(holds, args.start, args.end)
+    print(json.dumps(result, indent=1))
+    if args.out:
+        Path(args.out).write_text(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()
