@@ -305,14 +305,50 @@ def test_a_warm_up_holds_the_gpu_section_only_for_its_gpu_steps(monkeypatch):
 
     monkeypatch.setattr(torch, "zeros", zeros)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
+    monkeypatch.setattr(torch.cuda, "init", lambda: events.append(("driver start-up", bool(inside))))
     monkeypatch.setattr(trace, "kineto_profile", Profile)
     monkeypatch.setattr(trace, "profile_call", lambda fn, device: events.append(("profiled call", bool(inside))))
     monkeypatch.setattr(trace, "warm_thread_pools", lambda device: events.append(("cublas, cudnn", bool(inside))))
     monkeypatch.setattr(trace_inputs, "warm_draws", lambda device: events.append(("draws", bool(inside))))
     assert trace.warm_cuda(torch.device("cuda:0"), section, draws=True) >= 0.0
-    assert events == [("lock", "ctx"), ("context", True), "unlock", ("profiler start", False),
+    assert events == [("driver start-up", False), ("lock", "ctx"), ("context", True), "unlock", ("profiler start", False),
                       ("lock", "libs"), ("profiled call", True), ("cublas, cudnn", True), "unlock",
                       ("lock", "kernels"), ("draws", True), "unlock"]
     events.clear()
     assert trace.warm_cuda(torch.device("cpu"), section) == 0.0  # nothing at all on a CPU
     assert events == []
+
+
+CTX_HOLDER = """
+import sys, time
+from kernelmill.verify.process.gpulock import warm_section
+with warm_section("cuda:0", sys.argv[1], "spare"):
+    print(time.monotonic(), flush=True)
+    time.sleep(0.8)
+    print(time.monotonic(), flush=True)
+"""
+
+
+def test_warm_ups_open_their_contexts_one_at_a_time(tmp_path, monkeypatch):
+    """gpulock.warm_section: "ctx" steps of several processes take turns (each holds the
+    GPU lock shared, so a timing may come between them); other steps overlap."""
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("KERNELMILL_GPU_LOCK_DIR", str(tmp_path))
+
+    def spans(part: str) -> list[tuple[float, float]]:
+        procs = [subprocess.Popen([sys.executable, "-c", CTX_HOLDER, part], stdout=subprocess.PIPE, text=True)
+                 for _ in range(3)]
+        out = []
+        for p in procs:
+            text, _ = p.communicate(timeout=60)
+            assert p.returncode == 0
+            a, b = map(float, text.split())
+            out.append((a, b))
+        return sorted(out)
+
+    ctx = spans("ctx")
+    assert all(b1 <= a2 + 0.01 for (_, b1), (a2, _) in zip(ctx, ctx[1:])), ctx  # one after another
+    libs = spans("libs")
+    assert any(a2 < b1 for (_, b1), (a2, _) in zip(libs, libs[1:])), libs  # side by side

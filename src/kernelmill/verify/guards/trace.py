@@ -93,6 +93,9 @@ def warm_cuda(device: torch.device, gpu_section: Callable[[str], Any] | None = N
     from contextlib import nullcontext
 
     section = gpu_section or (lambda part: nullcontext())
+    # the driver's start-up (cuInit, the devices counted) is host work and opens no
+    # context (benchmarks/diag/warm_sections.py checks that): outside the GPU section
+    torch.cuda.init()
     t0 = time.perf_counter()
     with section("ctx"):
         torch.zeros(1, device=device)

@@ -28,7 +28,7 @@ from ..timing import Bench, snapshot
 from ..guards import cudart, trace
 from ..guards.inputs import refill, tensors_in
 from . import cuda_ipc
-from .gpulock import gpu_lock, wait_for_timing
+from .gpulock import wait_for_timing, warm_section
 from .job import CandidateJob
 from .launch import WARM_LINE
 from .loading import clone, die_with_parent, error_text, load_module, name_process, to_cpu, to_device
@@ -402,8 +402,7 @@ def _warm_up(device: torch.device, cmd_fd: int = 0) -> None:
     # a spare's: after the running candidate's timing (gpulock.wait_for_timing; the command pipe says when its job came)
     wait_for_timing(str(device), cmd_fd)
     # its GPU steps never while timed; behind a waiting timing for 2 s at most (its supervisor may wait for it)
-    trace.warm_cuda(device, lambda part: gpu_lock(str(device), exclusive=False, behind_timing_s=2.0,
-                                                  label=f"cand-{part}"), checks=True)
+    trace.warm_cuda(device, lambda part: warm_section(str(device), part, "cand", behind_timing_s=2.0), checks=True)
 
 
 def main_forked_cuda(job_path: str, device: str, cmd_fd: int, report_fd: int) -> None:

@@ -201,6 +201,34 @@ def gpu_lock(device: str, exclusive: bool, timeout: float | None = None,
             os.close(intent)
 
 
+# -- warm-ups open their contexts one at a time ----------------------------------
+# A process's CUDA context took 0.35 s on a quiet H200 and 1.1-1.4 s (median hold) while
+# spares warmed up beside two runs; the timings then waited 0.46-0.58 s each for the lock,
+# more than half of that behind context openings (diag/lock_events.py, issue 14). Opened
+# one at a time (a second file, taken exclusively before the lock itself is taken shared)
+# each is short, and a timing that comes meanwhile waits for one opening, not a pile of
+# them: the next opening queues behind the timing's intent. A warm-up waits for the
+# others' openings at most CTX_QUEUE_MAX_S, then opens its context anyway.
+CTX_QUEUE_MAX_S = 10.0
+
+
+@contextmanager
+def warm_section(device: str, part: str, who: str, behind_timing_s: float | None = None) -> Iterator[Held]:
+    """The GPU lock held shared around one GPU step of a warm-up (guards/trace.warm_cuda's
+    `part`: "ctx", "libs", "kernels"), labelled `who-part`; a "ctx" step first waits for
+    its turn among the warm-ups opening contexts on this GPU."""
+    path = lock_path(device)
+    turn = _open(path.with_name(path.name + ".ctx")) if (path is not None and part == "ctx") else None
+    try:
+        if turn is not None:
+            _flock(turn, fcntl.LOCK_EX, time.monotonic() + CTX_QUEUE_MAX_S)  # False: open it anyway
+        with gpu_lock(device, exclusive=False, behind_timing_s=behind_timing_s, label=f"{who}-{part}") as held:
+            yield held
+    finally:
+        if turn is not None:
+            os.close(turn)
+
+
 # -- spares open their context right after a timing -----------------------------
 # A spare started while a candidate runs on its GPU (standby.py) would open its CUDA
 # context just when that candidate comes to its timing, which then waits. Each timing

@@ -75,7 +75,7 @@ def build_requested(requests: list[dict]) -> dict:
 def run(job: dict) -> dict:
     """The unguarded run: reference and candidate in this one process; its GPU
     work outside the timed rounds holds the GPU's lock shared (gpulock.SharedUse)."""
-    with SharedUse(str(job.device)) as share:
+    with SharedUse(str(job.device), label="run-pre") as share:
         result = _run(job, share)
     if str(job.device).startswith("cuda") and isinstance(result.get("phases"), dict):
         result["phases"]["gpu_share_wait_s"] = round(share.wait_s, 4)
@@ -154,7 +154,8 @@ def _run(job, share: SharedUse) -> dict:
                 torch.manual_seed(job.input_seed + job.trials)
                 inputs = _draw(ref_mod, device)
                 ref_in, cand_in = clone(inputs), clone(inputs)
-                with share.pause(), gpu_lock(str(device), exclusive=True, timeout=TIMING_LOCK_TIMEOUT_S) as held:
+                with share.pause(then="run-post"), \
+                        gpu_lock(str(device), exclusive=True, timeout=TIMING_LOCK_TIMEOUT_S, label="timing") as held:
                     comp = compare_speed(Bench(lambda: ref(*ref_in), device, cfg),
                                          Bench(lambda: cand(*cand_in), device, cfg), cfg)
                 phases["time_s"] = time.perf_counter() - t0
@@ -217,12 +218,11 @@ def _standby(phase_dir: str, device: str, t_start: float) -> tuple[dict, object,
         from . import supervisor  # noqa: F401 - the guarded flow's imports, off the clock
         from .. import inline_build  # noqa: F401
         from ..guards.trace import warm_cuda
-        from .gpulock import wait_for_timing
+        from .gpulock import wait_for_timing, warm_section
 
         gate_s = wait_for_timing(device, sys.stdin.fileno())  # after the running candidate's timing
         # its GPU steps never while a candidate is timed, nor ahead of a waiting timing
-        gpu_s = warm_cuda(torch.device(device), lambda part: gpu_lock(device, exclusive=False, label=f"spare-{part}"),
-                          draws=True)
+        gpu_s = warm_cuda(torch.device(device), lambda part: warm_section(device, part, "spare"), draws=True)
         from ..environment import warm_facts
 
         warm_facts(torch.device(device))  # what each verdict's measurement describes: versions, the GPU
