@@ -210,6 +210,30 @@ def gpu_lock(device: str, exclusive: bool, timeout: float | None = None,
 # them: the next opening queues behind the timing's intent. A warm-up waits for the
 # others' openings at most CTX_QUEUE_MAX_S, then opens its context anyway.
 CTX_QUEUE_MAX_S = 10.0
+CTX_LANES = 1  # contexts opened at once by warm-ups on one GPU
+
+
+def _ctx_turn(path: Path) -> int | None:
+    """A turn among the warm-ups opening a context on the GPU of lock file `path`: the
+    descriptor of one of CTX_LANES lane files, held exclusively (None after CTX_QUEUE_MAX_S)."""
+    fds = [fd for fd in (_open(path.with_name(f"{path.name}.ctx{i}")) for i in range(CTX_LANES)) if fd is not None]
+    deadline = time.monotonic() + CTX_QUEUE_MAX_S
+    try:
+        while fds:
+            for fd in fds:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    fds.remove(fd)
+                    return fd
+                except BlockingIOError:
+                    pass
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.005)
+        return None
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 @contextmanager
@@ -218,10 +242,8 @@ def warm_section(device: str, part: str, who: str, behind_timing_s: float | None
     `part`: "ctx", "libs", "kernels"), labelled `who-part`; a "ctx" step first waits for
     its turn among the warm-ups opening contexts on this GPU."""
     path = lock_path(device)
-    turn = _open(path.with_name(path.name + ".ctx")) if (path is not None and part == "ctx") else None
+    turn = _ctx_turn(path) if (path is not None and part == "ctx") else None  # None: open it anyway
     try:
-        if turn is not None:
-            _flock(turn, fcntl.LOCK_EX, time.monotonic() + CTX_QUEUE_MAX_S)  # False: open it anyway
         with gpu_lock(device, exclusive=False, behind_timing_s=behind_timing_s, label=f"{who}-{part}") as held:
             yield held
     finally:
