@@ -3,6 +3,7 @@ shared holders side by side, nothing on a CPU. Processes, as in a run."""
 
 from __future__ import annotations
 
+import os
 import multiprocessing as mp
 import time
 
@@ -352,3 +353,27 @@ def test_warm_ups_open_their_contexts_one_at_a_time(tmp_path, monkeypatch):
     assert all(b1 <= a2 + 0.01 for (_, b1), (a2, _) in zip(ctx, ctx[1:])), ctx  # one after another
     libs = spans("libs")
     assert any(a2 < b1 for (_, b1), (a2, _) in zip(libs, libs[1:])), libs  # side by side
+
+
+def test_workers_take_the_lock_in_the_folder_the_verifier_was_given(tmp_path, monkeypatch):
+    """KERNELMILL_GPU_LOCK_DIR reaches the workers' scrubbed environment (a KERNELMILL_*
+    secret does not), so the runner's processes and a benchmark's sampler use one file."""
+    import subprocess
+    import sys
+
+    from kernelmill.verify.process.gpulock import LOCK_DIR_ENV
+    from kernelmill.verify.process.sandbox import scrubbed_env
+
+    folder = tmp_path / "locks"
+    folder.mkdir()
+    monkeypatch.setenv(LOCK_DIR_ENV, str(folder))
+    monkeypatch.setenv("KERNELMILL_SERVE_TOKEN", "secret")
+    env = scrubbed_env(home=str(tmp_path))
+    assert env[LOCK_DIR_ENV] == str(folder) and "KERNELMILL_SERVE_TOKEN" not in env
+    code = ("from kernelmill.verify.process.gpulock import gpu_lock, lock_path\n"
+            "with gpu_lock('cuda:0', exclusive=False) as held: assert held.acquired\n"
+            "print(lock_path('cuda:0'))")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    used = out.stdout.strip()
+    assert used.startswith(str(folder)) and os.path.exists(used)

@@ -18,7 +18,8 @@ taken by harness code, before a candidate's code is loaded, and released
 before it is (a candidate cannot hold it). Timed work of another program on
 the same GPU is not covered.
 
-The folder is ``KERNELMILL_GPU_LOCK_DIR`` or /dev/shm (the system temporary
+The folder is ``KERNELMILL_GPU_LOCK_DIR`` (handed on to every worker and
+candidate process: sandbox.scrubbed_env) or /dev/shm (the system temporary
 folder where there is none): shared by every kernelmill run on the machine, so
 two runs on one GPU do not time over each other either. A GPU is named by
 ``CUDA_VISIBLE_DEVICES`` and its index. No torch import.
@@ -37,6 +38,8 @@ from typing import Iterator
 
 # a timing waits at most this long for other GPU work to let go, then times unlocked
 TIMING_LOCK_TIMEOUT_S = 120.0
+# the lock files' folder, where set; every worker gets it (sandbox.scrubbed_env)
+LOCK_DIR_ENV = "KERNELMILL_GPU_LOCK_DIR"
 
 
 def lock_path(device: str, env: dict[str, str] | None = None) -> Path | None:
@@ -48,7 +51,7 @@ def lock_path(device: str, env: dict[str, str] | None = None) -> Path | None:
     env = os.environ if env is None else env
     index = device.split(":", 1)[1] if ":" in device else "0"
     visible = env.get("CUDA_VISIBLE_DEVICES", "all").replace(",", "_").replace("/", "_") or "none"
-    root = Path(os.environ.get("KERNELMILL_GPU_LOCK_DIR")
+    root = Path(os.environ.get(LOCK_DIR_ENV)
                 or ("/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()))
     return root / f"kernelmill-gpu-{visible}-{index}.lock"
 

@@ -10,7 +10,8 @@ What it protects against:
 * fork bombs: RLIMIT_NPROC where it applies (not for root) plus the same
   watchdog counting the group's processes;
 * leaked secrets: the child gets a scrubbed environment (an allow-list; no
-  tokens, keys or KERNELMILL_* variables), and its own HOME and TMPDIR;
+  tokens, keys or KERNELMILL_* variables but the GPU lock's folder), and its own
+  HOME and TMPDIR;
 * leftovers: after the child exits, its process group is killed, so no
   background process or thread of the candidate outlives the phase.
 
@@ -32,6 +33,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .gpulock import LOCK_DIR_ENV
+
 _ENV_ALLOW = (
     "PATH", "LANG", "LC_ALL", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES",
     "CC", "CXX", "NVCC", "TORCH_CUDA_ARCH_LIST", "TORCH_EXTENSIONS_DIR", "TRITON_INTERPRET",
@@ -52,6 +55,11 @@ def scrubbed_env(extra: dict[str, str] | None = None, home: str | None = None) -
         v = os.environ.get(k)
         if v is not None and not any(w in k.upper() for w in _SECRET_WORDS):
             env[k] = v
+    # the GPU lock's folder (gpulock.LOCK_DIR_ENV), no secret: the workers, the
+    # candidates' warm-ups and the runner must all take the lock in the same place
+    lock_dir = os.environ.get(LOCK_DIR_ENV)
+    if lock_dir:
+        env[LOCK_DIR_ENV] = lock_dir
     # our package must be importable by the worker even when not installed
     src = str(Path(__file__).resolve().parents[3])  # the folder that holds kernelmill/
     env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
