@@ -370,6 +370,9 @@ def sweep_runs(args, corpus, tasks, cache: str, gpus: list[int], languages: list
         if r.get("lock_share"):
             print(f"runs/GPU {r['runs_per_gpu']}: GPU lock and nvidia-smi, steady window: "
                   + "; ".join(f"GPU {g}: {v['steady']}" for g, v in r["lock_share"].items()))
+        for g, e in (r.get("lock_events") or {}).items():  # whose holds the timings waited for (diag/lock_events.py)
+            print(f"runs/GPU {r['runs_per_gpu']}, GPU {g}: {e.get('timings')} timings waited (s) "
+                  + ", ".join(f"{k} {v}" for k, v in list(e.get("timing_waits_s", {}).items())[:6]))
 
 
 if __name__ == "__main__":

@@ -323,6 +323,8 @@ def test_a_warm_up_holds_the_gpu_section_only_for_its_gpu_steps(monkeypatch):
 CTX_HOLDER = """
 import sys, time
 from kernelmill.verify.process.gpulock import warm_section
+while time.monotonic() < float(sys.argv[2]):  # all three ask at the same instant
+    time.sleep(0.001)
 with warm_section("cuda:0", sys.argv[1], "spare"):
     print(time.monotonic(), flush=True)
     time.sleep(0.8)
@@ -339,8 +341,9 @@ def test_warm_ups_open_their_contexts_one_at_a_time(tmp_path, monkeypatch):
     monkeypatch.setenv("KERNELMILL_GPU_LOCK_DIR", str(tmp_path))
 
     def spans(part: str) -> list[tuple[float, float]]:
-        procs = [subprocess.Popen([sys.executable, "-c", CTX_HOLDER, part], stdout=subprocess.PIPE, text=True)
-                 for _ in range(3)]
+        start = time.monotonic() + 2.0  # after the three interpreters started
+        procs = [subprocess.Popen([sys.executable, "-c", CTX_HOLDER, part, str(start)], stdout=subprocess.PIPE,
+                                  text=True) for _ in range(3)]
         out = []
         for p in procs:
             text, _ = p.communicate(timeout=60)

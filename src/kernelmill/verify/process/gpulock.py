@@ -205,13 +205,15 @@ def gpu_lock(device: str, exclusive: bool, timeout: float | None = None,
 
 
 # -- warm-ups open their contexts one at a time ----------------------------------
-# A process's CUDA context took 0.35 s on a quiet H200 and 1.1-1.4 s (median hold) while
-# spares warmed up beside two runs; the timings then waited 0.46-0.58 s each for the lock,
-# more than half of that behind context openings (diag/lock_events.py, issue 14). Opened
-# one at a time (a second file, taken exclusively before the lock itself is taken shared)
-# each is short, and a timing that comes meanwhile waits for one opening, not a pile of
-# them: the next opening queues behind the timing's intent. A warm-up waits for the
-# others' openings at most CTX_QUEUE_MAX_S, then opens its context anyway.
+# The driver opens contexts one at a time: on an H200 one took 0.11 s alone and four
+# started at the same instant 0.38-0.44 s each (diag/warm_sections.py). Beside two runs
+# a warm-up's context hold was 1.2-1.4 s (median) and the timings waited 0.48 s each
+# for the lock, most of it behind context openings (diag/lock_events.py, issue 14).
+# Taking turns (a lane file, held exclusively before the lock itself is taken shared),
+# each hold is short (0.3-0.45 s under load) and a timing that comes meanwhile waits for
+# one opening, not a pile of them: the next one queues behind the timing's intent. Two
+# lanes made each opening twice as long. A warm-up waits for its turn at most
+# CTX_QUEUE_MAX_S, then opens its context anyway.
 CTX_QUEUE_MAX_S = 10.0
 CTX_LANES = 1  # contexts opened at once by warm-ups on one GPU
 
