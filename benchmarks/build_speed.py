@@ -25,7 +25,11 @@ copied over, built once). ``--parallel N`` adds a batch pass per mode: every can
 cold build at once, N processes at a time, as a verification run's build workers do;
 its wall and the median build under that load are reported. ``--stock-limit K`` measures
 torch's own load_inline on the first K candidates only (it takes 30-90 s each);
-``--alone-limit K`` the one-at-a-time pass on the first K.
+``--alone-limit K`` the one-at-a-time pass on the first K. ``--slim both`` measures the
+cached builder with a C++ extension's own code compiled against torch/types.h and its
+binding shared per signature list (verify/slim_units.py; the default) and without
+(`noslim_*`); a candidate's `sigbind` says whether its binding object was compiled (the
+first of its signature list) or reused.
 
     python benchmarks/build_speed.py --corpus benchmarks/corpus_llm/candidates --merge both \
         --parallel 16 --alone-limit 12 --stock-limit 3 --out build_merge.json
@@ -54,7 +58,7 @@ mode, path, cache = sys.argv[1], sys.argv[2], sys.argv[3]
 import torch
 if mode.startswith("ours"):
     from kernelmill.verify import inline_build
-    inline_build.install(cache, merge=mode != "ours-apart")
+    inline_build.install(cache, merge=mode != "ours-apart", slim=mode != "ours-noslim")
 t = time.perf_counter()
 err = None
 try:
@@ -113,6 +117,8 @@ def main() -> None:
                                                    "candidates): its module-level CUDA ones")
     ap.add_argument("--merge", choices=["on", "off", "both"], default="on",
                     help="the cached builder with unit merging on, off, or both (each in its own cache)")
+    ap.add_argument("--slim", choices=["on", "off", "both"], default="on",
+                    help="the cached builder with slim units (C++ extensions: slim_units.py) on, off, or both")
     ap.add_argument("--parallel", type=int, default=0, help="also a batch pass per mode, N builds at a time")
     ap.add_argument("--stock-limit", type=int, default=0, help="torch's load_inline on the first K candidates only")
     ap.add_argument("--limit", type=int, default=0)
@@ -129,6 +135,9 @@ def main() -> None:
         files = sorted(glob.glob(str(CANDIDATES / f"*/*/{lang}__*.py")))
         files = [f for f in files if "compile_error" not in f][: args.limit or None]
     modes = {"on": ["ours"], "off": ["ours-apart"], "both": ["ours", "ours-apart"]}[args.merge]
+    modes += {"on": [], "off": ["ours-noslim"], "both": ["ours-noslim"]}[args.slim]
+    if args.slim == "off":
+        modes = [m for m in modes if m != "ours"] or ["ours-noslim"]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
     if not args.cpp and "TORCH_CUDA_ARCH_LIST" not in env:
         import torch
@@ -171,7 +180,7 @@ def main() -> None:
             row["stock_cold"] = measure("stock", f, "", e)
             row["stock_warm"] = measure("stock", f, "", e)
         for m in modes:
-            key = "ours" if m == "ours" else "apart"
+            key = {"ours": "ours", "ours-apart": "apart", "ours-noslim": "noslim"}[m]
             row[f"{key}_cold"] = measure(m, f, caches[m], env)
             row[f"{key}_warm"] = measure(m, f, caches[m], env)
         rows.append(row)
@@ -183,10 +192,11 @@ def main() -> None:
         return round(statistics.median(vals), 3) if vals else None
 
     summary = {k: {"median_build_s": med(k), "median_process_s": med(k, "process_s")}
-               for k in ("stock_cold", "stock_warm", "ours_cold", "ours_warm", "apart_cold", "apart_warm")
+               for k in ("stock_cold", "stock_warm", "ours_cold", "ours_warm", "apart_cold", "apart_warm",
+                         "noslim_cold", "noslim_warm")
                if any(k in r for r in rows)}
     if summary.get("stock_cold", {}).get("median_build_s"):
-        for k in ("ours_cold", "apart_cold"):
+        for k in ("ours_cold", "apart_cold", "noslim_cold"):
             if summary.get(k, {}).get("median_build_s"):
                 # the same candidates on both sides: those stock was measured on
                 same = [r for r in rows if "stock_cold" in r and not r["stock_cold"].get("error") and not r[k].get("error")]
@@ -194,6 +204,8 @@ def main() -> None:
                     ratio = statistics.median(r["stock_cold"]["build_s"] / r[k]["build_s"] for r in same)
                     summary[f"stock_over_{k}"] = round(ratio, 1)
     summary["batches"] = batches
+    summary["slim"] = sum(bool(r.get("ours_cold", {}).get("log", {}).get("slim")) for r in rows)
+    summary["sigbind_compiled"] = sum("sigbind" in r.get("ours_cold", {}).get("log", {}).get("compiled", []) for r in rows)
     summary["merged"] = sum(bool(r.get("ours_cold", {}).get("log", {}).get("merged")) for r in rows)
     summary["ours_pch_prepare_s"] = prepare and prepare["seconds"]
     summary["split"] = sum(bool(r.get("ours_cold", r.get("apart_cold", {})).get("log", {}).get("cuda_split")) for r in rows)

@@ -38,10 +38,12 @@ def test_default_flag_sets_are_the_binding_units_flags():
 
 def test_prepare_builds_once_and_the_lazy_path_then_uses_it(tmp_path, fake_compiler):
     first = build_prepare.prepare_pch(tmp_path, [(False, (), ())])
-    assert first["sets"] == [{"ready": True, "seconds": first["sets"][0]["seconds"]}]
-    assert len(fake_compiler) == 1 and "c++-header" in fake_compiler[0]
+    # a C++ flag set: torch/extension.h, and torch/types.h for the slim units (slim_units.py)
+    assert [s["ready"] for s in first["sets"]] == [True, True]
+    assert len(fake_compiler) == 2 and all("c++-header" in c for c in fake_compiler)
     again = build_prepare.prepare_pch(tmp_path, [(False, (), ()), (False, (), ())])
-    assert again["sets"][0]["ready"] and len(fake_compiler) == 1  # cached: no second build
+    assert again["sets"][0]["ready"] and len(fake_compiler) == 2  # cached: no second build
+    assert len(build_prepare.prepare_pch(tmp_path / "apart", [(False, (), ())], slim=False)["sets"]) == 1
     # a candidate's first unit (use count 0) finds the eager header at once
     cxx, flags = build_prepare.default_flag_sets(False)[0]
     pch = inline_build.InlineBuilder(tmp_path)._pch(cxx, ["-DTORCH_EXTENSION_NAME=cand", *flags])
@@ -82,7 +84,8 @@ def test_only_flag_sets_used_often_enough_are_prepared(monkeypatch, tmp_path):
     from kernelmill.verify.runner import Verifier
 
     started = []
-    monkeypatch.setattr(build_prepare, "start_background", lambda root, specs, env, nice=0, merged=True: started.append(specs))
+    monkeypatch.setattr(build_prepare, "start_background",
+                        lambda root, specs, env, nice=0, merged=True, slim=True: started.append(specs))
     verifier = Verifier(VerifyConfig(device="cpu", cache_dir=str(tmp_path)), None)
     job = lambda lang, code: SimpleNamespace(sample=SimpleNamespace(language=lang, code=code))  # noqa: E731
     n = build_prepare.EAGER_MIN_CANDIDATES
@@ -157,7 +160,7 @@ def test_headers_prepared_by_hand_are_keyed_as_a_runs_builds_find_them(tmp_path,
 
     monkeypatch.setattr(devices, "cuda_devices", lambda: ({"index": 0, "capability": "9.0"},))
     monkeypatch.delenv("TORCH_CUDA_ARCH_LIST", raising=False)
-    monkeypatch.setattr(build_prepare, "prepare_pch", lambda root, specs, merged=True: {"sets": []})
+    monkeypatch.setattr(build_prepare, "prepare_pch", lambda root, specs, merged=True, slim=True: {"sets": []})
     build_prepare.main([str(tmp_path), "--specs", "[[false, [], []]]"])
     assert "TORCH_CUDA_ARCH_LIST" not in os.environ  # no CUDA flag set: nothing to name
     build_prepare.main([str(tmp_path), "--cuda"])

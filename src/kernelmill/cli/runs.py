@@ -184,7 +184,7 @@ def config_from_options(device: str, trials: int, build_timeout: float, run_time
                         cpu_threads: int = 1, runs_per_gpu: int = 0, compile_baseline: bool = False,
                         compile_mode: str = "default", compile_backend: str = "inductor",
                         exchange: str = "auto", gpus: str | None = None, build_nice: int = 10,
-                        build_standby: int = -1, merge_units: bool = True,
+                        build_standby: int = -1, merge_units: bool = True, slim_units: bool = True,
                         standby_on_demand: bool = True, fork_workers: bool = True,
                         spare_lead: float = 15.0) -> VerifyConfig:
     """The options as a `VerifyConfig`, validated by the config itself (one set
@@ -201,7 +201,7 @@ def config_from_options(device: str, trials: int, build_timeout: float, run_time
                    runs_per_gpu=runs_per_gpu, timing={"cpu_threads": cpu_threads},
                    compile_baseline=compile_baseline, compile_mode=compile_mode, compile_backend=compile_backend,
                    exchange=exchange, gpus=parse_gpus(gpus), build_nice=build_nice, build_standby=build_standby,
-                   merge_units=merge_units, standby_on_demand=standby_on_demand, fork_workers=fork_workers,
+                   merge_units=merge_units, slim_units=slim_units, standby_on_demand=standby_on_demand, fork_workers=fork_workers,
                    spare_lead_s=spare_lead)
     try:
         config = VerifyConfig.from_dict(options, "options")

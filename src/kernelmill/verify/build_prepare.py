@@ -100,17 +100,20 @@ def default_flag_sets(with_cuda: bool, merged: bool = True) -> list[tuple[str, l
     return flag_sets((with_cuda, (), ()), merged)
 
 
-def prepare_pch(cache_root: str | Path, specs: list[Spec], merged: bool = True) -> dict:
+def prepare_pch(cache_root: str | Path, specs: list[Spec], merged: bool = True, slim: bool = True) -> dict:
     """Build the precompiled headers for these flag sets (in parallel); returns
-    what happened per set. Already built: nothing to do."""
+    what happened per set. Already built: nothing to do. `slim`: C++ flag sets
+    also get torch/types.h precompiled (the slim units', slim_units.py)."""
     builder = InlineBuilder(cache_root)
     inline_build.set_fingerprint("")  # these calls have no user include folders
-    sets: dict[str, tuple[str, list[str]]] = {}
+    sets: dict[str, tuple[str, list[str], str]] = {}
     try:
         for spec in specs:
             for cxx, fl in flag_sets(spec, merged):
                 named = [f for f in fl if not f.startswith("-DTORCH_EXTENSION_NAME=")]
-                sets.setdefault(json.dumps([cxx, named]), (cxx, fl))
+                sets.setdefault(json.dumps([cxx, named]), (cxx, fl, inline_build._PCH_HEADER))
+                if slim and not spec[0]:  # C++ only: the slim units' torch/types.h too (slim_units.py)
+                    sets.setdefault(json.dumps([cxx, named, "types"]), (cxx, fl, inline_build._TYPES_HEADER))
     except Unsupported as exc:
         return {"error": str(exc)}
     sets = list(sets.values())
@@ -119,7 +122,7 @@ def prepare_pch(cache_root: str | Path, specs: list[Spec], merged: bool = True) 
 
     def one(cs):
         t = time.perf_counter()
-        path = builder._pch(cs[0], cs[1], eager=True)
+        path = builder._pch(cs[0], cs[1], eager=True, header=cs[2])
         return {"ready": path is not None, "seconds": round(time.perf_counter() - t, 2)}
 
     with ThreadPoolExecutor(max_workers=min(4, len(sets))) as pool:
@@ -140,7 +143,8 @@ def run_specs(codes, min_uses: int = EAGER_MIN_CANDIDATES) -> list[Spec]:
 
 
 def start_background(cache_root: str | Path, specs: list[Spec], env: dict | None = None,
-                     nice: int = 0, merged: bool = True, idle: bool = True) -> subprocess.Popen | None:
+                     nice: int = 0, merged: bool = True, idle: bool = True,
+                     slim: bool = True) -> subprocess.Popen | None:
     """Start `prepare_pch` in its own process (not waited for; it finishes on
     its own even if the run ends first, and a kill leaves no entry), `nice`
     lower in CPU priority, as the build processes are (VerifyConfig.build_nice),
@@ -149,7 +153,8 @@ def start_background(cache_root: str | Path, specs: list[Spec], env: dict | None
     try:
         return subprocess.Popen([sys.executable, "-m", "kernelmill.verify.build_prepare", str(cache_root),
                                  "--specs", json.dumps(specs), "--nice", str(int(nice))]
-                                + ([] if merged else ["--apart"]) + (["--idle"] if idle else []),
+                                + ([] if merged else ["--apart"]) + (["--idle"] if idle else [])
+                                + ([] if slim else ["--no-slim"]),
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
                                 start_new_session=True)
     except OSError as exc:
@@ -161,7 +166,7 @@ def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0].startswith("-"):
         raise SystemExit("usage: python -m kernelmill.verify.build_prepare CACHE_DIR [--cuda] [--specs JSON] "
-                         "[--nice N] [--apart] [--idle]")
+                         "[--nice N] [--apart] [--idle] [--no-slim]")
     if "--specs" in argv:
         try:
             specs = [(bool(c), tuple(a), tuple(b)) for c, a, b in json.loads(argv[argv.index("--specs") + 1])]
@@ -182,7 +187,7 @@ def main(argv: list[str] | None = None) -> None:
         idle_priority()
     if any(with_cuda for with_cuda, _a, _b in specs):
         builds_arch_env()
-    print(json.dumps(prepare_pch(argv[0], specs, merged="--apart" not in argv)))
+    print(json.dumps(prepare_pch(argv[0], specs, merged="--apart" not in argv, slim="--no-slim" not in argv)))
 
 
 def builds_arch_env() -> None:

@@ -44,6 +44,7 @@ from .buildcache import BuildCache, content_key
 
 _VERSION = "inline-build-1"
 _PCH_HEADER = "#include <torch/extension.h>\n"
+_TYPES_HEADER = "#include <torch/types.h>\n"  # the slim units' header (slim_units.py)
 _PCH_AFTER_USES = int(os.environ.get("KERNELMILL_PCH_AFTER", "2"))
 
 
@@ -191,15 +192,16 @@ class InlineBuilder:
         self.log: dict[str, object] = {}  # what happened, for the worker's phases/flags
 
     # -- objects -------------------------------------------------------------
-    def _pch(self, cxx: str, cflags: list[str], eager: bool = False) -> Path | None:
+    def _pch(self, cxx: str, cflags: list[str], eager: bool = False, header: str = _PCH_HEADER) -> Path | None:
         """The precompiled torch/extension.h for these flags, or None when it is not
         built yet (we never wait for it). A flag set seen `_PCH_AFTER_USES` times gets
         its header built by a process of its own in the background: a build that built
         it first (about two plain compiles) was the last of its batch (issue 14: 57 s
         against 24-34 s for the others on an H100). `eager` builds it now, in this
-        process, whatever the use count (`build_prepare.prepare_pch`)."""
+        process, whatever the use count (`build_prepare.prepare_pch`). `header`: the
+        header's text (torch/extension.h, or torch/types.h for the slim units)."""
         flags = [f for f in cflags if not f.startswith("-DTORCH_EXTENSION_NAME=")]
-        key = content_key("pch", _env_id(), tool_id(cxx), *flags)
+        key = content_key("pch", _env_id(), tool_id(cxx), *flags, *([] if header == _PCH_HEADER else [header]))
         entry = self.cache.get("pch", key)
         if entry is not None:
             return entry / "torch_ext.h"
@@ -207,20 +209,20 @@ class InlineBuilder:
         if not eager and self.cache.count_use("pch", key) < _PCH_AFTER_USES:
             return None
         if not eager:
-            self._pch_in_background(cxx, flags, key)
+            self._pch_in_background(cxx, flags, key, header)
             return None
         lock = self.cache.try_lock("pch", key)
         if lock is None:
             return None
         with lock:
-            return self._make_pch(cxx, flags, key)
+            return self._make_pch(cxx, flags, key, header)
 
-    def _make_pch(self, cxx: str, flags: list[str], key: str) -> Path | None:
+    def _make_pch(self, cxx: str, flags: list[str], key: str, header: str = _PCH_HEADER) -> Path | None:
         """Build and publish the header (the caller holds its lock)."""
         entry = self.cache.get("pch", key)
         if entry is None:
             stage = self.cache.staging("pch")
-            (stage / "torch_ext.h").write_text(_PCH_HEADER)
+            (stage / "torch_ext.h").write_text(header)
             rc, out = _run([*shlex.split(cxx), *flags, "-x", "c++-header", "torch_ext.h",
                             "-o", "torch_ext.h.gch"], stage)
             if rc != 0:
@@ -230,7 +232,7 @@ class InlineBuilder:
             self.log["pch_built"] = True
         return entry / "torch_ext.h"
 
-    def _pch_in_background(self, cxx: str, flags: list[str], key: str) -> None:
+    def _pch_in_background(self, cxx: str, flags: list[str], key: str, header: str = _PCH_HEADER) -> None:
         """Start a process of its own session (it outlives this build's process group)
         that builds the header under its lock; the lock is taken here first, so one
         process builds it however many builds ask, and it passes to that process."""
@@ -239,7 +241,7 @@ class InlineBuilder:
             return  # being built
         try:
             subprocess.Popen([sys.executable, "-m", "kernelmill.verify.inline_build", "pch", str(self.cache.root),
-                              key, cxx, json.dumps(flags), str(fd)], pass_fds=(fd,), start_new_session=True,
+                              key, cxx, json.dumps(flags), str(fd), header], pass_fds=(fd,), start_new_session=True,
                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             self.log["pch_background"] = True
         except OSError:
@@ -308,8 +310,13 @@ class InlineBuilder:
                 units.append(("host", "host.cpp", split.host_unit, cxx, host_flags(flags["cuda_cflags"]),
                               flags["post_cflags"], True))
                 self.log["cuda_split"] = True
+        from . import slim_units
+
+        # C++ sources with `functions=`: the candidate's code against torch/types.h, the
+        # binding made once per signature list (slim_units.py); its own .so in the cache
+        slim = slim_units.plan(main_cpp, name) if _SLIM and cuda_cu is None else None
         key = content_key("so", _env_id(), name, *flags["ldflags"], *[u[2] for u in units],
-                          *[" ".join(u[3] + u[4] + u[5]) for u in units])
+                          *[" ".join(u[3] + u[4] + u[5]) for u in units], *(["slim"] if slim else []))
         hit = self.cache.get("so", key)
         if hit is not None:
             self.log["warm"] = True
@@ -319,6 +326,13 @@ class InlineBuilder:
         self.log["warm"] = False
         t_compile = time.perf_counter()
         try:
+            if slim is not None:
+                try:
+                    folder = self._compile(name, _slim_units(slim, flags, cxx), flags, cxx, key)
+                    self.log["slim"] = True
+                    return folder
+                except CompileError:
+                    self.log["slim"] = False  # torch's own units, whose errors are the ones shown
             merged = _merged_units(units) if _MERGE and not self._binding_cached(units) else None
             if merged is not None:
                 try:
@@ -350,7 +364,8 @@ class InlineBuilder:
         def one(u):
             set_fingerprint(fingerprint)  # a pool thread: the caller's call
             kind, fname, src, prefix, fl, post, use_pch = u
-            pch = self._pch(flags["cxx"], fl) if use_pch else None
+            pch = (self._pch(flags["cxx"], fl, header=_TYPES_HEADER if use_pch == "types" else _PCH_HEADER)
+                   if use_pch else None)
             return self.compile_unit(kind, fname, src, prefix, fl, post, pch)
 
         with ThreadPoolExecutor(max_workers=len(units)) as pool:
@@ -376,6 +391,18 @@ class InlineBuilder:
 
 
 _MERGE = True  # binding and host units may compile as one (install(merge=...), VerifyConfig.merge_units)
+_SLIM = True  # C++ extensions may compile as slim units (slim_units.py; install(slim=...), VerifyConfig.slim_units)
+
+
+def _slim_units(plan, flags: dict, cxx: list[str]) -> list:
+    """The slim path's units: the candidate's code (torch's flags, the torch/types.h
+    header precompiled), the signature list's binding (the same flags less the module
+    name, so candidates share its object) and the module's entry point (no header)."""
+    fl, post = flags["cflags"], flags["post_cflags"]
+    shared = [f for f in fl if not f.startswith("-DTORCH_EXTENSION_NAME=")]
+    return [("slim", "slim.cpp", plan.slim, cxx, fl, post, "types"),
+            ("sigbind", "bind.cpp", plan.binding, cxx, shared, post, True),
+            ("shim", "shim.cpp", plan.shim, cxx, ["-fPIC"], [], False)]
 
 
 def _merged_units(units: list) -> list | None:
@@ -504,13 +531,16 @@ def _fallback(args: dict, unknown: dict, reason: str):
     return _ORIGINAL(**args, **unknown)
 
 
-def install(cache_root: str | Path, merge: bool | None = None) -> InlineBuilder:
+def install(cache_root: str | Path, merge: bool | None = None, slim: bool | None = None) -> InlineBuilder:
     """Route ``torch.utils.cpp_extension.load_inline`` to the cached builder
     (in this process only; called by the worker before the candidate is imported).
-    `merge`: whether binding and host units may compile as one (None: as it was)."""
-    global _ORIGINAL, _BUILDER, _MERGE
+    `merge`: whether binding and host units may compile as one; `slim`: whether a C++
+    extension may compile as slim units (slim_units.py); None: as it was."""
+    global _ORIGINAL, _BUILDER, _MERGE, _SLIM
     if merge is not None:
         _MERGE = bool(merge)
+    if slim is not None:
+        _SLIM = bool(slim)
     import torch.utils.cpp_extension as ce
 
     if _ORIGINAL is None:
@@ -525,18 +555,18 @@ def builder_log() -> dict:
 
 
 def _pch_main(argv: list[str]) -> None:
-    """``python -m kernelmill.verify.inline_build pch CACHE KEY CXX FLAGS_JSON LOCK_FD``:
+    """``python -m kernelmill.verify.inline_build pch CACHE KEY CXX FLAGS_JSON LOCK_FD [HEADER]``:
     build one precompiled header (InlineBuilder._pch_in_background); the lock
     descriptor is held until this process ends."""
     from .process.sandbox import idle_priority
 
-    cache_root, key, cxx, flags, _fd = argv
+    cache_root, key, cxx, flags, _fd, *header = argv
     idle_priority()  # no build waits for it: on idle CPU time only
-    InlineBuilder(cache_root)._make_pch(cxx, json.loads(flags), key)
+    InlineBuilder(cache_root)._make_pch(cxx, json.loads(flags), key, header[0] if header else _PCH_HEADER)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 7 and sys.argv[1] == "pch":
+    if len(sys.argv) in (7, 8) and sys.argv[1] == "pch":
         _pch_main(sys.argv[2:])
     else:
-        raise SystemExit("usage: python -m kernelmill.verify.inline_build pch CACHE KEY CXX FLAGS_JSON LOCK_FD")
+        raise SystemExit("usage: python -m kernelmill.verify.inline_build pch CACHE KEY CXX FLAGS_JSON LOCK_FD [HEADER]")

@@ -269,7 +269,8 @@ class Verifier:
             env = backend.env(backend.run_device(self.device), self.cache_dir, self.cache_dir / "ext",
                               self.cuda_arch, build_jobs=1)
             build_prepare.start_background(self.cache_dir / "build", specs, env=scrubbed_env(env),
-                                           nice=self.config.build_nice, merged=self.config.merge_units)
+                                           nice=self.config.build_nice, merged=self.config.merge_units,
+                                           slim=self.config.slim_units)
 
     # -- one candidate ------------------------------------------------------
     def _prepare(self, job: _Job) -> None:
@@ -301,6 +302,7 @@ class Verifier:
             # the build process imports the candidate: it gets no task code to find
             task_code=job.task.code if phase == "run" else "",
             nice=self.config.build_nice if phase == "build" else 0, merge_units=self.config.merge_units,
+            slim_units=self.config.slim_units,
             build_cache=str(self.cache_dir / "build") if self.config.fast_build and backend.compiles_extension else None,
             env=env if spare is not None else None,  # what a fresh process would have been started with
             **extra)

@@ -342,7 +342,7 @@ def _serve(job_path: str, cmd_fd: int, report_fd: int) -> None:
     if job.build_cache:
         from ..inline_build import defer_builds, install
 
-        install(job.build_cache, merge=job.merge_units)
+        install(job.build_cache, merge=job.merge_units, slim=job.slim_units)
         defer_builds(job.defer_builds)
     run_candidate(job, commands, report)
     sys.stdout.flush()

@@ -96,6 +96,8 @@ class RunJob(_Record):
     nice: int = 0
     # the fast builder may compile a binding and a host unit as one (VerifyConfig.merge_units)
     merge_units: bool = True
+    # the fast builder may compile a C++ extension as slim units (VerifyConfig.slim_units)
+    slim_units: bool = True
 
     @property
     def timed(self) -> bool:
@@ -125,6 +127,7 @@ class CandidateJob(_Record):
     # how the tensors travel: "file" (inputs.pt / outputs.pt) or "cuda_ipc" (cuda_ipc.py)
     exchange: str = "file"
     merge_units: bool = True  # see RunJob.merge_units
+    slim_units: bool = True  # see RunJob.slim_units
 
     @property
     def timed(self) -> bool:

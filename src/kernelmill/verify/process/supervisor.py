@@ -236,6 +236,7 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
                  message_limit=job.message_limit, rlimits=job.rlimits, time=job.time, timing=job.timing,
                  guards=job.guards, skip_timing_reason=job.skip_timing_reason, import_is_build=job.import_is_build,
                  build_cache=job.build_cache, env=job.env, defer_builds=job.defer_builds, merge_units=job.merge_units,
+                 slim_units=job.slim_units,
                  exchange=exchange).write(priv / "job.json")
     if device.type == "cuda":
         # a candidate's process still warming up (a spare taken before it was ready) is

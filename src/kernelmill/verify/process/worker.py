@@ -360,7 +360,7 @@ def main() -> None:
         # candidates' load_inline calls go through the shared, cached fast builder
         from ..inline_build import builder_log, defer_builds, install
 
-        install(job.build_cache, merge=job.merge_units)
+        install(job.build_cache, merge=job.merge_units, slim=job.slim_units)
         if phase == "run":
             defer_builds(job.defer_builds)
     if phase == "build" and job.build_requests is not None:

@@ -1,0 +1,177 @@
+"""A C++ extension's own code against ``torch/types.h``, its pybind11 binding made once per signature list.
+
+Why: a unit that includes ``torch/extension.h`` costs ~7.5 CPU-s with the header
+precompiled, an empty one too: the header holds internal-linkage roots (pybind11's
+function-record type slots, the profiler's tables, ``static`` templates) that every
+unit emits with the ~3,900 inline functions they reach. A unit with ``torch/types.h``
+alone (precompiled) costs ~2 CPU-s (docs/benchmarks.md, issue 14). What needs the
+full header in a ``load_inline(functions=[...])`` build is the binding torch generates,
+and that depends only on the bound functions' types, not on the candidate.
+
+So, for a ``load_inline`` call with ``functions=`` and C++ sources only, three units:
+
+* ``slim``: ``torch/types.h``, the candidate's code (its ``torch/extension.h``
+  includes taken out), and one forwarding function ``km_fn<i>`` per bound function
+  (hidden, with the bound function's own parameter and return types);
+* ``sigbind``: pybind11 and the full header, the module's init and exec functions
+  binding ``km_fn<i>`` under names it reads from the third unit; the same text for
+  every candidate with the same signature list, so the content-addressed build cache
+  compiles it once (`InlineBuilder.compile_unit`);
+* ``shim``: ``PyInit_<name>`` and the names, three lines with no header.
+
+Used only when torch's generated module block is exactly what `inline_build.assemble`
+writes, every bound function is declared or defined at the top level with one
+signature whose types are in `_TYPES`, and the whole candidate compiles against
+``torch/types.h``; anything else, and any unit that fails, goes back to the units
+torch would compile (the builder's other paths), whose errors are the ones shown.
+What it does not prove: the full header declares more than ``torch/types.h``, which
+could in principle give a call in the candidate's code a better-matching overload.
+`VerifyConfig.slim_units` turns it off.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .cuda_split import _items, _top_split
+
+_MODULE_BLOCK = re.compile(
+    r"\nPYBIND11_MODULE\(TORCH_EXTENSION_NAME, m\) \{\n((?:m\.def\(.*\);\n)+)\}\Z")
+_DEF_LINE = re.compile(r'm\.def\("(\w+)", (?:torch::wrap_pybind_function\((\w+)\)|(\w+)), "([^"\\]*)"\);')
+_EXT_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*[<\"]torch/extension\.h[>\"][ \t]*$", re.M)
+_SCALARS = r"(?:int|int64_t|long|float|double|bool)"
+_TENSOR = r"(?:torch|at)::Tensor"
+_ELEM = rf"(?:{_TENSOR}|{_SCALARS})"
+# the types a bound function may take and return here: spelled the same in both units
+_TYPES = re.compile(rf"^(?:const )?(?:{_ELEM}|std::vector<{_ELEM}>)(?: &)?$")
+_RETURNS = re.compile(rf"^(?:void|{_ELEM}|std::vector<{_ELEM}>|std::tuple<{_ELEM}(?:,{_ELEM})*>)$")
+
+
+@dataclass
+class Plan:
+    slim: str  # the candidate's code against torch/types.h, with the forwarders
+    binding: str  # the signature list's binding unit (no module name in it)
+    shim: str  # PyInit_<name> and the bound names
+
+
+def _norm(t: str) -> str:
+    """One spelling of a type: single spaces, none around <, > and commas, " &" for a reference."""
+    t = re.sub(r"\s*([<>,])\s*", r"\1", " ".join(t.split()))
+    return re.sub(r"\s*&", " &", t)
+
+
+def _signature(code_items: list[str], fn: str) -> tuple[str, list[str]] | None:
+    """(return type, parameter types) of `fn` from its top-level declarations and
+    definition; None when there is none, several disagree, or a type is not in `_TYPES`."""
+    found = set()
+    head_re = re.compile(rf"^((?:static |inline )*)([\w:<>,\s&]+?)\s*\b{re.escape(fn)}\s*\(([^()]*)\)\s*$")
+    for text in code_items:
+        head = text.split("{", 1)[0].rstrip().rstrip(";").rstrip()
+        if not re.search(rf"\b{re.escape(fn)}\s*\(", head):
+            continue
+        m = head_re.match(" ".join(head.split()))
+        if m is None:
+            return None  # named in a way this does not read (a call at the top level, a template...)
+        ret, params = _norm(m.group(2)), m.group(3).strip()
+        types = []
+        if params and params != "void":
+            for p in _top_split(params):
+                if "=" in p or "..." in p:
+                    return None
+                words = p.replace("&", " & ").split()
+                if len(words) >= 2 and re.fullmatch(r"\w+", words[-1]) and words[-2] != "::":
+                    words = words[:-1]  # the parameter's name
+                types.append(_norm(" ".join(words)))
+        found.add((ret, tuple(types)))
+    if len(found) != 1:
+        return None
+    ret, types = found.pop()
+    if not _RETURNS.match(ret) or not all(_TYPES.match(t) for t in types):
+        return None
+    return ret, list(types)
+
+
+def plan(main_cpp: str, name: str) -> Plan | None:
+    """The three units for `main_cpp` (as `inline_build.assemble` wrote it) of extension
+    `name`, or None when this path does not apply."""
+    block = _MODULE_BLOCK.search(main_cpp)
+    if block is None or not re.fullmatch(r"\w+", name):
+        return None
+    bound = []
+    for line in block.group(1).splitlines():
+        m = _DEF_LINE.fullmatch(line)
+        if m is None or (m.group(2) or m.group(3)) != m.group(1):
+            return None
+        bound.append((m.group(1), m.group(4), m.group(2) is not None))
+    code = main_cpp[:block.start()]
+    items = _items(_EXT_INCLUDE.sub("", code))
+    if items is None:
+        return None
+    code_items = [t for k, t in items if k == "code"]
+    sigs = []
+    for fn, _doc, _wrapped in bound:
+        sig = _signature(code_items, fn)
+        if sig is None:
+            return None
+        sigs.append(sig)
+    return Plan(slim=_slim(code, bound, sigs), binding=_binding(bound, sigs), shim=_shim(name, bound))
+
+
+def _slim(code: str, bound, sigs) -> str:
+    out = ["#include <torch/types.h>", _EXT_INCLUDE.sub("", code).rstrip("\n"), ""]
+    for i, ((fn, _doc, _w), (ret, types)) in enumerate(zip(bound, sigs)):
+        params = ", ".join(f"{t} a{k}" for k, t in enumerate(types))
+        args = ", ".join(f"a{k}" for k in range(len(types)))
+        body = f"{fn}({args});" if ret == "void" else f"return {fn}({args});"
+        out.append(f'__attribute__((visibility("hidden"))) {ret} km_fn{i}({params}) {{ {body} }}')
+    return "\n".join(out) + "\n"
+
+
+def _binding(bound, sigs) -> str:
+    """pybind11's module init and exec (PYBIND11_MODULE's, pybind11 3) for `km_fn<i>`,
+    each bound as torch's generated line binds its function (`wrap_pybind_function`
+    or not), under the names and docs the shim holds."""
+    decls = "\n".join(f'__attribute__((visibility("hidden"))) {ret} km_fn{i}({", ".join(types)});'
+                      for i, (ret, types) in enumerate(sigs))
+    targets = [f"torch::wrap_pybind_function(km_fn{i})" if wrapped else f"km_fn{i}"
+               for i, (_fn, _doc, wrapped) in enumerate(bound)]
+    defs = "\n".join(f"      m.def(km_fn_names[{2 * i}], {t}, km_fn_names[{2 * i + 1}]);" for i, t in enumerate(targets))
+    return f"""#include <torch/extension.h>
+{decls}
+extern "C" __attribute__((visibility("hidden"))) const char* const km_fn_names[];
+static int km_exec(PyObject* pm) {{
+  try {{
+    pybind11::detail::ensure_internals();
+    auto m = pybind11::reinterpret_borrow<pybind11::module_>(pm);
+    if (!pybind11::detail::get_cached_module(m.attr("__spec__").attr("name"))) {{
+{defs}
+      pybind11::detail::cache_completed_module(m);
+    }}
+    return 0;
+  }}
+  PYBIND11_CATCH_INIT_EXCEPTIONS
+  return -1;
+}}
+extern "C" __attribute__((visibility("hidden"))) PyObject* km_module_init(const char* name) {{
+  PYBIND11_CHECK_PYTHON_VERSION
+  try {{
+    pybind11::detail::ensure_internals();
+    static pybind11::detail::slots_array slots = pybind11::detail::init_slots(&km_exec);
+    static PyModuleDef def{{PyModuleDef_HEAD_INIT, name, nullptr, 0, nullptr, slots.data(),
+                           nullptr, nullptr, nullptr}};
+    return PyModuleDef_Init(&def);
+  }}
+  PYBIND11_CATCH_INIT_EXCEPTIONS
+  return nullptr;
+}}
+"""
+
+
+def _shim(name: str, bound) -> str:
+    names = ", ".join(f'"{fn}", "{doc}"' for fn, doc, _w in bound)
+    hidden = 'extern "C" __attribute__((visibility("hidden")))'
+    return (f'struct _object;\n{hidden} struct _object* km_module_init(const char*);\n'
+            f'{hidden} const char* const km_fn_names[] = {{{names}}};\n'
+            f'extern "C" __attribute__((visibility("default"))) struct _object* PyInit_{name}() '
+            f'{{ return km_module_init("{name}"); }}\n')

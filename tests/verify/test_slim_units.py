@@ -1,0 +1,121 @@
+"""verify/slim_units.py: a C++ extension's own code against torch/types.h, its binding made
+once per signature list. The plan on its own (which builds take the path, the units'
+text), then real builds: the module answers as torch's own build does, a second candidate
+with the same signature list compiles no binding, and what does not compile slim goes back
+to torch's units."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from kernelmill.verify.inline_build import assemble
+from kernelmill.verify.slim_units import plan
+
+CODE = """
+#include <torch/extension.h>
+torch::Tensor relu_fwd(const torch::Tensor& x) { return x.clamp_min(0); }
+std::vector<torch::Tensor> two(torch::Tensor a, int64_t n, double s);
+std::vector<torch::Tensor> two(torch::Tensor a, int64_t n, double s) { return {a * s, a + n}; }
+void noop(torch::Tensor) {}
+"""
+
+
+def _plan(code=CODE, functions=("relu_fwd", "two", "noop"), name="ext_a", **kw):
+    main, _ = assemble(name, [code], None, list(functions) if isinstance(functions, tuple) else functions, **kw)
+    return plan(main, name)
+
+
+def test_generated_bindings_become_forwarders_a_shared_binding_and_an_entry_point():
+    p = _plan()
+    assert "#include <torch/extension.h>" not in p.slim and p.slim.startswith("#include <torch/types.h>")
+    assert "km_fn0(const torch::Tensor & a0) { return relu_fwd(a0); }" in p.slim
+    assert ("std::vector<torch::Tensor> km_fn1(torch::Tensor a0, int64_t a1, double a2) "
+            "{ return two(a0, a1, a2); }") in p.slim
+    assert "void km_fn2(torch::Tensor a0) { noop(a0); }" in p.slim
+    assert "torch::wrap_pybind_function(km_fn1)" in p.binding and "ext_a" not in p.binding
+    assert 'PyInit_ext_a() { return km_module_init("ext_a"); }' in p.shim
+    assert '"relu_fwd", "relu_fwd", "two", "two", "noop", "noop"' in p.shim
+    # another candidate, other names and bodies, the same types: the same binding text
+    other = _plan(CODE.replace("relu_fwd", "act").replace("two", "pair").replace("noop", "nop"),
+                  ("act", "pair", "nop"), "ext_b")
+    assert other.binding == p.binding and other.shim != p.shim
+
+
+def test_docs_and_the_error_handling_follow_torchs_generated_lines():
+    p = _plan(functions={"relu_fwd": "the ReLU"})
+    assert '"relu_fwd", "the ReLU"' in p.shim
+    bare = _plan(functions=["relu_fwd"], with_pytorch_error_handling=False)
+    assert "m.def(km_fn_names[0], km_fn0, km_fn_names[1])" in bare.binding
+
+
+@pytest.mark.parametrize("code,functions", [
+    (CODE + "\ntorch::Tensor relu_fwd(torch::Tensor x, int k);", ("relu_fwd",)),  # overloaded
+    ("struct S {}; S make(int a);", ("make",)),  # a type of its own
+    ("torch::Tensor f(torch::Tensor x, int k = 2);", ("f",)),  # a default argument
+    ("namespace n { torch::Tensor f(torch::Tensor x); }", ("f",)),  # not at the top level
+    ("torch::Tensor f(torch::Tensor x);", ("g",)),  # not declared at all
+    (CODE, None),  # no functions=: a module of the candidate's own
+])
+def test_what_the_path_does_not_read_goes_to_torchs_units(code, functions):
+    assert _plan(code, functions) is None
+
+
+PROG = r'''
+import json, sys, torch
+from kernelmill.verify import inline_build
+inline_build.install(sys.argv[1], slim=sys.argv[4] == "slim")
+from torch.utils.cpp_extension import load_inline
+ext = load_inline(name=sys.argv[2], cpp_sources=sys.argv[3], functions=["act", "pair"])
+x = torch.randn(64)
+a, b = ext.pair(x, 3, 0.5)
+out = {"act": ext.act(x).tolist(), "want_act": torch.relu(x).tolist(),
+       "pair": [a.tolist(), b.tolist()], "want_pair": [(x * 0.5).tolist(), (x + 3).tolist()],
+       "log": inline_build.builder_log()}
+try:
+    ext.act(x[::2])
+except RuntimeError as exc:
+    out["raised"] = str(exc).splitlines()[0]
+print(json.dumps(out))
+'''
+CANDIDATE = r'''
+#include <torch/extension.h>
+torch::Tensor act(torch::Tensor x) {
+  TORCH_CHECK(x.is_contiguous(), "x must be contiguous");
+  return x.clamp_min(0);
+}
+std::vector<torch::Tensor> pair(const torch::Tensor& a, int64_t n, double s) { return {a * s, a + n}; }
+'''
+
+
+def _build(cache, name, src, mode="slim"):
+    res = subprocess.run([sys.executable, "-c", PROG, str(cache), name, src, mode], capture_output=True, text=True,
+                         timeout=900)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def test_slim_builds_answer_as_torchs_units_and_share_their_binding(tmp_path):
+    cache = tmp_path / "cache"
+    first = _build(cache, "km_slim_a", CANDIDATE)
+    assert first["log"]["slim"] is True and sorted(first["log"]["compiled"]) == ["shim", "sigbind", "slim"]
+    assert first["act"] == first["want_act"] and first["pair"] == first["want_pair"]
+    assert first["raised"] == "x must be contiguous"  # TORCH_CHECK through the same error translation
+    # another candidate with the same signature list: its own code and entry point, no binding compiled
+    second = _build(cache, "km_slim_b", CANDIDATE.replace("clamp_min(0)", "relu()"))
+    assert second["log"]["slim"] is True and "sigbind" in second["log"]["reused"]
+    assert sorted(second["log"]["compiled"]) == ["shim", "slim"] and second["act"] == second["want_act"]
+    # torch's units, the path turned off: the same answers
+    off = _build(cache, "km_slim_c", CANDIDATE, mode="off")
+    assert "slim" not in off["log"] and off["log"]["compiled"] == ["binding"]
+    assert off["raised"] == first["raised"]
+
+
+def test_code_that_needs_the_full_header_goes_back_to_torchs_units(tmp_path):
+    uses_pybind = CANDIDATE + "\nstatic pybind11::object km_none() { return pybind11::none(); }\n"
+    out = _build(tmp_path / "cache", "km_slim_d", uses_pybind)
+    assert out["log"]["slim"] is False and "binding" in out["log"]["compiled"]
+    assert out["act"] == out["want_act"] and out["pair"] == out["want_pair"]
