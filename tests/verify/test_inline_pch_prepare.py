@@ -85,7 +85,7 @@ def test_only_flag_sets_used_often_enough_are_prepared(monkeypatch, tmp_path):
 
     started = []
     monkeypatch.setattr(build_prepare, "start_background",
-                        lambda root, specs, env, nice=0, merged=True, slim=True: started.append(specs))
+                        lambda root, specs, env, nice=0, merged=True, slim=True, bindings=None: started.append(specs))
     verifier = Verifier(VerifyConfig(device="cpu", cache_dir=str(tmp_path)), None)
     job = lambda lang, code: SimpleNamespace(sample=SimpleNamespace(language=lang, code=code))  # noqa: E731
     n = build_prepare.EAGER_MIN_CANDIDATES

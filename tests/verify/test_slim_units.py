@@ -119,3 +119,66 @@ def test_code_that_needs_the_full_header_goes_back_to_torchs_units(tmp_path):
     out = _build(tmp_path / "cache", "km_slim_d", uses_pybind)
     assert out["log"]["slim"] is False and "binding" in out["log"]["compiled"]
     assert out["act"] == out["want_act"] and out["pair"] == out["want_pair"]
+
+
+PREPARED = '''
+import torch
+from torch.utils.cpp_extension import load_inline
+SRC = """
+#include <torch/extension.h>
+torch::Tensor act(torch::Tensor x) { return x.clamp_min(0); }
+"""
+ext = load_inline(name="ext", cpp_sources=SRC, functions=["act"], extra_cflags=["-O2"])
+other = load_inline("computed", make_source(), functions=["act"])  # not a literal: left out
+cu = load_inline(name="cu", cpp_sources=SRC, cuda_sources="__global__ void k() {}", functions=["act"])
+'''
+
+
+@pytest.fixture
+def fake_compiler(monkeypatch):
+    from kernelmill.verify import inline_build
+
+    calls = []
+
+    def run(cmd, cwd):
+        calls.append(cmd)
+        (cwd / cmd[cmd.index("-o") + 1]).write_bytes(b"obj")
+        return 0, ""
+
+    monkeypatch.setattr(inline_build, "_run", run)
+    return calls
+
+
+def test_binding_objects_made_ahead_are_the_ones_a_build_looks_for(tmp_path, fake_compiler):
+    """build_prepare reads the C++ calls' signature lists without running the candidate and
+    compiles their binding objects under the key a later build of any name computes."""
+    from kernelmill.verify import build_prepare, inline_build
+
+    specs = build_prepare.binding_specs(PREPARED)
+    assert [s for s, _ in specs] == [(False, ("-O2",), ())]  # the computed and the CUDA calls left out
+    assert build_prepare.prepare_bindings(tmp_path, specs + specs) == {"built": 1, "cached": 0, "failed": 0}
+    assert build_prepare.prepare_bindings(tmp_path, specs) == {"built": 0, "cached": 1, "failed": 0}
+    # a candidate named otherwise, with another body, builds: its binding object is found
+    inline_build.set_fingerprint("")
+    flags = inline_build.torch_flags("km_later", False, ["-O2"], [], None, None)
+    main, _ = inline_build.assemble("km_later", ["torch::Tensor act(torch::Tensor y) { return y * 0; }"], None, ["act"])
+    builder = inline_build.InlineBuilder(tmp_path)
+    n = len(fake_compiler)
+    builder.build("km_later", main, None, flags)
+    assert builder.log["slim"] is True and builder.log["reused"] == ["sigbind"]
+    assert sorted(builder.log["compiled"]) == ["shim", "slim"] and len(fake_compiler) == n + 3  # 2 units, the link
+
+
+def test_a_build_does_not_wait_for_a_binding_object_being_made(tmp_path, fake_compiler):
+    from kernelmill.verify import inline_build
+    from kernelmill.verify.slim_units import plan
+
+    inline_build.set_fingerprint("")
+    flags = inline_build.torch_flags("km_busy", False, [], [], None, None)
+    main, _ = inline_build.assemble("km_busy", ["torch::Tensor act(torch::Tensor y) { return y; }"], None, ["act"])
+    builder = inline_build.InlineBuilder(tmp_path)
+    _k, _f, src, prefix, fl, post, _p = inline_build._slim_units(plan(main, "km_busy"), flags,
+                                                                 inline_build.shlex.split(flags["cxx"]))[1]
+    with builder.cache.try_lock("obj", builder.unit_key("sigbind", src, prefix, fl, post)):  # being made elsewhere
+        builder.build("km_busy", main, None, flags)
+    assert builder.log["slim"] is False and builder.log["compiled"] == ["binding"]  # torch's unit, at once

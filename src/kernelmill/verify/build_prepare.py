@@ -77,6 +77,94 @@ def flag_specs(code: str) -> list[Spec]:
     return specs
 
 
+def _literal_text(node, names: dict) -> str | None:
+    """A source given as a string literal, a module-level literal name, or a list of those."""
+    if isinstance(node, ast.Name) and node.id in names:
+        node = names[node.id]
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, (ast.List, ast.Tuple)):
+        parts = [_literal_text(e, names) for e in node.elts]
+        return None if any(p is None for p in parts) else "\n".join(parts)
+    return None
+
+
+def binding_specs(code: str) -> list[tuple[Spec, str]]:
+    """(flag set, binding unit) of each C++ ``load_inline(functions=...)`` call in `code`
+    that the slim path builds (slim_units.py), read without running it: the binding
+    object depends on the bound functions' types only, so one made ahead serves every
+    candidate with that signature list. Calls with anything computed are left out."""
+    from .slim_units import plan
+
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return []
+    names = {t.id: n.value for n in tree.body if isinstance(n, ast.Assign) for t in n.targets
+             if isinstance(t, ast.Name)}
+    out = []
+    for call in ast.walk(tree):
+        if not isinstance(call, ast.Call):
+            continue
+        fn = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+        if fn != "load_inline" or call.args[4:]:
+            continue
+        kw = {k.arg: k.value for k in call.keywords}
+        for i, arg in enumerate(("name", "cpp_sources", "cuda_sources", "functions")[:len(call.args)]):
+            kw[arg] = call.args[i]
+        if None in kw or kw.get("extra_include_paths") is not None or kw.get("cuda_sources") is not None:
+            continue
+        try:
+            functions = ast.literal_eval(kw.get("functions", ast.Constant(None)))
+            handling = ast.literal_eval(kw.get("with_pytorch_error_handling", ast.Constant(True)))
+            implicit = ast.literal_eval(kw.get("no_implicit_headers", ast.Constant(False)))
+        except ValueError:
+            continue
+        cpp = _literal_text(kw.get("cpp_sources", ast.Constant(None)), names)
+        cflags = _literal_strings(kw.get("extra_cflags", ast.Constant(None)), names)
+        if cpp is None or cflags is None or not functions:
+            continue
+        try:
+            main_cpp, _ = inline_build.assemble("km_probe", [cpp], None, functions, handling, implicit)
+        except ValueError:
+            continue
+        p = plan(main_cpp, "km_probe")
+        if p is not None:
+            out.append(((False, cflags, ()), p.binding))
+    return out
+
+
+def prepare_bindings(cache_root: str | Path, bindings: list[tuple[Spec, str]]) -> dict:
+    """Compile the slim path's binding objects (`binding_specs`) into the cache, each with
+    its flag set's precompiled torch/extension.h where there is one; one at a time
+    (the headers may still be building beside them)."""
+    import shlex
+
+    builder = InlineBuilder(cache_root)
+    inline_build.set_fingerprint("")
+    done = {"built": 0, "cached": 0, "failed": 0}
+    unique = dict.fromkeys(((bool(s[0]), tuple(s[1]), tuple(s[2])), t) for s, t in bindings)
+    for (_cuda, cflags, _c), text in unique:
+        try:
+            fl = torch_flags("kernelmill_pch_probe", False, list(cflags), [], None, None)
+        except Unsupported:
+            done["failed"] += 1
+            continue
+        cxx = shlex.split(fl["cxx"])
+        shared = [f for f in fl["cflags"] if not f.startswith("-DTORCH_EXTENSION_NAME=")]
+        key = builder.unit_key("sigbind", text, cxx, shared, fl["post_cflags"])
+        if builder.cache.get("obj", key) is not None:
+            done["cached"] += 1
+            continue
+        try:
+            builder.compile_unit("sigbind", "bind.cpp", text, cxx, shared, fl["post_cflags"],
+                                 builder._pch(fl["cxx"], shared))
+            done["built"] += 1
+        except inline_build.CompileError:
+            done["failed"] += 1
+    return done
+
+
 def flag_sets(spec: Spec, merged: bool = True) -> list[tuple[str, list[str]]]:
     """(compiler, flags) of every g++ unit of a ``load_inline`` call with these flags:
     the binding unit and, with CUDA, the host unit of a split CUDA unit. `merged`
@@ -144,17 +232,27 @@ def run_specs(codes, min_uses: int = EAGER_MIN_CANDIDATES) -> list[Spec]:
 
 def start_background(cache_root: str | Path, specs: list[Spec], env: dict | None = None,
                      nice: int = 0, merged: bool = True, idle: bool = True,
-                     slim: bool = True) -> subprocess.Popen | None:
+                     slim: bool = True, bindings: list | None = None) -> subprocess.Popen | None:
     """Start `prepare_pch` in its own process (not waited for; it finishes on
     its own even if the run ends first, and a kill leaves no entry), `nice`
     lower in CPU priority, as the build processes are (VerifyConfig.build_nice),
     and with `idle` on idle CPU time only (sandbox.idle_priority): the builds that
-    started with the batch never use it, so it must not slow them."""
+    started with the batch never use it, so it must not slow them. `bindings`: the slim
+    path's binding objects to make after the headers (`binding_specs`; a build never
+    waits for one being made)."""
+    extra = []
+    if bindings:
+        import tempfile
+
+        fd, path = tempfile.mkstemp(prefix="bindings-", suffix=".json", dir=str(cache_root))
+        with os.fdopen(fd, "w") as fh:
+            json.dump(bindings, fh)
+        extra = ["--bindings", path]
     try:
         return subprocess.Popen([sys.executable, "-m", "kernelmill.verify.build_prepare", str(cache_root),
                                  "--specs", json.dumps(specs), "--nice", str(int(nice))]
                                 + ([] if merged else ["--apart"]) + (["--idle"] if idle else [])
-                                + ([] if slim else ["--no-slim"]),
+                                + ([] if slim else ["--no-slim"]) + extra,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
                                 start_new_session=True)
     except OSError as exc:
@@ -166,7 +264,7 @@ def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0].startswith("-"):
         raise SystemExit("usage: python -m kernelmill.verify.build_prepare CACHE_DIR [--cuda] [--specs JSON] "
-                         "[--nice N] [--apart] [--idle] [--no-slim]")
+                         "[--nice N] [--apart] [--idle] [--no-slim] [--bindings FILE]")
     if "--specs" in argv:
         try:
             specs = [(bool(c), tuple(a), tuple(b)) for c, a, b in json.loads(argv[argv.index("--specs") + 1])]
@@ -187,7 +285,16 @@ def main(argv: list[str] | None = None) -> None:
         idle_priority()
     if any(with_cuda for with_cuda, _a, _b in specs):
         builds_arch_env()
-    print(json.dumps(prepare_pch(argv[0], specs, merged="--apart" not in argv, slim="--no-slim" not in argv)))
+    out = prepare_pch(argv[0], specs, merged="--apart" not in argv, slim="--no-slim" not in argv)
+    if "--bindings" in argv:  # a file start_background wrote: read, then removed
+        path = Path(argv[argv.index("--bindings") + 1])
+        try:
+            bindings = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise SystemExit(f"--bindings: {exc}")
+        path.unlink(missing_ok=True)
+        out["bindings"] = prepare_bindings(argv[0], bindings)
+    print(json.dumps(out))
 
 
 def builds_arch_env() -> None:

@@ -326,6 +326,9 @@ class InlineBuilder:
         self.log["warm"] = False
         t_compile = time.perf_counter()
         try:
+            if slim is not None and self._binding_busy(slim, flags, cxx):
+                slim = None  # another process compiles its binding (build_prepare): not waited for
+                self.log["slim"] = False
             if slim is not None:
                 try:
                     folder = self._compile(name, _slim_units(slim, flags, cxx), flags, cxx, key)
@@ -348,6 +351,19 @@ class InlineBuilder:
             # every compile this process did (the run phase should have none: verify/lazy_builds.py)
             self.log["compiles"] = self.log.get("compiles", 0) + 1
             self.log["compile_s"] = self.log.get("compile_s", 0.0) + time.perf_counter() - t_compile
+
+    def _binding_busy(self, plan, flags: dict, cxx: list[str]) -> bool:
+        """Whether the slim path's binding object is not in the cache and another process
+        holds its lock (compiling it: build_prepare at idle CPU priority, or another build)."""
+        _k, _f, src, prefix, fl, post, _p = _slim_units(plan, flags, cxx)[1]
+        key = self.unit_key("sigbind", src, prefix, fl, post)
+        if self.cache.get("obj", key) is not None:
+            return False
+        free = self.cache.try_lock("obj", key)
+        if free is None:
+            return True
+        with free:
+            return False
 
     def _binding_cached(self, units: list) -> bool:
         """Whether the binding unit's object exists (then only the host unit is compiled:

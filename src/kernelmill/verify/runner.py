@@ -252,7 +252,8 @@ class Verifier:
     def prepare_builds(self, jobs: list) -> None:
         """Start building the precompiled torch headers for the flag sets this run's
         compiled candidates use, in the background (verify/build_prepare.py), so no
-        candidate waits for one; only for flag sets used often enough to repay it."""
+        candidate waits for one; only for flag sets used often enough to repay it. C++
+        candidates' binding objects (the slim path's) too."""
         from . import build_prepare
 
         if not self.config.fast_build:
@@ -263,14 +264,17 @@ class Verifier:
                 by_lang.setdefault(j.sample.language, []).append(j.sample.code)
         for lang, codes in sorted(by_lang.items()):
             specs = build_prepare.run_specs(codes)
-            if not specs:
+            # the slim path's binding objects, one per signature list (verify/slim_units.py)
+            bindings = ([b for code in codes for b in build_prepare.binding_specs(code)]
+                        if self.config.slim_units else [])
+            if not specs and not bindings:
                 continue
             backend = get_backend(lang)
             env = backend.env(backend.run_device(self.device), self.cache_dir, self.cache_dir / "ext",
                               self.cuda_arch, build_jobs=1)
             build_prepare.start_background(self.cache_dir / "build", specs, env=scrubbed_env(env),
                                            nice=self.config.build_nice, merged=self.config.merge_units,
-                                           slim=self.config.slim_units)
+                                           slim=self.config.slim_units, bindings=bindings)
 
     # -- one candidate ------------------------------------------------------
     def _prepare(self, job: _Job) -> None:
@@ -495,7 +499,7 @@ def _head_and_tail(data: dict | None, start: float, end: float) -> None:
 
 
 # what the fast builder's log (inline_build.InlineBuilder.log) says of a candidate's build
-_BUILD_FACTS = ("warm", "cuda_split", "merged", "pch_used", "compiled", "reused", "compiles", "compile_s",
+_BUILD_FACTS = ("warm", "cuda_split", "merged", "slim", "pch_used", "compiled", "reused", "compiles", "compile_s",
                 "lazy_built", "fallback")
 
 
