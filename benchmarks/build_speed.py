@@ -8,6 +8,7 @@ load_inline); we time that import (the build) and report per candidate:
 * ours_cold:  the cached builder, a source never built before. Before the
               first candidate the benchmark builds the precompiled torch headers
               for the flag sets the candidates use, as a verification run does at its start (verify/build_prepare.py;
+              with C++ candidates also the slim path's binding objects for their signature lists;
               timed separately as ours_pch_prepare_s, once per machine and
               torch version, kept across runs); --no-prepare leaves them to the
               lazy path (built by the third candidate, which waits for them);
@@ -151,12 +152,19 @@ def main() -> None:
     if not args.no_prepare:
         t0 = time.perf_counter()
         sys.path.insert(0, str(ROOT / "src"))
-        from kernelmill.verify.build_prepare import run_specs
+        from kernelmill.verify.build_prepare import binding_specs, run_specs
 
-        # the flag sets these candidates use, read from their source as a verification run does
+        # the flag sets these candidates use, read from their source as a verification run does,
+        # and (C++) the slim path's binding objects for their signature lists (verify/slim_units.py)
         specs = run_specs([Path(f).read_text() for f in files], min_uses=1)
+        bindings = [b for f in files for b in binding_specs(Path(f).read_text())]
+        extra = []
+        if bindings and "ours" in modes:
+            Path(ours_cache).mkdir(parents=True, exist_ok=True)
+            (Path(ours_cache) / "bindings.json").write_text(json.dumps(bindings))
+            extra = ["--bindings", str(Path(ours_cache) / "bindings.json")]
         res = subprocess.run([sys.executable, "-m", "kernelmill.verify.build_prepare", ours_cache,
-                              "--specs", json.dumps(specs)], capture_output=True, text=True, env=env)
+                              "--specs", json.dumps(specs), *extra], capture_output=True, text=True, env=env)
         prepare = {"seconds": round(time.perf_counter() - t0, 2), "out": (res.stdout + res.stderr)[-500:]}
         print(json.dumps({"ours_pch_prepare": prepare}), flush=True)
     def fresh_cache(folder: str) -> str:
