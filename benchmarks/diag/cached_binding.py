@@ -1,4 +1,4 @@
-"""A cold build under 3 s? A prototype of the cold-build floor's way down (issue 14; not used by the builder).
+"""A cold build under 3 s? The fast builder's slim path (verify/slim_units.py), its steps timed apart (issue 14).
 
 Every unit that includes torch/extension.h costs ~7.5 CPU-s with its header precompiled, an
 empty one included (docs/benchmarks.md: the header's own roots). This builds one C++
@@ -6,11 +6,11 @@ extension (two functions, load_inline's `functions=` style, a CPU candidate) thr
 from cold build folders, and checks that all three modules give the same answers:
 
 1. torch's own `load_inline`;
-2. the prototype, per candidate: the candidate's code compiled against `torch/types.h`
-   (precompiled) instead of `torch/extension.h`, with one forwarding function per bound
-   function appended; a C unit of three lines with `PyInit_<name>` and the names; a link
-   with a binding object made for the *signature list* (pybind11 and the full header),
-   which any candidate binding functions of the same types reuses;
+2. the slim path's units (`slim_units.plan`), per candidate: the candidate's code compiled
+   against `torch/types.h` (precompiled) instead of `torch/extension.h`, with one forwarding
+   function per bound function appended; a unit of three lines with `PyInit_<name>` and the
+   names; a link with a binding object made for the *signature list* (pybind11 and the full
+   header), which any candidate binding functions of the same types reuses;
 3. what the prototype needs once per machine and signature list, timed apart: the
    `torch/types.h` header precompiled, and the binding object.
 
@@ -55,62 +55,6 @@ torch::Tensor scale_add(torch::Tensor a, torch::Tensor b, double s) {
 }
 """
 FUNCTIONS = ["relu_fwd", "scale_add"]
-# the signature list the binding object is made for (what a real builder would read from
-# the declarations): return type and parameter types of each bound function, in order
-SIGNATURES = [("at::Tensor", ["at::Tensor"]), ("at::Tensor", ["at::Tensor", "at::Tensor", "double"])]
-
-
-def binding_source(signatures) -> str:
-    """The binding object's unit: pybind11 and the full header, forwarding targets
-    `km_fn<i>` and the names from the candidate's own C unit; no module name in it."""
-    decls = "\n".join(f"{ret} km_fn{i}({', '.join(params)});" for i, (ret, params) in enumerate(signatures))
-    defs = "\n".join(f"    m.def(km_fn_names[{i}], torch::wrap_pybind_function(km_fn{i}), km_fn_names[{i}]);"
-                     for i in range(len(signatures)))
-    return f"""#include <torch/extension.h>
-{decls}
-extern "C" const char* const km_fn_names[];
-static int km_exec(PyObject* pm) {{
-  try {{
-    pybind11::detail::ensure_internals();
-    auto m = pybind11::reinterpret_borrow<pybind11::module_>(pm);
-    if (!pybind11::detail::get_cached_module(m.attr("__spec__").attr("name"))) {{
-{defs}
-      pybind11::detail::cache_completed_module(m);
-    }}
-    return 0;
-  }}
-  PYBIND11_CATCH_INIT_EXCEPTIONS
-  return -1;
-}}
-extern "C" PyObject* km_module_init(const char* name) {{
-  PYBIND11_CHECK_PYTHON_VERSION
-  try {{
-    pybind11::detail::ensure_internals();
-    static pybind11::detail::slots_array slots = pybind11::detail::init_slots(&km_exec);
-    static PyModuleDef def{{PyModuleDef_HEAD_INIT, name, nullptr, 0, nullptr, slots.data(),
-                           nullptr, nullptr, nullptr}};
-    return PyModuleDef_Init(&def);
-  }}
-  PYBIND11_CATCH_INIT_EXCEPTIONS
-  return nullptr;
-}}
-"""
-
-
-def forwarders(signatures, names) -> str:
-    out = []
-    for i, ((ret, params), name) in enumerate(zip(signatures, names)):
-        args = ", ".join(f"{t} a{k}" for k, t in enumerate(params))
-        out.append(f"{ret} km_fn{i}({args}) {{ return {name}({', '.join(f'a{k}' for k in range(len(params)))}); }}")
-    return "\n" + "\n".join(out) + "\n"
-
-
-def shim_source(module: str, names) -> str:
-    quoted = ", ".join(f'"{n}"' for n in names)
-    return (f"struct _object; extern struct _object* km_module_init(const char*);\n"
-            f"const char* const km_fn_names[] = {{{quoted}}};\n"
-            f"__attribute__((visibility(\"default\"))) struct _object* PyInit_{module}(void) "
-            f"{{ return km_module_init(\"{module}\"); }}\n")
 
 
 def _run(cmd: list[str], cwd: Path) -> float:
@@ -137,7 +81,8 @@ def main() -> None:
     import torch
     from torch.utils.cpp_extension import load_inline
 
-    from kernelmill.verify.inline_build import torch_flags
+    from kernelmill.verify.inline_build import assemble, torch_flags
+    from kernelmill.verify.slim_units import plan
 
     root = Path(tempfile.mkdtemp(prefix="km-binding-"))
     result: dict = {"machine_cpus": os.cpu_count()}
@@ -150,27 +95,27 @@ def main() -> None:
 
     fl = torch_flags("km_proto_ext", False, [], [], [], [])
     cxx, cflags, post, ldflags = shlex.split(fl["cxx"]), fl["cflags"], fl["post_cflags"], fl["ldflags"]
-    cflags = [f for f in cflags if not f.startswith("-DTORCH_EXTENSION_NAME=")]
+    shared = [f for f in cflags if not f.startswith("-DTORCH_EXTENSION_NAME=")]  # the binding's: no module name
 
     # 3. once per machine (and per signature list for the binding object), timed apart
     once = _mk(root / "once")
     (once / "types.h").write_text("#include <torch/types.h>\n")
-    (once / "binding.cpp").write_text(binding_source(SIGNATURES))
+    units = plan(assemble("km_proto_ext", [CANDIDATE], None, FUNCTIONS)[0], "km_proto_ext")
+    (once / "binding.cpp").write_text(units.binding)
     with ThreadPoolExecutor(2) as pool:
         pch = pool.submit(_run, [*cxx, *cflags, "-x", "c++-header", "types.h", "-o", "types.h.gch", *post], once)
-        bind = pool.submit(_run, [*cxx, *cflags, "-c", "binding.cpp", "-o", "binding.o", *post], once)
+        bind = pool.submit(_run, [*cxx, *shared, "-c", "binding.cpp", "-o", "binding.o", *post], once)
         result["once_types_pch_s"], result["once_binding_object_s"] = round(pch.result(), 2), round(bind.result(), 2)
 
     # 2. per candidate, cold: host unit against the precompiled torch/types.h, the C shim, the link
     d = _mk(root / "proto")
-    host = CANDIDATE.replace("#include <torch/extension.h>", "") + forwarders(SIGNATURES, FUNCTIONS)
-    (d / "host.cpp").write_text(host)
-    (d / "shim.c").write_text(shim_source("km_proto_ext", FUNCTIONS))
+    (d / "host.cpp").write_text(units.slim)
+    (d / "shim.cpp").write_text(units.shim)
     t0 = time.perf_counter()
     with ThreadPoolExecutor(2) as pool:
         h = pool.submit(_run, [*cxx, *cflags, "-include", str(once / "types.h"), "-Winvalid-pch", "-c", "host.cpp",
                                "-o", "host.o", *post], d)
-        s = pool.submit(_run, ["cc", "-fPIC", "-c", "shim.c", "-o", "shim.o"], d)
+        s = pool.submit(_run, [*cxx, "-fPIC", "-c", "shim.cpp", "-o", "shim.o"], d)
         result["proto_host_unit_s"], result["proto_shim_s"] = round(h.result(), 2), round(s.result(), 3)
     result["proto_link_s"] = round(_run([*cxx, "-shared", "host.o", "shim.o", str(once / "binding.o"), "-o",
                                          "km_proto_ext.so", *ldflags], d), 2)

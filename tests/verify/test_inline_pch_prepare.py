@@ -9,23 +9,7 @@ from __future__ import annotations
 import os
 import shlex
 
-import pytest
-
 from kernelmill.verify import build_prepare, inline_build
-
-
-@pytest.fixture
-def fake_compiler(monkeypatch):
-    calls = []
-
-    def run(cmd, cwd):
-        calls.append(cmd)
-        out = cmd[cmd.index("-o") + 1]
-        (cwd / out).write_bytes(b"pch")
-        return 0, ""
-
-    monkeypatch.setattr(inline_build, "_run", run)
-    return calls
 
 
 def test_default_flag_sets_are_the_binding_units_flags():
@@ -47,7 +31,7 @@ def test_prepare_builds_once_and_the_lazy_path_then_uses_it(tmp_path, fake_compi
     # a candidate's first unit (use count 0) finds the eager header at once
     cxx, flags = build_prepare.default_flag_sets(False)[0]
     pch = inline_build.InlineBuilder(tmp_path)._pch(cxx, ["-DTORCH_EXTENSION_NAME=cand", *flags])
-    assert pch is not None and pch.with_suffix(".h.gch").read_bytes() == b"pch"
+    assert pch is not None and pch.with_suffix(".h.gch").read_bytes() == b"obj"
 
 
 def test_a_header_being_built_elsewhere_is_not_waited_for(tmp_path, fake_compiler):

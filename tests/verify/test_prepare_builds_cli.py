@@ -18,15 +18,8 @@ def _write(path, samples):
                                         "code": s.code}) + "\n" for s in samples))
 
 
-def test_prepare_builds_for_the_samples_flag_sets(tmp_path, monkeypatch):
-    calls = []
-
-    def run(cmd, cwd):
-        calls.append(cmd)
-        (cwd / cmd[cmd.index("-o") + 1]).write_bytes(b"pch")
-        return 0, ""
-
-    monkeypatch.setattr(inline_build, "_run", run)
+def test_prepare_builds_for_the_samples_flag_sets(tmp_path, monkeypatch, fake_compiler):
+    calls = fake_compiler
     monkeypatch.setenv("KERNELMILL_CACHE", str(tmp_path / "cache"))
     cpp = [s for s in builtin_samples() if s.language == "cpp"]
     _write(tmp_path / "s.jsonl", cpp)

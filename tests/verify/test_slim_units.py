@@ -134,21 +134,6 @@ cu = load_inline(name="cu", cpp_sources=SRC, cuda_sources="__global__ void k() {
 '''
 
 
-@pytest.fixture
-def fake_compiler(monkeypatch):
-    from kernelmill.verify import inline_build
-
-    calls = []
-
-    def run(cmd, cwd):
-        calls.append(cmd)
-        (cwd / cmd[cmd.index("-o") + 1]).write_bytes(b"obj")
-        return 0, ""
-
-    monkeypatch.setattr(inline_build, "_run", run)
-    return calls
-
-
 def test_binding_objects_made_ahead_are_the_ones_a_build_looks_for(tmp_path, fake_compiler):
     """build_prepare reads the C++ calls' signature lists without running the candidate and
     compiles their binding objects under the key a later build of any name computes."""

@@ -49,25 +49,38 @@ def _literal_strings(node, names: dict) -> tuple | None:
     return None
 
 
-def flag_specs(code: str) -> list[Spec]:
-    """The flag sets of the ``load_inline`` calls in `code`, read without running it;
-    calls whose flags are not literals (or that add include folders) are left out."""
+def _load_inline_calls(code: str, positional: int):
+    """(the module's top-level names and their values, the arguments by name of each
+    ``load_inline`` call with at most `positional` positional arguments, those named as
+    load_inline names them) in `code`; calls with ``**kwargs`` or include folders are left out."""
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
-        return []
+        return {}, []
     names = {t.id: n.value for n in tree.body if isinstance(n, ast.Assign) for t in n.targets
              if isinstance(t, ast.Name)}
-    specs = []
+    calls = []
     for call in ast.walk(tree):
         if not isinstance(call, ast.Call):
             continue
         fn = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
-        if fn != "load_inline" or call.args[3:]:
+        if fn != "load_inline" or call.args[positional:]:
             continue
         kw = {k.arg: k.value for k in call.keywords}
+        for i, arg in enumerate(("name", "cpp_sources", "cuda_sources", "functions")[:len(call.args)]):
+            kw[arg] = call.args[i]
         if None in kw or kw.get("extra_include_paths") is not None:
             continue
+        calls.append(kw)
+    return names, calls
+
+
+def flag_specs(code: str) -> list[Spec]:
+    """The flag sets of the ``load_inline`` calls in `code`, read without running it;
+    calls whose flags are not literals (or that add include folders) are left out."""
+    names, calls = _load_inline_calls(code, 3)
+    specs = []
+    for kw in calls:
         cuda = kw.get("cuda_sources")
         with_cuda = cuda is not None and not (isinstance(cuda, ast.Constant) and cuda.value is None)
         cflags = _literal_strings(kw.get("extra_cflags", ast.Constant(None)), names)
@@ -96,23 +109,11 @@ def binding_specs(code: str) -> list[tuple[Spec, str]]:
     candidate with that signature list. Calls with anything computed are left out."""
     from .slim_units import plan
 
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
-        return []
-    names = {t.id: n.value for n in tree.body if isinstance(n, ast.Assign) for t in n.targets
-             if isinstance(t, ast.Name)}
+    names, calls = _load_inline_calls(code, 4)
     out = []
-    for call in ast.walk(tree):
-        if not isinstance(call, ast.Call):
-            continue
-        fn = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
-        if fn != "load_inline" or call.args[4:]:
-            continue
-        kw = {k.arg: k.value for k in call.keywords}
-        for i, arg in enumerate(("name", "cpp_sources", "cuda_sources", "functions")[:len(call.args)]):
-            kw[arg] = call.args[i]
-        if None in kw or kw.get("extra_include_paths") is not None or kw.get("cuda_sources") is not None:
+    for kw in calls:
+        cuda = kw.get("cuda_sources")
+        if cuda is not None and not (isinstance(cuda, ast.Constant) and cuda.value is None):
             continue
         try:
             functions = ast.literal_eval(kw.get("functions", ast.Constant(None)))
