@@ -167,3 +167,16 @@ def test_a_build_does_not_wait_for_a_binding_object_being_made(tmp_path, fake_co
     with builder.cache.try_lock("obj", builder.unit_key("sigbind", src, prefix, fl, post)):  # being made elsewhere
         builder.build("km_busy", main, None, flags)
     assert builder.log["slim"] is False and builder.log["compiled"] == ["binding"]  # torch's unit, at once
+
+
+def test_a_run_makes_binding_objects_ahead_even_into_a_new_cache(tmp_path, monkeypatch):
+    """The runner hands build_prepare the batch's binding objects through a file in a cache
+    folder no build has made yet (a fresh cache: a verification run's first thing)."""
+    from kernelmill.verify import build_prepare
+
+    started = []
+    monkeypatch.setattr(build_prepare.subprocess, "Popen", lambda argv, **kw: started.append(argv))
+    build_prepare.start_background(tmp_path / "new" / "build", [], bindings=build_prepare.binding_specs(PREPARED))
+    argv = started[0]
+    path = argv[argv.index("--bindings") + 1]
+    assert json.loads(open(path).read())[0][0] == [False, ["-O2"], []]

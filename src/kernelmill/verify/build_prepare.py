@@ -245,10 +245,14 @@ def start_background(cache_root: str | Path, specs: list[Spec], env: dict | None
     if bindings:
         import tempfile
 
-        fd, path = tempfile.mkstemp(prefix="bindings-", suffix=".json", dir=str(cache_root))
-        with os.fdopen(fd, "w") as fh:
-            json.dump(bindings, fh)
-        extra = ["--bindings", path]
+        try:  # a run's first build may not have made the cache folder yet
+            Path(cache_root).mkdir(parents=True, exist_ok=True)
+            fd, path = tempfile.mkstemp(prefix="bindings-", suffix=".json", dir=str(cache_root))
+            with os.fdopen(fd, "w") as fh:
+                json.dump(bindings, fh)
+            extra = ["--bindings", path]
+        except OSError as exc:  # the headers are still worth making
+            print(f"kernelmill: the binding objects will not be made ahead: {exc}", file=sys.stderr)
     try:
         return subprocess.Popen([sys.executable, "-m", "kernelmill.verify.build_prepare", str(cache_root),
                                  "--specs", json.dumps(specs), "--nice", str(int(nice))]
