@@ -115,10 +115,14 @@ def test_slim_builds_answer_as_torchs_units_and_share_their_binding(tmp_path):
 
 
 def test_code_that_needs_the_full_header_goes_back_to_torchs_units(tmp_path):
-    uses_pybind = CANDIDATE + "\nstatic pybind11::object km_none() { return pybind11::none(); }\n"
-    out = _build(tmp_path / "cache", "km_slim_d", uses_pybind)
+    # torch::nn is declared by torch/extension.h, not by torch/types.h: the slim unit fails
+    needs_nn = CANDIDATE.replace("return x.clamp_min(0);", "return torch::nn::functional::relu(x);")
+    out = _build(tmp_path / "cache", "km_slim_d", needs_nn)
     assert out["log"]["slim"] is False and "binding" in out["log"]["compiled"]
     assert out["act"] == out["want_act"] and out["pair"] == out["want_pair"]
+    # code naming pybind11 is not tried slim at all
+    uses_pybind = CANDIDATE + "\nstatic pybind11::object km_none() { return pybind11::none(); }\n"
+    assert plan(assemble("km_slim_e", [uses_pybind], None, ["act", "pair"])[0], "km_slim_e") is None
 
 
 PREPARED = '''
@@ -140,7 +144,8 @@ def test_binding_objects_made_ahead_are_the_ones_a_build_looks_for(tmp_path, fak
     from kernelmill.verify import build_prepare, inline_build
 
     specs = build_prepare.binding_specs(PREPARED)
-    assert [s for s, _ in specs] == [(False, ("-O2",), ())]  # the computed and the CUDA calls left out
+    assert [s for s, _ in specs] == [(False, ("-O2",), ()), (True, (), ())]  # the computed call left out
+    specs = specs[:1]
     assert build_prepare.prepare_bindings(tmp_path, specs + specs) == {"built": 1, "cached": 0, "failed": 0}
     assert build_prepare.prepare_bindings(tmp_path, specs) == {"built": 0, "cached": 1, "failed": 0}
     # a candidate named otherwise, with another body, builds: its binding object is found
@@ -180,3 +185,181 @@ def test_a_run_makes_binding_objects_ahead_even_into_a_new_cache(tmp_path, monke
     argv = started[0]
     path = argv[argv.index("--bindings") + 1]
     assert json.loads(open(path).read())[0][0] == [False, ["-O2"], []]
+
+
+# -- CUDA extensions: the kernel unit as before, the host code against torch/types.h ------
+
+CU = """
+#include <torch/extension.h>
+#include <cuda_runtime.h>
+__global__ void twice(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = 2.f * x[i];
+}
+torch::Tensor twice_cuda(torch::Tensor x) {
+    TORCH_CHECK(x.is_cuda(), "twice_cuda: x must be a CUDA tensor");
+    auto y = torch::empty_like(x);
+    twice<<<(x.numel() + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), x.numel());
+    return y;
+}
+"""
+DECL = "torch::Tensor twice_cuda(torch::Tensor x);"
+
+
+def _cuda_plan(cpp=DECL, cu=CU, agree=True, functions=("twice_cuda",)):
+    from kernelmill.verify.cuda_split import split_cuda_unit
+
+    main, cuda = assemble("ext_cu", cpp, cu, list(functions))
+    split = split_cuda_unit(cuda)
+    return plan(main, "ext_cu", split.host_unit if split else None, agree)
+
+
+def test_a_split_cuda_extension_with_declarations_only_is_one_unit_after_the_host_code():
+    p = _cuda_plan()
+    assert p.merged and p.host is None and "#include <torch/extension.h>" not in p.slim
+    body = p.slim.index("torch::Tensor twice_cuda(torch::Tensor x) {")
+    # the host code first as it compiled alone, then main.cpp's declaration, then the forwarder
+    assert body < p.slim.index("torch::Tensor twice_cuda(torch::Tensor x);") < p.slim.index("km_fn0")
+    assert "__km_launch_twice(" in p.slim and "__global__" not in p.slim  # the kernel stays in kernel.cu
+    assert p.binding == _plan(
+        "#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor x);", ("f",)).binding  # one per signature list
+
+
+def test_a_binding_unit_with_code_or_other_flags_keeps_the_host_unit_apart():
+    code = "#include <vector>\n" + DECL + "\ntorch::Tensor twice_plus(torch::Tensor x) { return twice_cuda(x) + 1; }"
+    for p in (_cuda_plan(cpp=code, functions=("twice_cuda", "twice_plus")), _cuda_plan(agree=False)):
+        assert not p.merged and p.host.startswith("#include <torch/types.h>")
+        assert "__km_launch_twice(" in p.host and "km_fn0" in p.slim and "__km_launch" not in p.slim
+
+
+@pytest.mark.parametrize("cu", [
+    CU.replace("torch::Tensor twice_cuda(", "static torch::Tensor twice_cuda("),  # internal: torch's import fails
+    CU.replace("torch::Tensor twice_cuda(", "inline torch::Tensor twice_cuda("),  # not emitted in torch's host unit
+    CU + "\nstatic pybind11::object km_none() { return pybind11::none(); }\n",  # needs the full header
+    CU + "\nPyObject* km_raw() { return nullptr; }\n",  # Python's API
+])
+def test_host_code_whose_meaning_or_header_would_change_keeps_torchs_units(cu):
+    assert _cuda_plan(cu=cu) is None
+
+
+def test_an_unsplit_cuda_unit_keeps_its_nvcc_unit_and_binds_slim():
+    unsplit = CU.replace("twice<<<", "auto k = twice; k<<<")  # a kernel used other than by a launch
+    p = _cuda_plan(cu=unsplit)
+    assert p is not None and not p.merged and p.host is None and "km_fn0" in p.slim
+
+
+CUDA_FLAGS = {"cxx": "c++", "cflags": ["-DTORCH_EXTENSION_NAME=ext_cu", "-std=c++17"], "post_cflags": ["-fPIC"],
+              "ldflags": ["-shared"], "nvcc": "nvcc", "cuda_cflags": ["-DTORCH_EXTENSION_NAME=ext_cu", "-std=c++17", "-O3"],
+              "cuda_post_cflags": ["-arch=sm_90"]}
+
+
+@pytest.fixture
+def unit_tools(monkeypatch):
+    """A compiler stand-in that writes its output and fails on a unit holding FAIL_ME;
+    returns the list of (unit file, flags) compiled."""
+    from kernelmill.verify import inline_build
+
+    calls = []
+
+    def run(cmd, cwd):
+        src = next((c for c in cmd if c.endswith((".cpp", ".cu"))), None)
+        calls.append(src)
+        if src and "FAIL_ME" in (cwd / src).read_text():
+            return 1, f"{src}: error: FAIL_ME"
+        (cwd / cmd[cmd.index("-o") + 1]).write_bytes(b"obj")
+        return 0, ""
+
+    monkeypatch.setattr(inline_build, "_run", run)
+    monkeypatch.setattr(inline_build, "tool_id", lambda tool: tool)
+    monkeypatch.setattr(inline_build, "_PCH_AFTER_USES", 10 ** 6)
+    return calls
+
+
+def test_the_builder_compiles_a_cuda_extension_as_kernel_slim_binding_and_entry_point(tmp_path, unit_tools):
+    from kernelmill.verify import inline_build
+
+    main, cuda = assemble("ext_cu", DECL, CU, ["twice_cuda"])
+    builder = inline_build.InlineBuilder(tmp_path)
+    assert (builder.build("ext_cu", main, cuda, CUDA_FLAGS) / "ext_cu.so").exists()
+    assert builder.log["slim"] is True and builder.log["cuda_split"] is True
+    assert sorted(builder.log["compiled"]) == ["kernel", "shim", "sigbind", "slim"]
+    # another candidate of the same task: its kernel and host code, the binding object and
+    # the entry point (same module name) reused
+    unit_tools.clear()
+    again = inline_build.InlineBuilder(tmp_path)
+    main2, cuda2 = assemble("ext_cu", DECL, CU.replace("2.f", "3.f").replace("must be", "must be a"), ["twice_cuda"])
+    again.build("ext_cu", main2, cuda2, CUDA_FLAGS)
+    assert sorted(c for c in unit_tools if c) == ["kernel.cu", "slim.cpp"]
+    assert sorted(again.log["reused"]) == ["shim", "sigbind"]
+
+
+def test_a_host_error_goes_back_to_torchs_units_a_kernel_error_does_not(tmp_path, unit_tools):
+    from kernelmill.verify import inline_build
+
+    main, cuda = assemble("ext_cu", DECL, CU.replace("return y;", 'TORCH_CHECK(true, "FAIL_ME"); return y;'),
+                          ["twice_cuda"])
+    builder = inline_build.InlineBuilder(tmp_path)
+    with pytest.raises(inline_build.CompileError, match=r"\[host.cpp\]"):  # torch's units' error
+        builder.build("ext_cu", main, cuda, CUDA_FLAGS)
+    assert builder.log["slim"] is False and {"slim.cpp", "unit.cpp", "host.cpp", "main.cpp"} <= set(unit_tools)
+    unit_tools.clear()
+    main, cuda = assemble("ext_cu", DECL, CU.replace("if (i < n)", "if (i < n) FAIL_ME;"), ["twice_cuda"])
+    builder = inline_build.InlineBuilder(tmp_path)
+    with pytest.raises(inline_build.CompileError, match=r"\[kernel.cu\]"):
+        builder.build("ext_cu", main, cuda, CUDA_FLAGS)
+    # nvcc's unit is the same in torch's units: no second build of the host code
+    assert builder.log["slim"] is False and "merged" not in builder.log
+    assert not {"unit.cpp", "host.cpp", "main.cpp"} & set(unit_tools)
+
+
+def test_binding_objects_of_cuda_calls_are_made_ahead_under_their_flags():
+    from kernelmill.verify import build_prepare
+
+    code = f'''
+from torch.utils.cpp_extension import load_inline
+CU = """{CU}"""
+ext = load_inline(name="e", cpp_sources="{DECL}", cuda_sources=CU, functions=["twice_cuda"],
+                  extra_cuda_cflags=["-O3", "--use_fast_math"])
+'''
+    specs = build_prepare.binding_specs(code)
+    assert [s for s, _ in specs] == [(True, (), ("-O3", "--use_fast_math"))]
+    assert specs[0][1] == _cuda_plan().binding
+
+
+CU_PROG = r'''
+import json, os, sys, torch
+import torch.utils.cpp_extension as ce
+ce.CUDA_HOME = sys.argv[2]
+os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0"
+from kernelmill.verify import inline_build
+from kernelmill.verify.inline_build import assemble, torch_flags
+inline_build.set_fingerprint("")
+flags = torch_flags("km_slim_cu", True, [], ["-O3"], None, None)
+flags["ldflags"] = [f for f in flags["ldflags"] if f not in ("-lc10_cuda", "-ltorch_cuda")]  # a CPU torch has none
+main, cuda = assemble("km_slim_cu", sys.argv[3], sys.argv[4], ["twice_cuda"])
+builder = inline_build.InlineBuilder(sys.argv[1])
+ext = ce._import_module_from_library("km_slim_cu", str(builder.build("km_slim_cu", main, cuda, flags)), True)
+try:
+    ext.twice_cuda(torch.ones(3))
+except RuntimeError as exc:
+    print(json.dumps({"raised": str(exc).splitlines()[0], "log": builder.log, "doc": ext.twice_cuda.__doc__}))
+'''
+
+
+@pytest.mark.skipif(not __import__("shutil").which("nvcc"), reason="needs nvcc (CUDA's compilers; no GPU)")
+def test_a_slim_cuda_extension_compiles_links_and_answers_through_torchs_error_handling(tmp_path):
+    """Real compilers on a machine without a GPU: nvcc's kernel unit, the host code against
+    torch/types.h, the binding object and the entry point link into a module whose function
+    raises the candidate's TORCH_CHECK message for a CPU tensor, as torch's build does."""
+    import shutil
+    from pathlib import Path
+
+    home = str(Path(shutil.which("nvcc")).resolve().parents[1])
+    if not (Path(home) / "include" / "cuda_runtime.h").exists():  # a wrapper script: the real one's folder
+        home = next((str(p) for p in sorted(Path("/usr/local").glob("cuda*")) if (p / "include/cuda_runtime.h").exists()), home)
+    res = subprocess.run([sys.executable, "-c", CU_PROG, str(tmp_path / "cache"), home, DECL, CU],
+                         capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, res.stderr[-3000:]
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    assert out["raised"] == "twice_cuda: x must be a CUDA tensor"
+    assert out["log"]["slim"] is True and sorted(out["log"]["compiled"]) == ["kernel", "shim", "sigbind", "slim"]

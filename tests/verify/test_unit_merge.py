@@ -106,6 +106,7 @@ def fake_tools(monkeypatch):
     monkeypatch.setattr(inline_build, "_run", run)
     monkeypatch.setattr(inline_build, "tool_id", lambda tool: tool)
     monkeypatch.setattr(inline_build, "_PCH_AFTER_USES", 10 ** 6)  # no header builds here
+    monkeypatch.setattr(inline_build, "_SLIM", False)  # torch's units (the slim path: test_slim_units.py)
     return calls
 
 
@@ -147,6 +148,7 @@ def test_merged_extension_runs_like_the_reference(tmp_path, monkeypatch):
     import torch
 
     monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "{}.{}".format(*torch.cuda.get_device_capability()))
+    monkeypatch.setattr(inline_build, "_SLIM", False)  # torch's units, merged (slim: test_slim_units.py)
     builder = inline_build.install(tmp_path / "cache")
     try:
         import torch.utils.cpp_extension as ce
@@ -169,6 +171,7 @@ def test_a_kernel_error_with_the_real_compilers_is_a_compile_error_without_a_sec
 
     monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "{}.{}".format(*torch.cuda.get_device_capability()))
     bad = CU.replace("if (i < n)", "if (i < n_undeclared)")
+    monkeypatch.setattr(inline_build, "_SLIM", False)
     builder = inline_build.install(tmp_path / "cache")
     import torch.utils.cpp_extension as ce
 

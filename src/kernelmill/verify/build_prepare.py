@@ -103,18 +103,17 @@ def _literal_text(node, names: dict) -> str | None:
 
 
 def binding_specs(code: str) -> list[tuple[Spec, str]]:
-    """(flag set, binding unit) of each C++ ``load_inline(functions=...)`` call in `code`
-    that the slim path builds (slim_units.py), read without running it: the binding
-    object depends on the bound functions' types only, so one made ahead serves every
-    candidate with that signature list. Calls with anything computed are left out."""
+    """(flag set, binding unit) of each ``load_inline(functions=...)`` call in `code` that
+    the slim path builds (slim_units.py; C++ or CUDA sources), read without running it:
+    the binding object depends on the bound functions' types only, so one made ahead
+    serves every candidate with that signature list and flag set. Calls with anything
+    computed are left out."""
+    from .cuda_split import split_cuda_unit
     from .slim_units import plan
 
     names, calls = _load_inline_calls(code, 4)
     out = []
     for kw in calls:
-        cuda = kw.get("cuda_sources")
-        if cuda is not None and not (isinstance(cuda, ast.Constant) and cuda.value is None):
-            continue
         try:
             functions = ast.literal_eval(kw.get("functions", ast.Constant(None)))
             handling = ast.literal_eval(kw.get("with_pytorch_error_handling", ast.Constant(True)))
@@ -122,16 +121,22 @@ def binding_specs(code: str) -> list[tuple[Spec, str]]:
         except ValueError:
             continue
         cpp = _literal_text(kw.get("cpp_sources", ast.Constant(None)), names)
+        cuda_node = kw.get("cuda_sources", ast.Constant(None))
+        with_cuda = not (isinstance(cuda_node, ast.Constant) and cuda_node.value is None)
+        cuda = _literal_text(cuda_node, names) if with_cuda else None
         cflags = _literal_strings(kw.get("extra_cflags", ast.Constant(None)), names)
-        if cpp is None or cflags is None or not functions:
-            continue
+        cuda_cflags = _literal_strings(kw.get("extra_cuda_cflags", ast.Constant(None)), names)
+        if cpp is None or cflags is None or not functions or (with_cuda and (cuda is None or cuda_cflags is None)):
+            continue  # something computed
         try:
-            main_cpp, _ = inline_build.assemble("km_probe", [cpp], None, functions, handling, implicit)
+            main_cpp, cuda_cu = inline_build.assemble("km_probe", [cpp], cuda, functions, handling, implicit)
         except ValueError:
             continue
-        p = plan(main_cpp, "km_probe")
-        if p is not None:
-            out.append(((False, cflags, ()), p.binding))
+        split = split_cuda_unit(cuda_cu) if cuda_cu is not None else None
+        p = plan(main_cpp, "km_probe", split.host_unit if split is not None else None)
+        if p is None:
+            continue
+        out.append(((with_cuda, cflags, cuda_cflags if with_cuda else ()), p.binding))
     return out
 
 
@@ -145,9 +150,9 @@ def prepare_bindings(cache_root: str | Path, bindings: list[tuple[Spec, str]]) -
     inline_build.set_fingerprint("")
     done = {"built": 0, "cached": 0, "failed": 0}
     unique = dict.fromkeys(((bool(s[0]), tuple(s[1]), tuple(s[2])), t) for s, t in bindings)
-    for (_cuda, cflags, _c), text in unique:
+    for (cuda, cflags, cuda_cflags), text in unique:
         try:
-            fl = torch_flags("kernelmill_pch_probe", False, list(cflags), [], None, None)
+            fl = torch_flags("kernelmill_pch_probe", cuda, list(cflags), list(cuda_cflags), None, None)
         except Unsupported:
             done["failed"] += 1
             continue
@@ -201,8 +206,11 @@ def prepare_pch(cache_root: str | Path, specs: list[Spec], merged: bool = True, 
             for cxx, fl in flag_sets(spec, merged):
                 named = [f for f in fl if not f.startswith("-DTORCH_EXTENSION_NAME=")]
                 sets.setdefault(json.dumps([cxx, named]), (cxx, fl, inline_build._PCH_HEADER))
-                if slim and not spec[0]:  # C++ only: the slim units' torch/types.h too (slim_units.py)
-                    sets.setdefault(json.dumps([cxx, named, "types"]), (cxx, fl, inline_build._TYPES_HEADER))
+            # the slim units' torch/types.h (slim_units.py): for the binding unit's flags and,
+            # with CUDA, the host unit's (the declarations compile with either)
+            for cxx, fl in (flag_sets(spec, merged=False) if slim else []):
+                named = [f for f in fl if not f.startswith("-DTORCH_EXTENSION_NAME=")]
+                sets.setdefault(json.dumps([cxx, named, "types"]), (cxx, fl, inline_build._TYPES_HEADER))
     except Unsupported as exc:
         return {"error": str(exc)}
     sets = list(sets.values())
@@ -288,9 +296,7 @@ def main(argv: list[str] | None = None) -> None:
         from .process.sandbox import idle_priority
 
         idle_priority()
-    if any(with_cuda for with_cuda, _a, _b in specs):
-        builds_arch_env()
-    out = prepare_pch(argv[0], specs, merged="--apart" not in argv, slim="--no-slim" not in argv)
+    bindings = None
     if "--bindings" in argv:  # a file start_background wrote: read, then removed
         path = Path(argv[argv.index("--bindings") + 1])
         try:
@@ -298,6 +304,10 @@ def main(argv: list[str] | None = None) -> None:
         except (OSError, ValueError) as exc:
             raise SystemExit(f"--bindings: {exc}")
         path.unlink(missing_ok=True)
+    if any(with_cuda for with_cuda, _a, _b in specs) or any(s[0] for s, _t in bindings or []):
+        builds_arch_env()
+    out = prepare_pch(argv[0], specs, merged="--apart" not in argv, slim="--no-slim" not in argv)
+    if bindings is not None:
         out["bindings"] = prepare_bindings(argv[0], bindings)
     print(json.dumps(out))
 

@@ -296,6 +296,7 @@ class InlineBuilder:
         cxx = shlex.split(flags["cxx"])
         units = []  # (kind, filename, source, prefix, flags, post, use_pch)
         units.append(("binding", "main.cpp", main_cpp, cxx, flags["cflags"], flags["post_cflags"], True))
+        split = None
         if cuda_cu is not None:
             nvcc = shlex.split(flags["nvcc"])
             split = split_cuda_unit(cuda_cu)
@@ -310,11 +311,9 @@ class InlineBuilder:
                 units.append(("host", "host.cpp", split.host_unit, cxx, host_flags(flags["cuda_cflags"]),
                               flags["post_cflags"], True))
                 self.log["cuda_split"] = True
-        from . import slim_units
-
-        # C++ sources with `functions=`: the candidate's code against torch/types.h, the
-        # binding made once per signature list (slim_units.py); its own .so in the cache
-        slim = slim_units.plan(main_cpp, name) if _SLIM and cuda_cu is None else None
+        # `functions=`: the candidate's code against torch/types.h, the binding made once per
+        # signature list (slim_units.py); its own .so in the cache
+        slim = _slim_plan(name, main_cpp, split, flags) if _SLIM else None
         key = content_key("so", _env_id(), name, *flags["ldflags"], *[u[2] for u in units],
                           *[" ".join(u[3] + u[4] + u[5]) for u in units], *(["slim"] if slim else []))
         hit = self.cache.get("so", key)
@@ -331,11 +330,13 @@ class InlineBuilder:
                 self.log["slim"] = False
             if slim is not None:
                 try:
-                    folder = self._compile(name, _slim_units(slim, flags, cxx), flags, cxx, key)
+                    folder = self._compile(name, _slim_units(slim, flags, cxx, units), flags, cxx, key)
                     self.log["slim"] = True
                     return folder
-                except CompileError:
+                except CompileError as exc:
                     self.log["slim"] = False  # torch's own units, whose errors are the ones shown
+                    if exc.kinds and set(exc.kinds) <= {"kernel", "cuda"}:
+                        raise  # nvcc's unit, the same in both: torch's units would fail alike
             merged = _merged_units(units) if _MERGE and not self._binding_cached(units) else None
             if merged is not None:
                 try:
@@ -410,15 +411,39 @@ _MERGE = True  # binding and host units may compile as one (install(merge=...), 
 _SLIM = True  # C++ extensions may compile as slim units (slim_units.py; install(slim=...), VerifyConfig.slim_units)
 
 
-def _slim_units(plan, flags: dict, cxx: list[str]) -> list:
-    """The slim path's units: the candidate's code (torch's flags, the torch/types.h
-    header precompiled), the signature list's binding (the same flags less the module
-    name, so candidates share its object) and the module's entry point (no header)."""
+def _slim_plan(name: str, main_cpp: str, split, flags: dict):
+    """slim_units' plan for this extension (None: torch's units). A CUDA extension's
+    kernel unit stays as it is; a split one's host unit joins the plan."""
+    from . import slim_units
+
+    if split is None:
+        return slim_units.plan(main_cpp, name)
+    from .cuda_split import host_flags
+    from .unit_merge import flags_match
+
+    return slim_units.plan(main_cpp, name, split.host_unit,
+                           flags_match(flags["cflags"], host_flags(flags["cuda_cflags"])))
+
+
+def _slim_units(plan, flags: dict, cxx: list[str], units: list | None = None) -> list:
+    """The slim path's units: the candidate's code (torch's flags, or the host unit's
+    where it holds the host code too; the torch/types.h header precompiled), the
+    signature list's binding (the binding unit's flags less the module name, so
+    candidates share its object), the module's entry point (no header), and of torch's
+    `units` the CUDA kernel unit (nvcc) as it is."""
     fl, post = flags["cflags"], flags["post_cflags"]
     shared = [f for f in fl if not f.startswith("-DTORCH_EXTENSION_NAME=")]
-    return [("slim", "slim.cpp", plan.slim, cxx, fl, post, "types"),
-            ("sigbind", "bind.cpp", plan.binding, cxx, shared, post, True),
-            ("shim", "shim.cpp", plan.shim, cxx, ["-fPIC"], [], False)]
+    out = [("slim", "slim.cpp", plan.slim, cxx, fl, post, "types"),
+           ("sigbind", "bind.cpp", plan.binding, cxx, shared, post, True),
+           ("shim", "shim.cpp", plan.shim, cxx, ["-fPIC"], [], False)]
+    if plan.merged or plan.host is not None:
+        from .cuda_split import host_flags
+
+        host = host_flags(flags["cuda_cflags"])  # the split's host unit's flags (as `build` gives them)
+        out[0] = ("slim", "slim.cpp", plan.slim, cxx, host if plan.merged else fl, post, "types")
+        if plan.host is not None:
+            out.append(("slimhost", "host.cpp", plan.host, cxx, host, post, "types"))
+    return out + [u for u in units or [] if u[0] in ("kernel", "cuda")]
 
 
 def _merged_units(units: list) -> list | None:

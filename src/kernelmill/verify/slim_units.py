@@ -27,6 +27,17 @@ torch would compile (the builder's other paths), whose errors are the ones shown
 What it does not prove: the full header declares more than ``torch/types.h``, which
 could in principle give a call in the candidate's code a better-matching overload.
 `VerifyConfig.slim_units` turns it off.
+
+A CUDA extension takes the same path: its kernel unit (nvcc: the whole ``cuda.cu``, or
+the kernels alone where `cuda_split` splits it) compiles as before, the split's host unit
+compiles against ``torch/types.h`` too (its own includes kept, ``ATen/cuda/...``
+included), and the bindings are the same three units. Where ``main.cpp`` holds only
+declarations (the usual ``cpp_sources``) and the two units' flags agree as
+`unit_merge.flags_match` asks, those declarations and the forwarders go after the host
+code in one unit compiled with the host unit's flags (declarations after the
+definitions they declare change nothing; one that declares something else leaves the
+signature unread and the path unused); otherwise ``main.cpp``'s code and the host unit
+are two units. Code that names pybind11 or Python's API does not take the path.
 """
 
 from __future__ import annotations
@@ -34,7 +45,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .cuda_split import _items, _top_split
+from .cuda_split import _code_only, _items, _top_split
 
 _MODULE_BLOCK = re.compile(
     r"\nPYBIND11_MODULE\(TORCH_EXTENSION_NAME, m\) \{\n((?:m\.def\(.*\);\n)+)\}\Z")
@@ -46,6 +57,8 @@ _ELEM = rf"(?:{_TENSOR}|{_SCALARS})"
 # the types a bound function may take and return here: spelled the same in both units
 _TYPES = re.compile(rf"^(?:const )?(?:{_ELEM}|std::vector<{_ELEM}>)(?: &)?$")
 _RETURNS = re.compile(rf"^(?:void|{_ELEM}|std::vector<{_ELEM}>|std::tuple<{_ELEM}(?:,{_ELEM})*>)$")
+# what only the full header (pybind11, Python's API) declares: such code keeps torch's units
+_PYTHON_NAMES = re.compile(r"\b(?:pybind11|py)::|\bPYBIND11_\w*|\bPyInit_\w*|\bPy[A-Z]\w*|Python\.h")
 
 
 @dataclass
@@ -53,11 +66,14 @@ class Plan:
     slim: str  # the candidate's code against torch/types.h, with the forwarders
     binding: str  # the signature list's binding unit (no module name in it)
     shim: str  # PyInit_<name> and the bound names
+    host: str | None = None  # a split CUDA extension's host unit against torch/types.h, apart
+    merged: bool = False  # `slim` holds the host unit's code: compiled with the host unit's flags
 
 
 def _norm(t: str) -> str:
     """One spelling of a type: single spaces, none around <, > and commas, " &" for a reference."""
     t = re.sub(r"\s*([<>,])\s*", r"\1", " ".join(t.split()))
+    t = re.sub(r"\bat::Tensor\b", "torch::Tensor", t)  # torch::Tensor is at::Tensor (one type)
     return re.sub(r"\s*&", " &", t)
 
 
@@ -92,9 +108,11 @@ def _signature(code_items: list[str], fn: str) -> tuple[str, list[str]] | None:
     return ret, list(types)
 
 
-def plan(main_cpp: str, name: str) -> Plan | None:
-    """The three units for `main_cpp` (as `inline_build.assemble` wrote it) of extension
-    `name`, or None when this path does not apply."""
+def plan(main_cpp: str, name: str, host_unit: str | None = None, host_flags_agree: bool = False) -> Plan | None:
+    """The units for `main_cpp` (as `inline_build.assemble` wrote it) of extension
+    `name`, or None when this path does not apply. `host_unit`: a split CUDA
+    extension's host unit (`cuda_split`); `host_flags_agree`: whether ``main.cpp``'s
+    declarations may compile with the host unit's flags (`unit_merge.flags_match`)."""
     block = _MODULE_BLOCK.search(main_cpp)
     if block is None or not re.fullmatch(r"\w+", name):
         return None
@@ -106,20 +124,60 @@ def plan(main_cpp: str, name: str) -> Plan | None:
         bound.append((m.group(1), m.group(4), m.group(2) is not None))
     code = main_cpp[:block.start()]
     items = _items(_EXT_INCLUDE.sub("", code))
-    if items is None:
+    host = _EXT_INCLUDE.sub("", host_unit) if host_unit is not None else None
+    host_items = _items(host) if host is not None else []
+    if items is None or host_items is None:
         return None
-    code_items = [t for k, t in items if k == "code"]
+    code_items = [t for k, t in items + host_items if k == "code"]
+    if any(_PYTHON_NAMES.search(_code_only(t)) for t in code_items):
+        return None
     sigs = []
     for fn, _doc, _wrapped in bound:
         sig = _signature(code_items, fn)
-        if sig is None:
+        if sig is None or (host is not None and _internal(host_items, fn)):
             return None
         sigs.append(sig)
-    return Plan(slim=_slim(code, bound, sigs), binding=_binding(bound, sigs), shim=_shim(name, bound))
+    binding, shim = _binding(bound, sigs), _shim(name, bound)
+    if host is None:
+        return Plan(slim=_slim(code, bound, sigs), binding=binding, shim=shim)
+    decls = _declarations(items)
+    if host_flags_agree and decls is not None:
+        # the host code first, as it compiled alone; main.cpp's declarations after it
+        return Plan(slim=_slim(host + "\n" + decls, bound, sigs), binding=binding, shim=shim, merged=True)
+    return Plan(slim=_slim(code, bound, sigs), binding=binding, shim=shim, host=_TYPES_LINE + host)
+
+
+def _internal(host_items, fn: str) -> bool:
+    """Whether the host unit gives `fn` internal linkage or makes it inline: torch's
+    units then leave the binding unit's symbol undefined (an import error), which a
+    forwarder in the same unit would not."""
+    for kind, text in host_items:
+        head = " ".join(text.split("{", 1)[0].split())
+        if kind == "code" and re.search(rf"\b{re.escape(fn)}\s*\(", head) \
+                and re.search(r"\b(static|inline|constexpr)\b", head.split(fn, 1)[0]):
+            return True
+    return False
+
+
+def _declarations(items) -> str | None:
+    """main.cpp's code when it is nothing but plain function declarations (its
+    ``torch/extension.h`` includes taken out), else None."""
+    from .unit_merge import _DECL, _NOT_PLAIN
+
+    out = []
+    for kind, text in items:
+        if kind != "code" or "{" in text or "=" in text or not text.endswith(";") \
+                or _NOT_PLAIN.search(text) or _DECL.match(text) is None:
+            return None
+        out.append(text)
+    return "\n".join(out)
+
+
+_TYPES_LINE = "#include <torch/types.h>\n"
 
 
 def _slim(code: str, bound, sigs) -> str:
-    out = ["#include <torch/types.h>", _EXT_INCLUDE.sub("", code).rstrip("\n"), ""]
+    out = [_TYPES_LINE.strip(), _EXT_INCLUDE.sub("", code).rstrip("\n"), ""]
     for i, ((fn, _doc, _w), (ret, types)) in enumerate(zip(bound, sigs)):
         params = ", ".join(f"{t} a{k}" for k, t in enumerate(types))
         args = ", ".join(f"a{k}" for k in range(len(types)))
