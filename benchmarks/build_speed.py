@@ -56,9 +56,19 @@ CANDIDATES = ROOT / "src/kernelmill/tasks/builtin/candidates"
 PROG = r'''
 import importlib.util, json, sys, time
 mode, path, cache = sys.argv[1], sys.argv[2], sys.argv[3]
-import torch
+import os, torch
+if os.environ.get("KM_EMULATE_CUDA_HOME"):  # --cpu-emulate: a CPU torch builds CUDA extensions (not run)
+    import torch.utils.cpp_extension as ce
+    ce.CUDA_HOME = os.environ["KM_EMULATE_CUDA_HOME"]
 if mode.startswith("ours"):
     from kernelmill.verify import inline_build
+    if os.environ.get("KM_EMULATE_CUDA_HOME"):
+        _flags = inline_build.torch_flags
+        def _cpu_flags(*a, **k):
+            f = _flags(*a, **k)
+            f["ldflags"] = [x for x in f["ldflags"] if x not in ("-lc10_cuda", "-ltorch_cuda")]  # a CPU torch has none
+            return f
+        inline_build.torch_flags = _cpu_flags
     inline_build.install(cache, merge=mode != "ours-apart", slim=mode != "ours-noslim")
 t = time.perf_counter()
 err = None
@@ -127,6 +137,10 @@ def main() -> None:
                     help="the one-at-a-time pass on the first K candidates only (the batch pass takes all)")
     ap.add_argument("--skip-stock", action="store_true")
     ap.add_argument("--no-prepare", action="store_true", help="do not build the precompiled headers first")
+    ap.add_argument("--cpu-emulate", metavar="CUDA_HOME", default=None,
+                    help="no GPU here: build the CUDA candidates against this CPU torch with the CUDA toolkit at "
+                         "CUDA_HOME (sm_90; torch's CUDA libraries left out of the link), to check the build "
+                         "paths; torch's load_inline is skipped (it cannot link); timings are this machine's")
     ap.add_argument("--out", default="build_speed.json")
     args = ap.parse_args()
     lang = "cpp" if args.cpp else "cuda"
@@ -140,6 +154,12 @@ def main() -> None:
     if args.slim == "off":
         modes = [m for m in modes if m != "ours"] or ["ours-noslim"]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    if args.cpu_emulate:
+        env.update(KM_EMULATE_CUDA_HOME=args.cpu_emulate, TORCH_CUDA_ARCH_LIST="9.0")
+        args.skip_stock = True
+        import torch.utils.cpp_extension as ce
+
+        ce.CUDA_HOME = args.cpu_emulate  # for reading the flag sets below, in this process
     if not args.cpp and "TORCH_CUDA_ARCH_LIST" not in env:
         import torch
 
@@ -163,7 +183,10 @@ def main() -> None:
             Path(ours_cache).mkdir(parents=True, exist_ok=True)
             (Path(ours_cache) / "bindings.json").write_text(json.dumps(bindings))
             extra = ["--bindings", str(Path(ours_cache) / "bindings.json")]
-        res = subprocess.run([sys.executable, "-m", "kernelmill.verify.build_prepare", ours_cache,
+        entry = (["-c", "import os, sys, torch.utils.cpp_extension as ce; ce.CUDA_HOME = os.environ["
+                        "'KM_EMULATE_CUDA_HOME']; from kernelmill.verify import build_prepare; build_prepare.main()"]
+                 if args.cpu_emulate else ["-m", "kernelmill.verify.build_prepare"])
+        res = subprocess.run([sys.executable, *entry, ours_cache,
                               "--specs", json.dumps(specs), *extra], capture_output=True, text=True, env=env)
         prepare = {"seconds": round(time.perf_counter() - t0, 2), "out": (res.stdout + res.stderr)[-500:]}
         print(json.dumps({"ours_pch_prepare": prepare}), flush=True)

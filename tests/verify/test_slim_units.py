@@ -206,10 +206,20 @@ torch::Tensor twice_cuda(torch::Tensor x) {
 DECL = "torch::Tensor twice_cuda(torch::Tensor x);"
 
 
+# a module the candidate wrote (no functions=): bound by name, the Python names its own
+WRITTEN = """
+torch::Tensor add_scalar(const torch::Tensor& x, double s) { return x + s; }
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, mod) {
+    mod.def("twice", &twice_cuda, "doubles x (CUDA)");
+    mod.def("add", add_scalar);
+}
+"""
+
+
 def _cuda_plan(cpp=DECL, cu=CU, agree=True, functions=("twice_cuda",)):
     from kernelmill.verify.cuda_split import split_cuda_unit
 
-    main, cuda = assemble("ext_cu", cpp, cu, list(functions))
+    main, cuda = assemble("ext_cu", cpp, cu, list(functions) if functions is not None else None)
     split = split_cuda_unit(cuda)
     return plan(main, "ext_cu", split.host_unit if split else None, agree)
 
@@ -230,6 +240,29 @@ def test_a_binding_unit_with_code_or_other_flags_keeps_the_host_unit_apart():
     for p in (_cuda_plan(cpp=code, functions=("twice_cuda", "twice_plus")), _cuda_plan(agree=False)):
         assert not p.merged and p.host.startswith("#include <torch/types.h>")
         assert "__km_launch_twice(" in p.host and "km_fn0" in p.slim and "__km_launch" not in p.slim
+
+
+def test_a_module_the_candidate_wrote_binds_its_functions_under_its_names():
+    for p in (_cuda_plan(cpp="", cu=CU + WRITTEN, functions=None),  # in cuda_sources (the host part)
+              _cuda_plan(cpp=DECL + "\ntorch::Tensor add_scalar(const torch::Tensor& x, double s);" + WRITTEN.replace(
+                  "torch::Tensor add_scalar(const torch::Tensor& x, double s) { return x + s; }", ""),
+                  cu=CU + "\ntorch::Tensor add_scalar(const torch::Tensor& x, double s) { return x + s; }",
+                  functions=None)):  # in cpp_sources, with the declarations
+        assert p is not None and p.merged and "PYBIND11_MODULE" not in p.slim
+        assert '"twice", "doubles x (CUDA)", "add", nullptr' in p.shim
+        assert "return twice_cuda(a0);" in p.slim and "return add_scalar(a0, a1);" in p.slim
+        assert "m.def(km_fn_names[0], km_fn0, km_fn_names[1])" in p.binding  # bare, as the candidate bound it
+    assert "wrap_pybind_function" not in p.binding
+
+
+@pytest.mark.parametrize("module", [
+    'PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("twice", &twice_cuda, py::arg("x")); }',  # keyword names
+    'PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("twice", [](torch::Tensor x) { return x; }); }',  # a lambda
+    'PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("twice", &twice_cuda); m.attr("n") = 3; }',  # more than defs
+    'PYBIND11_MODULE(other_name, m) { m.def("twice", &twice_cuda); }',  # not torch's module name
+])
+def test_a_written_module_doing_more_than_binding_by_name_keeps_torchs_units(module):
+    assert _cuda_plan(cpp="", cu=CU + module, functions=None) is None
 
 
 @pytest.mark.parametrize("cu", [
@@ -324,6 +357,10 @@ ext = load_inline(name="e", cpp_sources="{DECL}", cuda_sources=CU, functions=["t
     specs = build_prepare.binding_specs(code)
     assert [s for s, _ in specs] == [(True, (), ("-O3", "--use_fast_math"))]
     assert specs[0][1] == _cuda_plan().binding
+    # a module written in the CUDA source: its binding object too
+    written = code.replace('cpp_sources="{DECL}"'.format(DECL=DECL), 'cpp_sources=""').replace(
+        ', functions=["twice_cuda"]', "").replace('CU = """{}'.format(CU), 'CU = """{}'.format(CU + WRITTEN))
+    assert [b for _s, b in build_prepare.binding_specs(written)] == [_cuda_plan(cpp="", cu=CU + WRITTEN, functions=None).binding]
 
 
 CU_PROG = r'''
@@ -336,30 +373,33 @@ from kernelmill.verify.inline_build import assemble, torch_flags
 inline_build.set_fingerprint("")
 flags = torch_flags("km_slim_cu", True, [], ["-O3"], None, None)
 flags["ldflags"] = [f for f in flags["ldflags"] if f not in ("-lc10_cuda", "-ltorch_cuda")]  # a CPU torch has none
-main, cuda = assemble("km_slim_cu", sys.argv[3], sys.argv[4], ["twice_cuda"])
+main, cuda = assemble("km_slim_cu", sys.argv[3], sys.argv[4], None)  # the module written in cuda_sources
 builder = inline_build.InlineBuilder(sys.argv[1])
 ext = ce._import_module_from_library("km_slim_cu", str(builder.build("km_slim_cu", main, cuda, flags)), True)
 try:
-    ext.twice_cuda(torch.ones(3))
+    ext.twice(torch.ones(3))
 except RuntimeError as exc:
-    print(json.dumps({"raised": str(exc).splitlines()[0], "log": builder.log, "doc": ext.twice_cuda.__doc__}))
+    print(json.dumps({"raised": str(exc).splitlines()[0], "log": builder.log, "doc": ext.twice.__doc__,
+                      "sum": ext.add(torch.ones(2), 2.5).tolist()}))
 '''
 
 
 @pytest.mark.skipif(not __import__("shutil").which("nvcc"), reason="needs nvcc (CUDA's compilers; no GPU)")
 def test_a_slim_cuda_extension_compiles_links_and_answers_through_torchs_error_handling(tmp_path):
     """Real compilers on a machine without a GPU: nvcc's kernel unit, the host code against
-    torch/types.h, the binding object and the entry point link into a module whose function
-    raises the candidate's TORCH_CHECK message for a CPU tensor, as torch's build does."""
+    torch/types.h, the binding object and the entry point link into a module whose functions
+    answer under the names the candidate's own PYBIND11_MODULE gave them, and raise its
+    TORCH_CHECK message for a CPU tensor, as torch's build does."""
     import shutil
     from pathlib import Path
 
     home = str(Path(shutil.which("nvcc")).resolve().parents[1])
     if not (Path(home) / "include" / "cuda_runtime.h").exists():  # a wrapper script: the real one's folder
         home = next((str(p) for p in sorted(Path("/usr/local").glob("cuda*")) if (p / "include/cuda_runtime.h").exists()), home)
-    res = subprocess.run([sys.executable, "-c", CU_PROG, str(tmp_path / "cache"), home, DECL, CU],
+    res = subprocess.run([sys.executable, "-c", CU_PROG, str(tmp_path / "cache"), home, "", CU + WRITTEN],
                          capture_output=True, text=True, timeout=900)
     assert res.returncode == 0, res.stderr[-3000:]
     out = json.loads(res.stdout.strip().splitlines()[-1])
-    assert out["raised"] == "twice_cuda: x must be a CUDA tensor"
+    assert out["raised"] == "twice_cuda: x must be a CUDA tensor" and out["sum"] == [3.5, 3.5]
+    assert out["doc"].startswith("twice(arg0: torch.Tensor) -> torch.Tensor") and "doubles x" in out["doc"]
     assert out["log"]["slim"] is True and sorted(out["log"]["compiled"]) == ["kernel", "shim", "sigbind", "slim"]

@@ -126,7 +126,7 @@ def binding_specs(code: str) -> list[tuple[Spec, str]]:
         cuda = _literal_text(cuda_node, names) if with_cuda else None
         cflags = _literal_strings(kw.get("extra_cflags", ast.Constant(None)), names)
         cuda_cflags = _literal_strings(kw.get("extra_cuda_cflags", ast.Constant(None)), names)
-        if cpp is None or cflags is None or not functions or (with_cuda and (cuda is None or cuda_cflags is None)):
+        if cpp is None or cflags is None or (with_cuda and (cuda is None or cuda_cflags is None)):
             continue  # something computed
         try:
             main_cpp, cuda_cu = inline_build.assemble("km_probe", [cpp], cuda, functions, handling, implicit)

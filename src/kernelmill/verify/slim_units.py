@@ -113,18 +113,24 @@ def plan(main_cpp: str, name: str, host_unit: str | None = None, host_flags_agre
     `name`, or None when this path does not apply. `host_unit`: a split CUDA
     extension's host unit (`cuda_split`); `host_flags_agree`: whether ``main.cpp``'s
     declarations may compile with the host unit's flags (`unit_merge.flags_match`)."""
-    block = _MODULE_BLOCK.search(main_cpp)
-    if block is None or not re.fullmatch(r"\w+", name):
+    if not re.fullmatch(r"\w+", name):
         return None
-    bound = []
-    for line in block.group(1).splitlines():
-        m = _DEF_LINE.fullmatch(line)
-        if m is None or (m.group(2) or m.group(3)) != m.group(1):
-            return None
-        bound.append((m.group(1), m.group(4), m.group(2) is not None))
-    code = main_cpp[:block.start()]
-    items = _items(_EXT_INCLUDE.sub("", code))
     host = _EXT_INCLUDE.sub("", host_unit) if host_unit is not None else None
+    block = _MODULE_BLOCK.search(main_cpp)
+    if block is not None:  # torch's generated block (`functions=`)
+        bound = []
+        for line in block.group(1).splitlines():
+            m = _DEF_LINE.fullmatch(line)
+            if m is None or (m.group(2) or m.group(3)) != m.group(1):
+                return None
+            bound.append((m.group(1), m.group(1), f'"{m.group(4)}"', m.group(2) is not None))
+        code = main_cpp[:block.start()]
+    else:  # a module the candidate wrote, in main.cpp or the host unit
+        found = _written_module(main_cpp, host)
+        if found is None:
+            return None
+        bound, code, host = found
+    items = _items(_EXT_INCLUDE.sub("", code))
     host_items = _items(host) if host is not None else []
     if items is None or host_items is None:
         return None
@@ -132,7 +138,7 @@ def plan(main_cpp: str, name: str, host_unit: str | None = None, host_flags_agre
     if any(_PYTHON_NAMES.search(_code_only(t)) for t in code_items):
         return None
     sigs = []
-    for fn, _doc, _wrapped in bound:
+    for _py, fn, _doc, _wrapped in bound:
         sig = _signature(code_items, fn)
         if sig is None or (host is not None and _internal(host_items, fn)):
             return None
@@ -145,6 +151,45 @@ def plan(main_cpp: str, name: str, host_unit: str | None = None, host_flags_agre
         # the host code first, as it compiled alone; main.cpp's declarations after it
         return Plan(slim=_slim(host + "\n" + decls, bound, sigs), binding=binding, shim=shim, merged=True)
     return Plan(slim=_slim(code, bound, sigs), binding=binding, shim=shim, host=_TYPES_LINE + host)
+
+
+_WRITTEN_HEAD = re.compile(r"PYBIND11_MODULE\s*\(\s*TORCH_EXTENSION_NAME\s*,\s*(\w+)\s*\)\s*\{")
+
+
+def _written_module(main_cpp: str, host: str | None):
+    """A ``PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)`` block the candidate wrote (in
+    ``cpp_sources`` or the host part of ``cuda_sources``) that binds functions by name
+    and nothing else (``m.def("name", &fn)``, a doc string optional): its
+    (python name, function, doc, False) list and the two texts without it, rebuilt from
+    their top-level items (comments dropped); None for any other module."""
+    texts = {"main": main_cpp, "host": host}
+    found = []
+    for where, text in texts.items():
+        items = _items(text) if text is not None else []
+        if items is None:
+            return None
+        for i, (kind, t) in enumerate(items):
+            if kind == "code" and "PYBIND11_MODULE" in t:
+                found.append((where, items, i))
+    if len(found) != 1:
+        return None
+    where, items, i = found[0]
+    head = _WRITTEN_HEAD.match(items[i][1])
+    if head is None or not items[i][1].endswith("}"):
+        return None
+    var, body = head.group(1), items[i][1][head.end():-1]
+    bound = []
+    for stmt in (x.strip() for x in body.split(";")):
+        if not stmt:
+            continue
+        m = re.fullmatch(rf'{var}\s*\.\s*def\s*\(\s*"(\w+)"\s*,\s*&?\s*(\w+)\s*(?:,\s*("[^"\\]*")\s*)?\)', stmt)
+        if m is None:
+            return None  # py::arg, a lambda, a class, anything else: torch's units
+        bound.append((m.group(1), m.group(2), m.group(3) or "nullptr", False))
+    if not bound:
+        return None
+    rest = "\n".join(t for k, (_kind, t) in enumerate(items) if k != i) + "\n"
+    return (bound, rest, host) if where == "main" else (bound, main_cpp, rest)
 
 
 def _internal(host_items, fn: str) -> bool:
@@ -178,7 +223,7 @@ _TYPES_LINE = "#include <torch/types.h>\n"
 
 def _slim(code: str, bound, sigs) -> str:
     out = [_TYPES_LINE.strip(), _EXT_INCLUDE.sub("", code).rstrip("\n"), ""]
-    for i, ((fn, _doc, _w), (ret, types)) in enumerate(zip(bound, sigs)):
+    for i, ((_py, fn, _doc, _w), (ret, types)) in enumerate(zip(bound, sigs)):
         params = ", ".join(f"{t} a{k}" for k, t in enumerate(types))
         args = ", ".join(f"a{k}" for k in range(len(types)))
         body = f"{fn}({args});" if ret == "void" else f"return {fn}({args});"
@@ -193,7 +238,7 @@ def _binding(bound, sigs) -> str:
     decls = "\n".join(f'__attribute__((visibility("hidden"))) {ret} km_fn{i}({", ".join(types)});'
                       for i, (ret, types) in enumerate(sigs))
     targets = [f"torch::wrap_pybind_function(km_fn{i})" if wrapped else f"km_fn{i}"
-               for i, (_fn, _doc, wrapped) in enumerate(bound)]
+               for i, (_py, _fn, _doc, wrapped) in enumerate(bound)]
     defs = "\n".join(f"      m.def(km_fn_names[{2 * i}], {t}, km_fn_names[{2 * i + 1}]);" for i, t in enumerate(targets))
     return f"""#include <torch/extension.h>
 {decls}
@@ -227,7 +272,7 @@ extern "C" __attribute__((visibility("hidden"))) PyObject* km_module_init(const 
 
 
 def _shim(name: str, bound) -> str:
-    names = ", ".join(f'"{fn}", "{doc}"' for fn, doc, _w in bound)
+    names = ", ".join(f'"{py}", {doc}' for py, _fn, doc, _w in bound)
     hidden = 'extern "C" __attribute__((visibility("hidden")))'
     return (f'struct _object;\n{hidden} struct _object* km_module_init(const char*);\n'
             f'{hidden} const char* const km_fn_names[] = {{{names}}};\n'
