@@ -135,6 +135,8 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--alone-limit", type=int, default=0,
                     help="the one-at-a-time pass on the first K candidates only (the batch pass takes all)")
+    ap.add_argument("--warm-limit", type=int, default=0,
+                    help="the warm measurement (the same source again, a new process) on the first K only")
     ap.add_argument("--skip-stock", action="store_true")
     ap.add_argument("--no-prepare", action="store_true", help="do not build the precompiled headers first")
     ap.add_argument("--cpu-emulate", metavar="CUDA_HOME", default=None,
@@ -213,10 +215,13 @@ def main() -> None:
         for m in modes:
             key = {"ours": "ours", "ours-apart": "apart", "ours-noslim": "noslim"}[m]
             row[f"{key}_cold"] = measure(m, f, caches[m], env)
-            row[f"{key}_warm"] = measure(m, f, caches[m], env)
+            if not args.warm_limit or i < args.warm_limit:
+                row[f"{key}_warm"] = measure(m, f, caches[m], env)
         rows.append(row)
-        print(json.dumps({k: (v if isinstance(v, str) else {kk: vv for kk, vv in v.items() if kk != "log"})
-                          for k, v in row.items()}), flush=True)
+        print(json.dumps({k: (v if isinstance(v, str) else {
+            **{kk: (round(vv, 3) if isinstance(vv, float) else vv) for kk, vv in v.items() if kk != "log"},
+            **{kk: v["log"][kk] for kk in ("slim", "merged", "compiled") if kk in v.get("log", {})}})
+            for k, v in row.items()}), flush=True)
 
     def med(key: str, field: str = "build_s"):
         vals = [r[key][field] for r in rows if key in r and r[key].get(field) is not None and not r[key].get("error")]

@@ -403,3 +403,50 @@ def test_a_slim_cuda_extension_compiles_links_and_answers_through_torchs_error_h
     assert out["raised"] == "twice_cuda: x must be a CUDA tensor" and out["sum"] == [3.5, 3.5]
     assert out["doc"].startswith("twice(arg0: torch.Tensor) -> torch.Tensor") and "doubles x" in out["doc"]
     assert out["log"]["slim"] is True and sorted(out["log"]["compiled"]) == ["kernel", "shim", "sigbind", "slim"]
+
+
+@pytest.mark.gpu
+def test_slim_cuda_extensions_answer_on_the_gpu_as_the_reference(tmp_path, monkeypatch):
+    """On the GPU: the generated bindings and a module the candidate wrote, built slim,
+    give exactly the reference's answers; a CPU tensor raises the candidate's TORCH_CHECK."""
+    import torch
+
+    from kernelmill.verify import inline_build
+
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "{}.{}".format(*torch.cuda.get_device_capability()))
+    builder = inline_build.install(tmp_path / "cache", slim=True)
+    import torch.utils.cpp_extension as ce
+
+    try:
+        ext = ce.load_inline(name="km_slim_gpu_a", cpp_sources=DECL, cuda_sources=CU, functions=["twice_cuda"])
+        assert builder.log["slim"] is True and builder.log["cuda_split"] is True, builder.log
+        x = torch.randn(100_003, device="cuda")
+        assert torch.equal(ext.twice_cuda(x), 2 * x)
+        with pytest.raises(RuntimeError, match="twice_cuda: x must be a CUDA tensor"):
+            ext.twice_cuda(x.cpu())
+        written = ce.load_inline(name="km_slim_gpu_b", cpp_sources="", cuda_sources=CU + WRITTEN)
+        assert builder.log["slim"] is True
+        assert torch.equal(written.twice(x), 2 * x) and torch.equal(written.add(x, 0.5), x + 0.5)
+    finally:
+        ce.load_inline = inline_build._ORIGINAL
+
+
+@pytest.mark.gpu
+def test_a_kernel_error_on_the_slim_path_is_nvccs_error_after_one_build(tmp_path, monkeypatch):
+    import torch
+
+    from kernelmill.verify import inline_build
+
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "{}.{}".format(*torch.cuda.get_device_capability()))
+    builder = inline_build.install(tmp_path / "cache", slim=True)
+    import torch.utils.cpp_extension as ce
+
+    try:
+        with pytest.raises(RuntimeError, match=r"\[kernel.cu\]") as err:
+            ce.load_inline(name="km_slim_gpu_bad", cpp_sources=DECL,
+                           cuda_sources=CU.replace("if (i < n)", "if (i < n_undeclared)"), functions=["twice_cuda"])
+        assert "n_undeclared" in str(err.value)
+        assert builder.log["slim"] is False and "merged" not in builder.log and builder.log["compiles"] == 1
+        assert "fallback" not in builder.log
+    finally:
+        ce.load_inline = inline_build._ORIGINAL

@@ -142,32 +142,38 @@ def binding_specs(code: str) -> list[tuple[Spec, str]]:
 
 def prepare_bindings(cache_root: str | Path, bindings: list[tuple[Spec, str]]) -> dict:
     """Compile the slim path's binding objects (`binding_specs`) into the cache, each with
-    its flag set's precompiled torch/extension.h where there is one; one at a time
-    (the headers may still be building beside them)."""
+    its flag set's precompiled torch/extension.h where there is one; up to four at a time
+    (each is one g++ process; the caller's priority is theirs)."""
     import shlex
 
     builder = InlineBuilder(cache_root)
     inline_build.set_fingerprint("")
-    done = {"built": 0, "cached": 0, "failed": 0}
     unique = dict.fromkeys(((bool(s[0]), tuple(s[1]), tuple(s[2])), t) for s, t in bindings)
-    for (cuda, cflags, cuda_cflags), text in unique:
+
+    def one(item) -> str:
+        (cuda, cflags, cuda_cflags), text = item
+        inline_build.set_fingerprint("")  # a pool thread
         try:
             fl = torch_flags("kernelmill_pch_probe", cuda, list(cflags), list(cuda_cflags), None, None)
         except Unsupported:
-            done["failed"] += 1
-            continue
+            return "failed"
         cxx = shlex.split(fl["cxx"])
         shared = [f for f in fl["cflags"] if not f.startswith("-DTORCH_EXTENSION_NAME=")]
         key = builder.unit_key("sigbind", text, cxx, shared, fl["post_cflags"])
         if builder.cache.get("obj", key) is not None:
-            done["cached"] += 1
-            continue
+            return "cached"
         try:
             builder.compile_unit("sigbind", "bind.cpp", text, cxx, shared, fl["post_cflags"],
                                  builder._pch(fl["cxx"], shared))
-            done["built"] += 1
+            return "built"
         except inline_build.CompileError:
-            done["failed"] += 1
+            return "failed"
+
+    done = {"built": 0, "cached": 0, "failed": 0}
+    if unique:
+        with ThreadPoolExecutor(max_workers=min(4, len(unique))) as pool:
+            for what in pool.map(one, unique):
+                done[what] += 1
     return done
 
 
