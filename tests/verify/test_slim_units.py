@@ -450,3 +450,21 @@ def test_a_kernel_error_on_the_slim_path_is_nvccs_error_after_one_build(tmp_path
         assert "fallback" not in builder.log
     finally:
         ce.load_inline = inline_build._ORIGINAL
+
+
+def test_a_binding_object_that_failed_sends_later_builds_to_torchs_units_at_once(tmp_path, unit_tools, monkeypatch):
+    """A pybind11 the binding text does not suit fails once; the next candidates of that
+    signature list compile no slim unit in vain."""
+    from kernelmill.verify import inline_build, slim_units
+
+    real = slim_units._binding
+    monkeypatch.setattr(slim_units, "_binding", lambda bound, sigs: real(bound, sigs) + "\nFAIL_ME\n")
+    main, cuda = assemble("ext_cu", DECL, CU, ["twice_cuda"])
+    first = inline_build.InlineBuilder(tmp_path)
+    first.build("ext_cu", main, cuda, CUDA_FLAGS)
+    assert first.log["slim"] is False and "FAIL_ME" in first.log["slim_error"] and first.log["merged"] is True
+    unit_tools.clear()
+    main2, cuda2 = assemble("ext_cu", DECL, CU.replace("must be", "must be a"), ["twice_cuda"])
+    second = inline_build.InlineBuilder(tmp_path)
+    second.build("ext_cu", main2, cuda2, CUDA_FLAGS)
+    assert second.log["slim"] is False and sorted(c for c in unit_tools if c) == ["unit.cpp"]  # the merged unit only

@@ -166,14 +166,18 @@ def prepare_bindings(cache_root: str | Path, bindings: list[tuple[Spec, str]]) -
             builder.compile_unit("sigbind", "bind.cpp", text, cxx, shared, fl["post_cflags"],
                                  builder._pch(fl["cxx"], shared))
             return "built"
-        except inline_build.CompileError:
+        except inline_build.CompileError as exc:
+            errors.append(str(exc)[-600:])
             return "failed"
 
-    done = {"built": 0, "cached": 0, "failed": 0}
+    done: dict = {"built": 0, "cached": 0, "failed": 0}
+    errors: list[str] = []
     if unique:
         with ThreadPoolExecutor(max_workers=min(4, len(unique))) as pool:
             for what in pool.map(one, unique):
                 done[what] += 1
+    if errors:
+        done["error"] = errors[0]  # the first, for whoever reads the run's log
     return done
 
 

@@ -325,8 +325,8 @@ class InlineBuilder:
         self.log["warm"] = False
         t_compile = time.perf_counter()
         try:
-            if slim is not None and self._binding_busy(slim, flags, cxx):
-                slim = None  # another process compiles its binding (build_prepare): not waited for
+            if slim is not None and self._binding_unready(slim, flags, cxx):
+                slim = None  # another process compiles its binding (build_prepare), or it failed
                 self.log["slim"] = False
             if slim is not None:
                 try:
@@ -335,6 +335,7 @@ class InlineBuilder:
                     return folder
                 except CompileError as exc:
                     self.log["slim"] = False  # torch's own units, whose errors are the ones shown
+                    self.log["slim_error"] = str(exc)[-600:]
                     if exc.kinds and set(exc.kinds) <= {"kernel", "cuda"}:
                         raise  # nvcc's unit, the same in both: torch's units would fail alike
             merged = _merged_units(units) if _MERGE and not self._binding_cached(units) else None
@@ -353,13 +354,17 @@ class InlineBuilder:
             self.log["compiles"] = self.log.get("compiles", 0) + 1
             self.log["compile_s"] = self.log.get("compile_s", 0.0) + time.perf_counter() - t_compile
 
-    def _binding_busy(self, plan, flags: dict, cxx: list[str]) -> bool:
+    def _binding_unready(self, plan, flags: dict, cxx: list[str]) -> bool:
         """Whether the slim path's binding object is not in the cache and another process
-        holds its lock (compiling it: build_prepare at idle CPU priority, or another build)."""
+        holds its lock (compiling it: build_prepare at idle CPU priority, or another build),
+        or it failed to compile before (a pybind11 this path does not know: no slim unit is
+        compiled in vain)."""
         _k, _f, src, prefix, fl, post, _p = _slim_units(plan, flags, cxx)[1]
         key = self.unit_key("sigbind", src, prefix, fl, post)
         if self.cache.get("obj", key) is not None:
             return False
+        if self.cache.get("err", key) is not None:
+            return True
         free = self.cache.try_lock("obj", key)
         if free is None:
             return True

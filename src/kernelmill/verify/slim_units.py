@@ -232,42 +232,42 @@ def _slim(code: str, bound, sigs) -> str:
 
 
 def _binding(bound, sigs) -> str:
-    """pybind11's module init and exec (PYBIND11_MODULE's, pybind11 3) for `km_fn<i>`,
-    each bound as torch's generated line binds its function (`wrap_pybind_function`
-    or not), under the names and docs the shim holds."""
+    """The module's initialisation for `km_fn<i>`, each bound as the candidate's module
+    binds its function (torch's generated lines: `wrap_pybind_function` or not; a module
+    the candidate wrote: bare), under the names and docs the shim holds. pybind11's own
+    macro makes it where the module takes its name from the import (pybind11 3:
+    multi-phase initialisation; the macro's fixed name is not the module's); pybind11 2
+    names the module at creation, so the name comes from the shim at run time."""
     decls = "\n".join(f'__attribute__((visibility("hidden"))) {ret} km_fn{i}({", ".join(types)});'
                       for i, (ret, types) in enumerate(sigs))
     targets = [f"torch::wrap_pybind_function(km_fn{i})" if wrapped else f"km_fn{i}"
                for i, (_py, _fn, _doc, wrapped) in enumerate(bound)]
-    defs = "\n".join(f"      m.def(km_fn_names[{2 * i}], {t}, km_fn_names[{2 * i + 1}]);" for i, t in enumerate(targets))
+    defs = "\n".join(f"  m.def(km_fn_names[{2 * i}], {t}, km_fn_names[{2 * i + 1}]);" for i, t in enumerate(targets))
     return f"""#include <torch/extension.h>
 {decls}
 extern "C" __attribute__((visibility("hidden"))) const char* const km_fn_names[];
-static int km_exec(PyObject* pm) {{
-  try {{
-    pybind11::detail::ensure_internals();
-    auto m = pybind11::reinterpret_borrow<pybind11::module_>(pm);
-    if (!pybind11::detail::get_cached_module(m.attr("__spec__").attr("name"))) {{
+static void km_defs(pybind11::module_& m) {{
 {defs}
-      pybind11::detail::cache_completed_module(m);
-    }}
-    return 0;
-  }}
-  PYBIND11_CATCH_INIT_EXCEPTIONS
-  return -1;
 }}
+#if PYBIND11_VERSION_MAJOR >= 3
+PYBIND11_MODULE(km_sigbind, m) {{ km_defs(m); }}
+extern "C" __attribute__((visibility("hidden"))) PyObject* km_module_init(const char*) {{
+  return PyInit_km_sigbind();
+}}
+#else
 extern "C" __attribute__((visibility("hidden"))) PyObject* km_module_init(const char* name) {{
   PYBIND11_CHECK_PYTHON_VERSION
+  PYBIND11_ENSURE_INTERNALS_READY
+  static pybind11::module_::module_def km_def;
+  auto m = pybind11::module_::create_extension_module(name, nullptr, &km_def);
   try {{
-    pybind11::detail::ensure_internals();
-    static pybind11::detail::slots_array slots = pybind11::detail::init_slots(&km_exec);
-    static PyModuleDef def{{PyModuleDef_HEAD_INIT, name, nullptr, 0, nullptr, slots.data(),
-                           nullptr, nullptr, nullptr}};
-    return PyModuleDef_Init(&def);
+    km_defs(m);
+    return m.ptr();
   }}
   PYBIND11_CATCH_INIT_EXCEPTIONS
   return nullptr;
 }}
+#endif
 """
 
 
