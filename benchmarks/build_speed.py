@@ -79,7 +79,7 @@ except Exception as exc:
     err = str(exc)[-300:]
 out = {"build_s": time.perf_counter() - t, "error": err}
 if mode.startswith("ours"):
-    out["log"] = inline_build.builder_log()
+    out["log"] = {**inline_build.builder_log(), **inline_build.builder_times()}
 print(json.dumps(out))
 '''
 
@@ -220,7 +220,8 @@ def main() -> None:
         rows.append(row)
         print(json.dumps({k: (v if isinstance(v, str) else {
             **{kk: (round(vv, 3) if isinstance(vv, float) else vv) for kk, vv in v.items() if kk != "log"},
-            **{kk: v["log"][kk] for kk in ("slim", "merged", "compiled") if kk in v.get("log", {})}})
+            **{kk: v["log"][kk] for kk in ("slim", "merged", "compiled", "flags_s", "compile_s", "unit_s", "link_s",
+                                            "call_build_s", "call_import_s") if kk in v.get("log", {})}})
             for k, v in row.items()}), flush=True)
 
     def med(key: str, field: str = "build_s"):

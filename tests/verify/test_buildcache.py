@@ -68,3 +68,17 @@ def test_lock_of_a_killed_holder_does_not_hang(tmp_path):
 def test_use_counter_counts_across_instances(tmp_path):
     a, b = BuildCache(tmp_path), BuildCache(tmp_path)
     assert [a.count_use("pch", "k"), b.count_use("pch", "k"), a.count_use("pch", "k")] == [0, 1, 2]
+
+
+def test_a_precompiled_header_is_checked_by_size_other_entries_by_content(tmp_path):
+    """Hashing a 0.45-0.8 GB header cost a build up to 1.5 s; GCC checks a header's validity
+    itself (the builder compiles again without it), so a header entry is checked by size."""
+    cache = BuildCache(tmp_path)
+    key = content_key("h")
+    stage = cache.staging("pch")
+    (stage / "torch_ext.h.gch").write_bytes(b"header bytes")
+    cache.publish("pch", key, stage)
+    (cache.path("pch", key) / "torch_ext.h.gch").write_bytes(b"HEADER BYTES")  # same size
+    assert cache.get("pch", key) is not None
+    (cache.path("pch", key) / "torch_ext.h.gch").write_bytes(b"torn")  # cut short
+    assert cache.get("pch", key) is None and cache.stats["corrupt"] == 1

@@ -190,6 +190,7 @@ class InlineBuilder:
     def __init__(self, cache_root: str | Path):
         self.cache = BuildCache(cache_root)
         self.log: dict[str, object] = {}  # what happened, for the worker's phases/flags
+        self.times: dict = {}  # where the last calls' time went (benchmarks/build_speed.py)
 
     # -- objects -------------------------------------------------------------
     def _pch(self, cxx: str, cflags: list[str], eager: bool = False, header: str = _PCH_HEADER) -> Path | None:
@@ -255,8 +256,10 @@ class InlineBuilder:
                            *flags, "--", *post, source)
 
     def compile_unit(self, kind: str, filename: str, source: str, cmd_prefix: list[str],
-                     flags: list[str], post: list[str], pch: Path | None = None) -> Path:
-        """Object file for one translation unit (cached); raises CompileError."""
+                     flags: list[str], post: list[str], pch=None) -> Path:
+        """Object file for one translation unit (cached); raises CompileError. `pch`: the
+        precompiled header's path, or a function giving it, asked only when the unit is
+        compiled (a cached unit does not look the header up)."""
         key = self.unit_key(kind, source, cmd_prefix, flags, post)
         hit = self.cache.get("obj", key)
         if hit is not None:
@@ -269,6 +272,9 @@ class InlineBuilder:
             hit = self.cache.get("obj", key)
             if hit is not None:
                 return hit / "unit.o"
+            t0 = time.perf_counter()
+            if callable(pch):
+                pch = pch()
             stage = self.cache.staging("obj")
             (stage / filename).write_text(source)
             base = [*cmd_prefix, *flags]
@@ -286,6 +292,7 @@ class InlineBuilder:
                 raise CompileError(out)
             (stage / filename).unlink()
             self.log.setdefault("compiled", []).append(kind)  # type: ignore[union-attr]
+            self.times.setdefault("unit_s", {})[kind] = round(time.perf_counter() - t0, 3)
             return self.cache.publish("obj", key, stage) / "unit.o"
 
     # -- the whole extension -------------------------------------------------
@@ -386,7 +393,7 @@ class InlineBuilder:
         def one(u):
             set_fingerprint(fingerprint)  # a pool thread: the caller's call
             kind, fname, src, prefix, fl, post, use_pch = u
-            pch = (self._pch(flags["cxx"], fl, header=_TYPES_HEADER if use_pch == "types" else _PCH_HEADER)
+            pch = ((lambda: self._pch(flags["cxx"], fl, header=_TYPES_HEADER if use_pch == "types" else _PCH_HEADER))
                    if use_pch else None)
             return self.compile_unit(kind, fname, src, prefix, fl, post, pch)
 
@@ -406,9 +413,11 @@ class InlineBuilder:
             if hit is not None:
                 return hit
             stage = self.cache.staging("so")
+            t0 = time.perf_counter()
             rc, out = _run([*cxx, *[str(o) for o in objects], *flags["ldflags"], "-o", f"{name}.so"], stage)
             if rc != 0:
                 raise CompileError(out)
+            self.times["link_s"] = round(time.perf_counter() - t0, 3)
             return self.cache.publish("so", key, stage, {"name": name})
 
 
@@ -479,6 +488,7 @@ def load_inline(name, cpp_sources, cuda_sources=None, sycl_sources=None, functio
     """Same signature and result as torch's; see the module docstring."""
     args = dict(locals())
     args.pop("unknown")
+    t0 = time.perf_counter()
     try:
         _defer_if_uncached(args, unknown)
         folder = build_only(**args, **unknown)
@@ -488,7 +498,11 @@ def load_inline(name, cpp_sources, cuda_sources=None, sycl_sources=None, functio
         return _fallback(args, unknown, str(exc))
     import torch.utils.cpp_extension as ce
 
+    t1 = time.perf_counter()
     module = ce._import_module_from_library(name, str(folder), True)
+    if _BUILDER is not None:  # where a call's time went (benchmarks/build_speed.py)
+        _BUILDER.times["call_build_s"] = round(t1 - t0, 3)
+        _BUILDER.times["call_import_s"] = round(time.perf_counter() - t1, 3)
     # registered like any imported extension (torch's build path leaves it in sys.modules too)
     sys.modules.setdefault(name, module)
     return module
@@ -564,8 +578,10 @@ def build_only(name, cpp_sources, cuda_sources=None, sycl_sources=None, function
     use_cuda = bool(cuda_cu) if with_cuda is None else bool(with_cuda)
     if use_cuda and cuda_cu is None:
         raise Unsupported("with_cuda=True without CUDA sources")
+    t0 = time.perf_counter()
     flags = torch_flags(name, use_cuda, extra_cflags, extra_cuda_cflags, extra_ldflags, extra_include_paths)
     flags["fingerprint"] = _include_dirs_id(extra_include_paths)
+    _BUILDER.times["flags_s"] = round(time.perf_counter() - t0, 3)
     set_fingerprint(flags.get("fingerprint", ""))
     return _BUILDER.build(name, main_cpp, cuda_cu, flags)
 
@@ -598,6 +614,10 @@ def install(cache_root: str | Path, merge: bool | None = None, slim: bool | None
 
 def builder_log() -> dict:
     return dict(_BUILDER.log) if _BUILDER is not None else {}
+
+
+def builder_times() -> dict:
+    return dict(_BUILDER.times) if _BUILDER is not None else {}
 
 
 def _pch_main(argv: list[str]) -> None:
