@@ -469,23 +469,3 @@ def test_a_binding_object_that_failed_sends_later_builds_to_torchs_units_at_once
     second.build("ext_cu", main2, cuda2, CUDA_FLAGS)
     assert second.log["slim"] is False and sorted(c for c in unit_tools if c) == ["unit.cpp"]  # the merged unit only
 
-
-def test_the_link_uses_gold_where_present_and_the_default_linker_when_gold_refuses(tmp_path, unit_tools, monkeypatch):
-    from kernelmill.verify import inline_build
-
-    monkeypatch.setattr(inline_build, "_fast_linker", lambda: ("-fuse-ld=gold",))
-    links = []
-    real = inline_build._run
-
-    def run(cmd, cwd):
-        if "-o" in cmd and cmd[cmd.index("-o") + 1].endswith(".so"):
-            links.append(cmd)
-            if "-fuse-ld=gold" in cmd:
-                return 1, "gold: error: refused"
-        return real(cmd, cwd)
-
-    monkeypatch.setattr(inline_build, "_run", run)
-    main, cuda = assemble("ext_cu", DECL, CU, ["twice_cuda"])
-    folder = inline_build.InlineBuilder(tmp_path).build("ext_cu", main, cuda, CUDA_FLAGS)
-    assert (folder / "ext_cu.so").exists()
-    assert ["-fuse-ld=gold" in c for c in links] == [True, False]  # gold first, then torch's own command

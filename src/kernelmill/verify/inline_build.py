@@ -321,7 +321,7 @@ class InlineBuilder:
         # `functions=`: the candidate's code against torch/types.h, the binding made once per
         # signature list (slim_units.py); its own .so in the cache
         slim = _slim_plan(name, main_cpp, split, flags) if _SLIM else None
-        key = content_key("so", _env_id(), name, *flags["ldflags"], *_fast_linker(), *[u[2] for u in units],
+        key = content_key("so", _env_id(), name, *flags["ldflags"], *[u[2] for u in units],
                           *[" ".join(u[3] + u[4] + u[5]) for u in units], *(["slim"] if slim else []))
         hit = self.cache.get("so", key)
         if hit is not None:
@@ -414,29 +414,13 @@ class InlineBuilder:
                 return hit
             stage = self.cache.staging("so")
             t0 = time.perf_counter()
-            link = [*cxx, *[str(o) for o in objects], *flags["ldflags"], "-o", f"{name}.so"]
-            rc, out = _run([*link, *_fast_linker()], stage) if _fast_linker() else (1, "")
-            if rc != 0:  # torch's own link command (no gold here, or gold refused it)
-                rc, out = _run(link, stage)
+            # torch's link command: GNU gold linked 2.4x faster on the CPU machine but slower on the
+            # GPU machine (0.54 s against 0.45 s, docs/benchmarks.md, issue 14, sixteenth session)
+            rc, out = _run([*cxx, *[str(o) for o in objects], *flags["ldflags"], "-o", f"{name}.so"], stage)
             if rc != 0:
                 raise CompileError(out)
             self.times["link_s"] = round(time.perf_counter() - t0, 3)
             return self.cache.publish("so", key, stage, {"name": name})
-
-
-@functools.lru_cache(maxsize=1)
-def _fast_linker() -> tuple[str, ...]:
-    """``-fuse-ld=gold`` where GNU gold is installed, else nothing (the compiler's default
-    linker, as torch links). Why: a slim build's link against torch's libraries took
-    0.33-0.53 s with ld.bfd on the GPU machine, ~15% of its cold build; gold links the same
-    objects against the same libraries in 0.17 s against 0.38-0.52 s (docs/benchmarks.md,
-    issue 14). The shared object's symbols and dependencies are the same; a link gold
-    refuses is done again with the default linker. ``KERNELMILL_LINKER=default`` turns it off."""
-    import shutil
-
-    if os.environ.get("KERNELMILL_LINKER", "") == "default" or shutil.which("ld.gold") is None:
-        return ()
-    return ("-fuse-ld=gold",)
 
 
 _MERGE = True  # binding and host units may compile as one (install(merge=...), VerifyConfig.merge_units)
