@@ -287,25 +287,8 @@ CUDA_FLAGS = {"cxx": "c++", "cflags": ["-DTORCH_EXTENSION_NAME=ext_cu", "-std=c+
 
 
 @pytest.fixture
-def unit_tools(monkeypatch):
-    """A compiler stand-in that writes its output and fails on a unit holding FAIL_ME;
-    returns the list of (unit file, flags) compiled."""
-    from kernelmill.verify import inline_build
-
-    calls = []
-
-    def run(cmd, cwd):
-        src = next((c for c in cmd if c.endswith((".cpp", ".cu"))), None)
-        calls.append(src)
-        if src and "FAIL_ME" in (cwd / src).read_text():
-            return 1, f"{src}: error: FAIL_ME"
-        (cwd / cmd[cmd.index("-o") + 1]).write_bytes(b"obj")
-        return 0, ""
-
-    monkeypatch.setattr(inline_build, "_run", run)
-    monkeypatch.setattr(inline_build, "tool_id", lambda tool: tool)
-    monkeypatch.setattr(inline_build, "_PCH_AFTER_USES", 10 ** 6)
-    return calls
+def unit_tools(unit_compiler):
+    return unit_compiler  # conftest.py: writes its output, fails on a unit holding FAIL_ME
 
 
 def test_the_builder_compiles_a_cuda_extension_as_kernel_slim_binding_and_entry_point(tmp_path, unit_tools):

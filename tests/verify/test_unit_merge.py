@@ -91,23 +91,10 @@ FLAGS = {"cxx": "c++", "cflags": ["-DTORCH_EXTENSION_NAME=m", "-std=c++17"], "po
 
 
 @pytest.fixture
-def fake_tools(monkeypatch):
-    """A compiler stand-in: writes its output, fails on a unit whose text holds FAIL_ME."""
-    calls = []
-
-    def run(cmd, cwd):
-        src = next((c for c in cmd if c.endswith((".cpp", ".cu"))), None)
-        calls.append(src)
-        if src and "FAIL_ME" in (cwd / src).read_text():
-            return 1, f"{src}: error: FAIL_ME"
-        (cwd / cmd[cmd.index("-o") + 1]).write_bytes(b"obj")
-        return 0, ""
-
-    monkeypatch.setattr(inline_build, "_run", run)
-    monkeypatch.setattr(inline_build, "tool_id", lambda tool: tool)
-    monkeypatch.setattr(inline_build, "_PCH_AFTER_USES", 10 ** 6)  # no header builds here
-    monkeypatch.setattr(inline_build, "_SLIM", False)  # torch's units (the slim path: test_slim_units.py)
-    return calls
+def fake_tools(unit_compiler, monkeypatch):
+    """conftest.py's compiler stand-in (fails on a unit holding FAIL_ME), torch's units only."""
+    monkeypatch.setattr(inline_build, "_SLIM", False)  # the slim path: test_slim_units.py
+    return unit_compiler
 
 
 def _build(tmp_path, main, cuda):
