@@ -26,11 +26,15 @@ copied over, built once). ``--parallel N`` adds a batch pass per mode: every can
 cold build at once, N processes at a time, as a verification run's build workers do;
 its wall and the median build under that load are reported. ``--stock-limit K`` measures
 torch's own load_inline on the first K candidates only (it takes 30-90 s each);
-``--alone-limit K`` the one-at-a-time pass on the first K. ``--slim both`` measures the
-cached builder with a C++ extension's own code compiled against torch/types.h and its
-binding shared per signature list (verify/slim_units.py; the default) and without
+``--alone-limit K`` the one-at-a-time pass on the first K (``--warm-limit K``: the warm
+measurement on the first K only). ``--slim both`` measures the cached builder with an
+extension's own C++ code (a CUDA extension's host code) compiled against torch/types.h and
+its binding shared per signature list (verify/slim_units.py; the default) and without
 (`noslim_*`); a candidate's `sigbind` says whether its binding object was compiled (the
-first of its signature list) or reused.
+first of its signature list) or reused. Each row also says where the build's time went
+(`unit_s` per unit, `link_s`; inline_build.InlineBuilder.times). ``--cpu-emulate
+CUDA_HOME`` builds the CUDA candidates on a machine without a GPU against a CPU torch (the
+build paths checked; torch's load_inline skipped, it cannot link there).
 
     python benchmarks/build_speed.py --corpus benchmarks/corpus_llm/candidates --merge both \
         --parallel 16 --alone-limit 12 --stock-limit 3 --out build_merge.json
