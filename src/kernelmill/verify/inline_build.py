@@ -318,8 +318,8 @@ class InlineBuilder:
                 units.append(("host", "host.cpp", split.host_unit, cxx, host_flags(flags["cuda_cflags"]),
                               flags["post_cflags"], True))
                 self.log["cuda_split"] = True
-        # `functions=`: the candidate's code against torch/types.h, the binding made once per
-        # signature list (slim_units.py); its own .so in the cache
+        # bindings torch generates (or the candidate wrote, by name): its code against
+        # torch/types.h, the binding made once per signature list (slim_units.py); its own .so
         slim = _slim_plan(name, main_cpp, split, flags) if _SLIM else None
         key = content_key("so", _env_id(), name, *flags["ldflags"], *[u[2] for u in units],
                           *[" ".join(u[3] + u[4] + u[5]) for u in units], *(["slim"] if slim else []))
@@ -424,7 +424,7 @@ class InlineBuilder:
 
 
 _MERGE = True  # binding and host units may compile as one (install(merge=...), VerifyConfig.merge_units)
-_SLIM = True  # C++ extensions may compile as slim units (slim_units.py; install(slim=...), VerifyConfig.slim_units)
+_SLIM = True  # extensions may compile as slim units (slim_units.py; install(slim=...), VerifyConfig.slim_units)
 
 
 def _slim_plan(name: str, main_cpp: str, split, flags: dict):
