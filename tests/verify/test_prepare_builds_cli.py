@@ -27,7 +27,11 @@ def test_prepare_builds_for_the_samples_flag_sets(tmp_path, monkeypatch, fake_co
     assert res.exit_code == 0, res.output
     report = json.loads(res.stdout.strip().splitlines()[-1])
     assert report["sets"] and all(s["ready"] for s in report["sets"])
-    assert calls and all("c++-header" in c for c in calls)
+    # the headers, then the slim path's binding objects of the samples' signature lists
+    assert report["bindings"]["built"] >= 1 and report["bindings"]["failed"] == 0
+    headers = [c for c in calls if "c++-header" in c]
+    assert headers and len(calls) == len(headers) + report["bindings"]["built"]
+    assert "binding objects:" in res.stderr
     # a build of those candidates finds each header without building one
     n = len(calls)
     builder = inline_build.InlineBuilder(tmp_path / "cache" / "build")
