@@ -38,6 +38,11 @@ code in one unit compiled with the host unit's flags (declarations after the
 definitions they declare change nothing; one that declares something else leaves the
 signature unread and the path unused); otherwise ``main.cpp``'s code and the host unit
 are two units. Code that names pybind11 or Python's API does not take the path.
+
+A module the candidate wrote (``PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)`` in either
+source, no ``functions=``) takes it too when it does nothing but bind functions by name
+(``m.def("name", &fn)``, a doc optional): its functions are bound bare, as it bound
+them, under its names (`_written_module`).
 """
 
 from __future__ import annotations
