@@ -81,7 +81,7 @@ def main() -> None:
     import torch
     from torch.utils.cpp_extension import load_inline
 
-    from kernelmill.verify.inline_build import assemble, torch_flags
+    from kernelmill.verify.inline_build import assemble, torch_flags, unnamed
     from kernelmill.verify.slim_units import plan
 
     root = Path(tempfile.mkdtemp(prefix="km-binding-"))
@@ -95,7 +95,7 @@ def main() -> None:
 
     fl = torch_flags("km_proto_ext", False, [], [], [], [])
     cxx, cflags, post, ldflags = shlex.split(fl["cxx"]), fl["cflags"], fl["post_cflags"], fl["ldflags"]
-    shared = [f for f in cflags if not f.startswith("-DTORCH_EXTENSION_NAME=")]  # the binding's: no module name
+    shared = unnamed(cflags)  # the binding's: no module name
 
     # 3. once per machine (and per signature list for the binding object), timed apart
     once = _mk(root / "once")

@@ -45,9 +45,10 @@ def verify_command(
     merge_units: bool = typer.Option(True, help="Let the fast builder compile a split CUDA extension's binding and "
                                                 "host code as one unit where that provably keeps the meaning (half "
                                                 "the CPU of a cold build; docs/ARCHITECTURE.md)."),
-    slim_units: bool = typer.Option(True, help="Let the fast builder compile a C++ extension's own code against "
-                                               "torch/types.h and reuse one pybind11 binding object per signature "
-                                               "list (a cold build in ~3 s instead of ~12 s; verify/slim_units.py)."),
+    slim_units: bool = typer.Option(True, help="Let the fast builder compile an extension's own C++ code (a CUDA "
+                                               "extension's host code) against torch/types.h and reuse one pybind11 "
+                                               "binding object per signature list (a cold CUDA build in ~3 s instead "
+                                               "of ~12 s on an H200; verify/slim_units.py)."),
     guards: str = typer.Option("standard", help="Reward-hacking guards: off, standard or strict (docs/guards.md)."),
     fallback: str = typer.Option("reject", help="Candidates that fall back to PyTorch: reject, flag or allow."),
     build_standby: int = typer.Option(-1, help="Build processes started ahead (torch and the builder imported), so a "

@@ -157,14 +157,11 @@ def prepare_bindings(cache_root: str | Path, bindings: list[tuple[Spec, str]]) -
             fl = torch_flags("kernelmill_pch_probe", cuda, list(cflags), list(cuda_cflags), None, None)
         except Unsupported:
             return "failed"
-        cxx = shlex.split(fl["cxx"])
-        shared = [f for f in fl["cflags"] if not f.startswith("-DTORCH_EXTENSION_NAME=")]
-        key = builder.unit_key("sigbind", text, cxx, shared, fl["post_cflags"])
-        if builder.cache.get("obj", key) is not None:
+        kind, fname, src, cxx, shared, post, _p = inline_build.sigbind_unit(text, fl, shlex.split(fl["cxx"]))
+        if builder.cache.get("obj", builder.unit_key(kind, src, cxx, shared, post)) is not None:
             return "cached"
         try:
-            builder.compile_unit("sigbind", "bind.cpp", text, cxx, shared, fl["post_cflags"],
-                                 builder._pch(fl["cxx"], shared))
+            builder.compile_unit(kind, fname, src, cxx, shared, post, lambda: builder._pch(fl["cxx"], shared))
             return "built"
         except inline_build.CompileError as exc:
             errors.append(str(exc)[-600:])
@@ -206,21 +203,19 @@ def default_flag_sets(with_cuda: bool, merged: bool = True) -> list[tuple[str, l
 
 def prepare_pch(cache_root: str | Path, specs: list[Spec], merged: bool = True, slim: bool = True) -> dict:
     """Build the precompiled headers for these flag sets (in parallel); returns
-    what happened per set. Already built: nothing to do. `slim`: C++ flag sets
-    also get torch/types.h precompiled (the slim units', slim_units.py)."""
+    what happened per set. Already built: nothing to do. `slim`: torch/types.h
+    precompiled too, for the slim units' flag sets (slim_units.py)."""
     builder = InlineBuilder(cache_root)
     inline_build.set_fingerprint("")  # these calls have no user include folders
     sets: dict[str, tuple[str, list[str], str]] = {}
     try:
         for spec in specs:
             for cxx, fl in flag_sets(spec, merged):
-                named = [f for f in fl if not f.startswith("-DTORCH_EXTENSION_NAME=")]
-                sets.setdefault(json.dumps([cxx, named]), (cxx, fl, inline_build._PCH_HEADER))
+                sets.setdefault(json.dumps([cxx, inline_build.unnamed(fl)]), (cxx, fl, inline_build._PCH_HEADER))
             # the slim units' torch/types.h (slim_units.py): for the binding unit's flags and,
             # with CUDA, the host unit's (the declarations compile with either)
             for cxx, fl in (flag_sets(spec, merged=False) if slim else []):
-                named = [f for f in fl if not f.startswith("-DTORCH_EXTENSION_NAME=")]
-                sets.setdefault(json.dumps([cxx, named, "types"]), (cxx, fl, inline_build._TYPES_HEADER))
+                sets.setdefault(json.dumps([cxx, inline_build.unnamed(fl), "types"]), (cxx, fl, inline_build._TYPES_HEADER))
     except Unsupported as exc:
         return {"error": str(exc)}
     sets = list(sets.values())

@@ -63,8 +63,9 @@ class VerifyConfig:
     # the fast builder compiles a split CUDA extension's binding and host units as one where
     # that provably keeps the meaning (verify/unit_merge.py); False: always the separate units
     merge_units: bool = True
-    # a C++ extension with functions= compiles its own code against torch/types.h and
-    # shares a binding object per signature list (verify/slim_units.py); False: torch's units
+    # an extension whose bindings are functions bound by name compiles its own C++ code
+    # against torch/types.h and shares a binding object per signature list
+    # (verify/slim_units.py); False: torch's units
     slim_units: bool = True
     executor: str = "local"  # local | ray
     address: str | None = None  # Ray cluster address for executor=ray (None: start or join a local one)

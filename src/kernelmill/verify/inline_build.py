@@ -48,6 +48,12 @@ _TYPES_HEADER = "#include <torch/types.h>\n"  # the slim units' header (slim_uni
 _PCH_AFTER_USES = int(os.environ.get("KERNELMILL_PCH_AFTER", "2"))
 
 
+def unnamed(flags: list[str]) -> list[str]:
+    """Flags without the module's name (``-DTORCH_EXTENSION_NAME=``): what a precompiled
+    header or a shared binding object is keyed and built with, so candidates share them."""
+    return [f for f in flags if not f.startswith("-DTORCH_EXTENSION_NAME=")]
+
+
 class Unsupported(Exception):
     """This call is not one we reproduce exactly: use torch's load_inline."""
 
@@ -201,7 +207,7 @@ class InlineBuilder:
         against 24-34 s for the others on an H100). `eager` builds it now, in this
         process, whatever the use count (`build_prepare.prepare_pch`). `header`: the
         header's text (torch/extension.h, or torch/types.h for the slim units)."""
-        flags = [f for f in cflags if not f.startswith("-DTORCH_EXTENSION_NAME=")]
+        flags = unnamed(cflags)
         key = content_key("pch", _env_id(), tool_id(cxx), *flags, *([] if header == _PCH_HEADER else [header]))
         entry = self.cache.get("pch", key)
         if entry is not None:
@@ -366,7 +372,7 @@ class InlineBuilder:
         holds its lock (compiling it: build_prepare at idle CPU priority, or another build),
         or it failed to compile before (a pybind11 this path does not know: no slim unit is
         compiled in vain)."""
-        _k, _f, src, prefix, fl, post, _p = _slim_units(plan, flags, cxx)[1]
+        _k, _f, src, prefix, fl, post, _p = sigbind_unit(plan.binding, flags, cxx)
         key = self.unit_key("sigbind", src, prefix, fl, post)
         if self.cache.get("obj", key) is not None:
             return False
@@ -447,19 +453,22 @@ def _slim_units(plan, flags: dict, cxx: list[str], units: list | None = None) ->
     signature list's binding (the binding unit's flags less the module name, so
     candidates share its object), the module's entry point (no header), and of torch's
     `units` the CUDA kernel unit (nvcc) as it is."""
-    fl, post = flags["cflags"], flags["post_cflags"]
-    shared = [f for f in fl if not f.startswith("-DTORCH_EXTENSION_NAME=")]
-    out = [("slim", "slim.cpp", plan.slim, cxx, fl, post, "types"),
-           ("sigbind", "bind.cpp", plan.binding, cxx, shared, post, True),
-           ("shim", "shim.cpp", plan.shim, cxx, ["-fPIC"], [], False)]
-    if plan.merged or plan.host is not None:
-        from .cuda_split import host_flags
+    from .cuda_split import host_flags
 
-        host = host_flags(flags["cuda_cflags"])  # the split's host unit's flags (as `build` gives them)
-        out[0] = ("slim", "slim.cpp", plan.slim, cxx, host if plan.merged else fl, post, "types")
-        if plan.host is not None:
-            out.append(("slimhost", "host.cpp", plan.host, cxx, host, post, "types"))
+    fl, post = flags["cflags"], flags["post_cflags"]
+    host = host_flags(flags["cuda_cflags"]) if "cuda_cflags" in flags else fl  # the split's host unit's, as `build` has them
+    out = [("slim", "slim.cpp", plan.slim, cxx, host if plan.merged else fl, post, "types"),
+           sigbind_unit(plan.binding, flags, cxx),
+           ("shim", "shim.cpp", plan.shim, cxx, ["-fPIC"], [], False)]
+    if plan.host is not None:
+        out.append(("slimhost", "host.cpp", plan.host, cxx, host, post, "types"))
     return out + [u for u in units or [] if u[0] in ("kernel", "cuda")]
+
+
+def sigbind_unit(binding: str, flags: dict, cxx: list[str]) -> tuple:
+    """The slim path's binding unit: the binding unit's flags less the module's name, so
+    every candidate with the signature list (and flag set) shares its object."""
+    return ("sigbind", "bind.cpp", binding, cxx, unnamed(flags["cflags"]), flags["post_cflags"], True)
 
 
 def _merged_units(units: list) -> list | None:
@@ -598,7 +607,7 @@ def _fallback(args: dict, unknown: dict, reason: str):
 def install(cache_root: str | Path, merge: bool | None = None, slim: bool | None = None) -> InlineBuilder:
     """Route ``torch.utils.cpp_extension.load_inline`` to the cached builder
     (in this process only; called by the worker before the candidate is imported).
-    `merge`: whether binding and host units may compile as one; `slim`: whether a C++
+    `merge`: whether binding and host units may compile as one; `slim`: whether an
     extension may compile as slim units (slim_units.py); None: as it was."""
     global _ORIGINAL, _BUILDER, _MERGE, _SLIM
     if merge is not None:
