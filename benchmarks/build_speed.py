@@ -32,7 +32,9 @@ extension's own C++ code (a CUDA extension's host code) compiled against torch/t
 its binding shared per signature list (verify/slim_units.py; the default) and without
 (`noslim_*`); a candidate's `sigbind` says whether its binding object was compiled (the
 first of its signature list) or reused. Each row also says where the build's time went
-(`unit_s` per unit, `link_s`; inline_build.InlineBuilder.times). ``--cpu-emulate
+(`unit_s` per unit, `link_s`; inline_build.InlineBuilder.times). ``--link both`` also
+measures the cached builder linking against torch's real libraries (`torchlink_*`) beside
+the default, which names them through stubs (verify/link_stubs.py). ``--cpu-emulate
 CUDA_HOME`` builds the CUDA candidates on a machine without a GPU against a CPU torch (the
 build paths checked; torch's load_inline skipped, it cannot link there).
 
@@ -73,7 +75,8 @@ if mode.startswith("ours"):
             f["ldflags"] = [x for x in f["ldflags"] if x not in ("-lc10_cuda", "-ltorch_cuda")]  # a CPU torch has none
             return f
         inline_build.torch_flags = _cpu_flags
-    inline_build.install(cache, merge=mode != "ours-apart", slim=mode != "ours-noslim")
+    inline_build.install(cache, merge=mode != "ours-apart", slim=mode != "ours-noslim",
+                         stub_link=mode != "ours-torchlink")
 t = time.perf_counter()
 err = None
 try:
@@ -134,6 +137,9 @@ def main() -> None:
                     help="the cached builder with unit merging on, off, or both (each in its own cache)")
     ap.add_argument("--slim", choices=["on", "off", "both"], default="on",
                     help="the cached builder with slim units (C++ extensions: slim_units.py) on, off, or both")
+    ap.add_argument("--link", choices=["stubs", "torch", "both"], default="stubs",
+                    help="link against stubs of torch's libraries (verify/link_stubs.py; the default), torch's "
+                         "real libraries, or both (each in its own cache)")
     ap.add_argument("--parallel", type=int, default=0, help="also a batch pass per mode, N builds at a time")
     ap.add_argument("--stock-limit", type=int, default=0, help="torch's load_inline on the first K candidates only")
     ap.add_argument("--limit", type=int, default=0)
@@ -147,6 +153,7 @@ def main() -> None:
                     help="no GPU here: build the CUDA candidates against this CPU torch with the CUDA toolkit at "
                          "CUDA_HOME (sm_90; torch's CUDA libraries left out of the link), to check the build "
                          "paths; torch's load_inline is skipped (it cannot link); timings are this machine's")
+    ap.add_argument("--work", help="keep the caches in this folder (default: a temporary one, removed)")
     ap.add_argument("--out", default="build_speed.json")
     args = ap.parse_args()
     lang = "cpp" if args.cpp else "cuda"
@@ -159,6 +166,10 @@ def main() -> None:
     modes += {"on": [], "off": ["ours-noslim"], "both": ["ours-noslim"]}[args.slim]
     if args.slim == "off":
         modes = [m for m in modes if m != "ours"] or ["ours-noslim"]
+    if args.link != "stubs":
+        modes += ["ours-torchlink"]
+        if args.link == "torch":
+            modes = [m for m in modes if m != "ours"]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
     if args.cpu_emulate:
         env.update(KM_EMULATE_CUDA_HOME=args.cpu_emulate, TORCH_CUDA_ARCH_LIST="9.0")
@@ -171,7 +182,7 @@ def main() -> None:
 
         major, minor = torch.cuda.get_device_capability()
         env["TORCH_CUDA_ARCH_LIST"] = f"{major}.{minor}"
-    work = Path(tempfile.mkdtemp(prefix="km-buildspeed-"))
+    work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="km-buildspeed-"))
     ours_cache = str(work / "ours")
     rows = []
     prepare = None
@@ -197,9 +208,11 @@ def main() -> None:
         prepare = {"seconds": round(time.perf_counter() - t0, 2), "out": (res.stdout + res.stderr)[-500:]}
         print(json.dumps({"ours_pch_prepare": prepare}), flush=True)
     def fresh_cache(folder: str) -> str:
-        """An empty cache but for the precompiled headers (copied, not rebuilt)."""
-        if os.path.isdir(os.path.join(ours_cache, "pch")):
-            shutil.copytree(os.path.join(ours_cache, "pch"), os.path.join(folder, "pch"))
+        """An empty cache but for what the preparation made: the precompiled headers and the
+        binding objects (copied, not rebuilt)."""
+        for kind in ("pch", "obj"):
+            if os.path.isdir(os.path.join(ours_cache, kind)):
+                shutil.copytree(os.path.join(ours_cache, kind), os.path.join(folder, kind))
         return folder
 
     caches = {m: ours_cache if i == 0 else fresh_cache(str(work / m)) for i, m in enumerate(modes)}
@@ -217,14 +230,14 @@ def main() -> None:
             row["stock_cold"] = measure("stock", f, "", e)
             row["stock_warm"] = measure("stock", f, "", e)
         for m in modes:
-            key = {"ours": "ours", "ours-apart": "apart", "ours-noslim": "noslim"}[m]
+            key = {"ours": "ours", "ours-apart": "apart", "ours-noslim": "noslim", "ours-torchlink": "torchlink"}[m]
             row[f"{key}_cold"] = measure(m, f, caches[m], env)
             if not args.warm_limit or i < args.warm_limit:
                 row[f"{key}_warm"] = measure(m, f, caches[m], env)
         rows.append(row)
         print(json.dumps({k: (v if isinstance(v, str) else {
             **{kk: (round(vv, 3) if isinstance(vv, float) else vv) for kk, vv in v.items() if kk != "log"},
-            **{kk: v["log"][kk] for kk in ("slim", "merged", "compiled", "flags_s", "compile_s", "unit_s", "link_s",
+            **{kk: v["log"][kk] for kk in ("slim", "merged", "link_stubs", "compiled", "flags_s", "compile_s", "unit_s", "link_s",
                                             "call_build_s", "call_import_s") if kk in v.get("log", {})}})
             for k, v in row.items()}), flush=True)
 
@@ -234,10 +247,10 @@ def main() -> None:
 
     summary = {k: {"median_build_s": med(k), "median_process_s": med(k, "process_s")}
                for k in ("stock_cold", "stock_warm", "ours_cold", "ours_warm", "apart_cold", "apart_warm",
-                         "noslim_cold", "noslim_warm")
+                         "noslim_cold", "noslim_warm", "torchlink_cold", "torchlink_warm")
                if any(k in r for r in rows)}
     if summary.get("stock_cold", {}).get("median_build_s"):
-        for k in ("ours_cold", "apart_cold", "noslim_cold"):
+        for k in ("ours_cold", "apart_cold", "noslim_cold", "torchlink_cold"):
             if summary.get(k, {}).get("median_build_s"):
                 # the same candidates on both sides: those stock was measured on
                 same = [r for r in rows if "stock_cold" in r and not r["stock_cold"].get("error") and not r[k].get("error")]
@@ -253,7 +266,8 @@ def main() -> None:
     summary["n"] = len(rows)
     print(json.dumps(summary, indent=1))
     Path(args.out).write_text(json.dumps({"summary": summary, "rows": rows}, indent=1))
-    shutil.rmtree(work, ignore_errors=True)
+    if not args.work:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -46,6 +46,13 @@ def test_cold_build_gives_a_working_module(built):
     assert out["value"] == [2.0, 2.0, 2.0] and out["log"]["warm"] is False
     # a C++ extension with functions=: its code, the shared binding, the entry point (slim_units.py)
     assert sorted(out["log"]["compiled"]) == ["shim", "sigbind", "slim"] and out["log"]["slim"] is True
+    # linked against stubs of torch's libraries (link_stubs.py): the module names the real ones
+    cache, _ = built
+    assert out["log"]["link_stubs"] is True
+    so = next(cache.glob("so/*/*/km_twice.so"))
+    needed = [ln.split("[")[1].rstrip("]") for ln in subprocess.run(["readelf", "-d", str(so)], capture_output=True,
+              text=True).stdout.splitlines() if "(NEEDED)" in ln]
+    assert {"libc10.so", "libtorch_cpu.so", "libtorch_python.so"} <= set(needed)
 
 
 def test_same_source_in_another_process_compiles_nothing(built):

@@ -25,6 +25,8 @@ def test_prepare_builds_once_and_the_lazy_path_then_uses_it(tmp_path, fake_compi
     # a C++ flag set: torch/extension.h, and torch/types.h for the slim units (slim_units.py)
     assert [s["ready"] for s in first["sets"]] == [True, True]
     assert len(fake_compiler) == 2 and all("c++-header" in c for c in fake_compiler)
+    # and the link's stubs of torch's libraries (link_stubs.py), so no build makes them
+    assert {p.name for p in tmp_path.glob("stub/*/*/*.so")} >= {"libc10.so", "libtorch_cpu.so", "libtorch_python.so"}
     again = build_prepare.prepare_pch(tmp_path, [(False, (), ()), (False, (), ())])
     assert again["sets"][0]["ready"] and len(fake_compiler) == 2  # cached: no second build
     assert len(build_prepare.prepare_pch(tmp_path / "apart", [(False, (), ())], slim=False)["sets"]) == 1

@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -216,6 +217,9 @@ def prepare_pch(cache_root: str | Path, specs: list[Spec], merged: bool = True, 
             # with CUDA, the host unit's (the declarations compile with either)
             for cxx, fl in (flag_sets(spec, merged=False) if slim else []):
                 sets.setdefault(json.dumps([cxx, inline_build.unnamed(fl), "types"]), (cxx, fl, inline_build._TYPES_HEADER))
+            if inline_build._STUB_LINK:  # the link's stubs of torch's libraries (link_stubs.py), not by a build
+                link = torch_flags("kernelmill_pch_probe", spec[0], list(spec[1]), list(spec[2]), None, None)
+                builder.stubs.ldflags(link["ldflags"], shlex.split(link["cxx"]))
     except Unsupported as exc:
         return {"error": str(exc)}
     sets = list(sets.values())

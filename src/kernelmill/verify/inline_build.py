@@ -20,7 +20,9 @@ same compiler flags, only faster:
   without the torch headers and a host unit compiled by the host compiler with
   the precompiled header, when that split provably keeps the meaning; else the
   unit is compiled whole, as torch does;
-* units compile in parallel; the link is cached too.
+* units compile in parallel; the link is cached too, and names torch's own
+  libraries through empty stand-ins with their SONAMEs (`link_stubs`: ld reads no
+  0.4 GB symbol table; the import resolves against the loaded libraries as before).
 
 Anything this module does not handle exactly (``is_python_module=False``, SYCL,
 standalone builds, a machinery failure) goes to torch's ``load_inline``.
@@ -41,6 +43,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .buildcache import BuildCache, content_key
+from .link_stubs import LinkStubs
 
 _VERSION = "inline-build-1"
 _PCH_HEADER = "#include <torch/extension.h>\n"
@@ -195,6 +198,7 @@ def _run(cmd: list[str], cwd: Path) -> tuple[int, str]:
 class InlineBuilder:
     def __init__(self, cache_root: str | Path):
         self.cache = BuildCache(cache_root)
+        self.stubs = LinkStubs(self.cache)
         self.log: dict[str, object] = {}  # what happened, for the worker's phases/flags
         self.times: dict = {}  # where the last calls' time went (benchmarks/build_speed.py)
 
@@ -328,7 +332,8 @@ class InlineBuilder:
         # torch/types.h, the binding made once per signature list (slim_units.py); its own .so
         slim = _slim_plan(name, main_cpp, split, flags) if _SLIM else None
         key = content_key("so", _env_id(), name, *flags["ldflags"], *[u[2] for u in units],
-                          *[" ".join(u[3] + u[4] + u[5]) for u in units], *(["slim"] if slim else []))
+                          *[" ".join(u[3] + u[4] + u[5]) for u in units], *(["slim"] if slim else []),
+                          *(["stublink"] if _STUB_LINK else []))
         hit = self.cache.get("so", key)
         if hit is not None:
             self.log["warm"] = True
@@ -420,9 +425,16 @@ class InlineBuilder:
                 return hit
             stage = self.cache.staging("so")
             t0 = time.perf_counter()
-            # torch's link command: GNU gold linked 2.4x faster on the CPU machine but slower on the
-            # GPU machine (0.54 s against 0.45 s, docs/benchmarks.md, issue 14, sixteenth session)
-            rc, out = _run([*cxx, *[str(o) for o in objects], *flags["ldflags"], "-o", f"{name}.so"], stage)
+            # torch's link command, torch's libraries as stubs (link_stubs.py). GNU gold linked
+            # 2.4x faster on the CPU machine but slower on the GPU machine (0.54 s against 0.45 s,
+            # docs/benchmarks.md, issue 14, sixteenth session): the linker stays torch's
+            objs = [*cxx, *[str(o) for o in objects]]
+            stubbed = self.stubs.ldflags(flags["ldflags"], cxx) if _STUB_LINK else None
+            rc, out = _run([*objs, *(stubbed or flags["ldflags"]), "-o", f"{name}.so"], stage)
+            self.log["link_stubs"] = stubbed is not None and rc == 0
+            if rc != 0 and stubbed is not None:
+                self.log["link_stubs_error"] = out[-600:]
+                rc, out = _run([*objs, *flags["ldflags"], "-o", f"{name}.so"], stage)  # its errors are shown
             if rc != 0:
                 raise CompileError(out)
             self.times["link_s"] = round(time.perf_counter() - t0, 3)
@@ -430,6 +442,7 @@ class InlineBuilder:
 
 
 _MERGE = True  # binding and host units may compile as one (install(merge=...), VerifyConfig.merge_units)
+_STUB_LINK = True  # link against stubs of torch's libraries (link_stubs.py; install(stub_link=...))
 _SLIM = True  # extensions may compile as slim units (slim_units.py; install(slim=...), VerifyConfig.slim_units)
 
 
@@ -604,12 +617,16 @@ def _fallback(args: dict, unknown: dict, reason: str):
     return _ORIGINAL(**args, **unknown)
 
 
-def install(cache_root: str | Path, merge: bool | None = None, slim: bool | None = None) -> InlineBuilder:
+def install(cache_root: str | Path, merge: bool | None = None, slim: bool | None = None,
+            stub_link: bool | None = None) -> InlineBuilder:
     """Route ``torch.utils.cpp_extension.load_inline`` to the cached builder
     (in this process only; called by the worker before the candidate is imported).
     `merge`: whether binding and host units may compile as one; `slim`: whether an
-    extension may compile as slim units (slim_units.py); None: as it was."""
-    global _ORIGINAL, _BUILDER, _MERGE, _SLIM
+    extension may compile as slim units (slim_units.py); `stub_link`: whether the link
+    names torch's libraries through stubs (link_stubs.py); None: as it was."""
+    global _ORIGINAL, _BUILDER, _MERGE, _SLIM, _STUB_LINK
+    if stub_link is not None:
+        _STUB_LINK = bool(stub_link)
     if merge is not None:
         _MERGE = bool(merge)
     if slim is not None:
