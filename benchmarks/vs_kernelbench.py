@@ -313,7 +313,7 @@ def run_kernelmill(cands, args, results: dict, out: Path | None) -> None:
             env["KERNELMILL_CACHE"] = str(Path(args.work) / "km_cache")  # cold: a fresh build cache
         if args.prepare_headers:
             km["prepare_headers"] = prepare_headers([c.path.read_text(encoding="utf-8") for c in todo], env,
-                                                    apart="--no-merge-units" in args.kernelmill_arg)
+                                                    apart="--no-merge-units" in args.kernelmill_arg, samples=samples)
         print("$ " + " ".join(cmd), flush=True)
         t0 = time.perf_counter()
         rc = subprocess.run(cmd, env=env).returncode
@@ -328,10 +328,12 @@ def run_kernelmill(cands, args, results: dict, out: Path | None) -> None:
     save_results(out, results)
 
 
-def prepare_headers(codes: list[str], env: dict, apart: bool = False) -> dict:
-    """Build the precompiled headers of the candidates' flag sets into the cache that
-    kernelmill's run will use (`verify/build_prepare.py`, the step a run starts in the
-    background); returns its report and the seconds it took."""
+def prepare_headers(codes: list[str], env: dict, apart: bool = False, samples: Path | None = None) -> dict:
+    """Prepare the build cache kernelmill's run will use, as a user does once per machine:
+    `kernelmill prepare-builds SAMPLES` (the precompiled headers of the samples' flag sets
+    and the binding objects of their signature lists); with `apart` (unit merging off), the
+    headers for that mode by `verify/build_prepare.py` directly. Returns its report and the
+    seconds it took."""
     from kernelmill.verify.build_prepare import run_specs
     from kernelmill.verify.config import default_cache_dir
 
@@ -340,13 +342,17 @@ def prepare_headers(codes: list[str], env: dict, apart: bool = False) -> dict:
     # (build_prepare names the GPUs' architectures as the builds' environment does; before
     # the twelfth session it did not, and the "prepared" runs' headers were never used)
     build = str(Path(cache) / "build")
+    if samples is not None and not apart:
+        cmd = kernelmill_command() + ["prepare-builds", str(samples)]
+    else:
+        cmd = [sys.executable, "-m", "kernelmill.verify.build_prepare", build, "--specs", json.dumps(specs)] + (
+            ["--apart"] if apart else [])
     t0 = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "kernelmill.verify.build_prepare", build, "--specs", json.dumps(specs)]
-                       + (["--apart"] if apart else []), env=env, capture_output=True, text=True)
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True)
     report = {"specs": len(specs), "seconds": round(time.perf_counter() - t0, 2), "exit": r.returncode,
-              "report": r.stdout.strip()[-2000:], "stderr": r.stderr.strip()[-1000:]}
-    print(f"kernelmill: precompiled headers for {len(specs)} flag sets in {report['seconds']:.0f} s "
-          f"(exit {r.returncode})", flush=True)
+              "command": " ".join(cmd[-2:]), "report": r.stdout.strip()[-2000:], "stderr": r.stderr.strip()[-1000:]}
+    print(f"kernelmill: build cache prepared ({' '.join(cmd[-2:])}) for {len(specs)} flag sets in "
+          f"{report['seconds']:.0f} s (exit {r.returncode})", flush=True)
     return report
 
 
@@ -461,8 +467,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warm-cache", action="store_true", help="let kernelmill use its usual build cache instead of a fresh one")
     ap.add_argument("--work", type=Path, default=None, help="scratch folder (build dirs, logs, task folder); default: next to --out or a temp dir")
     ap.add_argument("--prepare-headers", action="store_true",
-                    help="before kernelmill's timed run, build the precompiled torch headers of every flag set the "
-                         "candidates use into its (cold) build cache, timed apart: a once-per-machine step, so the "
+                    help="before kernelmill's timed run, `kernelmill prepare-builds` on the candidates (the "
+                         "precompiled torch headers of their flag sets, the binding objects of their signature "
+                         "lists) into its (cold) build cache, timed apart: a once-per-machine step, so the "
                          "candidates' cold builds are measured without it")
     ap.add_argument("--kernelmill-arg", action="append", default=[], help="extra argument for kernelmill verify (repeatable)")
     args = ap.parse_args(argv)
