@@ -8,9 +8,9 @@ if [ -f /tmp/res_s17/kb.json ]; then echo "kb.json: this machine's (call 3)"; cp
 timeout 400 python3 benchmarks/vs_kernelbench.py --device cuda --kernelbench .kb --only $S --skip-kernelbench --resume --prepare-headers --out $R/kmp.json --markdown $R/kmp.md 2>&1 | grep -E "^verify:|Ratio|Verdicts|prepared"
 python3 benchmarks/phase_table.py $R/kmp.verdicts.jsonl 2>&1 | tee $R/phase_table_prepared.txt | grep -E "^(build_s|run_wall|guard share|timeline)"
 python3 -c "
-import json,statistics as st
-v=[json.loads(l) for l in open('$R/kmp.verdicts.jsonl')]
-for x in v:
-    ph=x.get('phases') or {}; print(x.get('sample_id'), x.get('status'), ph.get('build_s'), (x.get('build') or {}).get('slim') if isinstance(x.get('build'),dict) else '')
+import json
+for l in open('$R/kmp.verdicts.jsonl'):
+    v=json.loads(l); b=(v.get('measurement') or {}).get('build') or {}
+    print(v['sample_id'][:50], v['status'], b.get('compile_s'), b.get('slim'), b.get('compiled'), b.get('reused'))
 "
 rm -rf $R/kmp.work; date
