@@ -239,7 +239,9 @@ class InlineBuilder:
             if rc != 0:
                 self.log["pch_error"] = out[-500:]
                 return None
-            entry = self.cache.publish("pch", key, stage)
+            # what the key was made of, for telling why a prepared header was not found
+            entry = self.cache.publish("pch", key, stage, {"env": _env_id(), "cxx": cxx, "flags": flags,
+                                                           "header": header})
             self.log["pch_built"] = True
         return entry / "torch_ext.h"
 
@@ -303,7 +305,9 @@ class InlineBuilder:
             (stage / filename).unlink()
             self.log.setdefault("compiled", []).append(kind)  # type: ignore[union-attr]
             self.times.setdefault("unit_s", {})[kind] = round(time.perf_counter() - t0, 3)
-            return self.cache.publish("obj", key, stage) / "unit.o"
+            # what the key was made of, for telling why a prepared object was not found
+            return self.cache.publish("obj", key, stage, {"kind": kind, "env": _env_id(),
+                                                          "command": [*base, *post]}) / "unit.o"
 
     # -- the whole extension -------------------------------------------------
     def build(self, name: str, main_cpp: str, cuda_cu: str | None, flags: dict, compile: bool = True) -> Path | None:
