@@ -9,6 +9,7 @@ on, and whether its timings mean anything there. Adding a language is adding a
 from __future__ import annotations
 
 import importlib.util
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,8 +45,14 @@ class Backend:
         if self.compiles_extension:
             env["TORCH_EXTENSIONS_DIR"] = str(ext_dir)
             env["MAX_JOBS"] = str(build_jobs)
-            if cuda_arch:
-                env["TORCH_CUDA_ARCH_LIST"] = cuda_arch  # compile only for the GPU present
+            # compile only for the GPU present, unless the user named the architectures: torch's
+            # load_inline honours TORCH_CUDA_ARCH_LIST (e.g. "9.0a" for Hopper-only instructions),
+            # and `kernelmill prepare-builds` keys what it makes by the same value
+            # (build_prepare.builds_arch_env; seventeenth session: a machine with "9.0a" set found
+            # none of the prepared headers while runs overrode it with "9.0")
+            arch = os.environ.get("TORCH_CUDA_ARCH_LIST") or cuda_arch
+            if arch:
+                env["TORCH_CUDA_ARCH_LIST"] = arch
         if self.name == "triton":
             env["TRITON_CACHE_DIR"] = str(cache_dir / "triton")
             if device == "cpu" and self.interpreter_on_cpu:

@@ -323,7 +323,8 @@ def main(argv: list[str] | None = None) -> None:
 
 def builds_arch_env() -> None:
     """Name the visible GPUs' architectures in TORCH_CUDA_ARCH_LIST, as a verification
-    run's build environment does (backends.Backend.env), unless it is set: a header is
+    run's build environment does (backends.Backend.env), unless it is set (the user's
+    list, which a run's builds keep too, as torch does): a header is
     keyed by it (inline_build._env_id), and headers prepared by hand without it were
     found by no build (twelfth session: 0 of 9 builds used them, 9 of 9 with it)."""
     if os.environ.get("TORCH_CUDA_ARCH_LIST"):
