@@ -63,6 +63,39 @@ def test_flag_specs_are_read_from_the_source_without_running_it():
     assert build_prepare.flag_specs("def broken(:") == []
 
 
+LAZY = '''
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+src = "torch::Tensor f(torch::Tensor x);"
+FLAGS = ["-O1"]
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        flags = ["-O3"]                      # a local string: read (LLM candidates build in __init__)
+        self.a = load_inline(name="a", cpp_sources=src, functions=["f"], extra_cflags=flags)
+
+    def forward(self, x, FLAGS=None):        # a parameter hides the module's FLAGS: not read
+        return load_inline(name="b", cpp_sources=src, functions=["f"], extra_cflags=FLAGS)
+
+def twice():
+    opts = ["-O2"]
+    opts = opts + ["-g"]                     # bound twice: which value the call sees is not read
+    return load_inline(name="c", cpp_sources=src, functions=["f"], extra_cflags=opts)
+
+def outer():
+    opts = ["-O0"]
+    def inner():                             # the enclosing function's name, not a module one
+        return load_inline(name="d", cpp_sources=src, functions=["f"], extra_cflags=opts)
+    return inner
+'''
+
+
+def test_flag_sets_are_read_where_the_call_is():
+    assert build_prepare.flag_specs(LAZY) == [(False, ("-O3",), ()), (False, ("-O0",), ())]
+    assert [s for s, _b in build_prepare.binding_specs(LAZY)] == [(False, ("-O3",), ()), (False, ("-O0",), ())]
+
+
 def test_only_flag_sets_used_often_enough_are_prepared(monkeypatch, tmp_path):
     from types import SimpleNamespace
 

@@ -50,16 +50,66 @@ def _literal_strings(node, names: dict) -> tuple | None:
     return None
 
 
+def _module_names(tree: ast.Module) -> dict:
+    return {t.id: n.value for n in tree.body if isinstance(n, ast.Assign) for t in n.targets
+            if isinstance(t, ast.Name)}
+
+
+def _function_names(fn: ast.AST, outer: dict) -> dict:
+    """The names a call inside function `fn` may read: `outer`'s, then the function's own
+    (its parameters, and names it binds any other way than one plain assignment, hide
+    the outer value and are not read: which value a call sees is not known)."""
+    values: dict = {}
+    bound: dict = {}
+    args = fn.args
+    for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+        if a is not None:
+            bound[a.arg] = 2
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign):
+            targets, value = n.targets, n.value
+        elif isinstance(n, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr)):
+            targets, value = [n.target], None
+        elif isinstance(n, (ast.With, ast.AsyncWith)):
+            targets, value = [i.optional_vars for i in n.items if i.optional_vars is not None], None
+        else:
+            continue
+        for t in targets:
+            if isinstance(t, ast.Name) and value is not None:
+                bound[t.id] = bound.get(t.id, 0) + 1
+                values[t.id] = value
+            else:
+                for name in ast.walk(t):
+                    if isinstance(name, ast.Name):
+                        bound[name.id] = 2
+    names = {k: v for k, v in outer.items() if k not in bound}
+    names.update({k: values[k] for k, count in bound.items() if count == 1 and k in values})
+    return names
+
+
 def _load_inline_calls(code: str, positional: int):
-    """(the module's top-level names and their values, the arguments by name of each
-    ``load_inline`` call with at most `positional` positional arguments, those named as
-    load_inline names them) in `code`; calls with ``**kwargs`` or include folders are left out."""
+    """(the arguments by name of each ``load_inline`` call with at most `positional`
+    positional arguments, those named as load_inline names them; the names its arguments
+    may refer to: the module's top-level names and, for a call inside a function (LLM
+    candidates build in ``__init__`` or ``forward`` from local strings), that function's)
+    in `code`; calls with ``**kwargs`` or include folders are left out."""
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
-        return {}, []
-    names = {t.id: n.value for n in tree.body if isinstance(n, ast.Assign) for t in n.targets
-             if isinstance(t, ast.Name)}
+        return []
+    module = _module_names(tree)
+    scope = {}  # id(call) -> the names it sees (its enclosing functions', innermost last)
+
+    def visit(node, names: dict) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                visit(child, _function_names(child, names))
+                continue
+            if isinstance(child, ast.Call):
+                scope[id(child)] = names
+            visit(child, names)
+
+    visit(tree, module)
     calls = []
     for call in ast.walk(tree):
         if not isinstance(call, ast.Call):
@@ -72,16 +122,15 @@ def _load_inline_calls(code: str, positional: int):
             kw[arg] = call.args[i]
         if None in kw or kw.get("extra_include_paths") is not None:
             continue
-        calls.append(kw)
-    return names, calls
+        calls.append((kw, scope.get(id(call), module)))
+    return calls
 
 
 def flag_specs(code: str) -> list[Spec]:
     """The flag sets of the ``load_inline`` calls in `code`, read without running it;
     calls whose flags are not literals (or that add include folders) are left out."""
-    names, calls = _load_inline_calls(code, 3)
     specs = []
-    for kw in calls:
+    for kw, names in _load_inline_calls(code, 3):
         cuda = kw.get("cuda_sources")
         with_cuda = cuda is not None and not (isinstance(cuda, ast.Constant) and cuda.value is None)
         cflags = _literal_strings(kw.get("extra_cflags", ast.Constant(None)), names)
@@ -112,9 +161,8 @@ def binding_specs(code: str) -> list[tuple[Spec, str]]:
     from .cuda_split import split_cuda_unit
     from .slim_units import plan
 
-    names, calls = _load_inline_calls(code, 4)
     out = []
-    for kw in calls:
+    for kw, names in _load_inline_calls(code, 4):
         try:
             functions = ast.literal_eval(kw.get("functions", ast.Constant(None)))
             handling = ast.literal_eval(kw.get("with_pytorch_error_handling", ast.Constant(True)))
