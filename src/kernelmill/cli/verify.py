@@ -165,9 +165,10 @@ def prepare_builds_command(
     Once per machine and torch version, into the cache (KERNELMILL_CACHE).
     A run builds them too, in the background, for its later batches;
     a machine prepared first has them from its first batch (14 cold
-    LLM-style candidates on an H200: 37.5 s against 51.1 s). A binding
+    LLM-style candidates on an H200: 26.5 s against 39.6 s). A binding
     object (verify/slim_units.py) serves every candidate binding the same
-    types: a cold CUDA build that finds it takes ~3 s on an H200."""
+    types: a cold CUDA build that finds it takes ~3 s on an H200. Keyed by
+    TORCH_CUDA_ARCH_LIST (yours if set, else the GPUs'), as a run's builds are."""
     import json
     import time
 
