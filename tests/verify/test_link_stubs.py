@@ -110,3 +110,17 @@ def test_a_failed_link_with_stubs_links_again_with_torchs_flags(tmp_path, unit_c
     again.build("ext_st", main, None, {**FLAGS, "ldflags": _torch_ldflags()})
     assert again.log["link_stubs"] is True
     assert sum(1 for c in links if not any(x.endswith((".cpp", ".cu")) for x in c)) == 1
+
+
+def test_a_failure_making_stubs_keeps_torchs_link(tmp_path, unit_compiler, monkeypatch):
+    from kernelmill.verify import inline_build, link_stubs
+
+    def broken(self, ldflags, cxx):
+        raise OSError("read-only cache")
+
+    monkeypatch.setattr(link_stubs.LinkStubs, "ldflags", broken)
+    main, _ = inline_build.assemble("ext_st", "torch::Tensor twice(torch::Tensor x) { return x * 2; }", None,
+                                    ["twice"])
+    builder = inline_build.InlineBuilder(tmp_path)
+    assert (builder.build("ext_st", main, None, {**FLAGS, "ldflags": _torch_ldflags()}) / "ext_st.so").exists()
+    assert builder.log["link_stubs"] is False and "read-only cache" in builder.log["link_stubs_error"]
