@@ -96,6 +96,48 @@ def test_flag_sets_are_read_where_the_call_is():
     assert [s for s, _b in build_prepare.binding_specs(LAZY)] == [(False, ("-O3",), ()), (False, ("-O0",), ())]
 
 
+TABLE = '''
+from torch.utils.cpp_extension import load_inline
+a_cpp = "torch::Tensor fa(torch::Tensor x);"
+a_src = "torch::Tensor fa(torch::Tensor x) { return x; }"
+b_cpp = "torch::Tensor fb(torch::Tensor x, double s);"
+b_src = "torch::Tensor fb(torch::Tensor x, double s) { return x * s; }"
+_EXTS = {}
+
+def _ext(which):                             # LLM style: several extensions, built lazily by key
+    if which not in _EXTS:
+        table = {
+            "a": ("ext_a", a_cpp, a_src, ["fa"]),
+            "b": ("ext_b", b_cpp, b_src, ["fb"]),
+        }
+        ext_name, cpp, cuda, fns = table[which]
+        _EXTS[which] = load_inline(name=ext_name, cpp_sources=cpp, cuda_sources=cuda, functions=fns)
+    return _EXTS[which]
+
+def mixed(i, j):                             # rows of two tables in one call: its sources not read
+    t1 = {"x": (a_cpp,), "y": (b_cpp,)}
+    t2 = {"x": (["fa"],), "y": (["fb"],)}
+    (cpp,) = t1[i]
+    (fns,) = t2[j]
+    return load_inline(name="m", cpp_sources=cpp, functions=fns)
+'''
+WRITTEN_OUT = '''
+from torch.utils.cpp_extension import load_inline
+ea = load_inline(name="ext_a", cpp_sources="torch::Tensor fa(torch::Tensor x);",
+                 cuda_sources="torch::Tensor fa(torch::Tensor x) { return x; }", functions=["fa"])
+eb = load_inline(name="ext_b", cpp_sources="torch::Tensor fb(torch::Tensor x, double s);",
+                 cuda_sources="torch::Tensor fb(torch::Tensor x, double s) { return x * s; }", functions=["fb"])
+'''
+
+
+def test_a_table_of_extensions_gives_every_row(monkeypatch):
+    # each row read as the call it would be; its binding objects are those of the calls written out
+    assert build_prepare.binding_specs(TABLE) == build_prepare.binding_specs(WRITTEN_OUT)
+    assert len(build_prepare.binding_specs(TABLE)) == 2
+    # (the mixed call's flags are literal: read, as before)
+    assert build_prepare.flag_specs(TABLE) == [(False, (), ()), (True, (), ()), (True, (), ())]
+
+
 def test_only_flag_sets_used_often_enough_are_prepared(monkeypatch, tmp_path):
     from types import SimpleNamespace
 

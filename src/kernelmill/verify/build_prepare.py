@@ -39,9 +39,18 @@ EAGER_MIN_CANDIDATES = int(os.environ.get("KERNELMILL_PCH_EAGER_MIN", "3"))
 Spec = tuple  # (with_cuda, extra_cflags tuple, extra_cuda_cflags tuple)
 
 
-def _literal_strings(node, names: dict) -> tuple | None:
-    if isinstance(node, ast.Name) and node.id in names:
+def _resolve(node, names: dict):
+    """The value a name stands for, through names bound to names (a table row's `cpp`
+    naming a module-level string); anything else as it is."""
+    for _ in range(8):
+        if not (isinstance(node, ast.Name) and isinstance(names.get(node.id), ast.AST)):
+            break
         node = names[node.id]
+    return node
+
+
+def _literal_strings(node, names: dict) -> tuple | None:
+    node = _resolve(node, names)
     if isinstance(node, ast.Constant) and node.value is None:
         return ()
     if isinstance(node, (ast.List, ast.Tuple)) and all(
@@ -65,7 +74,14 @@ def _function_names(fn: ast.AST, outer: dict) -> dict:
     for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
         if a is not None:
             bound[a.arg] = 2
+    unpacked = []  # `a, b = table[key]`: read below, once every plain name is known
     for n in ast.walk(fn):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and _names_of(n.targets[0]) and isinstance(
+                n.value, ast.Subscript):
+            unpacked.append((_names_of(n.targets[0]), n.value))
+            for name in _names_of(n.targets[0]):
+                bound[name] = bound.get(name, 0) + 1
+            continue
         if isinstance(n, ast.Assign):
             targets, value = n.targets, n.value
         elif isinstance(n, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr)):
@@ -84,7 +100,47 @@ def _function_names(fn: ast.AST, outer: dict) -> dict:
                         bound[name.id] = 2
     names = {k: v for k, v in outer.items() if k not in bound}
     names.update({k: values[k] for k, count in bound.items() if count == 1 and k in values})
+    for group, (targets, sub) in enumerate(unpacked):
+        # a table of extensions picked at run time (LLM candidates that build several lazily):
+        # every row is an alternative, the names of one row kept together
+        table = names.get(sub.value.id) if isinstance(sub.value, ast.Name) else sub.value
+        rows = table.values if isinstance(table, ast.Dict) else []
+        if rows and all(isinstance(r, (ast.Tuple, ast.List)) and len(r.elts) == len(targets) for r in rows) and all(
+                bound[t] == 1 for t in targets):
+            for i, t in enumerate(targets):
+                names[t] = _Alternatives((id(fn), group), [r.elts[i] for r in rows])
     return names
+
+
+class _Alternatives:
+    """A name bound to one of several values, chosen at run time (one per table row);
+    names of one `group` take the same row."""
+
+    def __init__(self, group: tuple, values: list):
+        self.group, self.values = group, values
+
+
+def _names_of(target) -> list[str] | None:
+    """The names of a tuple target `a, b, c` (None for anything else)."""
+    if isinstance(target, (ast.Tuple, ast.List)) and target.elts and all(isinstance(e, ast.Name) for e in target.elts):
+        return [e.id for e in target.elts]
+    return None
+
+
+def _alternatives(kw: dict, names: dict) -> list[dict]:
+    """The names a call may see, one dict per table row its arguments read (one dict when
+    they read none); rows of different tables are not combined: those names stay unread."""
+    groups = {}
+    for node in kw.values():
+        for n in ast.walk(node):
+            v = names.get(n.id) if isinstance(n, ast.Name) else None
+            if isinstance(v, _Alternatives):
+                groups.setdefault(v.group, len(v.values))
+    if len(groups) != 1:
+        return [names]
+    (group, rows), = groups.items()
+    return [{k: (v.values[i] if isinstance(v, _Alternatives) and v.group == group else v) for k, v in names.items()}
+            for i in range(rows)]
 
 
 def _load_inline_calls(code: str, positional: int):
@@ -122,7 +178,7 @@ def _load_inline_calls(code: str, positional: int):
             kw[arg] = call.args[i]
         if None in kw or kw.get("extra_include_paths") is not None:
             continue
-        calls.append((kw, scope.get(id(call), module)))
+        calls += [(kw, names) for names in _alternatives(kw, scope.get(id(call), module))]
     return calls
 
 
@@ -142,8 +198,7 @@ def flag_specs(code: str) -> list[Spec]:
 
 def _literal_text(node, names: dict) -> str | None:
     """A source given as a string literal, a module-level literal name, or a list of those."""
-    if isinstance(node, ast.Name) and node.id in names:
-        node = names[node.id]
+    node = _resolve(node, names)
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, (ast.List, ast.Tuple)):
@@ -163,10 +218,13 @@ def binding_specs(code: str) -> list[tuple[Spec, str]]:
 
     out = []
     for kw, names in _load_inline_calls(code, 4):
+        def named(arg: str, default):
+            return _resolve(kw.get(arg, ast.Constant(default)), names)
+
         try:
-            functions = ast.literal_eval(kw.get("functions", ast.Constant(None)))
-            handling = ast.literal_eval(kw.get("with_pytorch_error_handling", ast.Constant(True)))
-            implicit = ast.literal_eval(kw.get("no_implicit_headers", ast.Constant(False)))
+            functions = ast.literal_eval(named("functions", None))
+            handling = ast.literal_eval(named("with_pytorch_error_handling", True))
+            implicit = ast.literal_eval(named("no_implicit_headers", False))
         except ValueError:
             continue
         cpp = _literal_text(kw.get("cpp_sources", ast.Constant(None)), names)
