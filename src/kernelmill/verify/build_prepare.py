@@ -8,7 +8,8 @@ second time a flag set is seen, and the candidate that builds it waits for it
 candidates instead starts `prepare_pch` in a background process as it starts
 (`start_background`) for the flag sets its candidates use: `flag_specs` reads
 each candidate's ``load_inline`` calls without running them (``extra_cflags``
-and ``extra_cuda_cflags`` given as literals or module-level literal names;
+and ``extra_cuda_cflags`` given as literals, or names bound to literals in the module
+or the enclosing functions, or a row of a literal table picked at run time;
 ``extra_include_paths`` or anything computed is left to the lazy path). The
 headers are built in parallel, in the shared build cache, so they are kept
 across runs and no candidate waits for one. Candidates that arrive while it
@@ -197,7 +198,7 @@ def flag_specs(code: str) -> list[Spec]:
 
 
 def _literal_text(node, names: dict) -> str | None:
-    """A source given as a string literal, a module-level literal name, or a list of those."""
+    """A source given as a string literal, a name bound to one (`_resolve`), or a list of those."""
     node = _resolve(node, names)
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
