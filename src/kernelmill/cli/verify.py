@@ -74,6 +74,10 @@ def verify_command(
                                               "and back: auto (CUDA IPC, no host copies, when the input sets "
                                               "fit in a quarter of the free GPU memory; else files) or file "
                                               "(always through /dev/shm). CPU runs always use files."),
+    resident: str = typer.Option("auto", help="Supervise guarded runs with a process that stays for job after job "
+                                              "(its CUDA context opened once; each candidate still gets a fresh "
+                                              "process): auto (on a GPU with spares on), on (also on a CPU), "
+                                              "off (a new supervisor per candidate)."),
     gpus: str = typer.Option(None, help="GPUs that run candidates, as indices of the visible GPUs (after "
                                         "CUDA_VISIBLE_DEVICES), comma-separated, e.g. 1 or 0,1; default all."),
     only_tasks: str = typer.Option(None, "--tasks", help="Only samples of these task ids (comma-separated; "
@@ -94,7 +98,7 @@ def verify_command(
                                  compile_backend=compile_backend, exchange=exchange, gpus=gpus,
                                  build_nice=build_nice, build_standby=build_standby, merge_units=merge_units,
                                  slim_units=slim_units, standby_on_demand=standby_on_demand, fork_workers=fork_workers,
-                                 spare_lead=spare_lead)
+                                 spare_lead=spare_lead, resident=resident)
     samples = select_samples(load_samples_or_exit(samples_path), only_tasks, languages, limit)
     if dry_run:
         dry_run_summary(source, samples, out, config)
@@ -119,13 +123,18 @@ def serve_command(
     token: str = typer.Option(None, envvar="KERNELMILL_SERVE_TOKEN", help="Shared token clients send as 'Authorization: Bearer TOKEN'."),
     executor: str = typer.Option("local", help="local or ray."),
     address: str = typer.Option(None, help="Ray cluster address for --executor ray."),
+    resident: str = typer.Option("auto", help="Supervise guarded runs with a process that stays for job after job "
+                                              "(its CUDA context opened once; each candidate still gets a fresh "
+                                              "process): auto (on a GPU with spares on), on (also on a CPU), "
+                                              "off (a new supervisor per candidate)."),
     gpus: str = typer.Option(None, help="GPUs that run candidates, as indices of the visible GPUs (after "
                                         "CUDA_VISIBLE_DEVICES), comma-separated, e.g. 1 or 0,1; default all."),
 ) -> None:
     """Serve verification over HTTP: POST /verify {tasks, samples} -> {verdicts}; GET /health."""
     from ..verify.service import ServiceConfig, VerifyService, make_server
 
-    config = config_from_options(device, trials, 600.0, 300.0, workers, "auto", executor, address, gpus=gpus)
+    config = config_from_options(device, trials, 600.0, 300.0, workers, "auto", executor, address, gpus=gpus,
+                                 resident=resident)
     tasks = {}
     if source:
         tasks = load_tasks_or_exit(source).by_id()

@@ -122,6 +122,13 @@ class VerifyConfig:
     # (docs/benchmarks.md) "auto" gave the same verdicts as "file" and cut the guarded
     # exchange of 15 KernelBench-sized candidates from a median 5.5 s to 0.18 s.
     exchange: str = "auto"
+    # guarded runs supervised by a process that stays for job after job (verify/process/
+    # resident.py): its CUDA context, cuBLAS and cuDNN open once, not once per candidate;
+    # each candidate still runs in a fresh process of its own. "auto": on a GPU where
+    # spares are on (`standby` not 0) and guards are on; "on": also on a CPU; "off": a
+    # spare per run (verify/process/standby.py). Two contexts a candidate held an H200 to
+    # ~55-59 candidates/min (docs/benchmarks.md, issue 14)
+    resident: str = "auto"
 
     def __post_init__(self) -> None:
         if isinstance(self.timing, dict):
@@ -149,6 +156,7 @@ class VerifyConfig:
         one_of("guards", ("off", "standard", "strict"))
         one_of("fallback", ("reject", "flag", "allow"))
         one_of("exchange", ("auto", "file"))
+        one_of("resident", ("auto", "on", "off"))
         for name in ("trials", "max_procs", "cpu_runners", "output_limit"):
             if getattr(self, name) < 1:
                 out.append(f"{name} must be at least 1, not {getattr(self, name)}")

@@ -34,6 +34,7 @@ from .devices import cuda_devices, device_name, driver_lists_gpus, physical_gpu
 from .process.sandbox import PhaseResult, Sandbox, python_argv, scrubbed_env
 from .process.job import RunJob
 from .process.launch import remove_exchange
+from .process.resident_pool import Lease, Residents
 from .process.standby import Standby, auto_depth, close_started, start_zygote
 from .store import ResultStore, result_key
 
@@ -179,9 +180,14 @@ class Verifier:
         self._in_run = 0
         self._waiting_lock = threading.Lock()
         demand = (self._spare_demand if config.standby_on_demand and config.executor == "local" else None)
-        self.standby = (Standby(self.sandbox, self.cache_dir / "work", self.device, self._visible,
-                                depth=depth, groups=config.standby_groups, demand=demand,
-                                zygote=early.pop("run", config.fork_workers)) if depth > 0 else None)
+        if self.uses_residents():  # a supervisor per run slot for job after job (process/resident.py)
+            self.standby = Residents(self.sandbox, self.cache_dir / "work", self.device, self._visible,
+                                     slots=self.runs_per_gpu if self.device == "cuda" else self.cpu_runners,
+                                     demand=demand, zygote=early.pop("run", config.fork_workers))
+        else:
+            self.standby = (Standby(self.sandbox, self.cache_dir / "work", self.device, self._visible,
+                                    depth=depth, groups=config.standby_groups, demand=demand,
+                                    zygote=early.pop("run", config.fork_workers)) if depth > 0 else None)
         # build workers started ahead; none are started before a candidate that compiles comes
         bdepth = (config.build_standby if config.build_standby >= 0 else
                   min(BUILD_SPARES, self.build_workers) if self.device == "cuda" else 0)
@@ -191,6 +197,13 @@ class Verifier:
                               if bdepth > 0 else None)
         for future in early.values():  # started early, but this run has no such spares (a CPU device)
             close_started(future)
+
+    def uses_residents(self) -> bool:
+        """Whether guarded runs go to resident supervisors (VerifyConfig.resident)."""
+        c = self.config
+        if c.guards == "off" or c.resident == "off":
+            return False
+        return c.resident == "on" or (self.device == "cuda" and c.standby != 0)
 
     def _spare_demand(self) -> int:
         """Spares one GPU can use now: one per run slot, plus its share of the queued runs
@@ -319,7 +332,8 @@ class Verifier:
             if spare is not None and spare.hand_over(job_path):
                 # a run slot is free once the result is written, not once the worker's
                 # CUDA context is torn down (sandbox.watch's `done`)
-                res = self.sandbox.watch(spare.proc, timeout, done=result_path if phase == "run" else None)
+                res = self.sandbox.watch(spare.proc, timeout, done=result_path if phase == "run" else None,
+                                         stays=isinstance(spare, Lease))
             else:
                 if spare is not None:  # it died waiting: a fresh process takes the job
                     self.sandbox.discard(spare.proc)
@@ -341,7 +355,9 @@ class Verifier:
         finally:
             if phase == "run":
                 remove_exchange(phase_dir)
-            if spare is not None:
+            if isinstance(spare, Lease):  # the resident waits for its next job, or is dropped
+                self.standby.give_back(spare)
+            elif spare is not None:
                 shutil.rmtree(spare.dir, ignore_errors=True)
         return res, data
 

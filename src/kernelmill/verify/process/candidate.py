@@ -332,8 +332,15 @@ def _wait_for_release(commands) -> None:
             return
 
 
-def _serve(job_path: str, cmd_fd: int, report_fd: int) -> None:
+def _serve(job_path: str, cmd_fd: int, report_fd: int, started_with: dict | None = None) -> None:
+    """Read the job, take on its environment (`started_with`: what this process had
+    before anything of the job, when not the environment now), run the candidate."""
+    started_with = dict(os.environ) if started_with is None else started_with
     job = CandidateJob.read(job_path, delete=True)
+    if job.env is not None:  # started before its job was known (standby.py, resident.py)
+        from .standby import adopt_env
+
+        adopt_env(job.env, started_with)
     commands = os.fdopen(cmd_fd, "r")
     report = Reporter(report_fd)
     from .sandbox import apply_rlimits
@@ -425,12 +432,7 @@ def _await_and_serve(job_path: str, device: str, cmd_fd: int, report_fd: int) ->
     os.write(report_fd, WARM_LINE + b"\n")
     if os.read(cmd_fd, 1) != b"1":
         os._exit(0)
-    job = CandidateJob.read(job_path)
-    if job.env is not None:  # started before its job was known (verify/standby.py)
-        from .standby import adopt_env
-
-        adopt_env(job.env, started_with)
-    _serve(job_path, cmd_fd, report_fd)
+    _serve(job_path, cmd_fd, report_fd, started_with)
 
 
 def main() -> None:

@@ -189,17 +189,25 @@ def _fork(cdir: Path, priv: Path, cuda_device: str | None = None) -> Launched:
     try:
         os.close(w)
         os.close(rr)
-        # the worker's stdin is where a spare's job path comes: never the candidate's to read
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.close(null)
-        if cuda_device is not None:  # as a spawned one: warm up, say so, then wait for the start
-            _into_candidate_folder(cdir).main_forked_cuda(str(priv / "job.json"), cuda_device, r, rw)
-        if os.read(r, 1) != b"1":
-            os._exit(0)
-        _into_candidate_folder(cdir).main_forked(str(priv / "job.json"), r, rw)
+        run_child(cdir, priv, r, rw, cuda_device)
     finally:
         os._exit(70)
+
+
+def run_child(cdir: Path, priv: Path, r: int, rw: int, cuda_device: str | None) -> None:
+    """In a forked candidate's process (here, or a resident's launcher: resident.py), with
+    `r` its command pipe and `rw` its report pipe: on CUDA warm up, say so and wait for
+    the start, on a CPU wait for it; then the candidate. Never returns."""
+    # the worker's stdin is where a spare's job path comes: never the candidate's to read
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    if cuda_device is not None:  # as a spawned one: warm up, say so, then wait for the start
+        _into_candidate_folder(cdir).main_forked_cuda(str(priv / "job.json"), cuda_device, r, rw)
+    if os.read(r, 1) != b"1":
+        os._exit(0)
+    _into_candidate_folder(cdir).main_forked(str(priv / "job.json"), r, rw)
+    os._exit(70)
 
 
 def _into_candidate_folder(cdir: Path):
@@ -215,6 +223,11 @@ def _into_candidate_folder(cdir: Path):
     return candidate
 
 
+# processes below this one that are not a candidate's leftovers: a resident supervisor's
+# launcher and the candidates' processes it started for later jobs (resident.py)
+KEEP: set[int] = set()
+
+
 def reap_descendants(keep: frozenset[int] = frozenset()) -> list[str]:
     """Kill every process left below this one (the candidate's grandchildren,
     re-parented here because the worker is a child subreaper): nothing of the
@@ -222,7 +235,8 @@ def reap_descendants(keep: frozenset[int] = frozenset()) -> list[str]:
     that rewrites the report). Returns a line for each killed process that had
     left our session (setsid: detached on purpose); ordinary stragglers (a
     compile worker still shutting down) are killed without a word. `keep`: children
-    this process started itself and waits for (a GPU clock query)."""
+    this process started itself and waits for (a GPU clock query); `KEEP` is never killed."""
+    keep = keep | KEEP
     detached = []
     me, my_session = os.getpid(), os.getsid(0)
     for _ in range(5):

@@ -92,15 +92,24 @@ class PhaseResult:
         return ""
 
 
-def _tail(path: Path, limit: int) -> str:
+def _size(path: Path) -> int:
     try:
-        size = path.stat().st_size
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _tail(path: Path, limit: int, start: int = 0) -> str:
+    """What `path` holds after byte `start`, at most `limit` bytes (head and tail)."""
+    try:
+        size = path.stat().st_size - start
         with open(path, "rb") as fh:
+            fh.seek(start)
             if size <= limit:
                 data = fh.read()
             else:
                 head = fh.read(limit // 4)
-                fh.seek(size - (limit - limit // 4))
+                fh.seek(start + size - (limit - limit // 4))
                 data = head + f"\n[... {size - limit} bytes cut ...]\n".encode() + fh.read()
         return data.decode("utf-8", errors="replace")
     except OSError:
@@ -250,14 +259,19 @@ class Sandbox:
         proc.wait()
         self._live.discard(proc.pid)
 
-    def watch(self, proc: subprocess.Popen, timeout: float, done: Path | None = None) -> PhaseResult:
+    def watch(self, proc: subprocess.Popen, timeout: float, done: Path | None = None,
+              stays: bool = False) -> PhaseResult:
         """Wait for `proc` under the deadline and the memory and process watchdogs
         (counted from now), then kill whatever is left of its group. `done`: a file the
         process writes last (atomically) before it exits; once it exists the watch ends
         there, and the process's exit (a CUDA context torn down: 0.15-0.23 s a run on an
         H200, issue 14) and its group's killing go on on a thread of their own, so the
-        caller's next job does not wait for them. Its `returncode` is then None."""
+        caller's next job does not wait for them. Its `returncode` is then None.
+        `stays`: a process that takes one job after another (resident.py): once `done`
+        exists it is left running; otherwise (deadline, watchdog) its group is killed as
+        any other. Its output is then what it wrote since this watch began."""
         out_path, err_path = proc.km_cwd / "stdout.txt", proc.km_cwd / "stderr.txt"
+        since = (_size(out_path), _size(err_path)) if stays else (0, 0)
         pgid = proc.pid
         t0 = time.monotonic()
         timed_out, reason, peak, finished = False, "", 0.0, False
@@ -291,13 +305,15 @@ class Sandbox:
         finally:
             if exited is not None:
                 os.close(exited)
-            if finished:
+            if finished and stays:
+                pass  # it waits for its next job (resident_pool.Residents)
+            elif finished:
                 threading.Thread(target=self._end, args=(proc, pgid), daemon=True, name="km-reap").start()
             else:
                 self._end(proc, pgid)
         return PhaseResult(
             returncode=proc.returncode, timed_out=timed_out, killed_reason=reason,
-            stdout=_tail(out_path, self.output_limit), stderr=_tail(err_path, self.output_limit),
+            stdout=_tail(out_path, self.output_limit, since[0]), stderr=_tail(err_path, self.output_limit, since[1]),
             wall_s=time.monotonic() - t0, peak_rss_mb=peak,
         )
 

@@ -160,7 +160,7 @@ class Standby:
             env.update(gate_env(self.device, env, GATE_MAX_S))
         if delay_s > 0:
             env[DELAY_ENV] = f"{delay_s:g}"
-        args = (("standby", str(d), self.device) if self.mode == "run" else ("buildstandby", str(d), str(self.nice)))
+        args = self._args(d)
         zygote = self._zygote_here(env)
         if zygote is not None:
             try:
@@ -171,6 +171,10 @@ class Standby:
         proc = self.sandbox.start(python_argv("kernelmill.verify.process.worker", *args), d, env, stdin_pipe=True)
         return Spare(proc, d)
 
+    def _args(self, folder: Path) -> tuple[str, ...]:
+        """The worker's arguments for a spare in `folder`."""
+        return ("standby", str(folder), self.device) if self.mode == "run" else ("buildstandby", str(folder), str(self.nice))
+
     def _zygote_here(self, env: dict[str, str]):
         """The zygote (on the starter thread: it dies with the thread that started it);
         None when not used or it could not start (then spares start fresh, as before)."""
@@ -178,11 +182,12 @@ class Standby:
             return None
         if self._zygote is None:
             future, self._zygote_future = self._zygote_future, None
+            runs = self.mode in ("run", "resident")  # a resident is forked from the run zygote
             if future is None:
-                future = start_zygote(self.mode, self.work_dir, env)
+                future = start_zygote("run" if runs else self.mode, self.work_dir, env)
             try:
                 self._zygote = future.result()
-                if self.mode == "run" and self.device.startswith("cuda") and not self._zygote.cuda_fork_safe:
+                if runs and self.device.startswith("cuda") and not self._zygote.cuda_fork_safe:
                     why = self._zygote.why_not_cuda
                     self._zygote.close()
                     self._zygote = None

@@ -317,6 +317,7 @@ def _started_at() -> float:
 def main() -> None:
     """``worker build JOB`` | ``worker run JOB`` | ``worker guarded JOB DEVICE`` |
     ``worker standby DIR DEVICE`` (a spare that takes a run or guarded job on stdin) |
+    ``worker resident DIR DEVICE AHEAD`` (a supervisor that takes guarded job after job on stdin) |
     ``worker buildstandby DIR NICE`` (a spare that takes a build job on stdin)."""
     t_start = _started_at()
     die_with_parent()
@@ -324,6 +325,11 @@ def main() -> None:
     started = None
     spare_marks: dict = {}
     niced = 0  # the nice increment this process already took (a build spare takes it at its start)
+    if sys.argv[1] == "resident":  # a supervisor that takes job after job (resident.py)
+        from .resident import serve
+
+        serve(sys.argv[2], sys.argv[3], int(sys.argv[4]), t_start)
+        os._exit(0)
     if sys.argv[1] == "standby":
         handed = _standby(sys.argv[2], sys.argv[3], t_start)
         if handed is None:
@@ -347,6 +353,16 @@ def main() -> None:
             phase = "run"
         job = RunJob.read(job_path, delete=True)
     t_job = time.time()  # the job read: what the runner's hand-over cost before it is run_head_s
+    result = do_job(phase, job, started, spare_marks, niced)
+    write_result(job, result, t_job)
+    # skip interpreter teardown: candidate destructors and atexit hooks must not
+    # change an outcome that is already written
+    os._exit(0)
+
+
+def do_job(phase: str, job: RunJob, started, spare_marks: dict, niced: int = 0) -> dict:
+    """One phase of one job in this process (`started`: the candidate's process of a
+    guarded run); returns its result."""
     from .sandbox import apply_rlimits, lower_priority
 
     apply_rlimits(job.rlimits)
@@ -358,7 +374,7 @@ def main() -> None:
         started.close()
     if job.build_cache:
         # candidates' load_inline calls go through the shared, cached fast builder
-        from ..inline_build import builder_log, defer_builds, install
+        from ..inline_build import defer_builds, install
 
         install(job.build_cache, merge=job.merge_units, slim=job.slim_units)
         if phase == "run":
@@ -380,12 +396,20 @@ def main() -> None:
             spare_marks["build_spare_forked" if phase == "build" else "spare_forked"] = 1
         result.setdefault("phases", {}).update(spare_marks)
     if job.build_cache:
+        from ..inline_build import builder_log
+
         result["build_info"] = builder_log()
         if result.get("lazy_builds"):
             result["build_info"]["lazy_built"] = result["lazy_builds"]["built"]
         if phase == "run" and result["build_info"].get("compiles"):  # the unguarded run's own compiles
             result.setdefault("phases", {})["run_compiles"] = result["build_info"]["compiles"]
             result["phases"]["run_compile_s"] = result["build_info"].get("compile_s", 0.0)
+    return result
+
+
+def write_result(job: RunJob, result: dict, t_job: float) -> None:
+    """The result where the runner looks for it, written last and at once (os.replace):
+    the runner's watch ends when it appears (sandbox.watch's `done`)."""
     # wall clock (the runner's is the same machine's): the runner splits run_wall_s into the
     # hand-over before t_job (run_head_s), this process's work, and the exit after it (run_tail_s)
     result["worker_marks"] = {"job": t_job, "written": time.time()}
@@ -395,9 +419,6 @@ def main() -> None:
     sys.stdout.flush()  # before the result: a runner reads both once the result is there
     sys.stderr.flush()
     os.replace(tmp, job.result)
-    # skip interpreter teardown: candidate destructors and atexit hooks must not
-    # change an outcome that is already written
-    os._exit(0)
 
 
 if __name__ == "__main__":
