@@ -24,9 +24,9 @@ from kernelmill.verify.guards import FLAGS  # noqa: E402
 CPU_LANGUAGES = ("torch", "cpp", "triton")
 
 
-def _config(tmp, guards: str) -> VerifyConfig:
+def _config(tmp, guards: str, resident: str = "auto") -> VerifyConfig:
     return VerifyConfig(device="cpu", trials=2, build_timeout=300, run_timeout=60, workers=2, memory_limit_gb=4,
-                        max_procs=64, cache_dir=str(tmp / "cache"), guards=guards,
+                        max_procs=64, cache_dir=str(tmp / "cache"), guards=guards, resident=resident,
                         timing=TimingConfig(warmup_ms=5, round_ms=3, budget_ms=20, min_rounds=4, max_rounds=6))
 
 
@@ -35,10 +35,13 @@ def _samples(corpus: dict) -> list[Sample]:
             for name, entry in corpus.items()]
 
 
-@pytest.fixture(scope="module")
-def hostile(tmp_path_factory):
+@pytest.fixture(scope="module", params=["off", "on"], ids=["fresh", "resident"])
+def hostile(tmp_path_factory, request):
+    """Once with a new supervisor per candidate (a CPU's default) and once with resident
+    supervisors, each taking job after job (a GPU's default: verify/process/resident.py)."""
     tmp = tmp_path_factory.mktemp("hostile")
-    return {v.sample_id: v for v in verify_samples(T.ALL, _samples(HOSTILE), _config(tmp, "standard"))}
+    cfg = _config(tmp, "standard", resident=request.param)
+    return {v.sample_id: v for v in verify_samples(T.ALL, _samples(HOSTILE), cfg)}
 
 
 @pytest.fixture(scope="module")

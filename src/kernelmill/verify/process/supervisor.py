@@ -534,8 +534,10 @@ def _runtime_findings(facts: dict, ref_flags: dict, expected: dict, ref_profile:
     if fp32_task(ref_profile or {}, expected):
         raised = [k for k in ("matmul_allow_tf32", "cudnn_allow_tf32", "matmul_fp16_reduced")
                   if cand_flags.get(k) and not ref_flags.get(k)]
-        if cand_flags.get("float32_matmul_precision", "highest") != ref_flags.get("float32_matmul_precision", "highest"):
-            raised.append(f"float32_matmul_precision={cand_flags['float32_matmul_precision']}")
+        rank = {"highest": 2, "high": 1, "medium": 0}  # a candidate at more precision than the reference lowers nothing
+        cand_p = cand_flags.get("float32_matmul_precision", "highest")
+        if rank.get(cand_p, 2) < rank.get(ref_flags.get("float32_matmul_precision", "highest"), 2):
+            raised.append(f"float32_matmul_precision={cand_p}")
         if raised:
             findings.add("precision_downgrade", "the candidate's process turned on " + ", ".join(raised))
 

@@ -1,0 +1,133 @@
+"""Resident supervisors (verify/process/resident.py): one run worker takes guarded job
+after job; every candidate still runs in a fresh process of its own, forked by a
+launcher that never saw a task, and nothing of one job reaches the next."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+from kernelmill.records import Task
+from kernelmill.verify import verify_samples
+from kernelmill.verify.runner import Verifier
+
+from verify_support import RELU_TASK, candidate, fast_config, sample
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "guards"))
+
+
+def _reporting(path) -> str:
+    """A correct candidate that appends, once per process, its pid, parent pid, HOME,
+    TMPDIR as tempfile sees it and its working folder."""
+    return candidate(
+        "if not getattr(self, 'told', False):\n"
+        "    self.told = True\n"
+        "    with open(%r, 'a') as fh:\n"
+        "        fh.write(json.dumps({'pid': os.getpid(), 'ppid': os.getppid(), 'home': os.environ.get('HOME'),\n"
+        "                             'tmp': tempfile.gettempdir(), 'cwd': os.getcwd()}) + '\\n')\n"
+        "return x.clamp_min(0)" % str(path), imports="import json, os, tempfile")
+
+
+def _config(tmp_path, **kw):
+    return fast_config(tmp_path, guards="standard", resident="on", fork_workers=False, **kw)
+
+
+def test_one_resident_supervises_fresh_candidate_processes(tmp_path):
+    log = tmp_path / "pids.jsonl"
+    samples = [sample(f"s{i}", _reporting(log) + f"# {i}\n") for i in range(4)]
+    verdicts = verify_samples([RELU_TASK], samples, _config(tmp_path))
+    assert [v.status for v in verdicts] == ["ok"] * 4, [v.message for v in verdicts]
+    seen = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len({s["pid"] for s in seen}) == 4  # no process ran two candidates
+    assert len({s["ppid"] for s in seen}) == 1  # one supervisor for all four: its child each time
+    assert sorted(v.phases["resident_jobs"] for v in verdicts) == [1, 2, 3, 4]
+    # every candidate's process had been started ahead, for the folder its job came in
+    assert not any(v.phases.get("resident_cand_fresh") for v in verdicts)
+    for s in seen:  # the job's own folder and environment, not what the resident started with
+        assert s["home"] == s["tmp"] and Path(s["home"]).name.startswith("job-"), s
+        assert s["cwd"] == str(Path(s["home"]) / "candidate")
+    assert len({s["home"] for s in seen}) == 4
+    assert not list((tmp_path / "cache" / "work").iterdir())  # resident and job folders removed
+
+
+# a task whose module changes process-wide settings when it is loaded (trusted code, but a
+# fresh process per job never carried them to the next task)
+SETTINGS_TASK = Task("level1/2_ReLUSettings", RELU_TASK.code + textwrap.dedent("""
+    torch.backends.cudnn.benchmark = True
+    torch.set_float32_matmul_precision("medium")
+"""), name="ReLUSettings", level=1, op_type="single", sizes={"small": {"n": 64}})
+
+
+def test_a_reference_settings_end_with_its_job(tmp_path):
+    verifier = Verifier(_config(tmp_path), None)
+    try:
+        (first,) = verify_samples([SETTINGS_TASK], [sample("a", candidate("return x.clamp_min(0)"),
+                                                           task_id=SETTINGS_TASK.task_id)], verifier=verifier)
+        later = verify_samples([RELU_TASK], [sample(f"b{i}", candidate("return x.clamp_min(0)") + f"# {i}\n")
+                                             for i in range(2)], verifier=verifier)
+    finally:
+        verifier.close()
+    assert first.status == "ok" and all(v.status == "ok" for v in later), [v.message for v in [first, *later]]
+    ref = first.measurement["flags"]["reference"]
+    assert ref["cudnn_benchmark"] is True and ref["float32_matmul_precision"] == "medium"  # it did set them
+    for v in later:  # the same resident, its settings as before the first job
+        assert v.phases["resident_jobs"] >= 2
+        ref = v.measurement["flags"]["reference"]
+        assert ref["cudnn_benchmark"] is False and ref["float32_matmul_precision"] == "highest", ref
+
+
+HONEST_SCALED = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class ModelNew(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.scale = nn.Parameter(torch.rand(d) + 0.5)
+
+        def forward(self, x):
+            return torch.relu(x) * self.scale
+""")
+
+
+def test_a_hunter_after_other_jobs_finds_no_reference(tmp_path):
+    """The candidate's process of a resident's later job was forked from the launcher,
+    which never held a task: the reference hunter (sys.modules, gc, frames, files, /proc,
+    the parent's memory) finds nothing, as in a job of its own."""
+    from reference_hunters import TASK, TORCH_HUNTER
+
+    verifier = Verifier(_config(tmp_path, time=False), None)
+    try:
+        (honest,) = verify_samples([TASK], [sample("plain", HONEST_SCALED, task_id=TASK.task_id)], verifier=verifier)
+        (hunter,) = verify_samples([TASK], [sample("hunt", TORCH_HUNTER, task_id=TASK.task_id)], verifier=verifier)
+    finally:
+        verifier.close()
+    assert honest.status == "ok", honest.message[:500]
+    assert hunter.phases["resident_jobs"] == 2
+    assert hunter.status == "incorrect", (hunter.status, hunter.flags, hunter.message[:500])
+
+
+def test_a_killed_or_stuck_resident_is_replaced(tmp_path):
+    """A candidate that kills its supervisor, and one that outlives the deadline (its
+    group killed, the resident with it): each gets its verdict, the next jobs a new resident."""
+    verifier = Verifier(_config(tmp_path, run_timeout=6), None)
+    killer = candidate("os.kill(os.getppid(), signal.SIGKILL)\nreturn x", imports="import os, signal")
+    sleeper = candidate("time.sleep(60)\nreturn x", imports="import time")
+    try:
+        ok1 = verify_samples([RELU_TASK], [sample("ok1", candidate("return x.clamp_min(0)"))], verifier=verifier)[0]
+        killed = verify_samples([RELU_TASK], [sample("killer", killer)], verifier=verifier)[0]
+        ok2 = verify_samples([RELU_TASK], [sample("ok2", candidate("return x.clamp_min(0) # 2"))], verifier=verifier)[0]
+        stuck = verify_samples([RELU_TASK], [sample("sleeper", sleeper)], verifier=verifier)[0]
+        ok3 = verify_samples([RELU_TASK], [sample("ok3", candidate("return x.clamp_min(0) # 3"))], verifier=verifier)[0]
+        started = verifier.standby.started
+    finally:
+        verifier.close()
+    assert killed.status == "runtime_error", (killed.status, killed.message[:500])
+    assert stuck.status == "timeout", (stuck.status, stuck.message[:500])
+    for v in (ok1, ok2, ok3):
+        assert v.status == "ok", v.message[:500]
+    assert ok1.phases["resident_jobs"] == 1 and ok2.phases["resident_jobs"] == 1 and ok3.phases["resident_jobs"] == 1
+    assert started == 3
+    assert not list((tmp_path / "cache" / "work").iterdir())
