@@ -77,7 +77,7 @@ def replicas(language: str, copies: int, tag: str) -> list[Sample]:
 PHASES = ("run_wall_s", "run_head_s", "sup_setup_s", "gpu_share_wait_s", "spare_wait_s", "build_s", "inputs_s",
           "check_s", "profile_s", "time_s", "timing_lock_wait_s", "guard_inputs_s", "ref_overlap_s",
           "guard_exchange_s", "xchg_setup_s", "xchg_ready_s", "xchg_end_s", "xchg_outputs_s", "xchg_exit_s",
-          "guard_profile_s", "guard_judge_s", "sup_close_s", "run_tail_s")
+          "guard_profile_s", "guard_judge_s", "sup_close_s", "run_tail_s", "cand_warm_wait_s")
 
 
 def _median(xs: list[float]) -> float | None:
@@ -169,7 +169,8 @@ def _lock_shares(rows: dict, start: float, end: float) -> dict:
 
 
 def measure(samples: list[Sample], tasks: dict, args: argparse.Namespace, cache: str,
-            gpus: list[int] | None, runs_per_gpu: int = 0, build_nice: int | None = None) -> dict:
+            gpus: list[int] | None, runs_per_gpu: int = 0, build_nice: int | None = None,
+            resident: str | None = None) -> dict:
     """One verification pass over `samples`: throughput, busy shares, verdicts, speedups and
     the median of each run phase. On a CPU device `gpus` stands for that many CPU run
     workers (the CI stand-in for GPUs)."""
@@ -177,7 +178,7 @@ def measure(samples: list[Sample], tasks: dict, args: argparse.Namespace, cache:
     overrides = {"standby": args.standby, "standby_groups": args.standby_groups,  # every pass, warm-ups too
                  "merge_units": not args.no_merge_units,
                  "build_nice": args.build_nice if build_nice is None else build_nice,
-                 "build_standby": args.build_standby}
+                 "build_standby": args.build_standby, "resident": resident or args.resident}
     config = VerifyConfig(device=args.device, trials=args.trials, workers=args.workers, cache_dir=cache,
                           fast_build=not args.no_fast_build, executor=args.executor, address=args.address,
                           cpu_runners=len(gpus) if cpu and gpus else args.cpu_runners,
@@ -258,6 +259,12 @@ def main() -> None:
     ap.add_argument("--nice-sweep", default=None, metavar="A,B",
                     help="run the same corpus with builds at nice increment A, then B (VerifyConfig.build_nice; "
                          "after a warm-up pass), compared as --runs-sweep compares")
+    ap.add_argument("--resident", default="auto", choices=("auto", "on", "off"),
+                    help="guarded runs supervised by processes that stay for job after job "
+                         "(VerifyConfig.resident; verify/process/resident.py) or a new one per candidate (off)")
+    ap.add_argument("--resident-sweep", default=None, metavar="A,B",
+                    help="run the same corpus with --resident A, then B (e.g. off,on,off,on; after a warm-up "
+                         "pass), compared as --runs-sweep compares")
     ap.add_argument("--no-warmup", action="store_true",
                     help="skip the warm-up pass of --runs-sweep/--nice-sweep (the cache folder has seen these "
                          "builds before)")
@@ -291,6 +298,9 @@ def main() -> None:
     if args.runs_sweep:
         return sweep_runs(args, corpus, tasks, cache, gpus or [0], languages,
                           [{"runs_per_gpu": int(x)} for x in args.runs_sweep.split(",")])
+    if args.resident_sweep:
+        return sweep_runs(args, corpus, tasks, cache, gpus or [0], languages,
+                          [{"resident": x.strip()} for x in args.resident_sweep.split(",")])
     if args.nice_sweep:
         return sweep_runs(args, corpus, tasks, cache, gpus or [0], languages,
                           [{"build_nice": int(x)} for x in args.nice_sweep.split(",")])
@@ -356,12 +366,12 @@ def sweep_runs(args, corpus, tasks, cache: str, gpus: list[int], languages: list
         dev = sorted(abs(r["speedups"][k] / base["speedups"][k] - 1) for k in common)
         r["speedup_deviation"] = {"n": len(dev), "median": _median(dev), "max": round(max(dev), 3) if dev else None}
     save()
-    print(f"\n{'runs/GPU':>8} {'nice':>4} {'cand.':>6} {'wall s':>7} {'per min':>8} {'steady':>7} {'ratio':>6} "
+    print(f"\n{'runs/GPU':>8} {'nice':>4} {'resident':>8} {'cand.':>6} {'wall s':>7} {'per min':>8} {'steady':>7} {'ratio':>6} "
           f"{'verdicts':>9} {'speedup dev. median/max':>24}  run wall, lock wait (median s)")
     for r in out["runs"]:
         d = r.get("speedup_deviation") or {}
         pm = r["phase_medians"]
-        print(f"{r['runs_per_gpu']:>8} {r['overrides']['build_nice']:>4} {r['candidates']:>6} {r['wall_s']:>7} "
+        print(f"{r['runs_per_gpu']:>8} {r['overrides']['build_nice']:>4} {r['overrides']['resident']:>8} {r['candidates']:>6} {r['wall_s']:>7} "
               f"{r['per_minute']:>8} {(r.get('steady') or {}).get('per_minute', '-'):>7} "
               f"{r.get('ratio', 1.0):>6} {str(r.get('same_verdicts', '-')):>9} "
               f"{str(d.get('median', '-')) + ' / ' + str(d.get('max', '-')):>24}  "

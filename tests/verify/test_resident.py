@@ -9,6 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from kernelmill.records import Task
 from kernelmill.verify import verify_samples
 from kernelmill.verify.runner import Verifier
@@ -131,3 +133,53 @@ def test_a_killed_or_stuck_resident_is_replaced(tmp_path):
     assert ok1.phases["resident_jobs"] == 1 and ok2.phases["resident_jobs"] == 1 and ok3.phases["resident_jobs"] == 1
     assert started == 3
     assert not list((tmp_path / "cache" / "work").iterdir())
+
+
+_TRITON_OOB = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _far(ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(ptr + offs + (1 << 40), tl.zeros([BLOCK], tl.float32), mask=offs < n)
+
+    class ModelNew(nn.Module):
+        def __init__(self, *args):
+            super().__init__()
+
+        def forward(self, x):
+            out = torch.relu(x)
+            _far[(triton.cdiv(out.numel(), 1024),)](out, out.numel(), BLOCK=1024)
+            return out
+""")
+
+
+@pytest.mark.gpu
+def test_gpu_resident_outlives_a_candidate_that_faults(tmp_path):
+    """On a GPU: the candidates' processes open their own contexts (forked by a launcher
+    that never touched CUDA), and an illegal address in one candidate's context ends
+    that candidate only: the resident's own context times the next ones."""
+    log = tmp_path / "pids.jsonl"
+    verifier = Verifier(fast_config(tmp_path, device="cuda", guards="standard", resident="auto", runs_per_gpu=1,
+                                    run_timeout=120), None)
+    try:
+        assert verifier.uses_residents()
+        first = verify_samples([RELU_TASK], [sample(f"a{i}", _reporting(log) + f"# {i}\n") for i in range(3)],
+                               verifier=verifier)
+        (bad,) = verify_samples([RELU_TASK], [sample("oob", _TRITON_OOB, language="triton")], verifier=verifier)
+        after = verify_samples([RELU_TASK], [sample(f"b{i}", _reporting(log) + f"# b{i}\n") for i in range(2)],
+                               verifier=verifier)
+    finally:
+        verifier.close()
+    print("bad:", bad.status, bad.flags, bad.message[:300])
+    assert [v.status for v in first + after] == ["ok"] * 5, [v.message[:300] for v in first + after]
+    assert bad.status != "ok"
+    seen = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len({s["pid"] for s in seen}) == 5 and len({s["ppid"] for s in seen}) == 1
+    assert sorted(v.phases["resident_jobs"] for v in first + after) == [1, 2, 3, 5, 6]
+    assert not any(v.phases.get("resident_cand_fresh") for v in first + after)
+    for v in first + after:  # timed on the GPU, the resident's context reused
+        assert v.speedup and v.measurement["device"].startswith("cuda")
