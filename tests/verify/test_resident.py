@@ -135,6 +135,37 @@ def test_a_killed_or_stuck_resident_is_replaced(tmp_path):
     assert not list((tmp_path / "cache" / "work").iterdir())
 
 
+def test_a_candidate_that_kills_its_siblings_costs_the_next_jobs_nothing(tmp_path):
+    """The resident's other children (its launcher, the processes warming up for later
+    jobs) share the candidate's user: one that kills them all gets its own verdict, and
+    the later jobs get processes of their own all the same (started anew)."""
+    killer = candidate(
+        "me, parent = os.getpid(), os.getppid()\n"
+        "for pid in [int(p) for p in os.listdir('/proc') if p.isdigit()]:\n"
+        "    try:\n"
+        "        with open(f'/proc/{pid}/stat') as fh:\n"
+        "            ppid = int(fh.read().rsplit(')', 1)[1].split()[1])\n"
+        "        if ppid == parent and pid != me:\n"
+        "            os.kill(pid, signal.SIGKILL)\n"
+        "    except (OSError, ValueError):\n"
+        "        pass\n"
+        "return x.clamp_min(0)", imports="import os, signal")
+    log = tmp_path / "pids.jsonl"
+    verifier = Verifier(_config(tmp_path), None)
+    try:
+        (first,) = verify_samples([RELU_TASK], [sample("killer", killer)], verifier=verifier)
+        later = verify_samples([RELU_TASK], [sample(f"s{i}", _reporting(log) + f"# {i}\n") for i in range(3)],
+                               verifier=verifier)
+    finally:
+        verifier.close()
+    assert first.phases.get("resident_jobs") == 1  # it ran (its /proc reading is flagged: harness_introspection)
+    assert [v.status for v in later] == ["ok"] * 3, [v.message[:500] for v in later]
+    assert sorted(v.phases["resident_jobs"] for v in later) == [2, 3, 4]  # the same resident
+    assert all(v.phases.get("resident_cand_fresh") for v in later)  # their processes were started anew
+    seen = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len({s["pid"] for s in seen}) == 3 and len({s["ppid"] for s in seen}) == 1
+
+
 _TRITON_OOB = textwrap.dedent("""
     import torch
     import torch.nn as nn

@@ -36,7 +36,7 @@ import sys
 import time
 from pathlib import Path
 
-from .launch import KEEP, Launched, _dirs, become_subreaper, run_child
+from .launch import KEEP, Launched, _dirs, _spawn, become_subreaper, run_child
 
 REPARENT_WAIT_S = 2.0  # longest a forked candidate's process waits to become the resident's child
 
@@ -230,7 +230,22 @@ def serve(folder: str, device: str, ahead: int, t_start: float) -> None:
             from .standby import GATE_MAX_S
 
             env = gate_env(device, dict(os.environ), GATE_MAX_S)
-        ready[where.resolve()] = _keep(launcher.launch(where, device, env))
+        ready[where.resolve()] = _keep(start(where, env))
+
+    def start(where: Path, env: dict | None = None) -> Launched:
+        """The candidate's process for the job folder `where`: from the launcher, or, once
+        the launcher is gone (a candidate can kill it: same user), a fresh interpreter
+        (launch._spawn: slower, as clean)."""
+        nonlocal launcher
+        if launcher is not None:
+            try:
+                return launcher.launch(where, device, env)
+            except (OSError, RuntimeError, ValueError) as exc:
+                print(f"resident: the launcher failed ({exc}); candidates' processes start fresh", file=sys.stderr)
+                launcher.close()
+                launcher = None
+        cdir, priv = _dirs(Path(where))
+        return _spawn(cdir, priv, device)
 
     for _ in range(max(1, ahead)):
         start_next(gated=False)
@@ -255,10 +270,10 @@ def serve(folder: str, device: str, ahead: int, t_start: float) -> None:
         os.environ.clear()
         os.environ.update(started_with)
         adopt_env(job.env or {}, started_with)
-        launched = ready.pop(job_path.parent.resolve(), None)
+        launched = _alive(ready.pop(job_path.parent.resolve(), None))
         fresh = launched is None
         if fresh:
-            launched = launcher.launch(job_path.parent, device)
+            launched = start(job_path.parent)
         KEEP.discard(launched.pid)
         start_next(gated=True)
         marks = {"resident_jobs": jobs, "spare_wait_s": round(max(0.0, t_ready - written), 4)}
@@ -271,7 +286,25 @@ def serve(folder: str, device: str, ahead: int, t_start: float) -> None:
         baseline.restore()
     for launched in ready.values():
         launched.close()
-    launcher.close()
+    if launcher is not None:
+        launcher.close()
+
+
+def _alive(launched: Launched | None) -> Launched | None:
+    """`launched` if its process still waits for its job; None (it reaped and closed) if
+    it ended while warming up or waiting (a spare that died waiting is replaced the same way)."""
+    if launched is None:
+        return None
+    try:
+        pid, _ = os.waitpid(launched.pid, os.WNOHANG)
+    except ChildProcessError:
+        pid = launched.pid
+    if pid == 0:
+        return launched
+    launched.pid = None
+    launched.close()
+    KEEP.discard(pid)
+    return None
 
 
 def _keep(launched: Launched) -> Launched:
