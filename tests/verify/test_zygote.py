@@ -132,15 +132,19 @@ GPU_IDS = ["builtin/level1/01_ReLU/cuda__ok", "builtin/level1/01_ReLU/cuda__runt
 
 
 @pytest.mark.gpu
-def test_forked_spares_and_candidate_processes_on_the_gpu(tmp_path, shared_build_cache):
+@pytest.mark.parametrize("resident", ["off", "auto"])
+def test_forked_spares_and_candidate_processes_on_the_gpu(tmp_path, shared_build_cache, resident):
     # on CUDA the run spare is forked by a zygote that left torch.utils.cpp_extension out
     # (after it, a forked child cannot open a CUDA context), and it forks the candidate's
-    # process before its own imports (launch.prestart); both open their own contexts
+    # process before its own imports (launch.prestart); both open their own contexts.
+    # With residents (a GPU's default, process/resident.py) the resident is the zygote's
+    # fork and its launcher forks the candidates' processes whether or not workers are forked
     tasks = load_tasks("builtin").by_id()
     samples = [s for s in builtin_samples() if s.sample_id in GPU_IDS]
     got = {}
     for fork in (True, False):
-        cfg = VerifyConfig(device="cuda", trials=2, cache_dir=shared_build_cache, standby=2, fork_workers=fork)
+        cfg = VerifyConfig(device="cuda", trials=2, cache_dir=shared_build_cache, standby=2, fork_workers=fork,
+                           resident=resident)
         got[fork] = verify_samples(tasks, samples, cfg)
     assert [v.status for v in got[True]] == [v.status for v in got[False]] == [s.meta["expect"] for s in samples], \
         [(v.sample_id, v.status, v.message[:200]) for v in got[True]]
@@ -150,8 +154,13 @@ def test_forked_spares_and_candidate_processes_on_the_gpu(tmp_path, shared_build
         if v.status == "ok":
             assert v.phases.get("spare_forked") == 1 and v.phases.get("cand_forked") == 1, v.phases
             assert v.speedup is not None and v.measurement["exchange"] == "cuda_ipc"
+            assert ("resident_jobs" in v.phases) == (resident == "auto"), v.phases
     for v in got[False]:
-        assert "spare_forked" not in v.phases and "cand_forked" not in v.phases
+        assert "spare_forked" not in v.phases
+        if resident == "off":
+            assert "cand_forked" not in v.phases
+        elif v.status == "ok":
+            assert v.phases.get("cand_forked") == 1 and "resident_jobs" in v.phases, v.phases
 
 
 def _wait_dead(proc, timeout: float = 30.0) -> bool:
