@@ -214,3 +214,31 @@ def test_gpu_resident_outlives_a_candidate_that_faults(tmp_path):
     assert not any(v.phases.get("resident_cand_fresh") for v in first + after)
     for v in first + after:  # timed on the GPU, the resident's context reused
         assert v.speedup and v.measurement["device"].startswith("cuda")
+
+
+def test_a_job_handed_to_a_resident_that_was_ending_runs_in_a_fresh_process(tmp_path, monkeypatch):
+    """A resident leaves after a job that broke its CUDA context; a job handed to it as it
+    ends is never read (its file is still there): the runner gives it to a fresh worker."""
+    import os
+    import signal
+
+    from kernelmill.verify.process import resident_pool
+
+    real = resident_pool.Lease.hand_over
+
+    def ending(self, job_path):
+        ok = real(self, job_path)
+        if self.resident.jobs == 2:  # the second job: the resident goes before reading it
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        return ok
+
+    monkeypatch.setattr(resident_pool.Lease, "hand_over", ending)
+    verifier = Verifier(_config(tmp_path), None)
+    try:
+        got = [verify_samples([RELU_TASK], [sample(f"s{i}", candidate("return x.clamp_min(0)") + f"# {i}\n")],
+                              verifier=verifier)[0] for i in range(3)]
+    finally:
+        verifier.close()
+    assert [v.status for v in got] == ["ok"] * 3, [v.message[:300] for v in got]
+    assert got[0].phases["resident_jobs"] == 1 and got[2].phases["resident_jobs"] == 1  # a new resident after
+    assert "resident_jobs" not in got[1].phases  # a fresh guarded worker ran it

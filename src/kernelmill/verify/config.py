@@ -124,10 +124,11 @@ class VerifyConfig:
     exchange: str = "auto"
     # guarded runs supervised by a process that stays for job after job (verify/process/
     # resident.py): its CUDA context, cuBLAS and cuDNN open once, not once per candidate;
-    # each candidate still runs in a fresh process of its own. "auto": on a GPU where
-    # spares are on (`standby` not 0) and guards are on; "on": also on a CPU; "off": a
-    # spare per run (verify/process/standby.py). Two contexts a candidate held an H200 to
-    # ~55-59 candidates/min (docs/benchmarks.md, issue 14)
+    # each candidate still runs in a fresh process of its own. "auto": with guards on,
+    # unless `standby` is 0 (no process started ahead); "on": with guards on; "off": a
+    # spare per run on a GPU (verify/process/standby.py), a new run process per candidate
+    # on a CPU. On an H200 61-70 candidates/min against 52-60 with spares; on a CPU (no
+    # torch import per run) 112 against 40 (docs/benchmarks.md, issue 14)
     resident: str = "auto"
 
     def __post_init__(self) -> None:

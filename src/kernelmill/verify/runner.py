@@ -203,7 +203,7 @@ class Verifier:
         c = self.config
         if c.guards == "off" or c.resident == "off":
             return False
-        return c.resident == "on" or (self.device == "cuda" and c.standby != 0)
+        return c.resident == "on" or c.standby != 0
 
     def _spare_demand(self) -> int:
         """Spares one GPU can use now: one per run slot, plus its share of the queued runs
@@ -329,12 +329,16 @@ class Verifier:
         if phase == "run" and extra.get("compile_baseline"):
             timeout += extra["compile_baseline"]["timeout"]
         try:
-            if spare is not None and spare.hand_over(job_path):
+            handed = spare is not None and spare.hand_over(job_path)
+            if handed:
                 # a run slot is free once the result is written, not once the worker's
                 # CUDA context is torn down (sandbox.watch's `done`)
                 res = self.sandbox.watch(spare.proc, timeout, done=result_path if phase == "run" else None,
                                          stays=isinstance(spare, Lease))
-            else:
+                # a resident that ended before it read this job (it was ending as the job came:
+                # resident.py leaves after a job that broke its CUDA context) never ran it
+                handed = not (isinstance(spare, Lease) and not result_path.exists() and job_path.exists())
+            if not handed:
                 if spare is not None:  # it died waiting: a fresh process takes the job
                     self.sandbox.discard(spare.proc)
                 args = [phase, str(job_path)]

@@ -39,6 +39,7 @@ from pathlib import Path
 from .launch import KEEP, Launched, _dirs, _spawn, become_subreaper, run_child
 
 REPARENT_WAIT_S = 2.0  # longest a forked candidate's process waits to become the resident's child
+LAUNCH_TIMEOUT_S = 30.0  # longest the resident waits for its launcher's answer (then it starts them fresh)
 
 
 class Launcher:
@@ -61,6 +62,7 @@ class Launcher:
             finally:
                 os._exit(0)
         child.close()
+        self.sock.settimeout(LAUNCH_TIMEOUT_S)
         self.pid = pid
         KEEP.add(pid)
 
@@ -171,7 +173,8 @@ class _Baseline:
                 "deterministic_warn": torch.is_deterministic_algorithms_warn_only_enabled(),
                 "grad": torch.is_grad_enabled()}
 
-    def restore(self) -> None:
+    def restore(self) -> bool:
+        """Put the settings back; False when this process's CUDA context no longer works."""
         import linecache
 
         import torch
@@ -199,8 +202,13 @@ class _Baseline:
             linecache.cache.pop(label, None)
         gc.collect()
         if torch.cuda.is_initialized():
-            torch.cuda.synchronize()
-            torch.cuda.empty_cache()
+            try:
+                torch.cuda.synchronize()
+                torch.cuda.empty_cache()
+            except RuntimeError as exc:  # torch.AcceleratorError is one: a sticky error stays for good
+                print(f"resident: its CUDA context is broken ({str(exc).splitlines()[0]}); leaving", file=sys.stderr)
+                return False
+        return True
 
 
 def serve(folder: str, device: str, ahead: int, t_start: float) -> None:
@@ -283,7 +291,8 @@ def serve(folder: str, device: str, ahead: int, t_start: float) -> None:
             marks["resident_cand_fresh"] = 1
         result = do_job("run", job, launched, marks)
         write_result(job, result, t_job)
-        baseline.restore()
+        if not baseline.restore():  # this process's CUDA context broke (a reference that faulted): leave
+            break
     for launched in ready.values():
         launched.close()
     if launcher is not None:
