@@ -74,3 +74,15 @@ def relu_task() -> Task:
 
 def sample(sid: str, code: str, language: str = "torch", task_id: str = RELU_TASK.task_id) -> Sample:
     return Sample(sample_id=sid, task_id=task_id, language=language, code=code)
+
+
+def reporting_candidate(path) -> str:
+    """A correct candidate that appends, once per process, its pid, parent pid, HOME,
+    TMPDIR as tempfile sees it and its working folder (JSON lines in `path`)."""
+    return candidate(
+        "if not getattr(self, 'told', False):\n"
+        "    self.told = True\n"
+        "    with open(%r, 'a') as fh:\n"
+        "        fh.write(json.dumps({'pid': os.getpid(), 'ppid': os.getppid(), 'home': os.environ.get('HOME'),\n"
+        "                             'tmp': tempfile.gettempdir(), 'cwd': os.getcwd()}) + '\\n')\n"
+        "return x.clamp_min(0)" % str(path), imports="import json, os, tempfile")

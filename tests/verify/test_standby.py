@@ -14,19 +14,16 @@ from kernelmill.verify import verify_samples
 from kernelmill.verify.process.sandbox import Sandbox
 from kernelmill.verify.process.standby import Standby, adopt_env
 
-from verify_support import RELU_TASK, candidate, fast_config, sample
+from verify_support import RELU_TASK, candidate, reporting_candidate, sample
+from verify_support import fast_config as _fast_config
 
 
-def _reporting(path, extra: str = "") -> str:
-    """A correct candidate that appends, once per process, its pid, parent pid,
-    HOME, TMPDIR as tempfile sees it, and the working directory."""
-    return candidate(
-        "if not getattr(self, 'told', False):\n"
-        "    self.told = True\n"
-        "    with open(%r, 'a') as fh:\n"
-        "        fh.write(json.dumps({'pid': os.getpid(), 'ppid': os.getppid(), 'home': os.environ.get('HOME'),\n"
-        "                             'tmp': tempfile.gettempdir(), 'cwd': os.getcwd()}) + '\\n')\n"
-        "return x.clamp_min(0)" % str(path), imports="import json, os, tempfile")
+_reporting = reporting_candidate
+
+
+def fast_config(*args, **kw):
+    """Spares, not resident supervisors (which take guarded runs by default: test_resident.py)."""
+    return _fast_config(*args, **{"resident": "off", **kw})
 
 
 def _environ(proc) -> dict[bytes, bytes]:

@@ -73,10 +73,11 @@ class VerifyConfig:
     guards: str = "standard"
     # candidates that fall back to PyTorch (item 7/8): reject | flag | allow
     fallback: str = "reject"
-    # run workers started ahead per GPU (verify/standby.py): their start-up overlaps
-    # the previous candidates' runs; -1 = auto (6 per run sharing a GPU, fewer on a
-    # host short of memory: standby.auto_depth; none on CPU); 0 = start each run
-    # process when its job comes
+    # run workers started ahead per GPU (verify/standby.py) where runs are not resident
+    # (`resident` off, guards off): their start-up overlaps the previous candidates'
+    # runs; -1 = auto (6 per run sharing a GPU, fewer on a host short of memory:
+    # standby.auto_depth; none on CPU); 0 = start each run process when its job comes
+    # (no resident supervisors either)
     standby: int = -1
     # start spares only when none is left, `standby` at once (True), or one for
     # each job taken (False, the default)

@@ -47,12 +47,7 @@ class Lease:
         return self.resident.spare.proc
 
     def hand_over(self, job_path: Path) -> bool:
-        try:
-            self.proc.stdin.write((str(job_path) + "\n").encode())
-            self.proc.stdin.flush()
-            return True
-        except (BrokenPipeError, OSError, ValueError):
-            return False
+        return self.resident.spare.hand_over(job_path, last=False)
 
 
 class Residents(Standby):

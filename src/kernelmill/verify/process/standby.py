@@ -96,11 +96,15 @@ class Spare:
     proc: subprocess.Popen  # started with stdin=PIPE
     dir: Path  # its phase directory: job.json, result.json, stdout/stderr, candidate/, exchange/
 
-    def hand_over(self, job_path: Path) -> bool:
-        """Give the spare its job; False if it is no longer there to take it."""
+    def hand_over(self, job_path: Path, last: bool = True) -> bool:
+        """Give the spare its job (`last`: its only one, so its stdin is closed after it);
+        False if it is no longer there to take it."""
         try:
             self.proc.stdin.write((str(job_path) + "\n").encode())
-            self.proc.stdin.close()
+            if last:
+                self.proc.stdin.close()
+            else:
+                self.proc.stdin.flush()
             return True
         except (BrokenPipeError, OSError, ValueError):
             return False
