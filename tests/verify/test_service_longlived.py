@@ -12,6 +12,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from kernelmill.records import Sample
 from kernelmill.verify import VerifyConfig
 from kernelmill.verify.service import ServiceConfig, VerifyService
@@ -37,23 +38,32 @@ def test_consecutive_requests_use_the_spares_the_last_one_started(tmp_path):
         svc.close()
 
 
-def _workers_running_a_job() -> list[int]:
-    """Our run processes (``worker guarded JOB cpu``), found through /proc."""
+def _workers_running_a_job(kind: bytes = b"guarded") -> list[int]:
+    """Our run processes, found through /proc: ``worker guarded JOB cpu``, or a resident
+    supervisor (named ``km resident``; forked by the zygote, so its command line is the
+    zygote's) busy with a job: a job folder of its own holds the candidate's code."""
     found = []
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
         try:
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            comm = Path(f"/proc/{pid}/comm").read_text().strip()
+            cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
         except OSError:
             continue
-        if b"kernelmill.verify.process.worker" in cmd and b"guarded" in cmd:
+        if kind == b"resident":
+            if comm == "km resident" and any(cwd.glob("job-*/candidate/candidate.py")):
+                found.append(int(pid))
+        elif b"kernelmill.verify.process.worker" in cmd and kind in cmd:
             found.append(int(pid))
     return found
 
 
-def test_kill_9_of_a_worker_mid_request_loses_nothing_and_duplicates_nothing(tmp_path):
-    svc = _service(tmp_path, standby=0)
+@pytest.mark.parametrize("kind", ["guarded", "resident"])
+def test_kill_9_of_a_worker_mid_request_loses_nothing_and_duplicates_nothing(tmp_path, kind):
+    # a run worker per candidate (standby 0), or a resident supervisor (the default) killed mid-job
+    svc = _service(tmp_path, standby=0 if kind == "guarded" else -1)
     slow = Sample("slow", RELU_TASK.task_id, "torch",
                   candidate("time.sleep(2.0)\nreturn x.clamp_min(0)", imports="import time"))
     fast = Sample("fast", RELU_TASK.task_id, "torch", candidate("return x.clamp_min(0)"))
@@ -62,7 +72,7 @@ def test_kill_9_of_a_worker_mid_request_loses_nothing_and_duplicates_nothing(tmp
     def killer():
         deadline = time.time() + 120
         while time.time() < deadline and not killed:
-            for pid in _workers_running_a_job():
+            for pid in _workers_running_a_job(kind.encode()):
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)
             time.sleep(0.2)
