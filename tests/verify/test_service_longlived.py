@@ -52,12 +52,26 @@ def _workers_running_a_job(kind: bytes = b"guarded") -> list[int]:
             cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
         except OSError:
             continue
+        if not _descends_from_us(int(pid)):  # another test run's workers on this machine are not ours to kill
+            continue
         if kind == b"resident":
             if comm == "km resident" and any(cwd.glob("job-*/candidate/candidate.py")):
                 found.append(int(pid))
         elif b"kernelmill.verify.process.worker" in cmd and kind in cmd:
             found.append(int(pid))
     return found
+
+
+def _descends_from_us(pid: int) -> bool:
+    me = os.getpid()
+    while pid > 1:
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+        if pid == me:
+            return True
+    return False
 
 
 @pytest.mark.parametrize("kind", ["guarded", "resident"])
