@@ -233,3 +233,29 @@ def test_a_job_handed_to_a_resident_that_was_ending_runs_in_a_fresh_process(tmp_
     assert [v.status for v in got] == ["ok"] * 3, [v.message[:300] for v in got]
     assert got[0].phases["resident_jobs"] == 1 and got[2].phases["resident_jobs"] == 1  # a new resident after
     assert "resident_jobs" not in got[1].phases  # a fresh guarded worker ran it
+
+
+def test_a_launcher_that_stops_answering_is_killed_not_waited_for(tmp_path):
+    """A candidate can stop the launcher (SIGSTOP: same user); the resident's next launch
+    times out and the launcher is killed, so the resident goes on (fresh processes)."""
+    import os
+    import signal
+    import socket
+    import time
+
+    from kernelmill.verify.process.resident import Launcher
+
+    (tmp_path / "job-1").mkdir()
+    launcher = Launcher()
+    os.kill(launcher.pid, signal.SIGSTOP)
+    launcher.sock.settimeout(0.5)
+    t0 = time.monotonic()
+    try:
+        launcher.launch(tmp_path / "job-1", "cpu")
+        raise AssertionError("a stopped launcher answered")
+    except socket.timeout:
+        pass
+    launcher.close(kill=True)
+    assert time.monotonic() - t0 < 10
+    with pytest.raises(ChildProcessError):
+        os.waitpid(launcher.pid, os.WNOHANG)  # reaped

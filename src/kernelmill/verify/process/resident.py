@@ -31,6 +31,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import signal
 import socket
 import sys
 import time
@@ -89,8 +90,14 @@ class Launcher:
             os.close(rw)
         return Launched(cdir, priv, pid, w, None, rr, warms=cuda is not None)
 
-    def close(self) -> None:
-        self.sock.close()  # the launcher reads EOF and exits
+    def close(self, kill: bool = False) -> None:
+        """Stop the launcher: it reads EOF and exits, or (`kill`: it stopped answering) is killed."""
+        self.sock.close()
+        if kill:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         try:
             os.waitpid(self.pid, 0)
         except ChildProcessError:
@@ -250,7 +257,7 @@ def serve(folder: str, device: str, ahead: int, t_start: float) -> None:
                 return launcher.launch(where, device, env)
             except (OSError, RuntimeError, ValueError) as exc:
                 print(f"resident: the launcher failed ({exc}); candidates' processes start fresh", file=sys.stderr)
-                launcher.close()
+                launcher.close(kill=True)
                 launcher = None
         cdir, priv = _dirs(Path(where))
         return _spawn(cdir, priv, device)
