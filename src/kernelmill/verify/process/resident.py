@@ -37,6 +37,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..environment import backend_flags
 from .launch import KEEP, Launched, _dirs, _spawn, become_subreaper, run_child
 
 REPARENT_WAIT_S = 2.0  # longest a forked candidate's process waits to become the resident's child
@@ -157,28 +158,20 @@ def _candidate_child(msg: dict, fds: list[int], resident: int, middle: int) -> N
 class _Baseline:
     """The supervisor's process-wide settings before its first job, put back after each
     job: a reference may change them (a task module that sets cudnn.benchmark, the
-    default dtype, the matmul precision), and a fresh process per job never saw that."""
+    default dtype, the matmul precision), and a fresh process per job never saw that.
+    The settings are those a verdict records of the reference (environment.backend_flags)
+    and the grad mode, the default dtype and the deterministic mode's warn_only."""
 
     def __init__(self):
         import torch
 
-        self.flags = self._read(torch)
+        self.flags = backend_flags()
+        self.warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+        self.grad = torch.is_grad_enabled()
         self.dtype = torch.get_default_dtype()
-        self.threads = torch.get_num_threads()
         # what exists now (torch, our modules, the warm-up's objects) is never collected:
         # the collection after each job then walks only what that job made (0.07 s -> ~0)
         gc.freeze()
-
-    @staticmethod
-    def _read(torch) -> dict:
-        m, c = torch.backends.cuda.matmul, torch.backends.cudnn
-        return {"matmul_tf32": m.allow_tf32, "fp16_reduced": m.allow_fp16_reduced_precision_reduction,
-                "bf16_reduced": m.allow_bf16_reduced_precision_reduction, "cudnn_tf32": c.allow_tf32,
-                "cudnn_benchmark": c.benchmark, "cudnn_deterministic": c.deterministic, "cudnn_enabled": c.enabled,
-                "precision": torch.get_float32_matmul_precision(),
-                "deterministic": torch.are_deterministic_algorithms_enabled(),
-                "deterministic_warn": torch.is_deterministic_algorithms_warn_only_enabled(),
-                "grad": torch.is_grad_enabled()}
 
     def restore(self) -> bool:
         """Put the settings back; False when this process's CUDA context no longer works."""
@@ -186,22 +179,27 @@ class _Baseline:
 
         import torch
 
-        f = self.flags
-        if self._read(torch) != f:  # set only what differs: the first use_deterministic_algorithms costs ~1 s
-            m, c = torch.backends.cuda.matmul, torch.backends.cudnn
-            torch.set_float32_matmul_precision(f["precision"])  # before allow_tf32: it sets that too
-            m.allow_tf32, c.allow_tf32 = f["matmul_tf32"], f["cudnn_tf32"]
-            m.allow_fp16_reduced_precision_reduction = f["fp16_reduced"]
-            m.allow_bf16_reduced_precision_reduction = f["bf16_reduced"]
-            c.benchmark, c.deterministic, c.enabled = f["cudnn_benchmark"], f["cudnn_deterministic"], f["cudnn_enabled"]
-            if (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()) \
-                    != (f["deterministic"], f["deterministic_warn"]):
-                torch.use_deterministic_algorithms(f["deterministic"], warn_only=f["deterministic_warn"])
-            torch.set_grad_enabled(f["grad"])
+        m, c = torch.backends.cuda.matmul, torch.backends.cudnn
+        setters = {  # backend_flags' names; the precision first: it sets allow_tf32 too
+            "float32_matmul_precision": torch.set_float32_matmul_precision,
+            "num_threads": torch.set_num_threads,
+            "cudnn_benchmark": lambda v: setattr(c, "benchmark", v),
+            "cudnn_deterministic": lambda v: setattr(c, "deterministic", v),
+            "cudnn_enabled": lambda v: setattr(c, "enabled", v),
+            "matmul_allow_tf32": lambda v: setattr(m, "allow_tf32", v),
+            "cudnn_allow_tf32": lambda v: setattr(c, "allow_tf32", v),
+            "matmul_fp16_reduced": lambda v: setattr(m, "allow_fp16_reduced_precision_reduction", v),
+            "matmul_bf16_reduced": lambda v: setattr(m, "allow_bf16_reduced_precision_reduction", v),
+        }
+        for key, set_to in setters.items():  # only what differs: the first use_deterministic_algorithms costs ~1 s
+            if key in self.flags and backend_flags()[key] != self.flags[key]:
+                set_to(self.flags[key])
+        if (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()) \
+                != (self.flags["deterministic_algorithms"], self.warn_only):
+            torch.use_deterministic_algorithms(self.flags["deterministic_algorithms"], warn_only=self.warn_only)
+        torch.set_grad_enabled(self.grad)
         if torch.get_default_dtype() != self.dtype:
             torch.set_default_dtype(self.dtype)
-        if torch.get_num_threads() != self.threads:
-            torch.set_num_threads(self.threads)
         if "torch._dynamo" in sys.modules:  # a compiled baseline's caches (verify/compiled.py)
             sys.modules["torch._dynamo"].reset()
         sys.modules.pop("reference", None)
@@ -226,8 +224,7 @@ def serve(folder: str, device: str, ahead: int, t_start: float) -> None:
     elsewhere gets one started when it comes."""
     import torch  # noqa: F401 - before the launcher's fork: its children start with it imported
 
-    from .standby import adopt_env
-    from .worker import do_job, write_result
+    from .worker import _await_job, do_job, warm_supervisor, write_result
 
     started_with = dict(os.environ)
     become_subreaper()
@@ -264,34 +261,27 @@ def serve(folder: str, device: str, ahead: int, t_start: float) -> None:
 
     for _ in range(max(1, ahead)):
         start_next(gated=False)
-    warm_s = _warm_up(device)
+    warm_supervisor(device)
+    warm_s = time.time()
     baseline = _Baseline()
     jobs = 0
     while True:
-        t_ready = time.time()
-        line = sys.stdin.readline().strip()
-        if not line:
+        os.environ.clear()  # what it started with: the job's environment replaces it (_await_job)
+        os.environ.update(started_with)
+        got = _await_job(started_with)
+        if got is None:
             break
-        job_path = Path(line)
-        try:
-            written = os.stat(job_path).st_mtime
-        except OSError:
-            written = t_ready
-        from .job import RunJob
-
-        job = RunJob.read(job_path, delete=True)
+        job, _, waited = got
         t_job = time.time()
         jobs += 1
-        os.environ.clear()
-        os.environ.update(started_with)
-        adopt_env(job.env or {}, started_with)
-        launched = _alive(ready.pop(job_path.parent.resolve(), None))
+        folder_of_job = Path(job.result).parent  # the runner writes the result into the job's folder
+        launched = _alive(ready.pop(folder_of_job.resolve(), None))
         fresh = launched is None
         if fresh:
-            launched = start(job_path.parent)
+            launched = start(folder_of_job)
         KEEP.discard(launched.pid)
         start_next(gated=True)
-        marks = {"resident_jobs": jobs, "spare_wait_s": round(max(0.0, t_ready - written), 4)}
+        marks = {"resident_jobs": jobs, "spare_wait_s": round(waited, 4)}
         if jobs == 1:
             marks["spare_warm_s"] = round(warm_s - t_start, 4)
         if fresh:
@@ -326,24 +316,3 @@ def _alive(launched: Launched | None) -> Launched | None:
 def _keep(launched: Launched) -> Launched:
     KEEP.add(launched.pid)  # not a leftover of the job that runs meanwhile (launch.reap_descendants)
     return launched
-
-
-def _warm_up(device: str) -> float:
-    """What a spare does before its job (worker._standby): the imports, this process's
-    CUDA context and libraries, the facts every verdict describes. Returns when it ended."""
-    try:
-        import torch
-        import torch.utils.cpp_extension  # noqa: F401 - after the launcher's fork: it touches the driver
-
-        from . import supervisor  # noqa: F401
-        from .. import inline_build  # noqa: F401
-        from ..environment import warm_facts
-        from ..guards.trace import warm_cuda
-        from .gpulock import warm_section
-
-        if str(device).startswith("cuda"):
-            warm_cuda(torch.device(device), lambda part: warm_section(device, part, "spare"), draws=True)
-        warm_facts(torch.device(device))
-    except Exception as exc:  # noqa: BLE001 - the first job meets and reports the same failure
-        print(f"resident warm-up failed: {exc}", file=sys.stderr)
-    return time.time()

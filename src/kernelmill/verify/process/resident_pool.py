@@ -40,7 +40,6 @@ class Lease:
     resident: Resident
     gpu: int | None
     dir: Path
-    stays: bool = True  # the runner's watch leaves the process running once the result is written
 
     @property
     def proc(self):

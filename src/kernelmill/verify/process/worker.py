@@ -210,24 +210,7 @@ def _standby(phase_dir: str, device: str, t_start: float) -> tuple[dict, object,
     become_subreaper()
     delay_s = _delay(sys.stdin.fileno())  # a spare of a staggered fill (standby.STAGGER_S)
     started = prestart(phase_dir, device)
-    gate_s = gpu_s = 0.0
-    try:
-        import torch
-        import torch.utils.cpp_extension  # noqa: F401 - what install() (inline_build) needs: 0.1-0.4 s
-
-        from . import supervisor  # noqa: F401 - the guarded flow's imports, off the clock
-        from .. import inline_build  # noqa: F401
-        from ..guards.trace import warm_cuda
-        from .gpulock import wait_for_timing, warm_section
-
-        gate_s = wait_for_timing(device, sys.stdin.fileno())  # after the running candidate's timing
-        # its GPU steps never while a candidate is timed, nor ahead of a waiting timing
-        gpu_s = warm_cuda(torch.device(device), lambda part: warm_section(device, part, "spare"), draws=True)
-        from ..environment import warm_facts
-
-        warm_facts(torch.device(device))  # what each verdict's measurement describes: versions, the GPU
-    except Exception as exc:  # noqa: BLE001 - the job itself will meet and report the same failure
-        print(f"standby warm-up failed: {exc}", file=sys.stderr)
+    gate_s, gpu_s = warm_supervisor(device, gate_fd=sys.stdin.fileno())
     got = _await_job(started_with)
     if got is None:
         started.close()
@@ -238,6 +221,33 @@ def _standby(phase_dir: str, device: str, t_start: float) -> tuple[dict, object,
     if delay_s:
         marks["spare_delay_s"] = round(delay_s, 4)
     return job, started, marks
+
+
+def warm_supervisor(device: str, gate_fd: int | None = None) -> tuple[float, float]:
+    """A supervisor's start-up before its job (a spare's, a resident's): the guarded flow's
+    imports, its CUDA context and libraries, the facts each verdict describes. `gate_fd`:
+    wait first for the running candidate's timing (gpulock.wait_for_timing; the fd readable
+    ends the wait). Returns (seconds gated, seconds in the GPU steps); a failure is printed
+    and left for the job to meet and report."""
+    gate_s = gpu_s = 0.0
+    try:
+        import torch
+        import torch.utils.cpp_extension  # noqa: F401 - what install() (inline_build) needs: 0.1-0.4 s
+
+        from . import supervisor  # noqa: F401 - the guarded flow's imports, off the clock
+        from .. import inline_build  # noqa: F401
+        from ..environment import warm_facts
+        from ..guards.trace import warm_cuda
+        from .gpulock import wait_for_timing, warm_section
+
+        if gate_fd is not None:
+            gate_s = wait_for_timing(device, gate_fd)  # after the running candidate's timing
+        # its GPU steps never while a candidate is timed, nor ahead of a waiting timing
+        gpu_s = warm_cuda(torch.device(device), lambda part: warm_section(device, part, "spare"), draws=True)
+        warm_facts(torch.device(device))  # what each verdict's measurement describes: versions, the GPU
+    except Exception as exc:  # noqa: BLE001 - the job itself will meet and report the same failure
+        print(f"supervisor warm-up failed: {exc}", file=sys.stderr)
+    return gate_s, gpu_s
 
 
 def _await_job(started_with: dict) -> tuple[RunJob, float, float] | None:
