@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, TypeVar
 
-HARNESS_VERSION = "0.1.0"
+# bumped when what a verdict means changes (its store key holds it): 0.2.0 = GPU time
+# from the device's activity records, timed calls under PyTorch's numerics (issue 39)
+HARNESS_VERSION = "0.2.0"
 
 LANGUAGES = ("cuda", "triton", "tilelang", "cpp", "torch")
 OP_TYPES = ("single", "fusion", "network")
@@ -89,6 +91,15 @@ class Verdict:
     # under torch.compile, and reference-compiled time / candidate time
     ref_compiled_runtime_ms: float | None = None
     speedup_compiled: float | None = None
+    # the same comparison in KernelBench's convention (events around each call after a
+    # synchronize, launch overhead counted; the mean of 100 trials): docs/SEMANTICS.md
+    speedup_kernelbench: float | None = None
+    # what ran per timed call (GPU): each kernel's symbol, launches, time share and origin
+    # (own, cublas, cudnn, cutlass, aten, triton, harness, other), launches and streams
+    provenance: dict[str, Any] | None = None
+    # the candidate's time against the task's lower bound (FLOPs and minimum bytes at the
+    # GPU's peak rates): 1.0 is the speed of light
+    sol_fraction: float | None = None
 
 
 @dataclass
@@ -128,7 +139,8 @@ def unknown_fields(cls: type, data: dict[str, Any]) -> list[str]:
 
 # fields that must hold a number (or null) when read from JSON: a string there
 # ("1.5x", "fast") would otherwise surface as a TypeError deep in the metrics
-_NUMBER_FIELDS = {"Verdict": ("speedup", "runtime_ms", "ref_runtime_ms", "max_abs_err", "max_rel_err")}
+_NUMBER_FIELDS = {"Verdict": ("speedup", "runtime_ms", "ref_runtime_ms", "max_abs_err", "max_rel_err",
+                              "speedup_kernelbench", "sol_fraction")}
 _INTERVAL_FIELDS = {"Verdict": ("speedup_ci",)}
 
 

@@ -159,6 +159,12 @@ class VerifyConfig:
         one_of("fallback", ("reject", "flag", "allow"))
         one_of("exchange", ("auto", "file"))
         one_of("resident", ("auto", "on", "off"))
+        if self.timing.numerics not in ("pytorch", "strict"):
+            out.append(f"timing.numerics must be pytorch or strict, not {self.timing.numerics!r}")
+        if not self.timing.events_margin >= 1.0:
+            out.append(f"timing.events_margin must be a factor of at least 1, not {self.timing.events_margin}")
+        if self.timing.kb_trials < 0 or not self.timing.process_spread >= 0:
+            out.append("timing.kb_trials and timing.process_spread must be 0 or more")
         for name in ("trials", "max_procs", "cpu_runners", "output_limit"):
             if getattr(self, name) < 1:
                 out.append(f"{name} must be at least 1, not {getattr(self, name)}")

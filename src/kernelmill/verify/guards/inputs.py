@@ -140,6 +140,71 @@ def tensors_in(obj: Any) -> list[torch.Tensor]:
     return []
 
 
+class InputPool:
+    """The inputs of timed calls: every call sees fresh values at a fresh address.
+
+    Each input tensor lives in one buffer a few strides longer than itself; call i
+    views it `SHIFT_BYTES * (i % slots)` bytes further in (256 B: float4, TMA and
+    cp.async alignments hold), and the values are refilled from a drawn set times a
+    scale the caller draws (the supervisor's per-run secret: `next_scales`), so a
+    cache keyed on pointers or on contents misses, as in SOL-ExecBench's shifting
+    pool. Memory stays the inputs' own size plus `slots` shifts (a 500 MB input
+    costs 500 MB + 2 KB). A non-contiguous input keeps one buffer (its strides
+    cannot shift safely) and is refilled in place."""
+
+    SHIFT_BYTES = 256
+
+    def __init__(self, template: Any, slots: int = 8):
+        self.template, self.slots = template, max(1, slots)
+        self.backing: list[tuple[torch.Tensor, int] | torch.Tensor] = []
+        for t in tensors_in(template):
+            if t.is_contiguous() and t.numel():
+                step = max(1, self.SHIFT_BYTES // t.element_size())
+                self.backing.append((torch.empty(t.numel() + step * (self.slots - 1), dtype=t.dtype,
+                                                 device=t.device), step))
+            else:
+                self.backing.append(t.clone())
+        self.scales: list[float] = []
+        self.calls = 0
+        self.current = self.views(0)
+
+    def views(self, i: int) -> Any:
+        slot = i % self.slots
+        out = []
+        for t, b in zip(tensors_in(self.template), self.backing):
+            if isinstance(b, tuple):
+                buf, step = b
+                out.append(buf[slot * step: slot * step + t.numel()].view(t.shape))
+            else:
+                out.append(b)
+        return _rebuild(self.template, iter(out))
+
+    def next_scales(self, scales: list[float]) -> None:
+        """The scales of the next calls, one per call (a round's worth)."""
+        self.scales = list(scales)
+
+    def prepare(self, source: Any, scale: float | None, queued: bool = True) -> Any:
+        """The next call's inputs: the next slot, filled from `source` times the next
+        queued scale (`scale` when none is queued, or with `queued` False: a checked
+        call's exact set). Returns them (also `self.current`)."""
+        self.calls += 1
+        self.current = self.views(self.calls)
+        if queued and self.scales:
+            scale = self.scales.pop(0)
+        refill(self.current, source, scale)
+        return self.current
+
+
+def _rebuild(template: Any, tensors) -> Any:
+    if isinstance(template, torch.Tensor):
+        return next(tensors)
+    if isinstance(template, (list, tuple)):
+        return type(template)(_rebuild(o, tensors) for o in template)
+    if isinstance(template, dict):
+        return {k: _rebuild(v, tensors) for k, v in template.items()}
+    return template
+
+
 def nbytes(obj: Any) -> int:
     return sum(t.numel() * t.element_size() for t in tensors_in(obj))
 

@@ -38,6 +38,28 @@ def rule_for(job: dict, ref_out) -> CheckRule:
     return CheckRule(mode=job.check, tolerances=tol, norm_tol=job.norm_tol)
 
 
+# fp32 tolerance of the checked *timed* calls when they run under PyTorch's numerics and
+# the reference convolves through cuDNN, which may then use TF32 (10-bit mantissa): the
+# convolution's result moves by ~1e-3 relative with the algorithm (NCDHW vs channels_last
+# measured 1.0e-3 to 3.6e-3 on the dev corpus). KernelBench's fp32 tolerance. The plain
+# trials stay strict (TF32 off, the job's tolerances): these calls only have to show that
+# the timed path computes what the checked path did.
+TF32_TIMED_TOL = (1e-2, 1e-2)
+
+
+def timed_rule(job, ref_out, ref_profile: dict | None) -> CheckRule:
+    """`rule_for` of a checked timed call: widened for float32 to `TF32_TIMED_TOL` when
+    the timed calls run under PyTorch's numerics and the reference ran a cuDNN kernel."""
+    from ..kernel_time import origin
+
+    rule = rule_for(job, ref_out)
+    numerics = (job.timing or {}).get("numerics", "pytorch")
+    if numerics == "pytorch" and any(origin(k) == "cudnn" for k in (ref_profile or {}).get("kernels", {})):
+        a, r = rule.tolerances.get("float32", (1e-4, 1e-4))
+        rule.tolerances["float32"] = (max(a, TF32_TIMED_TOL[0]), max(r, TF32_TIMED_TOL[1]))
+    return rule
+
+
 def judge(job, level, device, cand_code, facts, got, expected, sets, findings, phases, *, ref_mutates, ref_aliases,
            ref_profile, param_bytes) -> dict:
     strict = level == "strict"
@@ -65,7 +87,7 @@ def judge(job, level, device, cand_code, facts, got, expected, sets, findings, p
                                     any(FLAGS[f][0] == "incorrect" for f in findings.flags())):
                 break  # already wrong on plain trials: a failed timed call says nothing more
             runs = runs if key != "checks" else [runs]
-            rule = rule_for(job, exp)
+            rule = rule_for(job, exp) if key != "checks" else timed_rule(job, exp, ref_profile)
             for r, out in enumerate(runs):
                 cmp = compare(exp, out, rule)
                 worst_abs, worst_rel = max(worst_abs, cmp.max_abs_err), max(worst_rel, cmp.max_rel_err)

@@ -17,6 +17,8 @@ from typing import Any, Callable
 
 import torch
 
+from ..kernel_time import kineto_profile
+
 # ops that move, view or allocate: they say nothing about who computed the result
 PLUMBING = {
     "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like",
@@ -119,19 +121,6 @@ def warm_cuda(device: torch.device, gpu_section: Callable[[str], Any] | None = N
             if checks:
                 inputs.warm_checks(device)
     return held + time.perf_counter() - t0
-
-
-def kineto_profile(cuda: bool):
-    """A kineto profiler session recording only the device's activity (`cuda`) or
-    only the host's: `torch.profiler.profile(activities=[...])` without its
-    wrapper. That wrapper's start asks `hasattr(torch, "_inductor")`, which makes
-    torch import inductor, dynamo and sympy: 5.8-6.0 CPU-s on an H200 host, in
-    every process that profiles, against 0.04 s for kineto's own start
-    (benchmarks/diag/profiler_start.py, issue 14). Enter and exit it as a context
-    manager; after the exit, `function_events` and `kineto_results` hold what ran."""
-    from torch.autograd.profiler import profile
-
-    return profile(use_cpu=not cuda, use_device="cuda" if cuda else None, use_kineto=True)
 
 
 def warm_thread_pools(device: torch.device) -> None:

@@ -24,9 +24,10 @@ import time
 import torch
 
 from ..environment import backend_flags, settle_process
-from ..timing import Bench, snapshot
+from ..kernel_time import own_kernel_names
+from ..timing import Bench, snapshot, timing_numerics
 from ..guards import cudart, trace
-from ..guards.inputs import refill, tensors_in
+from ..guards.inputs import InputPool, refill, tensors_in
 from . import cuda_ipc
 from .gpulock import wait_for_timing, warm_section
 from .job import CandidateJob
@@ -166,14 +167,16 @@ def _timing_bench(cand, data: dict, job: CandidateJob, device, facts: dict, l2_l
 
     timing_sets = [to_device(s, device) for s in data["timing"]]
     check_sets = [to_device(s, device) for s in data["checks"]]
-    cand_in = clone(timing_sets[0])
+    # fresh values at a fresh address every call; the scales come from the supervisor
+    # with each round (its per-run secret), this process's own draw only as a fallback
+    pool = InputPool(timing_sets[0])
     rng = random.Random(int.from_bytes(os.urandom(8), "little"))
 
     def prep(i: int) -> None:
-        refill(cand_in, timing_sets[i % len(timing_sets)], rng.uniform(0.5, 1.5))
+        pool.prepare(timing_sets[i % len(timing_sets)], rng.uniform(0.5, 1.5))
 
     def on_check(j: int) -> None:
-        refill(cand_in, check_sets[j], None)
+        pool.prepare(check_sets[j], None, queued=False)
 
     def before_round() -> None:
         # item 16: persisting L2 lines survive the flush; none may carry over into a round
@@ -189,27 +192,38 @@ def _timing_bench(cand, data: dict, job: CandidateJob, device, facts: dict, l2_l
             return
         cudart.reset_persisting_l2(l2_limit or 0)
 
-    return Bench(lambda: cand(*cand_in), device, job.timing_config(), prepare=prep,
-                 on_check=on_check, before_round=before_round)
+    bench = Bench(lambda: cand(*pool.current), device, job.timing_config(), prepare=prep,
+                  on_check=on_check, before_round=before_round)
+    bench.pool = pool
+    try:  # which kernels are the candidate's own, for the provenance of its timed calls
+        bench.own_kernels = own_kernel_names(open(job.candidate, encoding="utf-8").read())
+    except OSError:
+        pass
+    return bench
 
 
 def _serve_timing(bench: Bench, commands, report: Reporter, device, facts: dict) -> None:
     """Answer the supervisor's timing commands until it says ``end``."""
     facts["stage"] = "timing"
     report.send({"ready": True, "t": time.perf_counter()})  # when, for the supervisor's accounting
-    for line in commands:
-        msg = json.loads(line)
-        if msg["cmd"] == "warm":
-            report.send({"est_ms": bench.warm(msg["ms"])})
-        elif msg["cmd"] == "round":
-            check = tuple(msg["check"]) if msg.get("check") else None
-            cudart.last_error()
-            r = bench.round(msg["n"], check)
-            if device.type == "cuda":
-                _launch_check(facts, "timed call")
-            report.send({"times_ms": r.times_ms, "wall_ms": r.wall_ms, "tail_ms": r.tail_ms})
-        elif msg["cmd"] == "end":
-            return
+    with timing_numerics(bench.config, device):
+        for line in commands:
+            msg = json.loads(line)
+            if msg["cmd"] == "warm":
+                report.send({"est_ms": bench.warm(msg["ms"])})
+            elif msg["cmd"] == "round":
+                check = tuple(msg["check"]) if msg.get("check") else None
+                if bench.pool is not None and msg.get("scales"):
+                    bench.pool.next_scales([float(x) for x in msg["scales"]])
+                cudart.last_error()
+                r = bench.round(msg["n"], check)
+                if device.type == "cuda":
+                    _launch_check(facts, "timed call")
+                report.send(r.to_msg())
+            elif msg["cmd"] == "kernelbench":
+                report.send({"kb_ms": bench.kernelbench_round(int(msg["trials"]))})
+            elif msg["cmd"] == "end":
+                return
     raise EOFError("the supervisor closed the command pipe during timing")
 
 

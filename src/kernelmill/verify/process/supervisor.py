@@ -30,7 +30,7 @@ import torch
 
 from ..correctness import flatten_outputs
 from ..environment import backend_flags, describe, gpu_state_query, settle_process
-from ..timing import Bench, Comparison, Round, TimingConfig, compare
+from ..timing import Bench, Comparison, Round, TimingConfig, compare, timing_numerics
 from ..guards import inputs as inp
 from ..guards.flags import Findings, decide
 from ..guards.judge import fp32_task, judge
@@ -93,20 +93,25 @@ class _RemoteSide:
     """The candidate's side of the timing comparison, in its own process: each
     command is one JSON line down the command pipe, each answer one line back."""
 
-    def __init__(self, launched: Launched, reports: "_Reports"):
-        self.launched, self.reports = launched, reports
+    def __init__(self, launched: Launched, reports: "_Reports", rng=None):
+        self.launched, self.reports, self.rng = launched, reports, rng
 
     def warm(self, warmup_ms: float) -> float:
         self.launched.send({"cmd": "warm", "ms": warmup_ms})
         return float(self.reports.expect("est_ms"))
 
     def round(self, n: int, check=None) -> Round:
-        self.launched.send({"cmd": "round", "n": n, "check": list(check) if check else None})
-        msg = self.reports.expect("times_ms", whole=True)
-        times = [float(t) for t in msg["times_ms"]]
-        if len(times) != n:
-            raise _ChannelError(f"a timing round of {n} calls reported {len(times)} times")
-        return Round(times, float(msg["wall_ms"]), float(msg.get("tail_ms") or 0.0))
+        # the calls' input scales, drawn here from the run's secret (never in the candidate's process before its round)
+        scales = [self.rng.uniform(0.5, 1.5) for _ in range(n)] if self.rng is not None else None
+        self.launched.send({"cmd": "round", "n": n, "check": list(check) if check else None, "scales": scales})
+        r = Round.from_msg(self.reports.expect("times_ms", whole=True))
+        if len(r.times_ms) != n or (r.events_ms is not None and len(r.events_ms) != n):
+            raise _ChannelError(f"a timing round of {n} calls reported {len(r.times_ms)} times")
+        return r
+
+    def kernelbench_round(self, trials: int) -> list[float]:
+        self.launched.send({"cmd": "kernelbench", "trials": trials})
+        return [float(t) for t in self.reports.expect("kb_ms")]
 
 
 class _ChannelError(RuntimeError):
@@ -509,16 +514,16 @@ def _time_both(ref, timing_sets, launched, reports, device, cfg, job, sets, expe
     import random
 
     rng = random.Random(int.from_bytes(os.urandom(8), "little"))
-    ref_in = clone(timing_sets[0])
+    pool = inp.InputPool(timing_sets[0])
 
     def prep(i: int) -> None:
-        inp.refill(ref_in, timing_sets[i % len(timing_sets)], rng.uniform(0.5, 1.5))
+        pool.prepare(timing_sets[i % len(timing_sets)], rng.uniform(0.5, 1.5))
 
     copy_bytes = inp.nbytes(sets["timing"][0]) + inp.nbytes(expected["timing"][0]) + param_bytes
-    ref_side = _ReferenceSide(lambda: ref(*ref_in), device, cfg, prep, copy_bytes)
-    with torch.no_grad(), share.pause(then="run-post"), \
+    ref_side = _ReferenceSide(lambda: ref(*pool.current), device, cfg, prep, copy_bytes)
+    with torch.no_grad(), share.pause(then="run-post"), timing_numerics(cfg, device), \
             gpu_lock(str(device), exclusive=True, timeout=TIMING_LOCK_TIMEOUT_S, label="timing") as held:
-        comp = compare(ref_side, _RemoteSide(launched, reports), cfg,
+        comp = compare(ref_side, _RemoteSide(launched, reports, rng), cfg,
                        check_rounds={rng.randrange(cfg.min_rounds): 0}, final_check=1, rng=rng,
                        candidate_walls=[])
     timing = {"reference": comp.reference.to_dict(), "candidate": comp.candidate.to_dict(),
@@ -543,15 +548,28 @@ def _runtime_findings(facts: dict, ref_flags: dict, expected: dict, ref_profile:
 
 
 def attach_timing(verdict: dict, comp: Comparison) -> None:
-    """The speedup, its interval and a plain word when it cannot be told from 1.0."""
+    """The speedup, its interval, the KernelBench-convention figure, what ran, and a
+    plain word when the speedup cannot be told from 1.0 or the cross-check disagrees."""
     if verdict.get("status") != "ok" or comp.speedup is None:
         return
     verdict.update(speedup=comp.speedup, speedup_ci=comp.speedup_ci,
-                   runtime_ms=comp.candidate.median_ms, ref_runtime_ms=comp.reference.median_ms)
+                   runtime_ms=comp.candidate.median_ms, ref_runtime_ms=comp.reference.median_ms,
+                   speedup_kernelbench=comp.speedup_kernelbench)
+    if comp.candidate.provenance or comp.reference.provenance:
+        verdict["provenance"] = {"candidate": comp.candidate.provenance, "reference": comp.reference.provenance}
+    notes = []
     if comp.speedup_ci and comp.speedup_ci[0] <= 1.0 <= comp.speedup_ci[1]:
-        note = (f"speedup {comp.speedup:.3f}x cannot be told from 1.0 "
-                f"(95% interval {comp.speedup_ci[0]:.3f}-{comp.speedup_ci[1]:.3f})")
-        verdict["message"] = "; ".join(m for m in (verdict.get("message"), note) if m)
+        notes.append(f"speedup {comp.speedup:.3f}x cannot be told from 1.0 "
+                     f"(95% interval {comp.speedup_ci[0]:.3f}-{comp.speedup_ci[1]:.3f})")
+    flags = verdict.setdefault("flags", [])
+    if comp.events_disagree:
+        flags.append("events_disagree")
+        notes.append(comp.events_disagree)
+    fell_back = sorted(set(comp.reference.trace_notes + comp.candidate.trace_notes))
+    if fell_back:
+        flags.append("kernel_time_partial")
+        notes.append("some rounds were timed by their events: " + "; ".join(fell_back)[:300])
+    verdict["message"] = "; ".join(m for m in [verdict.get("message")] + notes if m)
 
 
 def measurement(device: torch.device, cfg: TimingConfig, comp: Comparison | None, ref_flags: dict, cand_flags: dict,
@@ -559,8 +577,11 @@ def measurement(device: torch.device, cfg: TimingConfig, comp: Comparison | None
     """How a verdict's numbers were measured (docs/SEMANTICS.md): enough to tell
     from two records alone whether their figures are comparable. `gpu_state`: a
     clock query started after the timing (environment.gpu_state_query)."""
-    m = {"method": ("cuda events per call, calls queued back to back, L2 flushed before each call"
+    m = {"method": (("GPU time per call from the device's activity records (kernels, copies and memsets the "
+                     "call launched, every stream), CUDA events as the cross-check; L2 flushed before each call"
+                     if cfg.kernel_time else "cuda events per call, calls queued back to back, L2 flushed before each call")
                     if device.type == "cuda" else "perf_counter per call"),
+         "numerics": cfg.numerics if device.type == "cuda" else "cpu",
          "l2": ("flushed (2x L2 zeroed) before every call" if device.type == "cuda" and cfg.flush_l2 else "not flushed"),
          "inputs": "the same buffers every call, refilled in place with new values between calls",
          "config": asdict(cfg), "guards": guards,
@@ -573,7 +594,11 @@ def measurement(device: torch.device, cfg: TimingConfig, comp: Comparison | None
                  calls_per_round={"reference": comp.reference.calls_per_round,
                                   "candidate": comp.candidate.calls_per_round},
                  reps={"reference": comp.reference.reps, "candidate": comp.candidate.reps},
-                 wall_speedup=comp.wall_speedup,
+                 wall_speedup=comp.wall_speedup, event_speedup=comp.event_speedup,
+                 rounds_ci=comp.rounds_ci, methods={"reference": comp.reference.method,
+                                                    "candidate": comp.candidate.method},
+                 event_ms={"reference": comp.reference.event_median_ms, "candidate": comp.candidate.event_median_ms},
+                 kernelbench_ms={"reference": comp.reference.kb_mean_ms, "candidate": comp.candidate.kb_mean_ms},
                  indistinguishable_from_1=bool(comp.speedup_ci and comp.speedup_ci[0] <= 1.0 <= comp.speedup_ci[1]))
     return m
 

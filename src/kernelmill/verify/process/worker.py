@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import sys
 import time
 
@@ -88,7 +89,9 @@ def _run(job, share: SharedUse) -> dict:
     from ..correctness import CheckRule, compare
     from ..environment import backend_flags, settle_process
     from .supervisor import attach_timing, measurement, time_compiled
-    from ..timing import Bench, compare as compare_speed
+    from ..guards.inputs import InputPool
+    from ..kernel_time import own_kernel_names
+    from ..timing import Bench, compare as compare_speed, timing_numerics
 
     device = torch.device(job.device)
     cfg = job.timing_config()
@@ -153,11 +156,17 @@ def _run(job, share: SharedUse) -> dict:
                 t0 = time.perf_counter()
                 torch.manual_seed(job.input_seed + job.trials)
                 inputs = _draw(ref_mod, device)
-                ref_in, cand_in = clone(inputs), clone(inputs)
-                with share.pause(then="run-post"), \
+                # fresh values at a fresh address every call, both sides (guards/inputs.py)
+                rng = random.Random(int.from_bytes(os.urandom(8), "little"))
+                ref_pool, cand_pool = InputPool(inputs), InputPool(inputs)
+                ref_bench = Bench(lambda: ref(*ref_pool.current), device, cfg,
+                                  prepare=lambda i: ref_pool.prepare(inputs, rng.uniform(0.5, 1.5)))
+                cand_bench = Bench(lambda: cand(*cand_pool.current), device, cfg,
+                                   prepare=lambda i: cand_pool.prepare(inputs, rng.uniform(0.5, 1.5)))
+                cand_bench.own_kernels = own_kernel_names(open(job.candidate, encoding="utf-8").read())
+                with share.pause(then="run-post"), timing_numerics(cfg, device), \
                         gpu_lock(str(device), exclusive=True, timeout=TIMING_LOCK_TIMEOUT_S, label="timing") as held:
-                    comp = compare_speed(Bench(lambda: ref(*ref_in), device, cfg),
-                                         Bench(lambda: cand(*cand_in), device, cfg), cfg)
+                    comp = compare_speed(ref_bench, cand_bench, cfg)
                 phases["time_s"] = time.perf_counter() - t0
                 if device.type == "cuda":
                     phases["timing_lock_wait_s"] = round(held.wait_s, 4)
