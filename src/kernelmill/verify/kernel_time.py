@@ -254,3 +254,16 @@ def provenance(calls: list[CallTrace], outside: list[KernelRecord] | None = None
     if outside is not None:
         out["harness_kernels"] = sorted({r.name[:80] for r in outside})[:8]
     return out
+
+
+def profiled_provenance(kernels: dict[str, float], own: frozenset[str] = frozenset()) -> dict:
+    """Provenance from one profiled call's {kernel: device time} (guards/trace.py), for a
+    candidate that was not timed (a rejection): symbols, time shares and origins only."""
+    total = sum(kernels.values()) or 1.0
+    rows = [{"symbol": k[:200], "share": round(t / total, 4), "origin": origin(k, own)}
+            for k, t in sorted(kernels.items(), key=lambda kv: -kv[1])]
+    by_origin: dict[str, float] = {}
+    for r in rows:
+        by_origin[r["origin"]] = round(by_origin.get(r["origin"], 0.0) + r["share"], 4)
+    return {"kernels": rows[:12], "kernels_more": max(0, len(rows) - 12), "by_origin": by_origin,
+            "source": "the profiled check call (not timed)"}

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..backends import get_backend
+from .sol import sol_fraction
 from ..records import LANGUAGES, Sample, Task, Verdict
 from .compiled import attach as attach_compiled
 from .config import ConfigError, VerifyConfig
@@ -141,6 +142,7 @@ class Verifier:
         config = self.config
         self.device = config.resolved_device()
         self.device_name = device_name(self.device)
+        self._feature_cache: dict = {}  # task id -> dsl.features.Features (sol_fraction)
         self.profile = config.resolved_profile(self.device)
         self.answer_key = config.answer_key(self.device)
         visible = [d["index"] for d in cuda_devices()] if self.device == "cuda" else []
@@ -389,7 +391,8 @@ class Verifier:
     def _verdict(self, job: _Job, data: dict) -> Verdict:
         fields = {k: data[k] for k in ("compiled", "correct", "speedup", "runtime_ms", "ref_runtime_ms",
                                        "max_abs_err", "max_rel_err", "speedup_ci", "measurement",
-                                       "ref_compiled_runtime_ms", "speedup_compiled")
+                                       "ref_compiled_runtime_ms", "speedup_compiled", "speedup_kernelbench",
+                                       "provenance", "sol_fraction")
                   if data.get(k) is not None}
         phases = dict(job.build.get("phases", {})) if job.build else {}
         phases.update(data.get("phases") or {})
@@ -398,10 +401,22 @@ class Verifier:
             fields["measurement"] = {**(fields.get("measurement") or {}), "build": built}
         if job.spans:
             fields["measurement"] = {**(fields.get("measurement") or {}), "timeline": self._timeline(job)}
+        peaks = (fields.get("measurement") or {}).get("peaks")
+        if data["status"] == "ok" and peaks and fields.get("runtime_ms"):
+            fields["sol_fraction"] = sol_fraction(self._features(job.task), peaks, fields["runtime_ms"])
         return Verdict(sample_id=job.sample.sample_id, task_id=job.sample.task_id, status=data["status"],
                        message=str(data.get("message") or "")[: self.config.output_limit],
                        flags=list(data.get("flags") or []), device=self.device_name,
                        level=job.task.level, phases={k: round(v, 4) for k, v in phases.items()}, **fields)
+
+    def _features(self, task: Task):
+        """The task's FLOPs and minimum bytes (dsl.features, traced on the meta device at
+        full size), once per task: the speed-of-light bound of `sol_fraction`."""
+        if task.task_id not in self._feature_cache:
+            from ..dsl.features import task_features
+
+            self._feature_cache[task.task_id] = task_features(task)
+        return self._feature_cache[task.task_id]
 
     def _timeline(self, job: _Job) -> dict:
         """When the candidate's phases ran, in seconds since its job was made (when its

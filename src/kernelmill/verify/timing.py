@@ -168,6 +168,7 @@ class Comparison:
     events_disagree: str = ""  # set when events and kernel time differ by more than the margin
     speedup_kernelbench: float | None = None  # KernelBench's convention (docs/SEMANTICS.md)
     rounds_ci: list[float] | None = None  # the interval from the rounds alone, before the process spread
+    clocks: dict | None = None  # the GPU's SM clock before and after (verify/gpu_clocks.py), set by the caller
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -30,6 +30,9 @@ import torch
 
 from ..correctness import flatten_outputs
 from ..environment import backend_flags, describe, gpu_state_query, settle_process
+from ..kernel_time import own_kernel_names, profiled_provenance
+from ..sol import peak_rates
+from .. import gpu_clocks
 from ..timing import Bench, Comparison, Round, TimingConfig, compare, timing_numerics
 from ..guards import inputs as inp
 from ..guards.flags import Findings, decide
@@ -376,6 +379,10 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
         phases["guard_exchange_s"] += time.perf_counter() - t0
     if comparison is not None:
         attach_timing(verdict, comparison["comparison"])
+    if device.type == "cuda" and not (verdict.get("provenance") or {}).get("candidate") and facts.get("profile"):
+        # not timed (a rejection, a skipped timing): what its profiled check call ran
+        verdict.setdefault("provenance", {})["candidate"] = profiled_provenance(
+            facts["profile"].get("kernels") or {}, own_kernel_names(cand_code))
     verdict["measurement"] = measurement(device, cfg, comparison and comparison["comparison"], ref_work.flags,
                                          facts.get("backend_flags") or {}, sets["trials"][0], expected["trials"][0],
                                          guards=level, gpu_state=gpu_state)
@@ -523,14 +530,22 @@ def _time_both(ref, timing_sets, launched, reports, device, cfg, job, sets, expe
     ref_side = _ReferenceSide(lambda: ref(*pool.current), device, cfg, prep, copy_bytes)
     with torch.no_grad(), share.pause(then="run-post"), timing_numerics(cfg, device), \
             gpu_lock(str(device), exclusive=True, timeout=TIMING_LOCK_TIMEOUT_S, label="timing") as held:
+        before = gpu_clocks.read(_gpu_index(device))
         comp = compare(ref_side, _RemoteSide(launched, reports, rng), cfg,
                        check_rounds={rng.randrange(cfg.min_rounds): 0}, final_check=1, rng=rng,
                        candidate_walls=[])
+        comp.clocks = {"before": before, "after": gpu_clocks.read(_gpu_index(device))}
     timing = {"reference": comp.reference.to_dict(), "candidate": comp.candidate.to_dict(),
               "lock": {"wait_s": round(held.wait_s, 4), "acquired": held.acquired, "holders": held.holders}}
     if ref_side.copy_min_ms is not None:
         timing["copy"] = {"min_ms": ref_side.copy_min_ms}
     return {"timing": timing, "comparison": comp}
+
+
+def _gpu_index(device: torch.device) -> int:
+    if device.type != "cuda":
+        return -1
+    return device.index if device.index is not None else torch.cuda.current_device()
 
 
 def _runtime_findings(facts: dict, ref_flags: dict, expected: dict, ref_profile: dict, findings: Findings) -> None:
@@ -550,13 +565,13 @@ def _runtime_findings(facts: dict, ref_flags: dict, expected: dict, ref_profile:
 def attach_timing(verdict: dict, comp: Comparison) -> None:
     """The speedup, its interval, the KernelBench-convention figure, what ran, and a
     plain word when the speedup cannot be told from 1.0 or the cross-check disagrees."""
+    if comp.candidate.provenance or comp.reference.provenance:  # what ran, whatever the verdict
+        verdict["provenance"] = {"candidate": comp.candidate.provenance, "reference": comp.reference.provenance}
     if verdict.get("status") != "ok" or comp.speedup is None:
         return
     verdict.update(speedup=comp.speedup, speedup_ci=comp.speedup_ci,
                    runtime_ms=comp.candidate.median_ms, ref_runtime_ms=comp.reference.median_ms,
                    speedup_kernelbench=comp.speedup_kernelbench)
-    if comp.candidate.provenance or comp.reference.provenance:
-        verdict["provenance"] = {"candidate": comp.candidate.provenance, "reference": comp.reference.provenance}
     notes = []
     if comp.speedup_ci and comp.speedup_ci[0] <= 1.0 <= comp.speedup_ci[1]:
         notes.append(f"speedup {comp.speedup:.3f}x cannot be told from 1.0 "
@@ -565,6 +580,10 @@ def attach_timing(verdict: dict, comp: Comparison) -> None:
     if comp.events_disagree:
         flags.append("events_disagree")
         notes.append(comp.events_disagree)
+    moved = gpu_clocks.judge(*(comp.clocks or {}).values()) if comp.clocks else ""
+    if moved:
+        flags.append("clocks_moved")
+        notes.append(moved)
     fell_back = sorted(set(comp.reference.trace_notes + comp.candidate.trace_notes))
     if fell_back:
         flags.append("kernel_time_partial")
@@ -589,6 +608,8 @@ def measurement(device: torch.device, cfg: TimingConfig, comp: Comparison | None
          "dtypes": {"inputs": sorted({str(t.dtype) for t in inp.tensors_in(inputs)}),
                     "outputs": sorted({str(t.dtype) for _, t in flatten_outputs(outputs) if isinstance(t, torch.Tensor)})},
          **describe(device, gpu_state)}
+    if device.type == "cuda":
+        m["peaks"] = peak_rates(device)  # the speed-of-light bound's rates (verify/sol.py)
     if comp is not None:
         m.update(rounds=comp.rounds, stopped=comp.stopped, rse=comp.rse, ratios=[round(r, 5) for r in comp.ratios],
                  calls_per_round={"reference": comp.reference.calls_per_round,
@@ -599,6 +620,7 @@ def measurement(device: torch.device, cfg: TimingConfig, comp: Comparison | None
                                                     "candidate": comp.candidate.method},
                  event_ms={"reference": comp.reference.event_median_ms, "candidate": comp.candidate.event_median_ms},
                  kernelbench_ms={"reference": comp.reference.kb_mean_ms, "candidate": comp.candidate.kb_mean_ms},
+                 clocks=comp.clocks,
                  indistinguishable_from_1=bool(comp.speedup_ci and comp.speedup_ci[0] <= 1.0 <= comp.speedup_ci[1]))
     return m
 
