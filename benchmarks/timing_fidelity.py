@@ -12,11 +12,26 @@ other tools (no kernelmill import in that path):
 
 * cuda: reference `Model` and candidate `ModelNew`, each built under
   torch.manual_seed(seed) as a fresh module is (no .eval(), no weight copy),
-  TF32 off, under torch.no_grad(), the same inputs every call;
-  triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median") per
-  side (it zeroes an L2-sized buffer before each call), reference and
-  candidate alternated over --rounds rounds; speedup = median over rounds of
-  (reference median / candidate median).
+  PyTorch's default numerics (cuDNN may use TF32; --numerics strict turns it
+  off), under torch.no_grad(), the same inputs every call; the reference runs
+  with cudnn.benchmark off (PyTorch's default), the candidate with whatever it
+  set. Per round and side: GPU time per call from torch.profiler's device
+  records (one profiler session per call, a 2x-L2 buffer zeroed before it,
+  kernel times summed), and triton.testing.do_bench(fn, warmup=25, rep=100,
+  return_mode="median") as the event figure; reference and candidate
+  alternated over --rounds rounds; speedup = median over rounds of
+  (reference / candidate). The kernel-time speedup is compared with
+  kernelmill's speedup, the do_bench one is shown beside it.
+* KernelBench (--kernelbench DIR): its own eval_kernel_against_ref in a fresh
+  process per candidate (cuda_event timing, 100 trials), compared with the
+  verdict's `speedup_kernelbench`.
+
+Sources: --corpus (benchmarks/corpus/ layout), --external (a table such as
+../shared/external/cuda-l1/kernels.jsonl: id, ref_code, custom_code) and
+--llm (benchmarks/corpus_llm/, its GPU candidates expected ok), merged into one
+folder. Only candidates kernelmill times (verdict ok) are measured independently.
+--second-verdicts adds reproducibility: the share of a second run's speedups
+inside the first run's interval, and the interval's median width.
 * cpu: the same models and inputs, torch.set_num_threads(1),
   torch.utils.benchmark.Timer(...).blocked_autorange(min_run_time=0.2) median
   per side (num_threads=1), alternated over the rounds, median ratio.
@@ -34,6 +49,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import math
 import os
 import re
 import shutil
@@ -53,7 +69,8 @@ DEVICES = ("cuda", "cpu", "both")
 WEIGHT_SEED = 42
 INPUT_SEED = 1234
 # goals of the summary: |deviation| bound per device, and the GPU's median bound
-GOALS = {"cuda": {"within": 0.10, "median": 0.03}, "cpu": {"within": 0.25, "median": None}}
+GOALS = {"cuda": {"within": 0.10, "median": 0.03, "share": 0.95, "kb_share": 0.90},
+         "cpu": {"within": 0.25, "median": None, "share": 1.0, "kb_share": None}}
 
 
 # ---------------------------------------------------------------- the corpus
@@ -101,6 +118,54 @@ def load_corpus(corpus: Path) -> list[Candidate]:
         info = parse_header(path.read_text(encoding="utf-8"), str(path))
         out.append(Candidate(name=path.stem, path=str(path), **info))
     return out
+
+
+def materialize(dest: Path, corpus: Path | None, external: Path | None, llm: Path | None,
+                kernelbench: Path | None, builtin_tasks: Path) -> Path:
+    """One folder in the corpus layout (tasks/, honest/) holding every source asked for:
+    the corpus's own files, each row of an external table (its reference as the task, its
+    candidate as `<id>.py`), and the LLM-style corpus's GPU candidates expected ok (their
+    tasks copied from kernelmill's builtin suite or KernelBench's problems)."""
+    (dest / "tasks").mkdir(parents=True, exist_ok=True)
+    (dest / "honest").mkdir(parents=True, exist_ok=True)
+    if corpus is not None:
+        for sub in ("tasks", "honest"):
+            for f in sorted((corpus / sub).glob("*.py")):
+                shutil.copyfile(f, dest / sub / f.name)
+    if external is not None:
+        for n, line in enumerate(external.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                rid, ref, code = row["id"], row["ref_code"], row["custom_code"]
+            except (ValueError, KeyError) as exc:
+                raise SystemExit(f"{external}:{n}: not a row of id, ref_code, custom_code ({exc})")
+            name = re.sub(r"[^A-Za-z0-9_]", "_", rid)
+            lang = "cuda" if "load_inline" in code else "triton" if "triton" in code else "torch"
+            (dest / "tasks" / f"{name}.py").write_text(ref, encoding="utf-8")
+            claim = row.get("claimed_speedup")
+            (dest / "honest" / f"{name}.py").write_text(
+                f"# task: {name}  language: {lang}  device: cuda\n# style: external {rid} (claimed {claim}x on "
+                f"{row.get('gpu_tuned_for', '?')})\n" + code, encoding="utf-8")
+    if llm is not None:
+        for f in sorted((llm / "candidates").glob("*.py")):
+            text = f.read_text(encoding="utf-8")
+            head = text.splitlines()[:3]
+            m = re.match(r"#\s*task:\s*(\S+)\s+language:\s*(\w+)\s+device:\s*(\w+)", head[0])
+            if not m or m[3] not in ("cuda", "both") or m[2] == "cpp" or not any("expect: ok" in h for h in head):
+                continue
+            where, rel = m[1].split("/", 1)
+            src = (builtin_tasks / rel) if where == "builtin" else (kernelbench / "tasks" / rel if kernelbench else None)
+            if src is None or not src.exists():
+                continue
+            stem = re.sub(r"[^A-Za-z0-9_]", "_", m[1][:-3] if m[1].endswith(".py") else m[1])
+            shutil.copyfile(src, dest / "tasks" / f"{stem}.py")
+            style = next((h.split(":", 1)[1].strip() for h in head if h.startswith("# style:")), "")
+            body = "\n".join(text.splitlines()[1:])
+            (dest / "honest" / f"llm_{f.stem}.py").write_text(
+                f"# task: {stem}  language: {m[2]}  device: cuda\n# style: llm {style[:80]}\n{body}\n", encoding="utf-8")
+    return dest
 
 
 def task_path(corpus: Path, task: str) -> Path:
@@ -173,17 +238,8 @@ def measure_in_process(spec: dict) -> dict:
     device = spec["device"]
     seed = spec.get("seed", WEIGHT_SEED)
     if device == "cuda":
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
-    else:
-        torch.set_num_threads(1)
-        # the CPU convention's allocator (docs/SEMANTICS.md): glibc keeps freed memory
-        # instead of unmapping it between calls (set here by hand, not through kernelmill)
-        import ctypes
-
-        libc = ctypes.CDLL(None)
-        libc.mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD
-        libc.mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD
+        torch.backends.cuda.matmul.allow_tf32 = False  # PyTorch's default
+        torch.backends.cudnn.allow_tf32 = spec.get("numerics", "pytorch") == "pytorch"
     task = _import_file(spec["task"], "fidelity_task")
     for key, value in spec.get("sizes", {}).items():
         setattr(task, key, value)
@@ -199,6 +255,8 @@ def measure_in_process(spec: dict) -> dict:
 
     rounds = int(spec.get("rounds", 5))
     ref_t, cand_t = [], []
+    ref_k, cand_k = [], []
+    cand_benchmark = torch.backends.cudnn.benchmark if device == "cuda" else False
     with torch.no_grad():
         want = _flat(ref(*inputs))
         got = _flat(cand(*inputs))
@@ -210,6 +268,12 @@ def measure_in_process(spec: dict) -> dict:
 
             def bench(model):
                 return do_bench(lambda: model(*inputs), warmup=25, rep=100, return_mode="median")
+
+            flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size // 4, dtype=torch.int32,
+                                device="cuda")
+
+            def kernel_ms(model, calls=20):
+                return _profiled_kernel_ms(lambda: model(*inputs), flush, calls)
         else:
             from torch.utils.benchmark import Timer
 
@@ -219,10 +283,16 @@ def measure_in_process(spec: dict) -> dict:
                 timer = Timer(stmt="model(*inputs)", globals={"model": model, "inputs": inputs}, num_threads=1)
                 return timer.blocked_autorange(min_run_time=min_run_time).median * 1e3
         for _ in range(rounds):
+            if device == "cuda":  # the reference with PyTorch's default cuDNN settings
+                torch.backends.cudnn.benchmark = False
             ref_t.append(bench(ref))
+            if device == "cuda":
+                ref_k.append(kernel_ms(ref))
+                torch.backends.cudnn.benchmark = cand_benchmark
+                cand_k.append(kernel_ms(cand))
             cand_t.append(bench(cand))
     ratios = [r / c for r, c in zip(ref_t, cand_t)]
-    return {
+    out = {
         "ref_ms": statistics.median(ref_t), "cand_ms": statistics.median(cand_t),
         "speedup": statistics.median(ratios), "ratios": ratios,
         "ref_rounds_ms": ref_t, "cand_rounds_ms": cand_t,
@@ -231,6 +301,34 @@ def measure_in_process(spec: dict) -> dict:
                    else f"torch.utils.benchmark.Timer.blocked_autorange(min_run_time={spec.get('min_run_time', 0.2)}), 1 thread"),
         "torch": torch.__version__,
     }
+    if device == "cuda":  # kernel time is the figure compared; do_bench's events stay beside it
+        kr = [r / c for r, c in zip(ref_k, cand_k) if c > 0]
+        out.update(event_ref_ms=out["ref_ms"], event_cand_ms=out["cand_ms"], event_speedup=out["speedup"],
+                   ref_ms=statistics.median(ref_k), cand_ms=statistics.median(cand_k),
+                   speedup=statistics.median(kr) if kr else None, ratios=kr,
+                   method="torch.profiler device records per call (L2 flushed), alternated rounds; "
+                          "do_bench events beside it", cand_cudnn_benchmark=cand_benchmark)
+    return out
+
+
+def _profiled_kernel_ms(fn, flush, calls: int) -> float:
+    """Median over calls of the GPU time of one call: every device record of a profiler
+    session opened around that call alone (host synchronised before and after), summed."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    fn()
+    torch.cuda.synchronize()
+    per_call = []
+    for _ in range(calls):
+        flush.zero_()
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fn()
+            torch.cuda.synchronize()
+        per_call.append(sum(e.device_time_total for e in prof.events()
+                            if e.device_type == torch.autograd.DeviceType.CUDA) / 1e3)
+    return statistics.median(per_call)
 
 
 def measure(spec: dict, timeout: float = 900.0) -> dict:
@@ -240,7 +338,8 @@ def measure(spec: dict, timeout: float = 900.0) -> dict:
         env["TRITON_INTERPRET"] = "1"
     with tempfile.TemporaryDirectory(prefix="fidelity-") as tmp:
         out = Path(tmp) / "result.json"
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--measure-one", json.dumps(spec), "--result", str(out)]
+        flag = "--kb-one" if spec.get("kernelbench") else "--measure-one"
+        cmd = [sys.executable, str(Path(__file__).resolve()), flag, json.dumps(spec), "--result", str(out)]
         try:
             proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -249,6 +348,32 @@ def measure(spec: dict, timeout: float = 900.0) -> dict:
             tail = (proc.stderr or proc.stdout or "").strip().splitlines()[-6:]
             return {"error": f"exit {proc.returncode}: " + " | ".join(tail)}
         return json.loads(out.read_text())
+
+
+# ------------------------------------------------------------ KernelBench side
+
+def kb_in_process(spec: dict) -> dict:
+    """KernelBench's eval_kernel_against_ref on one candidate in THIS process (its
+    batch scripts' settings: cuda_event timing, 100 trials, seed 42, fp32)."""
+    import torch
+
+    harness = Path(spec["kernelbench"]) / "harness"
+    for p in (harness / "stubs", harness):
+        sys.path.insert(0, str(p))
+    from kernelbench import eval as kb_eval  # KernelBench's own code, imported at run time
+
+    r = kb_eval.eval_kernel_against_ref(
+        Path(spec["task"]).read_text(encoding="utf-8"), Path(spec["candidate"]).read_text(encoding="utf-8"),
+        seed_num=WEIGHT_SEED, num_correct_trials=int(spec.get("correct_trials", 1)),
+        num_perf_trials=int(spec.get("trials", 100)), measure_performance=True, timing_method="cuda_event",
+        verbose=False, build_dir=spec.get("build_dir"), device=torch.device("cuda:0"), backend="cuda",
+        precision=torch.float32)
+    if r is None:
+        return {"error": "eval_kernel_against_ref returned None"}
+    ok = bool(r.compiled and r.correctness and r.runtime and r.runtime > 0 and r.ref_runtime)
+    return {"compiled": bool(r.compiled), "correct": bool(r.correctness), "runtime_us": r.runtime,
+            "ref_runtime_us": r.ref_runtime, "speedup": (r.ref_runtime / r.runtime) if ok else None,
+            "metadata": {k: str(v)[:300] for k, v in (r.metadata or {}).items()}}
 
 
 # ------------------------------------------------------------ kernelmill side
@@ -297,22 +422,32 @@ def read_verdicts(path: Path) -> dict[str, dict]:
 
 # --------------------------------------------------------- table and summary
 
-def make_row(cand: Candidate, verdict: dict | None, ind: dict | None) -> dict:
+def make_row(cand: Candidate, verdict: dict | None, ind: dict | None, kb: dict | None = None,
+             second: dict | None = None) -> dict:
     v = verdict or {}
     ind = ind or {}
+    kb = kb or {}
     km_speedup = v.get("speedup")
     ind_speedup = ind.get("speedup")
-    deviation = None
+    deviation = kb_deviation = None
     if km_speedup is not None and ind_speedup:
         deviation = km_speedup / ind_speedup - 1.0
+    if v.get("speedup_kernelbench") and kb.get("speedup"):
+        kb_deviation = v["speedup_kernelbench"] / kb["speedup"] - 1.0
+    m = v.get("measurement") or {}
     return {
         "candidate": cand.name, "task": cand.task, "language": cand.language, "style": cand.style,
         "km_ref_ms": v.get("ref_runtime_ms"), "ind_ref_ms": ind.get("ref_ms"),
         "km_cand_ms": v.get("runtime_ms"), "ind_cand_ms": ind.get("cand_ms"),
         "km_speedup": km_speedup, "ind_speedup": ind_speedup, "deviation": deviation,
+        "ind_event_speedup": ind.get("event_speedup"), "km_event_speedup": m.get("event_speedup"),
+        "km_speedup_kernelbench": v.get("speedup_kernelbench"), "kb_speedup": kb.get("speedup"),
+        "kb_deviation": kb_deviation, "kb_error": kb.get("error") or (
+            None if not kb or kb.get("speedup") else f"compiled={kb.get('compiled')} correct={kb.get('correct')}"),
+        "second_speedup": (second or {}).get("speedup"),
         "speedup_ci": v.get("speedup_ci"), "status": v.get("status", "missing" if verdict is None else ""),
-        "flags": list(v.get("flags") or []), "message": (v.get("message") or "")[:200],
-        "measurement": v.get("measurement") or {}, "independent_error": ind.get("error"),
+        "flags": list(v.get("flags") or []), "message": (v.get("message") or "")[:300],
+        "measurement": m, "independent_error": ind.get("error"),
     }
 
 
@@ -323,16 +458,31 @@ def summarize(rows: list[dict], device: str) -> dict:
     within = sum(d <= goal["within"] + 1e-9 for d in devs)  # 10% counts as within 10%
     median_dev = statistics.median(devs) if devs else None
     ci_holds = [r for r in rows if r.get("speedup_ci") and r.get("ind_speedup")]
+    kb = [abs(r["kb_deviation"]) for r in rows if r.get("kb_deviation") is not None]
+    again = [r for r in rows if r.get("second_speedup") and r.get("speedup_ci")]
+    widths = sorted(r["speedup_ci"][1] / r["speedup_ci"][0] - 1 for r in rows if r.get("speedup_ci")
+                    and r.get("status") == "ok")
     summary = {
         "device": device, "candidates": len(rows), "n": len(devs),
         "median_abs_deviation": median_dev, "max_abs_deviation": max(devs) if devs else None,
-        "within": within, "within_bound": goal["within"], "flagged": len(flagged), "flagged_names": flagged,
+        "within": within, "within_bound": goal["within"], "within_share": within / len(devs) if devs else None,
+        "flagged": len(flagged), "flagged_names": flagged,
         "ci_contains_independent": sum(r["speedup_ci"][0] <= r["ind_speedup"] <= r["speedup_ci"][1] for r in ci_holds),
         "ci_n": len(ci_holds),
+        "kb_n": len(kb), "kb_within": sum(d <= 0.10 + 1e-9 for d in kb),
+        "kb_median_abs_deviation": statistics.median(kb) if kb else None,
+        "repro_n": len(again),
+        "repro_inside": sum(r["speedup_ci"][0] <= r["second_speedup"] <= r["speedup_ci"][1] for r in again),
+        "ci_median_width": widths[len(widths) // 2] if widths else None,
     }
-    ok = bool(devs) and within == len(devs) and not flagged
+    logs = [math.log(r["second_speedup"] / r["km_speedup"]) for r in again if r.get("km_speedup")]
+    # the spread of one process's speedup around the truth: two runs differ by sqrt(2) of it
+    summary["process_spread_measured"] = statistics.stdev(logs) / math.sqrt(2) if len(logs) > 2 else None
+    ok = bool(devs) and within >= goal["share"] * len(devs)
     if goal["median"] is not None:
         ok = ok and median_dev is not None and median_dev <= goal["median"]
+    if kb and goal["kb_share"] is not None:
+        ok = ok and summary["kb_within"] >= goal["kb_share"] * len(kb)
     summary["goal_met"] = ok
     return summary
 
@@ -342,15 +492,19 @@ def _f(x, spec=".3f") -> str:
 
 
 COLUMNS = ["candidate", "style", "ref ms (km / ind)", "cand ms (km / ind)", "speedup (km / ind)", "dev %",
-           "status", "flags"]
+           "events (km / do_bench)", "KernelBench (km / KB)", "KB dev %", "status", "flags"]
 
 
 def row_cells(r: dict) -> list[str]:
     dev = "-" if r["deviation"] is None else f"{100 * r['deviation']:+.1f}"
     status = r["status"] + (f" (ind: {r['independent_error'][:60]})" if r.get("independent_error") else "")
+    kbd = "-" if r.get("kb_deviation") is None else f"{100 * r['kb_deviation']:+.1f}"
     return [r["candidate"], r["style"][:48], f"{_f(r['km_ref_ms'], '.4f')} / {_f(r['ind_ref_ms'], '.4f')}",
             f"{_f(r['km_cand_ms'], '.4f')} / {_f(r['ind_cand_ms'], '.4f')}",
-            f"{_f(r['km_speedup'], '.3f')} / {_f(r['ind_speedup'], '.3f')}", dev, status, ",".join(r["flags"]) or "-"]
+            f"{_f(r['km_speedup'], '.3f')} / {_f(r['ind_speedup'], '.3f')}", dev,
+            f"{_f(r.get('km_event_speedup'), '.3f')} / {_f(r.get('ind_event_speedup'), '.3f')}",
+            f"{_f(r.get('km_speedup_kernelbench'), '.3f')} / {_f(r.get('kb_speedup'), '.3f')}", kbd,
+            status, ",".join(r["flags"]) or "-"]
 
 
 def summary_lines(s: dict) -> list[str]:
@@ -364,10 +518,20 @@ def summary_lines(s: dict) -> list[str]:
     ]
     if s["ci_n"]:
         lines.append(f"kernelmill's speedup_ci holds the independent speedup: {s['ci_contains_independent']} of {s['ci_n']}")
+    if s.get("kb_n"):
+        lines.append(f"speedup_kernelbench within 10% of KernelBench's harness: {s['kb_within']} of {s['kb_n']} "
+                     f"(median |deviation| {pct(s['kb_median_abs_deviation'])})")
+    if s.get("repro_n"):
+        lines.append(f"second run's speedup inside the first run's interval: {s['repro_inside']} of {s['repro_n']}"
+                     + (f" (process spread measured: {pct(s['process_spread_measured'])})"
+                        if s.get("process_spread_measured") is not None else ""))
+    if s.get("ci_median_width") is not None:
+        lines.append(f"interval median width (high/low - 1): {pct(s['ci_median_width'])}")
     goal = GOALS[s["device"]]
-    lines.append(f"goal (all within {pct(goal['within'])}"
+    lines.append(f"goal ({pct(goal['share'])} within {pct(goal['within'])}"
                  + (f", median within {pct(goal['median'])}" if goal["median"] else "")
-                 + f", 0 flagged): {'met' if s['goal_met'] else 'NOT met'}")
+                 + (f", KernelBench {pct(goal['kb_share'])} within 10%" if goal.get("kb_share") and s.get("kb_n") else "")
+                 + f"): {'met' if s['goal_met'] else 'NOT met'}")
     return lines
 
 
@@ -435,13 +599,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--min-run-time", type=float, default=0.2, help="cpu: blocked_autorange's min_run_time")
     ap.add_argument("--kernelmill-arg", action="append", default=[], help="extra argument for kernelmill verify")
+    ap.add_argument("--external", type=Path, default=None,
+                    help="a table of external kernels (id, ref_code, custom_code), e.g. ../shared/external/cuda-l1/kernels.jsonl")
+    ap.add_argument("--llm", type=Path, default=None, help="the LLM-style corpus (benchmarks/corpus_llm): its GPU candidates")
+    ap.add_argument("--no-corpus", action="store_true", help="leave --corpus out (only --external/--llm)")
+    ap.add_argument("--kernelbench", type=Path, default=None,
+                    help="KernelBench's folder (../shared/baselines/kernelbench): also run its eval_kernel_against_ref")
+    ap.add_argument("--numerics", choices=("pytorch", "strict"), default="pytorch",
+                    help="the independent side's numerics (kernelmill's timing.numerics)")
+    ap.add_argument("--second-verdicts", type=Path, default=None,
+                    help="a second kernelmill run's verdicts: reproducibility against the first run's intervals")
+    ap.add_argument("--work", type=Path, default=None, help="where the merged corpus is written (default: a temp folder)")
+    ap.add_argument("--repeat", action="store_true",
+                    help="run kernelmill a second time (fresh store) and report reproducibility against the first")
+    ap.add_argument("--limit-s", type=float, default=0, help="stop measuring after this many seconds (resume later)")
     ap.add_argument("--measure-one", help=argparse.SUPPRESS)
+    ap.add_argument("--kb-one", help=argparse.SUPPRESS)
     ap.add_argument("--result", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
-    if args.measure_one:  # the fresh process of `measure`
-        res = measure_in_process(json.loads(args.measure_one))
-        Path(args.result).write_text(json.dumps(res), encoding="utf-8")
+    if args.measure_one or args.kb_one:  # the fresh process of `measure`
+        res = measure_in_process(json.loads(args.measure_one)) if args.measure_one else kb_in_process(json.loads(args.kb_one))
+        Path(args.result).write_text(json.dumps(res, default=str), encoding="utf-8")
         return 0
     if not args.device:
         ap.error("--device is required")
@@ -450,6 +629,10 @@ def main(argv: list[str] | None = None) -> int:
     device = args.device
     profile = args.profile or ("full" if device == "cuda" else "small")
     corpus = args.corpus.resolve()
+    if args.external or args.llm:
+        merged = args.work or Path(tempfile.mkdtemp(prefix="fidelity-")) / "corpus"
+        corpus = materialize(merged, None if args.no_corpus else corpus, args.external, args.llm, args.kernelbench,
+                             HERE.parent / "src" / "kernelmill" / "tasks" / "builtin" / "tasks").resolve()
     only = [n.strip() for n in args.only.split(",") if n.strip()] or None
     cands = select(load_corpus(corpus), device, only)
     if not cands:
@@ -476,27 +659,48 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr, flush=True)
     verdicts = read_verdicts(verdicts_path)
     results["verdicts_file"] = str(verdicts_path)
+    if args.repeat and not args.second_verdicts:
+        args.second_verdicts = verdicts_path.with_name(verdicts_path.stem + ".second.jsonl")
+        have2 = read_verdicts(args.second_verdicts)
+        todo2 = [c for c in cands if c.name not in have2 and (verdicts.get(c.name) or {}).get("speedup") is not None]
+        if todo2:
+            t0 = time.perf_counter()
+            rc = run_kernelmill(todo2, corpus, device, profile, args.second_verdicts, args.kernelmill_arg)
+            print(f"kernelmill verify (second run): exit {rc}, {time.perf_counter() - t0:.0f} s for {len(todo2)} "
+                  "candidates", file=sys.stderr, flush=True)
     save_results(args.out, results)
 
-    # (2) the independent measurement, one fresh process per candidate
-    todo = pending(cands, results, args.resume)
+    # (2) the independent measurement, one fresh process per candidate kernelmill timed
+    timed = [c for c in cands if device != "cuda" or (verdicts.get(c.name) or {}).get("speedup") is not None]
+    todo = pending(timed, results, args.resume)
+    t_start = time.perf_counter()
     for i, c in enumerate(todo, 1):
+        if args.limit_s and time.perf_counter() - t_start > args.limit_s:
+            print(f"--limit-s reached: {len(todo) - i + 1} candidates left for --resume", flush=True)
+            break
         tp = task_path(corpus, c.task)
         spec = {"task": str(tp), "candidate": c.path, "device": device, "language": c.language,
                 "sizes": task_sizes(tp.read_text(encoding="utf-8"), profile), "rounds": args.rounds,
-                "seed": WEIGHT_SEED, "input_seed": INPUT_SEED, "min_run_time": args.min_run_time}
+                "seed": WEIGHT_SEED, "input_seed": INPUT_SEED, "min_run_time": args.min_run_time,
+                "numerics": args.numerics}
         t0 = time.perf_counter()
         ind = measure(spec)
         results["independent"][c.name] = ind
+        if args.kernelbench and device == "cuda" and c.name not in results.setdefault("kernelbench", {}):
+            results["kernelbench"][c.name] = measure({"task": str(tp), "candidate": c.path, "device": device,
+                                                      "kernelbench": str(args.kernelbench.resolve())})
         save_results(args.out, results)
-        r = make_row(c, verdicts.get(c.name), ind)
+        r = make_row(c, verdicts.get(c.name), ind, results.get("kernelbench", {}).get(c.name))
         dev = "-" if r["deviation"] is None else f"{100 * r['deviation']:+.1f}%"
         print(f"[{i}/{len(todo)}] {c.name}: kernelmill {_f(r['km_speedup'])}x ({r['status']}), independent "
-              f"{_f(r['ind_speedup'])}x, deviation {dev}" + (f"  ERROR {ind['error']}" if "error" in ind else "")
+              f"{_f(r['ind_speedup'])}x, deviation {dev}; KernelBench {_f(r['kb_speedup'])}x vs "
+              f"{_f(r['km_speedup_kernelbench'])}x" + (f"  ERROR {ind['error']}" if "error" in ind else "")
               + f"  ({time.perf_counter() - t0:.1f} s)", flush=True)
 
     # (3) the table and its summary
-    rows = [make_row(c, verdicts.get(c.name), results["independent"].get(c.name)) for c in cands]
+    second = read_verdicts(args.second_verdicts) if args.second_verdicts else {}
+    rows = [make_row(c, verdicts.get(c.name), results["independent"].get(c.name),
+                     results.get("kernelbench", {}).get(c.name), second.get(c.name)) for c in cands]
     summary = summarize(rows, device)
     results["rows"] = rows
     results["summary"] = summary

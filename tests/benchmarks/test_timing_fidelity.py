@@ -128,7 +128,7 @@ def test_rows_and_summary_arithmetic():
     assert s["within"] == 2  # both within 25%
     assert s["flagged"] == 2 and s["flagged_names"] == ["c", "d"]
     assert s["ci_n"] == 1 and s["ci_contains_independent"] == 1
-    assert not s["goal_met"]
+    assert s["goal_met"]  # on a CPU: every timed row within 25% (flags are reported, not part of the goal)
     g = tf.summarize(rows, "cuda")
     assert g["within"] == 1  # only a's 10% deviation is within the GPU bound
     md = tf.markdown(rows, s)
@@ -166,3 +166,35 @@ def test_read_verdicts_keeps_the_last_line_per_sample(tmp_path):
     v = tf.read_verdicts(path)
     assert sorted(v) == ["a", "b"] and v["a"]["status"] == "ok"
     assert tf.read_verdicts(tmp_path / "none.jsonl") == {}
+
+
+def test_external_table_becomes_a_corpus_and_bad_rows_name_their_line(tmp_path):
+    table = tmp_path / "k.jsonl"
+    table.write_text(json.dumps({"id": "x-L1-1", "ref_code": TASK, "custom_code": SAME.split("\n", 2)[2],
+                                 "claimed_speedup": 1.5, "gpu_tuned_for": "a100"}) + "\n"
+                     + json.dumps({"id": "x-L1-2", "ref_code": TASK,
+                                   "custom_code": "from torch.utils.cpp_extension import load_inline\n"}) + "\n")
+    corpus = tf.materialize(tmp_path / "c", None, table, None, None, tmp_path)
+    cands = {c.name: c for c in tf.load_corpus(corpus)}
+    assert set(cands) == {"x_L1_1", "x_L1_2"}
+    assert cands["x_L1_1"].language == "torch" and cands["x_L1_2"].language == "cuda"
+    assert "claimed 1.5x on a100" in cands["x_L1_1"].style
+    assert tf.task_path(corpus, "x_L1_1").read_text() == TASK
+    table.write_text('{"id": "y"}\n')
+    with pytest.raises(SystemExit, match="k.jsonl:1"):
+        tf.materialize(tmp_path / "d", None, table, None, None, tmp_path)
+
+
+def test_kernelbench_and_reproducibility_columns():
+    v = {"status": "ok", "speedup": 2.0, "speedup_kernelbench": 1.5, "speedup_ci": [1.8, 2.2], "flags": []}
+    rows = [tf.make_row(_cand("a"), v, {"speedup": 2.0}, {"speedup": 1.45}, {"speedup": 2.1}),
+            tf.make_row(_cand("b"), v, {"speedup": 2.0}, {"speedup": 1.2}, {"speedup": 2.5}),
+            tf.make_row(_cand("c"), v, {"speedup": 2.0}, {"compiled": True, "correct": False}, {"speedup": 1.9})]
+    assert rows[0]["kb_deviation"] == pytest.approx(1.5 / 1.45 - 1) and rows[2]["kb_deviation"] is None
+    assert "correct=False" in rows[2]["kb_error"]
+    s = tf.summarize(rows, "cuda")
+    assert (s["kb_n"], s["kb_within"]) == (2, 1)
+    assert (s["repro_n"], s["repro_inside"]) == (3, 2)
+    assert s["ci_median_width"] == pytest.approx(2.2 / 1.8 - 1)
+    assert s["process_spread_measured"] is not None
+    assert not s["goal_met"]  # KernelBench: 1 of 2 within 10%
