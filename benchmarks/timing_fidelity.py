@@ -612,6 +612,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=None, help="where the merged corpus is written (default: a temp folder)")
     ap.add_argument("--repeat", action="store_true",
                     help="run kernelmill a second time (fresh store) and report reproducibility against the first")
+    ap.add_argument("--measure-timeout", type=float, default=900.0,
+                    help="seconds one independent (or KernelBench) measurement may take before it is recorded as an error")
     ap.add_argument("--limit-s", type=float, default=0, help="stop measuring after this many seconds (resume later)")
     ap.add_argument("--measure-one", help=argparse.SUPPRESS)
     ap.add_argument("--kb-one", help=argparse.SUPPRESS)
@@ -660,7 +662,8 @@ def main(argv: list[str] | None = None) -> int:
     verdicts = read_verdicts(verdicts_path)
     results["verdicts_file"] = str(verdicts_path)
     if args.repeat and not args.second_verdicts:
-        args.second_verdicts = verdicts_path.with_name(verdicts_path.stem + ".second.jsonl")
+        args.second_verdicts = (args.out.with_suffix(".second.verdicts.jsonl") if args.out
+                                else verdicts_path.with_name(verdicts_path.stem + ".second.jsonl"))
         have2 = read_verdicts(args.second_verdicts)
         todo2 = [c for c in cands if c.name not in have2 and (verdicts.get(c.name) or {}).get("speedup") is not None]
         if todo2:
@@ -684,11 +687,12 @@ def main(argv: list[str] | None = None) -> int:
                 "seed": WEIGHT_SEED, "input_seed": INPUT_SEED, "min_run_time": args.min_run_time,
                 "numerics": args.numerics}
         t0 = time.perf_counter()
-        ind = measure(spec)
+        ind = measure(spec, args.measure_timeout)
         results["independent"][c.name] = ind
         if args.kernelbench and device == "cuda" and c.name not in results.setdefault("kernelbench", {}):
             results["kernelbench"][c.name] = measure({"task": str(tp), "candidate": c.path, "device": device,
-                                                      "kernelbench": str(args.kernelbench.resolve())})
+                                                      "kernelbench": str(args.kernelbench.resolve())},
+                                                     args.measure_timeout)
         save_results(args.out, results)
         r = make_row(c, verdicts.get(c.name), ind, results.get("kernelbench", {}).get(c.name))
         dev = "-" if r["deviation"] is None else f"{100 * r['deviation']:+.1f}%"
