@@ -42,3 +42,23 @@ def test_show_reads_the_verdict_from_a_store(tmp_path):
     assert res.exit_code == 0, res.output
     assert "verdict  timeout" in res.output and "process group killed" in res.output
     assert "--- code" not in res.output
+
+
+def test_show_and_the_report_card_say_what_ran():
+    from kernelmill.records import Verdict
+    from kernelmill.report.provenance import provenance_lines
+
+    prov = {"kernels": [{"symbol": "fused_relu(float*)", "per_call": 1.0, "share": 0.8, "origin": "own"},
+                        {"symbol": "Memcpy DtoD (Device -> Device)", "per_call": 1.0, "share": 0.2, "origin": "aten"}],
+            "kernels_more": 0, "launches_per_call": 2, "streams": 1, "by_origin": {"own": 0.8, "aten": 0.2}}
+    v = Verdict("s", "t", "ok", compiled=True, correct=True, speedup=2.0, speedup_kernelbench=1.7,
+                sol_fraction=0.25, provenance={"candidate": prov, "reference": None})
+    lines = provenance_lines(v)
+    assert lines[0].startswith("KernelBench's convention: 1.700x")
+    assert "0.25 of the task's bound" in lines[1]
+    assert "candidate: 2 launches per call on 1 stream(s); GPU time by origin: own 80%, aten 20%" == lines[2]
+    assert "own" in lines[3] and "fused_relu" in lines[3]
+    from kernelmill.report.show import SampleView, render_text
+
+    text = render_text(SampleView("s", None, v, None, []))
+    assert "ran      candidate: 2 launches per call" in text

@@ -118,6 +118,7 @@ def _softmax_kernel(x_ptr):
     assert origin("void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl>(...)") == "aten"
     assert origin("triton_poi_fused_add_relu_0") == "triton"
     assert origin("spin_kernel(long)") == "harness"
+    assert origin("fused_add_clamp_div_mul_relu") == "jit"
     assert origin("some_unknown_kernel(float*)") == "other"  # not in the source, no library claims it
     assert base_name("void ns::k<(int)4, float>(float*, int)") == "k"
 

@@ -28,6 +28,7 @@ from ..records import STATUSES, Sample, Verdict
 from .figures import fast_p_curve, speedup_histogram
 from .inputs import ReportInputs
 from .metrics import NOT_RUN_FLAGS, not_run_flag
+from .provenance import provenance_lines
 from .summary import Breakdown, cell, cell_text, columns, speedup_text
 
 STATUS_MEANINGS = {
@@ -204,6 +205,9 @@ def _sample_card(v: Verdict, s: Sample | None, inputs: ReportInputs, hl: _Highli
              f'<div class="facts">{" ".join(facts)}</div>']
     if flags:
         parts.append(f'<ul class="flags">{flags}</ul>')
+    ran = provenance_lines(v)
+    if ran:
+        parts.append(f'<details class="ran"><summary>what ran (GPU)</summary><pre>{e(chr(10).join(ran))}</pre></details>')
     if v.message:
         label = {"compile_error": "compiler / import error", "incorrect": "mismatch",
                  "runtime_error": "error while running"}.get(v.status, "message")

@@ -16,6 +16,7 @@ from pathlib import Path
 from ..records import ReadProblem, Sample, Task, Verdict, from_dict, iter_jsonl_numbered
 from .html import STATUS_MEANINGS, flag_meaning
 from .inputs import ReportInputError
+from .provenance import provenance_lines
 from .metrics import not_run_flag
 
 
@@ -122,6 +123,8 @@ def render_text(view: SampleView, code: bool = True, task_code: bool = False) ->
         if v.speedup_compiled is not None:
             lines.append(f"compiled {v.speedup_compiled:.3f}x over the reference under torch.compile "
                          f"({_fmt(v.ref_compiled_runtime_ms, '.4f')} ms)")
+        for line in provenance_lines(v):
+            lines.append(f"ran      {line}")
         if v.max_abs_err is not None or v.max_rel_err is not None:
             lines.append(f"error    max abs {_fmt(v.max_abs_err, '.3g')}, max rel {_fmt(v.max_rel_err, '.3g')}")
         for flag in v.flags:

@@ -181,6 +181,7 @@ _ORIGINS = (
                         r"layer_norm|upsample|Memcpy|Memset|fused_dropout|scatter_gather|radixSort|"
                         r"cub::|DeviceRadixSort|DeviceScan|DeviceReduce|sort_", re.I)),
     ("triton", re.compile(r"^triton_|^triton__")),  # torch.compile / inductor's generated kernels
+    ("jit", re.compile(r"^fused_\w+$")),  # TorchScript's fuser (torch.jit.script / trace): no signature
 )
 
 
@@ -215,7 +216,8 @@ def base_name(symbol: str) -> str:
 
 def origin(name: str, own: frozenset[str] = frozenset()) -> str:
     """`own` (a kernel the candidate's source defines), `harness`, `cudnn`, `cublas`,
-    `cutlass`, `aten`, `triton` (compiler-generated, e.g. torch.compile), or `other`:
+    `cutlass`, `aten`, `triton` (compiler-generated, e.g. torch.compile), `jit`
+    (TorchScript's fuser), or `other`:
     neither the candidate's by name nor a library family we know."""
     if own and base_name(name) in own:
         return "own"

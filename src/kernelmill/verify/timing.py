@@ -2,18 +2,21 @@
 
 The convention (docs/SEMANTICS.md, "Timing"):
 
-* GPU: one timed call is the GPU time between two CUDA events around one
-  forward call. Before every call the L2 is flushed (a buffer of twice its size
-  is zeroed) and the events are recorded right after, with no host
-  synchronisation in between, so the host's launch overhead overlaps the flush
-  as in ``triton.testing.do_bench``: the figure is GPU time, not launch
-  latency. The device then spins for `launch_cover_us` (100 us) before the
-  start event, so the call is queued before the GPU gets there even when the
-  host is slowed by other work (concurrent builds on the same machine). (A synchronize between flush and start put 20 us of launch latency
-  into every call: a 5 us ReLU was timed at 25 us on an H100.) The calls of
-  a round are queued back to back and the device is synchronised once at the
-  end of the round; the round's host wall time per call is kept beside the
-  event times (launch overhead included: the "wall" figures).
+* GPU: one timed call is the GPU time of the work it launched, on every stream: the
+  union of its kernels', copies' and memsets' intervals from the device's activity
+  records (CUPTI through kineto), attributed by launch order between a spin kernel the
+  harness launches right before the call and one right after (verify/kernel_time.py).
+  Host launch gaps are not GPU time: CUDA events around the call counted them, and read a
+  launch-bound reference of 48 tiny kernels at 10-19x its GPU time (issue 39). The events
+  stay as the cross-check (`Round.events_ms`, `Comparison.event_speedup`). Before every
+  call the L2 is flushed (a buffer of twice its size is zeroed) and the device spins
+  `launch_cover_us` (100 us) before the start event, so the host queues the call before
+  the GPU reaches it, as in ``triton.testing.do_bench``; the calls of a round are queued
+  back to back and the device is synchronised once at the end of the round; the round's
+  host wall time per call is kept beside (launch overhead included: the "wall" figures).
+  A round whose work cannot be attributed (the profiler would not start; a candidate that
+  launches the harness's spin kernel itself) is timed by its events and says why
+  (`Round.trace_note`). Timed calls run under `TimingConfig.numerics` (`timing_numerics`).
 * CPU: wall time (perf_counter) of one call, the process's intra-op threads
   set to the same count on both sides (`TimingConfig.cpu_threads`). Calls
   shorter than `cpu_block_us` are timed in blocks of back-to-back calls on the
@@ -21,15 +24,18 @@ The convention (docs/SEMANTICS.md, "Timing"):
   mean), as `torch.utils.benchmark.Timer` does: a clock pair, the bookkeeping
   and the refill between single calls added 1-2 us to a 3 us call (a 64K-float
   ReLU read 0.0044 ms per call against the Timer's 0.0030 ms).
-* Both: the same input buffers every call, refilled in place (`prepare`) outside
-  the timed region (on CPU, before every block); warm-up first; the median per round.
+* Both: the inputs are refilled (`prepare`: the guarded run's shifting pool gives every
+  call fresh values at a fresh address, guards/inputs.py) outside the timed region (on
+  CPU, before every block); warm-up first; the median per round.
 
 A comparison alternates reference and candidate *rounds* (A/B/A/B), each side
 in its own process if need be (`Bench` is one side; the guarded run drives a
 remote one through a pipe), until the speedup's relative standard error falls
 under `target_rse` or the budget ends. The speedup is the median over rounds of
 (reference median / candidate median), with a 95% interval from the spread of
-the per-round log ratios (Student t).
+the per-round log ratios (Student t) widened by the spread between fresh processes
+(`process_spread`). After the rounds, each side runs KernelBench's convention
+(`kernelbench_round`) for `speedup_kernelbench`.
 
 What it does not do: judge anything (the guards compare event and wall time,
 and check kept outputs).
