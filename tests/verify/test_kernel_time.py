@@ -223,3 +223,19 @@ def test_clock_judgement():
     assert "hw_thermal" in gpu_clocks.judge({"sm_clock_mhz": 1980, "slowdowns": []},
                                             {"sm_clock_mhz": 1950, "slowdowns": ["hw_thermal"]})
     assert gpu_clocks.judge(None, {"sm_clock_mhz": 1, "slowdowns": []}) == ""
+
+
+def test_timing_settings_are_checked_and_reach_the_cli():
+    from typer.testing import CliRunner
+
+    from kernelmill.cli import app
+    from kernelmill.verify.config import ConfigError, VerifyConfig
+
+    with pytest.raises(ConfigError, match="timing: numerics must be pytorch or strict, not 'fp64'"):
+        VerifyConfig.from_dict({"timing": {"numerics": "fp64"}}, "test")
+    with pytest.raises(ConfigError, match="events_margin"):
+        VerifyConfig.from_dict({"timing": {"events_margin": 0.5}}, "test")
+    cfg = VerifyConfig.from_dict({"timing": {"numerics": "strict", "kernel_time": False}}, "test")
+    assert cfg.timing.numerics == "strict" and not cfg.timing.kernel_time
+    out = CliRunner().invoke(app, ["verify", "--help"], env={"COLUMNS": "200"}).output
+    assert "--numerics" in out and "--kernel-time" in out

@@ -16,6 +16,7 @@ import statistics
 import textwrap
 
 import pytest
+from benchmark_support import load_benchmark
 
 from kernelmill.records import Sample, Task
 from kernelmill.tasks import load_tasks
@@ -132,26 +133,15 @@ def _do_bench_speedup(ref, cand, inputs, rounds=5):
 
 
 def _profiled_ms(fn, calls=30):
-    """GPU kernel time per call, read from torch.profiler's device records (an L2-sized
-    flush before each call, its kernel not counted: it is launched outside the range)."""
+    """GPU kernel time per call from torch.profiler's device records: the independent side of
+    benchmarks/timing_fidelity.py (one profiler session per call, an L2-sized flush before it)."""
     import torch
-    from torch.profiler import ProfilerActivity, profile
 
     flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size // 4, dtype=torch.int32, device="cuda")
     with torch.no_grad():
         for _ in range(5):
             fn()
-        torch.cuda.synchronize()
-        per_call = []
-        for _ in range(calls):
-            flush.zero_()
-            torch.cuda.synchronize()
-            with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                fn()
-                torch.cuda.synchronize()
-            per_call.append(sum(e.device_time_total for e in prof.events()
-                                if e.device_type == torch.autograd.DeviceType.CUDA))
-    return statistics.median(per_call) / 1e3
+        return load_benchmark("timing_fidelity")._profiled_kernel_ms(fn, flush, calls)
 
 
 def _verify(tmp_path, task_code, cand_code, language="torch", **cfg):

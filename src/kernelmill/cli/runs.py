@@ -186,7 +186,8 @@ def config_from_options(device: str, trials: int, build_timeout: float, run_time
                         exchange: str = "auto", gpus: str | None = None, build_nice: int = 10,
                         build_standby: int = -1, merge_units: bool = True, slim_units: bool = True,
                         standby_on_demand: bool = True, fork_workers: bool = True,
-                        spare_lead: float = 15.0, resident: str = "auto") -> VerifyConfig:
+                        spare_lead: float = 15.0, resident: str = "auto", numerics: str = "pytorch",
+                        kernel_time: bool = True) -> VerifyConfig:
     """The options as a `VerifyConfig`, validated by the config itself (one set
     of rules for the CLI, the service and the GRPO reward). `run_timeout` None:
     the device's default (DEFAULT_RUN_TIMEOUT)."""
@@ -198,7 +199,8 @@ def config_from_options(device: str, trials: int, build_timeout: float, run_time
     options = dict(device=device, trials=trials, build_timeout=build_timeout, run_timeout=run_timeout,
                    workers=workers, profile=profile, executor=executor, address=address, fast_build=fast_build,
                    guards=guards, fallback=fallback, standby=standby, cpu_runners=cpu_runners,
-                   runs_per_gpu=runs_per_gpu, timing={"cpu_threads": cpu_threads},
+                   runs_per_gpu=runs_per_gpu, timing={"cpu_threads": cpu_threads, "numerics": numerics,
+                                                               "kernel_time": kernel_time},
                    compile_baseline=compile_baseline, compile_mode=compile_mode, compile_backend=compile_backend,
                    exchange=exchange, gpus=parse_gpus(gpus), build_nice=build_nice, build_standby=build_standby,
                    merge_units=merge_units, slim_units=slim_units, standby_on_demand=standby_on_demand, fork_workers=fork_workers,

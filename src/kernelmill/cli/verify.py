@@ -65,6 +65,12 @@ def verify_command(
                                              "0: auto (2: 1.24x the candidates per minute of 1 on an H200, docs/benchmarks.md)."),
     cpu_threads: int = typer.Option(1, help="Intra-op threads of both the reference's and the candidate's process "
                                             "when timing on a CPU (docs/SEMANTICS.md): the same on both sides."),
+    numerics: str = typer.Option("pytorch", help="Numerics of the timed calls on a GPU: pytorch (PyTorch's defaults, "
+                                                 "as KernelBench times: cuDNN may use TF32) or strict (TF32 off, as "
+                                                 "the correctness trials always run). docs/SEMANTICS.md."),
+    kernel_time: bool = typer.Option(True, help="Time GPU calls by the device's activity records (the GPU time of "
+                                                "the work each call launched, every stream); off: CUDA events "
+                                                "around each call, which also count the host's launch gaps."),
     compile_baseline: bool = typer.Option(False, "--compile-baseline", help=(
         "Also time each task's reference under torch.compile (once per task, compile time left out and "
         "recorded) and give every correct candidate its speedup over it too (speedup_compiled; "
@@ -100,7 +106,8 @@ def verify_command(
                                  compile_backend=compile_backend, exchange=exchange, gpus=gpus,
                                  build_nice=build_nice, build_standby=build_standby, merge_units=merge_units,
                                  slim_units=slim_units, standby_on_demand=standby_on_demand, fork_workers=fork_workers,
-                                 spare_lead=spare_lead, resident=resident)
+                                 spare_lead=spare_lead, resident=resident, numerics=numerics,
+                                 kernel_time=kernel_time)
     samples = select_samples(load_samples_or_exit(samples_path), only_tasks, languages, limit)
     if dry_run:
         dry_run_summary(source, samples, out, config)

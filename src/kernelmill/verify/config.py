@@ -159,12 +159,6 @@ class VerifyConfig:
         one_of("fallback", ("reject", "flag", "allow"))
         one_of("exchange", ("auto", "file"))
         one_of("resident", ("auto", "on", "off"))
-        if self.timing.numerics not in ("pytorch", "strict"):
-            out.append(f"timing.numerics must be pytorch or strict, not {self.timing.numerics!r}")
-        if not self.timing.events_margin >= 1.0:
-            out.append(f"timing.events_margin must be a factor of at least 1, not {self.timing.events_margin}")
-        if self.timing.kb_trials < 0 or not self.timing.process_spread >= 0:
-            out.append("timing.kb_trials and timing.process_spread must be 0 or more")
         for name in ("trials", "max_procs", "cpu_runners", "output_limit"):
             if getattr(self, name) < 1:
                 out.append(f"{name} must be at least 1, not {getattr(self, name)}")
@@ -204,6 +198,12 @@ class VerifyConfig:
             out.append("timing: round_ms and budget_ms must be positive, warmup_ms >= 0 and 0 < target_rse < 1")
         if t.cpu_threads < 1:
             out.append(f"timing: cpu_threads must be at least 1, not {t.cpu_threads}")
+        if t.numerics not in ("pytorch", "strict"):
+            out.append(f"timing: numerics must be pytorch or strict, not {t.numerics!r}")
+        if not t.events_margin >= 1.0:
+            out.append(f"timing: events_margin must be a factor of at least 1, not {t.events_margin}")
+        if t.kb_trials < 0 or not t.process_spread >= 0:
+            out.append(f"timing: kb_trials and process_spread must be 0 or more, not {t.kb_trials} and {t.process_spread}")
         for dtype, tol in self.tolerances.items():
             if len(tol) != 2 or any(float(x) < 0 for x in tol):
                 out.append(f"tolerances[{dtype!r}] must be (atol, rtol) >= 0, not {tol!r}")
