@@ -84,7 +84,7 @@ def test_verify_says_where_its_wall_went_and_when_headers_were_built_from_scratc
     from kernelmill.cli import runs
     from kernelmill.records import Verdict
 
-    def fake_verify(tasks, samples, config, store=None, progress=False, on_verdict=None, stats=None):
+    def fake_verify(tasks, samples, config, store=None, progress=False, on_verdict=None, stats=None, rerun=False):
         builds = [{"compiled": ["kernel", "merged"]}, {"compiled": ["merged"], "pch_used": ["merged"]}, {}]
         for s, build in zip(samples, builds):
             on_verdict(Verdict(sample_id=s.sample_id, task_id=s.task_id, status="ok", measurement={"build": build}))

@@ -100,6 +100,9 @@ class Verdict:
     # the candidate's time against the task's lower bound (FLOPs and minimum bytes at the
     # GPU's peak rates): 1.0 is the speed of light
     sol_fraction: float | None = None
+    # what this verdict answers (verify/store.py, input_key): the task, the code, the
+    # settings; a verdicts file is resumed only where the sample's key is unchanged
+    input_key: str = ""
 
 
 @dataclass

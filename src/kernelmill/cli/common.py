@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ..records import ReadProblem, Sample, read_jsonl
+from ..records import ReadProblem, Sample, from_dict, iter_jsonl_numbered, read_jsonl
 from ..tasks import TaskSourceError, load_tasks
 
 console = Console()
@@ -56,12 +56,32 @@ def maybe_tasks_or_exit(source: Optional[str]):
 
 
 def load_samples_or_exit(path: Path) -> list[Sample]:
-    """The samples of a file; a missing file, or one with no sample, exits 2."""
+    """The samples of a file; a missing file, one with no sample, or one id given twice
+    with different code exits 2 (naming both lines). The same sample twice counts once."""
     if not Path(path).exists():
         fail(f"samples file not found: {path}")
     problems: list[ReadProblem] = []
-    samples = read_jsonl(path, Sample, problems)
+    samples: list[Sample] = []
+    first: dict[str, tuple[int, str]] = {}
+    repeated = 0
+    for line, row in iter_jsonl_numbered(path, problems):
+        try:
+            sample = from_dict(Sample, row, where=f"{path}:{line}")
+        except (TypeError, ValueError) as exc:
+            problems.append(ReadProblem(str(path), line, str(exc)))
+            continue
+        if sample.sample_id in first:
+            other, code = first[sample.sample_id]
+            if code != sample.code:
+                fail(f"{path}:{line}: sample id {sample.sample_id!r} is also at line {other} with other code; "
+                     "an id names one candidate (give each its own id)")
+            repeated += 1
+            continue
+        first[sample.sample_id] = (line, sample.code)
+        samples.append(sample)
     report_problems(problems)
+    if repeated:
+        err.print(f"[yellow]note:[/yellow] {repeated} line(s) of {path} repeat an earlier sample exactly; counted once")
     if not samples:
         what = f"none of its {len(problems)} lines is a sample" if problems else "it is empty"
         fail(f"no samples in {path}: {what} (a line is a JSON object with sample_id, task_id, language and code)")

@@ -5,6 +5,7 @@ SIGTERM, and the dry run. Every call here is the library's
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -16,7 +17,7 @@ import typer
 from ..records import ReadProblem, Sample, Verdict, append_jsonl, iter_jsonl, read_jsonl
 from ..verify.config import ConfigError, VerifyConfig
 from ..verify.runner import HarnessError, verify_samples
-from ..verify.store import StoreError
+from ..verify.store import StoreError, input_key
 from .common import err, fail, load_tasks_or_exit
 
 # seconds to check and time one candidate when --run-timeout is not given: a CPU run of the
@@ -45,30 +46,65 @@ def _sigterm(signum, frame) -> None:
     raise KeyboardInterrupt  # stop like Ctrl-C (a background run ignores SIGINT)
 
 
-def done_sample_ids(out: Path) -> set[str]:
-    """Sample ids that already have a verdict in OUT (a truncated tail is cut)."""
+def done_sample_ids(out: Path) -> dict[str, str]:
+    """{sample id: its verdict's input_key} of the verdicts in OUT (a truncated tail is
+    cut; a later line for an id wins)."""
     if not out.exists():
-        return set()
+        return {}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         append_jsonl(out, [])  # heals a truncated last line
     for w in caught:
         err.print(f"[yellow]note:[/yellow] {w.message}")
     problems: list[ReadProblem] = []
-    ids = {row["sample_id"] for row in iter_jsonl(out, problems) if "sample_id" in row}
+    ids = {row["sample_id"]: str(row.get("input_key") or "") for row in iter_jsonl(out, problems) if "sample_id" in row}
     for p in problems:
         err.print(f"[yellow]skipped[/yellow] {p}")
     return ids
 
 
+def answered_ids(samples: list[Sample], out: Path, tasks_by_id: dict, config: VerifyConfig,
+                 rerun: bool = False) -> tuple[set[str], set[str]]:
+    """(ids OUT already answers, ids whose verdict in OUT is stale). A verdict answers its
+    sample only while the code, the task and the settings are the same (its input_key);
+    with `rerun` none does."""
+    done = done_sample_ids(out)
+    answer = config.answer_key(config.resolved_device())
+    answered, stale = set(), set()
+    for s in samples:
+        if s.sample_id not in done:
+            continue
+        if not rerun and done[s.sample_id] == input_key(tasks_by_id.get(s.task_id), s, answer):
+            answered.add(s.sample_id)
+        else:
+            stale.add(s.sample_id)
+    return answered, stale
+
+
+def _drop_rows(out: Path, stale: set[str]) -> None:
+    """Rewrite OUT without the verdicts of `stale` sample ids (atomically: a crash
+    leaves the old file or the new one)."""
+    keep = [row for row in iter_jsonl(out, []) if row.get("sample_id") not in stale]
+    tmp = out.with_name(out.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        for row in keep:
+            fh.write(json.dumps(row) + "\n")
+    os.replace(tmp, out)
+
+
 def run_verify(source: str, samples: list[Sample], out: Path, config: VerifyConfig,
-               store: Path | None, progress: bool = True) -> list[Verdict]:
+               store: Path | None, progress: bool = True, rerun: bool = False) -> list[Verdict]:
     """Load tasks, skip samples already in OUT, verify the rest appending to OUT.
     Returns all verdicts of OUT that belong to `samples`."""
     tasks = load_tasks_or_exit(source)
-    done = done_sample_ids(out)
-    todo = [s for s in samples if s.sample_id not in done]
-    if done:
+    by_id = tasks.by_id()
+    answered, stale = answered_ids(samples, out, by_id, config, rerun)
+    if stale:
+        _drop_rows(out, stale)
+        why = "--rerun" if rerun else "their code, task or settings changed"
+        err.print(f"{len(stale)} verdict(s) in {out} no longer answer their samples ({why}); verifying them again")
+    todo = [s for s in samples if s.sample_id not in answered]
+    if len(todo) < len(samples):
         err.print(f"{len(samples) - len(todo)} of {len(samples)} samples already have verdicts in {out}; "
                   f"verifying the other {len(todo)}")
     # on a terminal a live bar; elsewhere (a log, a pipe) one whole line per candidate
@@ -94,7 +130,8 @@ def run_verify(source: str, samples: list[Sample], out: Path, config: VerifyConf
     stats: dict = {}
     previous = signal.signal(signal.SIGTERM, _sigterm)
     try:
-        verify_samples(tasks.by_id(), todo, config, store=store, progress=live, on_verdict=on_verdict, stats=stats)
+        verify_samples(by_id, todo, config, store=store, progress=live, on_verdict=on_verdict, stats=stats,
+                       rerun=rerun)
     except KeyboardInterrupt:
         err.print(f"\n[yellow]interrupted[/yellow]: verdicts so far are in {out}; run the same command again to finish")
         raise typer.Exit(130)
@@ -149,8 +186,8 @@ def dry_run_summary(source: str, samples: list[Sample], out: Path, config: Verif
 
     tasks = load_tasks_or_exit(source).by_id()
     device = config.resolved_device()
-    done = done_sample_ids(out)
-    todo = [s for s in samples if s.sample_id not in done]
+    answered, _ = answered_ids(samples, out, tasks, config)
+    todo = [s for s in samples if s.sample_id not in answered]
     unknown = sorted({s.task_id for s in todo if s.task_id not in tasks})
     why_not = Counter()
     for s in todo:

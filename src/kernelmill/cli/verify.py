@@ -94,6 +94,10 @@ def verify_command(
     limit: int = typer.Option(0, "--limit", help="Only the first N samples (after --tasks/--languages; 0: all)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Say what would be verified, and which samples "
                                                           "cannot run on this device, then stop."),
+    rerun: bool = typer.Option(False, "--rerun", help="Verify the selected samples again even where OUT or the "
+                                                      "store has their verdict (the new verdicts replace those in OUT). "
+                                                      "Without it a verdict is reused only for the same code, task "
+                                                      "and settings."),
 ) -> None:
     """Build, run, check and time every sample in isolated processes; write verdicts.
 
@@ -112,7 +116,8 @@ def verify_command(
     if dry_run:
         dry_run_summary(source, samples, out, config)
         return
-    verdicts = run_verify(source, samples, out, config, store or default_cache_dir() / "verdicts.sqlite")
+    verdicts = run_verify(source, samples, out, config, store or default_cache_dir() / "verdicts.sqlite",
+                          rerun=rerun)
     print_metrics(verdicts, ks=[int(x) for x in k.split(",") if x.strip()])
     err.print(f"verdicts: {out}")
 

@@ -14,7 +14,7 @@ import importlib
 _WHERE = {
     "VerifyConfig": "config", "default_cache_dir": "paths", "CheckRule": "correctness", "Comparison": "correctness",
     "compare": "correctness", "HarnessError": "runner", "verify_samples": "runner", "ResultStore": "store",
-    "StoreError": "store", "result_key": "store", "Timing": "timing", "TimingConfig": "timing",
+    "StoreError": "store", "result_key": "store", "input_key": "store", "Timing": "timing", "TimingConfig": "timing",
     "time_interleaved": "timing",
 }
 

@@ -257,9 +257,11 @@ class VerifyConfig:
         return "full" if device == "cuda" else "small"
 
     def answer_key(self, device: str) -> str:
-        """Hash of the settings that can change a verdict (not timeouts' effect on
-        slow machines, not worker counts)."""
+        """Hash of the settings that can change a verdict: the checks, the timing, the
+        guards, the harness's version, and the limits (a timeout or a memory kill under
+        one limit is no answer under another); not worker counts or scheduling."""
         relevant = {
+            "limits": [self.build_timeout, self.run_timeout, self.memory_limit_gb, self.max_procs],
             "trials": self.trials, "profile": self.resolved_profile(device), "check": self.check,
             "tolerances": {k: list(v) for k, v in sorted(self.tolerances.items())},
             "norm_tol": self.norm_tol, "time": self.time, "timing": asdict(self.timing),

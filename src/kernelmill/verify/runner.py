@@ -37,7 +37,7 @@ from .process.job import RunJob
 from .process.launch import remove_exchange
 from .process.resident_pool import Lease, Residents
 from .process.standby import Standby, auto_depth, close_started, start_zygote
-from .store import ResultStore, result_key
+from .store import ResultStore, input_key, result_key
 
 
 class HarnessError(RuntimeError):
@@ -574,9 +574,10 @@ def verify_samples(
     tasks, samples: Iterable[Sample], config: VerifyConfig | None = None,
     store: str | Path | ResultStore | None = None, progress: bool = False,
     on_verdict: Callable[[Verdict], None] | None = None, executor=None, stats: dict | None = None,
-    verifier: "Verifier | None" = None,
+    verifier: "Verifier | None" = None, rerun: bool = False,
 ) -> list[Verdict]:
     """Verify `samples` against `tasks`; one verdict per sample, in input order.
+    `rerun`: verify again what the store already answers (the new verdicts replace them).
 
     `store` (a path or ResultStore) makes the run resumable and re-runs free.
     `on_verdict` is called (in the calling thread) as each verdict is final.
@@ -611,7 +612,8 @@ def verify_samples(
                          gpus=len(verifier.gpus))
 
     def finish(sample: Sample, verdict: Verdict) -> None:
-        verdict = replace(verdict, sample_id=sample.sample_id, task_id=sample.task_id)
+        verdict = replace(verdict, sample_id=sample.sample_id, task_id=sample.task_id,
+                          input_key=input_key(task_map.get(sample.task_id), sample, verifier.answer_key))
         results[sample.sample_id] = verdict
         bar.advance(verdict.status, cached=verdict.cached)
         if on_verdict:
@@ -629,7 +631,7 @@ def verify_samples(
             finish(s, static)
             continue
         keys[s.sample_id] = result_key(task, s, verifier.answer_key, verifier.device_name)
-    hits = db.get_many(list(set(keys.values()))) if db else {}
+    hits = db.get_many(list(set(keys.values()))) if db and not rerun else {}
     for s in samples:
         key = keys.get(s.sample_id)
         if key is None:

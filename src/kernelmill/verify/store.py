@@ -33,9 +33,22 @@ class StoreError(RuntimeError):
 
 
 def result_key(task: Task, sample: Sample, answer_key: str, device_name: str) -> str:
+    """The store's key: `input_key` and the device's name."""
+    return _hash(input_key(task, sample, answer_key), device_name)
+
+
+def input_key(task: Task | None, sample: Sample, answer_key: str) -> str:
+    """What a verdict answers, without the device: the task's code and sizes, the
+    candidate's language and code, and every setting that can change the verdict
+    (`VerifyConfig.answer_key`). Each verdict carries it (`Verdict.input_key`), so a
+    verdicts file is resumed only for samples whose key is still the same."""
+    return _hash(task.code if task else "", json.dumps(task.sizes if task else {}, sort_keys=True),
+                 sample.language, sample.code, answer_key)
+
+
+def _hash(*parts: str) -> str:
     h = hashlib.sha256()
-    for part in (task.code, json.dumps(task.sizes, sort_keys=True), sample.language, sample.code,
-                 answer_key, device_name):
+    for part in parts:
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
