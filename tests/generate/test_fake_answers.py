@@ -74,20 +74,35 @@ def test_module_main_refuses_unknown_task_ids(tmp_path):
     assert "level9/nope" in proc.stderr
 
 
-def test_builtin_answers_are_the_suites_correct_torch_candidates(tmp_path):
+def test_builtin_answers_cover_every_task_with_a_correct_a_wrong_and_a_broken_answer(tmp_path):
     from kernelmill.generate.fake_server import builtin_answers
     from kernelmill.tasks.builtin import builtin_samples
 
     answers = builtin_answers()
-    ok = {s.task_id: s.code.strip() for s in builtin_samples(["torch"]) if s.meta["expect"] == "ok"}
-    assert answers and set(answers) == set(ok)
     tasks = load_tasks("builtin")
+    assert set(answers) == {t.task_id for t in tasks.tasks}
+    assert all(len(a) == 3 and all(r.reasoning for r in a) for a in answers.values())
+    ok = {s.task_id: s.code.strip() for s in builtin_samples(["torch"]) if s.meta["expect"] == "ok"}
+    assert answers["level1/01_ReLU"][0].content.strip() == f"```python\n{ok['level1/01_ReLU']}\n```"
     responder = ScriptedResponder(answers, {t.task_id: t.code for t in tasks})
     out = tmp_path / "samples.jsonl"
     with FakeOpenAIServer(responder) as srv:
         res = CliRunner().invoke(app, ["generate", "builtin", "-o", str(out), "--model", "fake-model",
-                                       "--base-url", srv.url, "-n", "1", "--template", "torch", "--concurrency", "1",
-                                       "--tasks", "level1/01_ReLU,level1/06_Sum", "--no-progress"])
+                                       "--base-url", srv.url, "-n", "3", "--template", "torch", "--concurrency", "1",
+                                       "--no-progress"])
     assert res.exit_code == 0, res.output
-    by_task = {s.task_id: s.code.strip() for s in read_jsonl(out, Sample)}
-    assert by_task == {"level1/01_ReLU": ok["level1/01_ReLU"], "level1/06_Sum": ""}
+    samples = read_jsonl(out, Sample)
+    assert len(samples) == 3 * len(tasks.tasks)
+    assert all(s.code.strip() and "class ModelNew" in s.code and s.reasoning for s in samples)  # parse errors: 0
+    # and the three kinds verify as they say, on a CPU (a small task of each level)
+    from kernelmill.verify import VerifyConfig, verify_samples
+
+    picked = [s for s in samples if s.task_id in ("level1/06_Sum", "level2/09_SwiGLU", "level3/02_SmallCNN")]
+    verdicts = verify_samples(tasks.by_id(), picked, VerifyConfig(device="cpu", trials=1, time=False,
+                                                                   cache_dir=str(tmp_path / "cache")))
+    by_task: dict[str, list[str]] = {}
+    for s, v in zip(picked, verdicts):
+        by_task.setdefault(s.task_id, []).append(v.status)
+    for tid, statuses in by_task.items():
+        assert statuses[0] == "ok" and statuses[1] == "incorrect" and statuses[2] in ("compile_error", "runtime_error"), \
+            (tid, statuses)

@@ -76,18 +76,63 @@ def load_answers(path) -> dict[str, list[Reply]]:
 
 
 def builtin_answers(language: str = "torch") -> dict[str, list[Reply]]:
-    """The builtin suite's correct example candidates in `language`, as scripted
-    completions per task (`--answers builtin`): a dry run that needs no file."""
+    """Three scripted completions for every builtin task (`--answers builtin`), served in
+    turn, each with a reasoning trace: a correct one (the suite's own correct candidate in
+    `language` where it has one, else the task's reference as `ModelNew`), a wrong one (that
+    model with every output shifted by one) and a broken one (its code does not compile).
+    A dry run needs no file, and every sample parses; the verdicts differ (ok, incorrect,
+    compile_error), as a model's would."""
+    from ..tasks import load_tasks
     from ..tasks.builtin import builtin_samples
 
+    correct = {s.task_id: s.code.rstrip() for s in builtin_samples([language]) if s.meta.get("expect") == "ok"}
     answers: dict[str, list[Reply]] = {}
-    for s in builtin_samples([language]):
-        if s.meta.get("expect") == "ok":
-            text = f"```python\n{s.code.rstrip()}\n```\n"
-            answers.setdefault(s.task_id, []).append(Reply(content=text, usage={
-                "prompt_tokens": 10, "completion_tokens": max(1, len(text) // 4),
-                "total_tokens": 10 + max(1, len(text) // 4)}))
+    for task in load_tasks("builtin").tasks:
+        as_new = _reference_as_candidate(task.code)
+        kinds = (("correct", correct.get(task.task_id, as_new),
+                  "The reference is already close to what the hardware wants; keep its operations and their order."),
+                 ("wrong", as_new.replace("ModelNew", "_Base") + _SHIFTED,
+                  "Reuse the reference and add a small offset to the result."),
+                 ("broken", as_new.replace("def forward(self", "def forward(self,,", 1),
+                  "Start from the reference; the signature is changed in a hurry."))
+        answers[task.task_id] = [_reply(code, f"{task.task_id}: a {kind} answer. {why}") for kind, code, why in kinds]
     return answers
+
+
+_SHIFTED = '''
+
+
+def _shift_outputs(out):
+    if isinstance(out, (list, tuple)):
+        return type(out)(_shift_outputs(o) for o in out)
+    return out + 1 if hasattr(out, "dtype") else out
+
+
+class ModelNew(_Base):  # the wrong answer wraps the right one
+    def forward(self, *args, **kwargs):
+        return _shift_outputs(super().forward(*args, **kwargs))
+'''
+
+
+def _reference_as_candidate(code: str) -> str:
+    """A task's reference program as a candidate: its `Model` named `ModelNew` (uses of
+    the name inside, `super(Model, self)`, follow), without the task's input functions."""
+    import re
+
+    body = re.sub(r"\bModel\b", "ModelNew", code)
+    keep = []
+    for line in body.splitlines():
+        if re.match(r"(def get_inputs|def get_init_inputs|SIZE_PROFILES\s*=)", line):
+            break
+        keep.append(line)
+    return "\n".join(keep).rstrip()
+
+
+def _reply(code: str, reasoning: str) -> Reply:
+    text = f"```python\n{code}\n```\n"
+    tokens = max(1, len(text) // 4)
+    return Reply(content=text, reasoning=reasoning, usage={
+        "prompt_tokens": 10, "completion_tokens": tokens, "total_tokens": 10 + tokens})
 
 
 class ScriptedResponder:
@@ -248,7 +293,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--latency", type=float, default=0.0, help="seconds added to every reply")
     ap.add_argument("--model", action="append", help="model name it serves (repeatable; default fake-model)")
     ap.add_argument("--answers", help="JSONL of {task_id, completion[, reasoning]}: scripted completions per task; "
-                                      "'builtin': the builtin suite's correct torch candidates")
+                                      "'builtin': a correct, a wrong and a broken answer for every builtin task")
     ap.add_argument("--tasks", default="builtin", help="task source the prompts come from (to recognise the task)")
     ap.add_argument("--pairs", help="pairs JSONL the prompts come from instead (PTX templates): a pair is "
                                     "recognised by its PTX, the task id is its pair id")
