@@ -44,6 +44,12 @@ HARNESS_FLAGS = {
     "timing_skipped": "correct, but its speed was not measured (e.g. Triton in its CPU interpreter)",
     "compiled_baseline_failed": "correct and timed, but its task's reference did not run under torch.compile "
                                 "(verify --compile-baseline), so there is no speedup over the compiled reference",
+    "events_disagree": "CUDA events and the GPU time of the call's own work give speedups that differ by more than "
+                       "the margin: launch gaps or work the events do not bracket (docs/SEMANTICS.md, Timing)",
+    "kernel_time_partial": "some timing rounds could not be attributed and were timed by their events",
+    "clocks_moved": "the GPU's SM clock moved, or a power or thermal slowdown began, during the measurement",
+    "weak_task": "the task's check also passes a candidate that computes nothing (zeros, a constant, a mean "
+                 "or the input): a correct verdict says little (kernelmill tasks audit)",
 }
 STATUS_COLOURS = {"ok": "#1a7f37", "incorrect": "#9a6700", "compile_error": "#cf222e", "runtime_error": "#8250df",
                   "timeout": "#0969da", "rejected": "#a40e26", "not run": "#6e7781"}

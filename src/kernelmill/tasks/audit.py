@@ -42,15 +42,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..records import Task
-from ..verify.correctness import DEFAULT_TOLERANCES, CheckRule, compare, flatten_outputs
+from ..verify.correctness import DEFAULT_TOLERANCES, CheckRule, flatten_outputs
+from ..verify.trivial import NA, WEAK_BY, TrivialCheck, finite_mean_std, work_copy
 from ..verify.process.sandbox import Sandbox, apply_rlimits, python_argv
 
 CANDIDATES = ("zeros", "constant", "mean_only", "shape_only", "input_copy")
-# the candidates whose pass makes a task weak (shape_only is the sanity row)
-WEAK_BY = ("zeros", "constant", "mean_only", "input_copy")
-PASS, FAIL, NA = "pass", "FAIL", "n/a"
+PASS, FAIL = "pass", "FAIL"
 NEAR_CONSTANT_SPREAD = 0.01  # std under 1% of max|x| counts as near-constant (outputs of 2+ elements)
-NOISE_SEED = 20240601
 
 
 @dataclass
@@ -130,43 +128,12 @@ class TaskAudit:
 
 # ---------------------------------------------------------------- candidates
 
-def _work(t):
-    import torch
-
-    return t.detach().to(torch.float64 if t.dtype == torch.float64 else torch.float32)
-
-
-def _finite_mean_std(t) -> tuple[float, float]:
-    import torch
-
-    w = _work(t)
-    if w.numel() == 0:
-        return 0.0, 0.0
-    fin = torch.isfinite(w)
-    if not bool(fin.all()):
-        w = w[fin]
-        if w.numel() == 0:
-            return 0.0, 0.0
-    return float(w.mean()), float(w.std(unbiased=False)) if w.numel() > 1 else 0.0
-
-
-def _as_dtype(values, like):
-    """Cast fitted float values to the output's dtype (rounded for integers)."""
-    import torch
-
-    if like.dtype == torch.bool:
-        return values >= 0.5
-    if not (like.is_floating_point() or like.is_complex()):
-        return values.round().to(like.dtype)
-    return values.to(like.dtype)
-
-
 def output_stats(where: str, t) -> OutputStats:
     import torch
 
-    w = _work(t)
+    w = work_copy(t)
     n = w.numel()
-    mean, std = _finite_mean_std(t)
+    mean, std = finite_mean_std(t)
     fin = torch.isfinite(w)
     max_abs = float(w[fin].abs().max()) if n and bool(fin.any()) else 0.0
     return OutputStats(
@@ -177,80 +144,7 @@ def output_stats(where: str, t) -> OutputStats:
         near_constant=n > 1 and std <= NEAR_CONSTANT_SPREAD * max_abs)
 
 
-def _axis_means(t, keep: int):
-    """Mean over every dim but `keep` (keepdim), ignoring non-finite values."""
-    import torch
 
-    w = _work(t)
-    fin = torch.isfinite(w)
-    dims = [d for d in range(w.dim()) if d != keep % w.dim()]
-    s = torch.where(fin, w, torch.zeros_like(w)).sum(dim=dims, keepdim=True)
-    c = fin.sum(dim=dims, keepdim=True).clamp_min(1)
-    return s / c
-
-
-@dataclass
-class Fitted:
-    """What the hard-coded candidates keep from the first input set's output."""
-    mean: float
-    std: float
-    channel: Any = None  # mean per index of dim 1, keepdim (None under 2 dims)
-    last: Any = None  # mean per index of the last dim, keepdim
-
-
-def fit(t) -> Fitted:
-    mean, std = _finite_mean_std(t)
-    if t.dim() >= 2 and t.numel():
-        return Fitted(mean, std, channel=_axis_means(t, 1), last=_axis_means(t, -1))
-    return Fitted(mean, std)
-
-
-def trivial_output(name: str, ref, fitted: Fitted, first_input, gen) -> tuple[Any, str]:
-    """One trivial candidate's value for one reference output leaf, and a note
-    (how the input was fitted to the output, for ``input_copy``). Returns
-    (None, reason) where the candidate does not apply."""
-    import torch
-
-    if name == "zeros":
-        return torch.zeros_like(ref), ""
-    if name == "constant":
-        return _as_dtype(torch.full(ref.shape, fitted.mean, dtype=torch.float64, device=ref.device), ref), ""
-    if name in ("mean_channel", "mean_last"):
-        means = fitted.channel if name == "mean_channel" else fitted.last
-        if means is None:
-            means = torch.tensor(fitted.mean, dtype=torch.float64, device=ref.device)
-        return _as_dtype(means.expand(ref.shape), ref), ""
-    if name == "shape_only":
-        noise = torch.randn(ref.shape, generator=gen, dtype=torch.float32)
-        return _as_dtype((noise.double() * fitted.std + fitted.mean).to(ref.device), ref), ""
-    if name == "input_copy":
-        if first_input is None:
-            return None, "no tensor input"
-        flat = first_input.detach().reshape(-1)
-        n, m = ref.numel(), flat.numel()
-        if tuple(first_input.shape) == tuple(ref.shape):
-            mode = "as is"
-        elif m == n:
-            mode = "reshaped"
-        elif m > n:
-            mode, flat = "truncated", flat[:n]
-        elif m == 0:
-            return None, "empty input"
-        else:
-            mode, flat = "zero-padded", torch.cat([flat, torch.zeros(n - m, dtype=flat.dtype, device=flat.device)])
-        return flat.to(ref.device).to(ref.dtype).reshape(ref.shape), mode
-    raise ValueError(f"unknown trivial candidate {name!r}")
-
-
-def _rebuild(out: Any, leaves: list[Any]) -> Any:
-    """`out`'s tuple/list structure with its leaves replaced, in order."""
-    it = iter(leaves)
-
-    def walk(o):
-        if isinstance(o, (tuple, list)):
-            return type(o)(walk(i) for i in o)
-        return next(it)
-    return walk(out)
 
 
 # ---------------------------------------------------------------- one task (child process)
@@ -285,12 +179,7 @@ def audit_reference(task_path: str, sizes: dict, opts: AuditOptions) -> dict[str
     try:
         ref_mod, model = load_reference(task_path, sizes, opts.weight_seed)
         model = model.to(device)  # training mode, as constructed: no .eval()
-        rule = CheckRule(tolerances=dict(DEFAULT_TOLERANCES))
-        names = ["zeros", "constant", "mean_channel", "mean_last", "shape_only", "input_copy"]
-        alive = {n: True for n in names}
-        failures: dict[str, str] = {}
-        notes: dict[str, str] = {}
-        fitted: list[Fitted | None] = []
+        check = TrivialCheck(CheckRule(tolerances=dict(DEFAULT_TOLERANCES)))
         stats: list[OutputStats] = []
         with torch.no_grad():
             for trial in range(opts.trials):
@@ -302,39 +191,18 @@ def audit_reference(task_path: str, sizes: dict, opts: AuditOptions) -> dict[str
                 stage = f"reference forward, input set {trial + 1}"
                 out = model(*inputs)
                 del inputs
-                leaves = flatten_outputs(out)
                 if trial == 0:
-                    stats = [output_stats(w, t) for w, t in leaves if isinstance(t, torch.Tensor)]
-                    fitted = [fit(t) if isinstance(t, torch.Tensor) else None for _, t in leaves]
+                    stats = [output_stats(w, t) for w, t in flatten_outputs(out) if isinstance(t, torch.Tensor)]
                 stage = f"trivial candidates, input set {trial + 1}"
-                gen = torch.Generator().manual_seed(NOISE_SEED + trial)
-                for name in names:
-                    if not alive[name]:
-                        continue
-                    cand = []
-                    for (_, r), f in zip(leaves, fitted):
-                        if not isinstance(r, torch.Tensor):
-                            cand.append(r)  # plain numbers are given as they are
-                            continue
-                        value, note = trivial_output(name, r, f, first, gen)
-                        if value is None:
-                            alive[name], failures[name] = False, NA + ": " + note
-                            break
-                        if note:
-                            notes[name] = note
-                        cand.append(value)
-                    if not alive[name]:
-                        continue
-                    cmp = compare(out, _rebuild(out, cand), rule)
-                    if not cmp.correct:
-                        alive[name] = False
-                        failures[name] = f"input set {trial + 1}/{opts.trials}: {cmp.message}"
-                del out, leaves, first
+                check.add(out, first, f"input set {trial + 1}/{opts.trials}")
+                del out, first
     except BaseException as exc:  # noqa: BLE001 - the task itself is broken
         if isinstance(exc, KeyboardInterrupt):
             raise
         msg = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         return {"status": "error", "message": f"{stage}: {msg[-2000:]}"}
+
+    alive, failures, notes = check.alive, check.failures, check.notes
 
     def verdict(n: str) -> str:
         if alive[n]:

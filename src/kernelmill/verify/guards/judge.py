@@ -7,6 +7,7 @@ from __future__ import annotations
 import torch
 
 from ..correctness import CheckRule, compare, flatten_outputs
+from ..trivial import weak_by, weak_note
 from . import inputs as inp
 from .flags import FLAGS, decide
 from .source import own_kernel_names
@@ -47,6 +48,15 @@ def rule_for(job: dict, ref_out) -> CheckRule:
 TF32_TIMED_TOL = (1e-2, 1e-2)
 
 
+def task_weak_by(job, expected_trials: list, trial_inputs: list) -> list[str]:
+    """The trivial candidates (verify/trivial.py) the task's check lets through on every
+    trial set: computed once per job from the reference's own outputs, before the input
+    sets are dropped (the judge then sees only their shapes)."""
+    if not expected_trials:
+        return []
+    return weak_by(expected_trials, trial_inputs, rule_for(job, expected_trials[0]))
+
+
 def timed_rule(job, ref_out, ref_profile: dict | None) -> CheckRule:
     """`rule_for` of a checked timed call: widened for float32 to `TF32_TIMED_TOL` when
     the timed calls run under PyTorch's numerics and the reference ran a cuDNN kernel."""
@@ -61,7 +71,7 @@ def timed_rule(job, ref_out, ref_profile: dict | None) -> CheckRule:
 
 
 def judge(job, level, device, cand_code, facts, got, expected, sets, findings, phases, *, ref_mutates, ref_aliases,
-           ref_profile, param_bytes) -> dict:
+           ref_profile, param_bytes, ref_weak: list[str] | None = None) -> dict:
     strict = level == "strict"
     result = {"status": "ok", "compiled": True, "correct": True, "flags": [], "phases": phases}
     worst_abs = worst_rel = 0.0
@@ -172,6 +182,9 @@ def judge(job, level, device, cand_code, facts, got, expected, sets, findings, p
             if lowk and not refk:
                 findings.add("precision_downgrade", f"kernel {lowk[0]!r} computes in reduced precision")
 
+    if result["status"] == "ok" and ref_weak:  # information beside the verdict, not a finding against it
+        result["flags"].append("weak_task")
+        notes.append(weak_note(ref_weak))
     timing = facts.get("timing")
     if timing and result["status"] == "ok":
         r, c = timing["reference"], timing["candidate"]

@@ -36,7 +36,7 @@ from .. import gpu_clocks
 from ..timing import Bench, Comparison, Round, TimingConfig, compare, timing_numerics
 from ..guards import inputs as inp
 from ..guards.flags import Findings, decide
-from ..guards.judge import fp32_task, judge
+from ..guards.judge import fp32_task, judge, task_weak_by
 from . import cuda_ipc
 from .launch import Launched, place, reap_descendants, shm_exchange_dir
 from ..guards.source import check_source
@@ -366,7 +366,7 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
     try:
         verdict = judge(job, level, device, cand_code, facts, got, expected, sets, findings, phases,
                         ref_mutates=ref_work.mutates, ref_aliases=ref_work.aliases, ref_profile=ref_profile,
-                        param_bytes=ref_work.param_bytes)
+                        param_bytes=ref_work.param_bytes, ref_weak=ref_work.weak)
     finally:
         phases["guard_judge_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -459,6 +459,8 @@ class _ReferenceWork:
                                                input_reach(ref, to_device(clone(sets["timing"][0]), device)))
             self.profile_s = time.perf_counter() - t0
         self.param_bytes = sum(t.numel() * t.element_size() for t in ref.state_dict().values())
+        # does the task's check also pass a candidate that computes nothing (issue 45)?
+        self.weak = task_weak_by(job, expected.get("trials") or [], sets.get("trials") or [])
         args = dev_inputs = out = outs = None  # noqa: F841 - free them before the candidate runs
         # compare where the answers are cheapest to compare: on the device, unless
         # keeping them there would crowd the candidate out of its memory

@@ -91,6 +91,7 @@ def _run(job, share: SharedUse) -> dict:
     from .supervisor import attach_timing, measurement, time_compiled
     from .. import gpu_clocks
     from ..guards.inputs import InputPool
+    from ..trivial import TrivialCheck, weak_note
     from ..kernel_time import own_kernel_names
     from ..timing import Bench, compare as compare_speed, timing_numerics
 
@@ -130,6 +131,7 @@ def _run(job, share: SharedUse) -> dict:
         rule = CheckRule(mode=job.check, tolerances={k: tuple(v) for k, v in job.tolerances.items()},
                          norm_tol=job.norm_tol)
         worst_abs = worst_rel = 0.0
+        trivial = TrivialCheck(rule)  # does the task's check also pass a candidate that computes nothing?
         with torch.no_grad():
             for trial in range(job.trials):
                 stage = f"correctness trial {trial + 1}"
@@ -143,6 +145,9 @@ def _run(job, share: SharedUse) -> dict:
                     torch.cuda.synchronize()
                 cmp = compare(ref_out, cand_out, rule)
                 worst_abs, worst_rel = max(worst_abs, cmp.max_abs_err), max(worst_rel, cmp.max_rel_err)
+                if not trivial.sets or trivial.weak_by():  # while a trivial candidate still passes every trial
+                    trivial.add(ref_out, next((x for x in inputs if isinstance(x, torch.Tensor)), None),
+                                f"trial {trial + 1}")
                 if not cmp.correct:
                     phases["check_s"] = time.perf_counter() - t0
                     return {"status": "incorrect", "compiled": True,
@@ -151,6 +156,10 @@ def _run(job, share: SharedUse) -> dict:
             phases["check_s"] = time.perf_counter() - t0
             result = {"status": "ok", "compiled": True, "correct": True, "max_abs_err": worst_abs,
                       "max_rel_err": worst_rel, "phases": phases, "flags": []}
+            weak = trivial.weak_by()
+            if weak:
+                result["flags"].append("weak_task")
+                result["message"] = weak_note(weak)
             comp = None
             if job.timed:
                 stage = "timing"
