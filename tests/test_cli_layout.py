@@ -47,3 +47,30 @@ def test_load_or_exit_helpers_are_defined_once():
     defined = [(p.name, node.name) for p in CLI.glob("*.py") for node in ast.walk(ast.parse(p.read_text()))
                if isinstance(node, ast.FunctionDef) and node.name.endswith("_or_exit")]
     assert defined and all(f == "common.py" for f, _ in defined)
+
+
+def test_help_and_version_import_nothing_heavy_and_every_command_is_listed():
+    import subprocess
+    import sys
+
+    from typer import _click as click
+
+    from kernelmill.cli import COMMANDS, load_command
+
+    probe = ("import sys, kernelmill.cli as c\n"
+             "from typer.testing import CliRunner\n"
+             "r = CliRunner().invoke(c.app, ['--help'], env={'COLUMNS': '200'}); assert r.exit_code == 0, r.output\n"
+             "v = CliRunner().invoke(c.app, ['--version']); assert v.exit_code == 0\n"
+             "heavy = sorted(m for m in ('torch', 'numpy', 'pyarrow', 'matplotlib', 'triton') if m in sys.modules)\n"
+             "print(heavy, v.output.strip()); print(r.output)\n")
+    res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    first, help_text = res.stdout.split("\n", 1)
+    assert first.startswith("[] kernelmill ")
+    for name in COMMANDS:
+        assert f"  {name} " in help_text
+    # the one-line help in COMMANDS is the command's own
+    for name, (_, _, _, line) in COMMANDS.items():
+        cmd = load_command(name)
+        assert cmd.get_short_help_str(limit=1000) == line, name
+        assert isinstance(cmd, click.Command)

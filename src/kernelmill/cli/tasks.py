@@ -11,7 +11,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.syntax import Syntax
 from rich.table import Table
 
-from ..tasks.audit import AuditOptions, render_table, run_audit
 from .common import console, err, fail, load_tasks_or_exit
 
 app = typer.Typer(help="List and inspect tasks (KernelBench folders, JSONL/Parquet tables, 'builtin').",
@@ -65,6 +64,8 @@ def audit_tasks(
     tasks = [t for t in ts if only in t.task_id]
     if limit > 0:
         tasks = tasks[:limit]
+    from ..tasks.audit import AuditOptions, render_table, run_audit  # torch: not for --help
+
     opts = AuditOptions(profile=profile, device=device, trials=trials, timeout_s=timeout,
                         memory_gb=memory_gb, threads=threads)
     progress = Progress(TextColumn("[bold]audit[/bold]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

@@ -1,5 +1,18 @@
-"""Metrics tables, figures and reports."""
+"""Metrics tables, figures and reports (loaded on first use: `kernelmill --help` imports
+this package's commands without numpy or torch)."""
 
-from .metrics import MetricSet, compute, metrics_by_level, pass_at_k
+from __future__ import annotations
 
-__all__ = ["MetricSet", "compute", "metrics_by_level", "pass_at_k"]
+import importlib
+
+_WHERE = {"MetricSet": "metrics", "compute": "metrics", "metrics_by_level": "metrics", "pass_at_k": "metrics"}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
