@@ -74,3 +74,24 @@ def test_help_and_version_import_nothing_heavy_and_every_command_is_listed():
         cmd = load_command(name)
         assert cmd.get_short_help_str(limit=1000) == line, name
         assert isinstance(cmd, click.Command)
+
+
+def test_one_pass_at_k_default_everywhere_and_help_texts_stand_alone():
+    from kernelmill.cli import COMMANDS, load_command
+
+    defaults = {}
+    for name in ("verify", "metrics", "report", "demo"):
+        for p in load_command(name).params:
+            if p.name == "k":
+                defaults[name] = p.default
+    assert len(set(defaults.values())) == 1 and len(defaults) >= 3, defaults
+    words = []
+    for name in COMMANDS:
+        cmd = load_command(name)
+        cmds = [cmd] + list(getattr(cmd, "commands", {}).values())
+        for c in cmds:
+            for p in c.params:
+                text = getattr(p, "help", "") or ""
+                if "SPEC" in text.replace("SPECS", "") or "paper 0" in text:
+                    words.append((name, p.name, text))
+    assert words == []  # users have neither SPEC.md nor the papers' numbers

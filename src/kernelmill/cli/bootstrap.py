@@ -30,7 +30,7 @@ def bootstrap_command(
     eval_n: int = typer.Option(5, "--eval-n", help="Samples per held-out task per round (the n of pass@k)."),
     eval_k: int = typer.Option(5, "--eval-k", help="The k of pass@k (pass@1 is reported too)."),
     eval_rtol: float = typer.Option(1e-5, "--eval-rtol", help="rtol of the held-out correctness check, every dtype "
-                                    "(paper 002: 1e-5; atol stays the verifier's). Negative: the verifier's own."),
+                                    "(1e-5, the DSL-bootstrapping recipe's; atol stays the verifier's). Negative: the verifier's own."),
     seed_corpus: Optional[Path] = typer.Option(None, "--seed-corpus", help="Extra seed kernels (corpus JSONL), "
                                                "besides the suite's verified candidates in the DSL."),
     embedder: str = typer.Option("", "--embedder", help="sentence-transformers model name or path "

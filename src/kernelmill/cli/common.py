@@ -55,6 +55,11 @@ def maybe_tasks_or_exit(source: Optional[str]):
     return load_tasks_or_exit(source) if source else None
 
 
+# the pass@k values every command that prints metrics reports by default (one default everywhere)
+PASS_AT_K = "1,10"
+PASS_AT_K_HELP = "pass@k values, comma-separated; each is averaged over the tasks with >= k samples."
+
+
 def load_samples_or_exit(path: Path) -> list[Sample]:
     """The samples of a file; a missing file, one with no sample, or one id given twice
     with different code exits 2 (naming both lines). The same sample twice counts once."""

@@ -141,7 +141,8 @@ def dedup(
     threshold: float = typer.Option(0.8, "--threshold", help="Jaccard of token shingles at or above which records are near-duplicates."),
     shingle: int = typer.Option(5, "--shingle", help="Tokens per shingle."),
     num_perm: int = typer.Option(128, "--num-perm", help="MinHash permutations."),
-    normalization: str = typer.Option("code", "--normalization", help="code (drop comments, canonical whitespace) | text (SPEC section 4's rule)."),
+    normalization: str = typer.Option("code", "--normalization", help="code (drop comments, canonical whitespace) | text (line ends unified, runs of blanks "
+                                                                                   "and of empty lines collapsed; comments kept)."),
     scope: str = typer.Option("task", "--scope", help="task: compare records of the same task_id only | global."),
     excluded: Optional[Path] = typer.Option(None, "--excluded", help="Where dropped records go (default OUT.excluded.jsonl)."),
     workers: int = typer.Option(0, "--workers", help="Processes for normalising, MinHash rows and shingle sets (0 = all CPUs); results do not depend on it."),

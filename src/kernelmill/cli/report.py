@@ -8,14 +8,14 @@ import typer
 
 from ..report.metrics import RESAMPLES, SEED
 from ..report.output import console, print_metrics, write_report
-from .common import fail, floats_or_exit, maybe_tasks_or_exit, warn
+from .common import PASS_AT_K, PASS_AT_K_HELP, fail, floats_or_exit, maybe_tasks_or_exit, warn
 
 _floats = floats_or_exit
 
 
 def metrics_command(
     verdicts_path: Path = typer.Argument(..., metavar="VERDICTS.jsonl"),
-    k: str = typer.Option("1,10", "--k", help="pass@k values; each is averaged over the tasks with >= k samples."),
+    k: str = typer.Option(PASS_AT_K, "--k", help=PASS_AT_K_HELP),
     p: str = typer.Option("0,0.5,1,1.5,2", "--p", help="fast_p thresholds."),
     tasks: str = typer.Option(None, help="Task source to fill in levels missing from the verdicts."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
@@ -49,7 +49,7 @@ def report_command(
     out: Path = typer.Option(Path("report.html"), "-o", "--out", help="The HTML page (self-contained)."),
     markdown_path: Path = typer.Option(None, "--markdown", help="Markdown summary (default: OUT with .md)."),
     csv_path: Path = typer.Option(None, "--csv", help="CSV summary (default: OUT with .csv)."),
-    k: str = typer.Option("1", "--k", help="pass@k values."),
+    k: str = typer.Option(PASS_AT_K, "--k", help=PASS_AT_K_HELP),
     p: str = typer.Option("0,0.5,1,1.5,2", "--p", help="fast_p thresholds."),
     resamples: int = typer.Option(RESAMPLES, min=0, help="Bootstrap resamples for the 95% intervals (0: none)."),
     seed: int = typer.Option(SEED, help="Seed of the bootstrap."),

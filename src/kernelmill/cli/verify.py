@@ -10,7 +10,7 @@ from ..report.output import print_metrics
 from ..verify.config import default_cache_dir
 from ..verify.runner import HarnessError
 from ..verify.store import StoreError
-from .common import err, fail, load_samples_or_exit, load_tasks_or_exit
+from .common import PASS_AT_K, PASS_AT_K_HELP, err, fail, load_samples_or_exit, load_tasks_or_exit
 from .runs import config_from_options, dry_run_summary, run_verify, select_samples
 
 
@@ -29,7 +29,7 @@ def verify_command(
                                             "the GPU waits for, get a core first."),
     profile: str = typer.Option("auto", help="Task size profile: auto (small on CPU, full on GPU), small, full."),
     store: Path = typer.Option(None, help="SQLite result store (default: the cache dir's verdicts.sqlite)."),
-    k: str = typer.Option("1", help="pass@k values for the summary table."),
+    k: str = typer.Option(PASS_AT_K, help=PASS_AT_K_HELP),
     executor: str = typer.Option("local", help="local (this machine) or ray (a Ray cluster)."),
     address: str = typer.Option(None, help="Ray cluster address for --executor ray (e.g. ray://head:10001 or auto)."),
     fast_build: bool = typer.Option(True, help="Build load_inline extensions with the cached fast builder."),
