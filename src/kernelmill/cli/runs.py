@@ -16,7 +16,7 @@ import typer
 
 from ..records import ReadProblem, Sample, Verdict, append_jsonl, iter_jsonl, read_jsonl
 from ..verify.config import ConfigError, VerifyConfig
-from ..verify.runner import HarnessError, verify_samples
+from ..verify.runner import HarnessError, sized_tasks, verify_samples
 from ..verify.store import StoreError, input_key
 from .common import err, fail, load_tasks_or_exit
 
@@ -63,13 +63,36 @@ def done_sample_ids(out: Path) -> dict[str, str]:
     return ids
 
 
+def warn_unfit(tasks_by_id: dict, samples: list[Sample], config: VerifyConfig) -> list[str]:
+    """Say, before any candidate runs, which tasks will not fit this machine at the run's
+    size profile (tasks/scaling.py), with the numbers; returns the lines."""
+    from ..tasks.scaling import fit_problem
+
+    device = config.resolved_device()
+    profile = config.resolved_profile(device)
+    sized = sized_tasks(tasks_by_id, samples, profile)
+    lines = []
+    for tid in sorted({s.task_id for s in samples if s.task_id in sized}):
+        task = sized[tid]
+        overrides = task.sizes.get(profile, {}) if profile != "full" else {}
+        why = fit_problem(task, overrides, device, config.memory_limit_gb, config.run_timeout)
+        if why:
+            hint = "" if profile == "small" else "; --profile small scales it down"
+            lines.append(f"task {tid} at the {profile} profile {why}: its candidates will fail{hint}")
+    for line in lines:
+        err.print(f"[yellow]warning:[/yellow] {line}", soft_wrap=True)
+    return lines
+
+
 def answered_ids(samples: list[Sample], out: Path, tasks_by_id: dict, config: VerifyConfig,
                  rerun: bool = False) -> tuple[set[str], set[str]]:
     """(ids OUT already answers, ids whose verdict in OUT is stale). A verdict answers its
     sample only while the code, the task and the settings are the same (its input_key);
     with `rerun` none does."""
     done = done_sample_ids(out)
-    answer = config.answer_key(config.resolved_device())
+    device = config.resolved_device()
+    answer = config.answer_key(device)
+    tasks_by_id = sized_tasks(tasks_by_id, samples, config.resolved_profile(device)) if done else tasks_by_id
     answered, stale = set(), set()
     for s in samples:
         if s.sample_id not in done:
@@ -99,6 +122,7 @@ def run_verify(source: str, samples: list[Sample], out: Path, config: VerifyConf
     tasks = load_tasks_or_exit(source)
     by_id = tasks.by_id()
     answered, stale = answered_ids(samples, out, by_id, config, rerun)
+    warn_unfit(by_id, [s for s in samples if s.sample_id not in answered], config)
     if stale:
         _drop_rows(out, stale)
         why = "--rerun" if rerun else "their code, task or settings changed"
@@ -188,6 +212,7 @@ def dry_run_summary(source: str, samples: list[Sample], out: Path, config: Verif
     device = config.resolved_device()
     answered, _ = answered_ids(samples, out, tasks, config)
     todo = [s for s in samples if s.sample_id not in answered]
+    warn_unfit(tasks, todo, config)
     unknown = sorted({s.task_id for s in todo if s.task_id not in tasks})
     why_not = Counter()
     for s in todo:

@@ -401,6 +401,10 @@ class Verifier:
             fields["measurement"] = {**(fields.get("measurement") or {}), "build": built}
         if job.spans:
             fields["measurement"] = {**(fields.get("measurement") or {}), "timeline": self._timeline(job)}
+        if self.profile != "full" and job.task.sizes.get(self.profile):
+            fields["measurement"] = {**(fields.get("measurement") or {}), "sizes": {
+                "profile": self.profile, "overrides": job.task.sizes[self.profile],
+                "rule": _size_rule(job.task)}}
         peaks = (fields.get("measurement") or {}).get("peaks")
         if data["status"] == "ok" and peaks and fields.get("runtime_ms"):
             fields["sol_fraction"] = sol_fraction(self._features(job.task), peaks, fields["runtime_ms"])
@@ -564,10 +568,31 @@ def _read_requests(path: Path) -> list[dict]:
     return out[:16]
 
 
+def _size_rule(task: Task) -> str:
+    """Whose rule a task's small profile follows: its file's own, or tasks/scaling.py's."""
+    from ..tasks.scaling import RULE
+
+    return "the task's SIZE_PROFILES" if "SIZE_PROFILES" in task.code else RULE
+
+
 def _as_task_map(tasks) -> dict[str, Task]:
     if isinstance(tasks, dict):
         return tasks
     return {t.task_id: t for t in tasks}
+
+
+def sized_tasks(task_map: dict[str, Task], samples: list[Sample], profile: str) -> dict[str, Task]:
+    """The samples' tasks at `profile`: under "small", a task without a small profile of its
+    own (KernelBench's files) gets one derived by tasks/scaling.py's rule."""
+    if profile != "small":
+        return task_map
+    from ..tasks.scaling import with_small_profile
+
+    out = dict(task_map)
+    for tid in {s.task_id for s in samples}:
+        if tid in out:
+            out[tid] = with_small_profile(out[tid])
+    return out
 
 
 def verify_samples(
@@ -607,6 +632,7 @@ def verify_samples(
         db = ResultStore(store) if own_store else store
         verifier = Verifier(config, db)
     walls["startup_s"] = time.monotonic() - t_start
+    task_map = sized_tasks(task_map, samples, verifier.profile)
     results: dict[str, Verdict] = {}
     bar = StatusProgress(len(samples), enabled=progress, device=verifier.device_name,
                          gpus=len(verifier.gpus))
