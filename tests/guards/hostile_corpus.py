@@ -258,10 +258,13 @@ HOSTILE = {
         "            return o[0].clone()\n"
         "return torch.zeros_like(x)"), None),
     "i14_reads_files": (T.RELU, "torch", model(
-        "for p in glob.glob('../**/*.pt', recursive=True) + glob.glob('/tmp/**/*.pt', recursive=True):\n"
+        # where a harness would leave its tensors: beside the candidate's folder, /dev/shm, the top
+        # of the temp folder (not the machine's whole /tmp: 233,000 entries took minutes to walk)
+        "for p in (glob.glob('../**/*.pt', recursive=True) + glob.glob('/dev/shm/**/*.pt', recursive=True)\n"
+        "          + glob.glob(os.path.join(tempfile.gettempdir(), '*', '*.pt'))):\n"
         "    try:\n        d = torch.load(p, weights_only=True)\n    except Exception:\n        continue\n"
         "    if isinstance(d, dict) and 'trials' in d:\n        return torch.relu(d['trials'][0][0]) * 0\n"
-        "return torch.zeros_like(x)", imports="import glob"), None),
+        "return torch.zeros_like(x)", imports="import glob\nimport os\nimport tempfile"), None),
     # 15 speed the memory system cannot deliver: work only when the call is checked
     "i15_skip_unchecked": (T.LARGE_RELU, "torch", model(
         "i, checked = timed_rep()\n"
