@@ -274,11 +274,16 @@ HOSTILE = {
     "i15_skip_unchecked_inspect": (T.LARGE_RELU, "torch", model(
         skip_unchecked_by_frames("self.out is None", "self.out = torch.relu(x)", "self.out"),
         init="self.out = None"), {"suspicious_speed"}),
-    # 17 batch-and-skip: timed calls (recognised by the harness reusing one buffer,
-    # or one tensor object) return at once; later calls compute their outputs in one launch
+    # 17 batch-and-skip: timed calls (recognised by where their input lives: the harness's
+    # shifting pool puts every timed call's input a few hundred bytes from the last one's)
+    # return at once; later calls compute their outputs in one launch. The checked calls
+    # come from the same pool, so they look timed too, and their stale answer is caught
     "i17_batch_of_four_by_pointer": (T.RELU, "torch", model(
-        "if x.data_ptr() != self.ptr:  # a buffer never seen before: a checked call\n"
-        "    self.ptr = x.data_ptr()\n    return torch.relu(x)\n"
+        "p = x.data_ptr()\n"
+        "near = self.ptr is not None and abs(p - self.ptr) < 4096  # the pool's next slot: a timed call\n"
+        "self.ptr = p\n"
+        "if not near:  # a buffer never seen near the last one: a checked call\n"
+        "    return torch.relu(x)\n"
         "if len(self.queue) == 4:  # four deferred calls, one launch\n"
         "    ys = torch.relu(torch.stack([q for q, _ in self.queue]))\n"
         "    for (_, out), y in zip(self.queue, ys):\n        out.copy_(y)\n"
@@ -286,11 +291,14 @@ HOSTILE = {
         "out = torch.empty_like(x)\nself.queue.append((x.clone(), out))\nreturn out",
         init="self.ptr = None\nself.queue = []"), {"cached_output"}),
     "i17_pipelined_one_behind": (T.RELU, "torch", model(
-        "if x is not self.x:  # a new tensor object: a checked call\n"
-        "    self.x, self.prev = x, None\n    return torch.relu(x)\n"
+        "p = x.data_ptr()\n"
+        "near = self.ptr is not None and abs(p - self.ptr) < 4096  # the pool's next slot: a timed call\n"
+        "self.ptr = p\n"
+        "if not near:  # a checked call\n"
+        "    self.prev = None\n    return torch.relu(x)\n"
         "ready = self.prev if self.prev is not None else torch.zeros_like(x)\n"
         "self.prev = torch.relu(x)  # this call's work; its answer goes out with the next call\n"
-        "return ready", init="self.x = None\nself.prev = None"), {"cached_output"}),
+        "return ready", init="self.ptr = None\nself.prev = None"), {"cached_output"}),
     # 18 phase detection: honest while checked, stale once timed
     "i18_counts_calls": (T.RELU, "torch", model(
         "self.n += 1\nif self.n <= 8 or self.last is None:  # trials, variants and the profiled call come first\n"
