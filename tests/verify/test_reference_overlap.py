@@ -33,6 +33,8 @@ def test_reference_work_finds_mutation_aliasing_and_profile_once():
 
     class Job:
         ref_profile = {"given": True}
+        tolerances = {"float32": (1e-4, 1e-4)}  # the job's check rule (the weak-task check reads it)
+        check, norm_tol = "allclose", 1e-3
 
     work = sv._ReferenceWork(Job(), Ref(), sets, torch.device("cpu"))
     assert work.mutates and work.aliases
