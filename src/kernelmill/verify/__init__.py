@@ -9,7 +9,7 @@ no torch (the process machinery, `early`) must not import torch through this pac
 
 from __future__ import annotations
 
-import importlib
+from ..lazy import lazy_face
 
 _WHERE = {
     "VerifyConfig": "config", "default_cache_dir": "paths", "CheckRule": "correctness", "Comparison": "correctness",
@@ -19,15 +19,4 @@ _WHERE = {
 }
 
 __all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str):
-    if name in _WHERE:
-        value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_WHERE))
+__getattr__, __dir__ = lazy_face(__name__, _WHERE)

@@ -1,0 +1,25 @@
+"""A package face whose names are imported on first use (PEP 562): a package's
+`__getattr__` and `__dir__` from a {name: submodule} table, so importing the package (or
+a light submodule of it) does not import what its heavy submodules need (torch, numpy)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any, Callable
+
+
+def lazy_face(package: str, where: dict[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """(`__getattr__`, `__dir__`) for `package`, whose names live in `where[name]`."""
+
+    def __getattr__(name: str) -> Any:
+        if name in where:
+            value = getattr(importlib.import_module(f"{package}.{where[name]}"), name)
+            setattr(sys.modules[package], name, value)
+            return value
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    def __dir__() -> list[str]:
+        return sorted(set(vars(sys.modules[package])) | set(where))
+
+    return __getattr__, __dir__
