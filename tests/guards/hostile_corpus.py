@@ -176,9 +176,11 @@ HOSTILE = {
         "y = torch.empty_like(x)\nself.pending = (y, x.clone())\nreturn y",
         init="self.pending = None"), {"deferred_work"}),
     # 4 results cached across calls
+    # caught as a stale answer on a timed call, or, where the allocator gives two trials' inputs
+    # one address, as the cached (then poisoned) object changing after its call returned
     "i4_cache_by_pointer": (T.RELU, "torch", model(
         "key = x.data_ptr()\nif key not in self.cache:\n    self.cache[key] = torch.relu(x)\nreturn self.cache[key]",
-        init="self.cache = {}"), {"cached_output"}),
+        init="self.cache = {}"), ({"cached_output"}, {"deferred_work"})),
     "i4_cache_by_shape": (T.RELU, "torch", model(
         "key = tuple(x.shape)\nif key not in self.cache:\n    self.cache[key] = torch.relu(x)\nreturn self.cache[key].clone()",
         init="self.cache = {}"), {"cached_output"}),
