@@ -24,7 +24,12 @@ RESAMPLES = 300
 @pytest.fixture(scope="module")
 def page(chromium, tmp_path_factory):
     out = tmp_path_factory.mktemp("report") / "report.html"
-    inputs = load_inputs(DEMO / "verdicts.jsonl", DEMO / "samples.jsonl", "builtin")
+    here = os.getcwd()
+    os.chdir(DEMO)  # the page names its inputs as a user in that folder would (no machine's paths in screenshots)
+    try:
+        inputs = load_inputs(Path("verdicts.jsonl"), Path("samples.jsonl"), "builtin")
+    finally:
+        os.chdir(here)
     write_report(inputs, out, ks=[1], resamples=RESAMPLES)
     chromium.open(out.as_uri())
     return chromium, out
