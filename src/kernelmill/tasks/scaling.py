@@ -25,6 +25,7 @@ KernelBench's files are written for a GPU (level 1's ReLU moves 6.4 GB); they ca
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import replace
 from typing import Any
@@ -142,11 +143,17 @@ def small_profile(task: Task, budget: int = SMALL_BYTES) -> dict[str, Any]:
     return {k: v for k, v in current.items() if v != sizes[k]}
 
 
+@functools.lru_cache(maxsize=4096)
+def _derived(task_id: str, code: str) -> tuple:
+    # the CLI's resume check, its fit warnings and the run each ask for it: traced once
+    return tuple(small_profile(Task(task_id, code)).items())
+
+
 def with_small_profile(task: Task) -> Task:
     """The task with a derived `small` profile where it has none of its own."""
     if "small" in (task.sizes or {}):
         return task
-    derived = small_profile(task)
+    derived = dict(_derived(task.task_id, task.code))
     return replace(task, sizes={**(task.sizes or {}), "small": derived}) if derived else task
 
 

@@ -86,14 +86,14 @@ def _gpu(index: int) -> dict:
     return out
 
 
-def _index(device: torch.device) -> int:
+def gpu_index(device: torch.device) -> int:
     return device.index if device.index is not None else torch.cuda.current_device()
 
 
 def gpu_state_query(device: torch.device) -> subprocess.Popen | None:
     """Start reading the GPU's clocks and temperature (nvidia-smi, not waited for);
     `describe(device, state=...)` collects it. None on a CPU or without nvidia-smi."""
-    argv = _smi(_index(device), _STATE_SMI) if device.type == "cuda" else None
+    argv = _smi(gpu_index(device), _STATE_SMI) if device.type == "cuda" else None
     if argv is None:
         return None
     try:
@@ -119,7 +119,7 @@ def warm_facts(device: torch.device) -> None:
     warm-up, instead of on a run's clock (importing triton alone: ~0.1 s)."""
     _software()
     if device.type == "cuda":
-        _gpu(_index(device))
+        _gpu(gpu_index(device))
 
 
 def describe(device: torch.device, state: subprocess.Popen | None = None) -> dict:
@@ -128,7 +128,7 @@ def describe(device: torch.device, state: subprocess.Popen | None = None) -> dic
     read now."""
     info = {"device": str(device), "cpu": _cpu_model(), "cpu_cores": os.cpu_count(), **_software()}
     if device.type == "cuda":
-        info.update(_gpu(_index(device)))
+        info.update(_gpu(gpu_index(device)))
         info.update(_gpu_state(state if state is not None else gpu_state_query(device)))
     return info
 

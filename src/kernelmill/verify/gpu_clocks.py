@@ -11,6 +11,7 @@ entered a power, thermal or hardware slowdown during the measurement, gets the f
 
 from __future__ import annotations
 
+import functools
 import os
 
 MOVED = 0.10  # relative SM clock change that makes a measurement suspect
@@ -20,10 +21,11 @@ _SLOWDOWNS = {0x4: "sw_power_cap", 0x8: "hw_slowdown", 0x20: "sw_thermal", 0x40:
               0x80: "hw_power_brake"}
 
 
+@functools.lru_cache(maxsize=None)
 def _handle(index: int):
     import pynvml
 
-    pynvml.nvmlInit()
+    pynvml.nvmlInit()  # once per GPU and process: the handle is kept
     visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")
     physical = visible[index].strip() if index < len(visible) and visible[index].strip() else str(index)
     if physical.isdigit():
@@ -45,6 +47,15 @@ def read(index: int) -> dict | None:
         return {"sm_clock_mhz": int(clock), "slowdowns": [n for b, n in _SLOWDOWNS.items() if bits & b]}
     except Exception:  # noqa: BLE001 - no pynvml, no driver, a device NVML does not know: no reading
         return None
+
+
+def read_device(device) -> dict | None:
+    """`read` for a torch device (None on a CPU)."""
+    if device.type != "cuda":
+        return None
+    from .environment import gpu_index
+
+    return read(gpu_index(device))
 
 
 def judge(before: dict | None, after: dict | None) -> str:

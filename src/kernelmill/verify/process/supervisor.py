@@ -532,22 +532,16 @@ def _time_both(ref, timing_sets, launched, reports, device, cfg, job, sets, expe
     ref_side = _ReferenceSide(lambda: ref(*pool.current), device, cfg, prep, copy_bytes)
     with torch.no_grad(), share.pause(then="run-post"), timing_numerics(cfg, device), \
             gpu_lock(str(device), exclusive=True, timeout=TIMING_LOCK_TIMEOUT_S, label="timing") as held:
-        before = gpu_clocks.read(_gpu_index(device))
+        before = gpu_clocks.read_device(device)
         comp = compare(ref_side, _RemoteSide(launched, reports, rng), cfg,
                        check_rounds={rng.randrange(cfg.min_rounds): 0}, final_check=1, rng=rng,
                        candidate_walls=[])
-        comp.clocks = {"before": before, "after": gpu_clocks.read(_gpu_index(device))}
+        comp.clocks = {"before": before, "after": gpu_clocks.read_device(device)}
     timing = {"reference": comp.reference.to_dict(), "candidate": comp.candidate.to_dict(),
               "lock": {"wait_s": round(held.wait_s, 4), "acquired": held.acquired, "holders": held.holders}}
     if ref_side.copy_min_ms is not None:
         timing["copy"] = {"min_ms": ref_side.copy_min_ms}
     return {"timing": timing, "comparison": comp}
-
-
-def _gpu_index(device: torch.device) -> int:
-    if device.type != "cuda":
-        return -1
-    return device.index if device.index is not None else torch.cuda.current_device()
 
 
 def _runtime_findings(facts: dict, ref_flags: dict, expected: dict, ref_profile: dict, findings: Findings) -> None:

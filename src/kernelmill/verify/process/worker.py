@@ -176,12 +176,10 @@ def _run(job, share: SharedUse) -> dict:
                 cand_bench.own_kernels = own_kernel_names(open(job.candidate, encoding="utf-8").read())
                 with share.pause(then="run-post"), timing_numerics(cfg, device), \
                         gpu_lock(str(device), exclusive=True, timeout=TIMING_LOCK_TIMEOUT_S, label="timing") as held:
-                    idx = device.index if device.index is not None else torch.cuda.current_device() \
-                        if device.type == "cuda" else -1
-                    before = gpu_clocks.read(idx) if device.type == "cuda" else None
+                    before = gpu_clocks.read_device(device)
                     comp = compare_speed(ref_bench, cand_bench, cfg)
                     if device.type == "cuda":
-                        comp.clocks = {"before": before, "after": gpu_clocks.read(idx)}
+                        comp.clocks = {"before": before, "after": gpu_clocks.read_device(device)}
                 phases["time_s"] = time.perf_counter() - t0
                 if device.type == "cuda":
                     phases["timing_lock_wait_s"] = round(held.wait_s, 4)
