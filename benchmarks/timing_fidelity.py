@@ -57,6 +57,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -252,6 +254,10 @@ def measure_in_process(spec: dict) -> dict:
     cand = cand_mod.ModelNew(*init).to(device)
     torch.manual_seed(spec.get("input_seed", INPUT_SEED))
     inputs = _to(task.get_inputs(), device)
+    if spec.get("build_only"):  # --prebuild: the candidate's extensions compiled (a first call builds lazy ones)
+        with torch.no_grad():
+            cand(*inputs)
+        return {"built": True}
 
     rounds = int(spec.get("rounds", 5))
     ref_t, cand_t = [], []
@@ -334,6 +340,10 @@ def _profiled_kernel_ms(fn, flush, calls: int) -> float:
 def measure(spec: dict, timeout: float = 900.0) -> dict:
     """`measure_in_process` in a fresh Python process; {"error": ...} if it fails."""
     env = dict(os.environ)
+    if spec.get("card"):  # the card kernelmill timed it on (CUDA_VISIBLE_DEVICES takes a GPU's UUID)
+        env["CUDA_VISIBLE_DEVICES"] = spec["card"]
+    if spec.get("ext_dir"):  # one build folder per candidate: both sides (and --prebuild) share its build
+        env["TORCH_EXTENSIONS_DIR"] = spec["ext_dir"]
     if spec["device"] == "cpu" and spec.get("language") == "triton":
         env["TRITON_INTERPRET"] = "1"
     with tempfile.TemporaryDirectory(prefix="fidelity-") as tmp:
@@ -615,6 +625,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--measure-timeout", type=float, default=900.0,
                     help="seconds one independent (or KernelBench) measurement may take before it is recorded as an error")
     ap.add_argument("--limit-s", type=float, default=0, help="stop measuring after this many seconds (resume later)")
+    ap.add_argument("--prebuild", type=int, default=0, metavar="N",
+                    help="cuda: compile the timed load_inline candidates first, N at a time, into the build "
+                         "folders both independent sides then load from")
+    ap.add_argument("--per-card", action=argparse.BooleanOptionalAction, default=True,
+                    help="measure each candidate on the card kernelmill timed it on, the cards side by side")
     ap.add_argument("--measure-one", help=argparse.SUPPRESS)
     ap.add_argument("--kb-one", help=argparse.SUPPRESS)
     ap.add_argument("--result", help=argparse.SUPPRESS)
@@ -673,33 +688,72 @@ def main(argv: list[str] | None = None) -> int:
                   "candidates", file=sys.stderr, flush=True)
     save_results(args.out, results)
 
-    # (2) the independent measurement, one fresh process per candidate kernelmill timed
+    # (2) the independent measurement, one fresh process per candidate kernelmill timed,
+    # on the card kernelmill timed it on (its verdict's gpu_uuid): one queue per card, the
+    # cards side by side (each card runs one measurement at a time)
     timed = [c for c in cands if device != "cuda" or (verdicts.get(c.name) or {}).get("speedup") is not None]
     todo = pending(timed, results, args.resume)
+    queues: dict[str | None, list[Candidate]] = {}
+    for c in todo:
+        card = ((verdicts.get(c.name) or {}).get("measurement") or {}).get("gpu_uuid") if device == "cuda" else None
+        queues.setdefault(card if args.per_card else None, []).append(c)
+    ext_root = Path(tempfile.mkdtemp(prefix="fidelity-ext-"))
     t_start = time.perf_counter()
-    for i, c in enumerate(todo, 1):
-        if args.limit_s and time.perf_counter() - t_start > args.limit_s:
-            print(f"--limit-s reached: {len(todo) - i + 1} candidates left for --resume", flush=True)
-            break
-        tp = task_path(corpus, c.task)
-        spec = {"task": str(tp), "candidate": c.path, "device": device, "language": c.language,
-                "sizes": task_sizes(tp.read_text(encoding="utf-8"), profile), "rounds": args.rounds,
-                "seed": WEIGHT_SEED, "input_seed": INPUT_SEED, "min_run_time": args.min_run_time,
-                "numerics": args.numerics}
-        t0 = time.perf_counter()
-        ind = measure(spec, args.measure_timeout)
-        results["independent"][c.name] = ind
-        if args.kernelbench and device == "cuda" and c.name not in results.setdefault("kernelbench", {}):
-            results["kernelbench"][c.name] = measure({"task": str(tp), "candidate": c.path, "device": device,
-                                                      "kernelbench": str(args.kernelbench.resolve())},
-                                                     args.measure_timeout)
-        save_results(args.out, results)
-        r = make_row(c, verdicts.get(c.name), ind, results.get("kernelbench", {}).get(c.name))
-        dev = "-" if r["deviation"] is None else f"{100 * r['deviation']:+.1f}%"
-        print(f"[{i}/{len(todo)}] {c.name}: kernelmill {_f(r['km_speedup'])}x ({r['status']}), independent "
-              f"{_f(r['ind_speedup'])}x, deviation {dev}; KernelBench {_f(r['kb_speedup'])}x vs "
-              f"{_f(r['km_speedup_kernelbench'])}x" + (f"  ERROR {ind['error']}" if "error" in ind else "")
-              + f"  ({time.perf_counter() - t0:.1f} s)", flush=True)
+    if args.prebuild and device == "cuda":  # load_inline builds first, many at once (no timing meanwhile)
+        builds = [c for c in todo if "load_inline" in Path(c.path).read_text(encoding="utf-8")]
+        cards = [k for k in queues if k] or [None]
+
+        def build(item):
+            i, c = item
+            tp = task_path(corpus, c.task)
+            return c.name, measure({"task": str(tp), "candidate": c.path, "device": device, "build_only": True,
+                                    "sizes": task_sizes(tp.read_text(encoding="utf-8"), profile),
+                                    "card": cards[i % len(cards)], "ext_dir": str(ext_root / c.name)},
+                                   args.measure_timeout)
+
+        with ThreadPoolExecutor(args.prebuild) as pool:
+            built = dict(pool.map(build, enumerate(builds)))
+        bad = {k: v["error"][-160:] for k, v in built.items() if "error" in v}
+        print(f"prebuilt {len(builds) - len(bad)} of {len(builds)} load_inline candidates in "
+              f"{time.perf_counter() - t_start:.0f} s" + (f"; failed: {bad}" if bad else ""), flush=True)
+    lock = threading.Lock()
+    done = [0]
+
+    def work(card: str | None, queue: list[Candidate]) -> None:
+        for c in queue:
+            if args.limit_s and time.perf_counter() - t_start > args.limit_s:
+                print(f"--limit-s reached: candidates left for --resume on card {card}", flush=True)
+                return
+            tp = task_path(corpus, c.task)
+            spec = {"task": str(tp), "candidate": c.path, "device": device, "language": c.language,
+                    "sizes": task_sizes(tp.read_text(encoding="utf-8"), profile), "rounds": args.rounds,
+                    "seed": WEIGHT_SEED, "input_seed": INPUT_SEED, "min_run_time": args.min_run_time,
+                    "numerics": args.numerics, "card": card, "ext_dir": str(ext_root / c.name)}
+            t0 = time.perf_counter()
+            ind = measure(spec, args.measure_timeout)
+            kb = None
+            if args.kernelbench and device == "cuda" and c.name not in results.setdefault("kernelbench", {}):
+                kb = measure({"task": str(tp), "candidate": c.path, "device": device, "card": card,
+                              "ext_dir": str(ext_root / c.name),
+                              "kernelbench": str(args.kernelbench.resolve())}, args.measure_timeout)
+            with lock:
+                results["independent"][c.name] = {**ind, "card": card}
+                if kb is not None:
+                    results["kernelbench"][c.name] = {**kb, "card": card}
+                save_results(args.out, results)
+                done[0] += 1
+                r = make_row(c, verdicts.get(c.name), ind, results.get("kernelbench", {}).get(c.name))
+                dev = "-" if r["deviation"] is None else f"{100 * r['deviation']:+.1f}%"
+                print(f"[{done[0]}/{len(todo)}] {c.name}: kernelmill {_f(r['km_speedup'])}x ({r['status']}), "
+                      f"independent {_f(r['ind_speedup'])}x, deviation {dev}; KernelBench {_f(r['kb_speedup'])}x vs "
+                      f"{_f(r['km_speedup_kernelbench'])}x" + (f"  ERROR {ind['error']}" if "error" in ind else "")
+                      + f"  ({time.perf_counter() - t0:.1f} s)", flush=True)
+
+    threads = [threading.Thread(target=work, args=item) for item in queues.items()]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
 
     # (3) the table and its summary
     second = read_verdicts(args.second_verdicts) if args.second_verdicts else {}

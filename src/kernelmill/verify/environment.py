@@ -77,6 +77,8 @@ def _gpu(index: int) -> dict:
     props = torch.cuda.get_device_properties(index)
     out = {"gpu": props.name, "gpu_capability": f"{props.major}.{props.minor}",
            "gpu_memory_gb": round(props.total_memory / 2**30, 1), "gpu_sms": props.multi_processor_count}
+    if getattr(props, "uuid", None) is not None:  # which card of the host (nvidia-smi names it "GPU-<uuid>")
+        out["gpu_uuid"] = "GPU-" + str(props.uuid).removeprefix("GPU-")
     argv = _smi(index, _FIXED_SMI)
     if argv:
         try:

@@ -276,14 +276,22 @@ def run_candidate(job: CandidateJob, commands, report: Reporter) -> None:
                 outputs["variants"] = _run_trials(cand, data["variants"], device, facts, "shape variant", keep)
             except Exception as exc:  # noqa: BLE001 - failing on another shape is a wrong answer
                 facts["variant_error"] = f"{facts['stage']}: " + error_text(exc, 600)
-            facts["stage"] = "profiled ModelNew forward"
             tracer = trace.OwnCodeTracer(trace.extension_modules(before), trace.jit_functions(cand_mod))
             args = to_device(clone(data["trials"][0]), device)
-            t2 = time.perf_counter()
-            facts["profile"] = trace.profile_call(lambda: cand(*args), device, tracer)
-            facts["phases"]["profile_s"] = time.perf_counter() - t2
-            facts["phases"]["check_s"] = t2 - t0
-            args = None
+            facts["phases"]["check_s"] = time.perf_counter() - t0
+
+            def profiled() -> None:
+                facts["stage"] = "profiled ModelNew forward"
+                t2 = time.perf_counter()
+                facts["profile"] = trace.profile_call(lambda: cand(*args), device, tracer)
+                facts["phases"]["profile_s"] = time.perf_counter() - t2
+
+            # on a GPU the profiled call comes after the timing: the timing's KernelBench-
+            # convention rounds must run before this process's first CUDA profiler session
+            # (it leaves CUPTI's callbacks behind: timing.compare)
+            late_profile = job.timed and device.type == "cuda"
+            if not late_profile:
+                profiled()
             facts["backend_flags"] = backend_flags()
             if job.timed:
                 t0 = time.perf_counter()
@@ -292,7 +300,10 @@ def run_candidate(job: CandidateJob, commands, report: Reporter) -> None:
                 facts["post_loop_changed"] = [f"timed call with check set {j + 1}" for j in bench.changed_after_return()]
                 outputs["checks"] = [keep(bench.kept.get(j)) for j in range(len(data["checks"]))]
                 facts["phases"]["time_s"] = time.perf_counter() - t0
+                if late_profile:
+                    profiled()
                 facts["backend_flags"] = backend_flags()
+            args = None
         facts["rebound"] = trace.rebound(protected)
     except BaseException as exc:  # noqa: BLE001 - the candidate failed while running
         facts.update(status="runtime_error", message=f"{facts['stage']}: " + error_text(exc, job.message_limit))
