@@ -248,6 +248,8 @@ def _plain_kb(tmp_path, task_code, cand_code, mode="plain"):
 
 
 @pytest.mark.gpu
+@pytest.mark.xfail(strict=True, reason="issue 39: alone on a quiet H100 the reference still read 24% above a plain "
+                   "process (0.653 vs 0.527 ms, docs/benchmarks.md); remove when the cause is found")
 def test_kernelbench_convention_is_taken_before_any_profiler_session(tmp_path):
     """speedup_kernelbench of a launch-bound reference against a plain process's
     KernelBench-convention figure. After a CUDA profiler session a process keeps CUPTI's
