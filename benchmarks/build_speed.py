@@ -7,7 +7,7 @@ load_inline); we time that import (the build) and report per candidate:
 * stock_warm: the same again (torch's own reuse of its build folder);
 * ours_cold:  the cached builder, a source never built before. Before the
               first candidate the benchmark builds the precompiled torch headers
-              for the flag sets the candidates use, as a verification run does at its start (verify/build_prepare.py;
+              for the flag sets the candidates use, as a verification run does at its start (verify/build/build_prepare.py;
               with C++ candidates also the slim path's binding objects for their signature lists;
               timed separately as ours_pch_prepare_s, once per machine and
               torch version, kept across runs); --no-prepare leaves them to the
@@ -21,7 +21,7 @@ Run on the GPU machine:  python benchmarks/build_speed.py --out build_speed.json
 The LLM-style corpus (issue 14): ``--corpus benchmarks/corpus_llm/candidates`` takes its
 CUDA candidates that build at import (module-level ``load_inline``). ``--merge both``
 measures the cached builder twice, with the binding and host units merged where provable
-(verify/unit_merge.py) and always apart, each in its own cache (the precompiled headers
+(verify/build/unit_merge.py) and always apart, each in its own cache (the precompiled headers
 copied over, built once). ``--parallel N`` adds a batch pass per mode: every candidate's
 cold build at once, N processes at a time, as a verification run's build workers do;
 its wall and the median build under that load are reported. ``--stock-limit K`` measures
@@ -29,12 +29,12 @@ torch's own load_inline on the first K candidates only (it takes 30-90 s each);
 ``--alone-limit K`` the one-at-a-time pass on the first K (``--warm-limit K``: the warm
 measurement on the first K only). ``--slim both`` measures the cached builder with an
 extension's own C++ code (a CUDA extension's host code) compiled against torch/types.h and
-its binding shared per signature list (verify/slim_units.py; the default) and without
+its binding shared per signature list (verify/build/slim_units.py; the default) and without
 (`noslim_*`); a candidate's `sigbind` says whether its binding object was compiled (the
 first of its signature list) or reused. Each row also says where the build's time went
 (`unit_s` per unit, `link_s`; inline_build.InlineBuilder.times). ``--link both`` also
 measures the cached builder linking against torch's real libraries (`torchlink_*`) beside
-the default, which names them through stubs (verify/link_stubs.py). ``--cpu-emulate
+the default, which names them through stubs (verify/build/link_stubs.py). ``--cpu-emulate
 CUDA_HOME`` builds the CUDA candidates on a machine without a GPU against a CPU torch (the
 build paths checked; torch's load_inline skipped, it cannot link there).
 
@@ -138,7 +138,7 @@ def main() -> None:
     ap.add_argument("--slim", choices=["on", "off", "both"], default="on",
                     help="the cached builder with slim units (C++ extensions: slim_units.py) on, off, or both")
     ap.add_argument("--link", choices=["stubs", "torch", "both"], default="stubs",
-                    help="link against stubs of torch's libraries (verify/link_stubs.py; the default), torch's "
+                    help="link against stubs of torch's libraries (verify/build/link_stubs.py; the default), torch's "
                          "real libraries, or both (each in its own cache)")
     ap.add_argument("--parallel", type=int, default=0, help="also a batch pass per mode, N builds at a time")
     ap.add_argument("--stock-limit", type=int, default=0, help="torch's load_inline on the first K candidates only")
@@ -189,10 +189,10 @@ def main() -> None:
     if not args.no_prepare:
         t0 = time.perf_counter()
         sys.path.insert(0, str(ROOT / "src"))
-        from kernelmill.verify.build_prepare import binding_specs, run_specs
+        from kernelmill.verify.build.build_prepare import binding_specs, run_specs
 
         # the flag sets these candidates use, read from their source as a verification run does,
-        # and (C++) the slim path's binding objects for their signature lists (verify/slim_units.py)
+        # and (C++) the slim path's binding objects for their signature lists (verify/build/slim_units.py)
         specs = run_specs([Path(f).read_text() for f in files], min_uses=1)
         bindings = [b for f in files for b in binding_specs(Path(f).read_text())]
         extra = []
@@ -202,7 +202,7 @@ def main() -> None:
             extra = ["--bindings", str(Path(ours_cache) / "bindings.json")]
         entry = (["-c", "import os, sys, torch.utils.cpp_extension as ce; ce.CUDA_HOME = os.environ["
                         "'KM_EMULATE_CUDA_HOME']; from kernelmill.verify import build_prepare; build_prepare.main()"]
-                 if args.cpu_emulate else ["-m", "kernelmill.verify.build_prepare"])
+                 if args.cpu_emulate else ["-m", "kernelmill.verify.build.build_prepare"])
         res = subprocess.run([sys.executable, *entry, ours_cache,
                               "--specs", json.dumps(specs), *extra], capture_output=True, text=True, env=env)
         prepare = {"seconds": round(time.perf_counter() - t0, 2), "out": (res.stdout + res.stderr)[-500:]}

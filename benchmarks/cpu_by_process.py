@@ -33,10 +33,10 @@ COMPILERS = {"cc1plus", "cc1", "as", "ld", "collect2", "g++", "c++", "gcc", "cc"
              "fatbinary", "nvlink", "cudafe++", "ninja", "x86_64-linux-gn", "ld.bfd", "ld.gold", "sh"}
 # command-line marks of processes that do not name themselves, first match wins
 CMDLINE_KINDS = (
-    ("kernelmill.verify.inline_build", "km header builder"),
+    ("kernelmill.verify.build.inline_build", "km header builder"),
     ("kernelmill.verify.process.worker", None),  # km <its first argument>
     ("kernelmill.verify.process.candidate", "km candidate"),
-    ("kernelmill.verify.process.zygote", "km zygote"),
+    ("kernelmill.verify.pools.zygote", "km zygote"),
     ("import json, torch", "km gpu probe"),
     ("vs_kernelbench", "benchmark driver"),
     ("kernelmill", "km harness"),

@@ -89,7 +89,7 @@ def _start_lock_samplers(gpus: list[int] | None) -> list[tuple[str, subprocess.P
     """Per GPU: the lock sampler (diag/gpu_lock_share.py), where it writes, nvidia-smi's sampler
     and the lock's events file (diag/lock_events.py)."""
     from kernelmill.verify.devices import physical_gpu
-    from kernelmill.verify.process.gpulock import lock_path
+    from kernelmill.verify.measure.gpulock import lock_path
 
     out = []
     for gpu in gpus or [0]:
@@ -261,7 +261,7 @@ def main() -> None:
                          "after a warm-up pass), compared as --runs-sweep compares")
     ap.add_argument("--resident", default="auto", choices=("auto", "on", "off"),
                     help="guarded runs supervised by processes that stay for job after job "
-                         "(VerifyConfig.resident; verify/process/resident.py) or a new one per candidate (off)")
+                         "(VerifyConfig.resident; verify/pools/resident.py) or a new one per candidate (off)")
     ap.add_argument("--resident-sweep", default=None, metavar="A,B",
                     help="run the same corpus with --resident A, then B (e.g. off,on,off,on; after a warm-up "
                          "pass), compared as --runs-sweep compares")

@@ -332,9 +332,9 @@ def prepare_headers(codes: list[str], env: dict, apart: bool = False, samples: P
     """Prepare the build cache kernelmill's run will use, as a user does once per machine:
     `kernelmill prepare-builds SAMPLES` (the precompiled headers of the samples' flag sets
     and the binding objects of their signature lists); with `apart` (unit merging off), the
-    headers for that mode by `verify/build_prepare.py` directly. Returns its report and the
+    headers for that mode by `verify/build/build_prepare.py` directly. Returns its report and the
     seconds it took."""
-    from kernelmill.verify.build_prepare import run_specs
+    from kernelmill.verify.build.build_prepare import run_specs
     from kernelmill.verify.config import default_cache_dir
 
     specs = run_specs(codes, min_uses=1)
@@ -345,7 +345,7 @@ def prepare_headers(codes: list[str], env: dict, apart: bool = False, samples: P
     if samples is not None and not apart:
         cmd = kernelmill_command() + ["prepare-builds", str(samples)]
     else:
-        cmd = [sys.executable, "-m", "kernelmill.verify.build_prepare", build, "--specs", json.dumps(specs)] + (
+        cmd = [sys.executable, "-m", "kernelmill.verify.build.build_prepare", build, "--specs", json.dumps(specs)] + (
             ["--apart"] if apart else [])
     t0 = time.perf_counter()
     r = subprocess.run(cmd, env=env, capture_output=True, text=True)

@@ -54,7 +54,7 @@ def cuda_sources(code: str) -> list[str]:
 
 
 def kernel_units(path: Path) -> list[str]:
-    from kernelmill.verify.cuda_split import split_cuda_unit
+    from kernelmill.verify.build.cuda_split import split_cuda_unit
 
     units = []
     for i, src in enumerate(cuda_sources(path.read_text(encoding="utf-8"))):

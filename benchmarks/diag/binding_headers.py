@@ -52,7 +52,7 @@ def _cpu_s(args: list[str], cwd: Path) -> tuple[int, float, str]:
 
 def main() -> None:
     argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
-    from kernelmill.verify.inline_build import torch_flags
+    from kernelmill.verify.build.inline_build import torch_flags
 
     fl = torch_flags("km_headers", False, [], [], None, None)
     cxx, cflags, post = shlex.split(fl["cxx"]), fl["cflags"], fl["post_cflags"]

@@ -1,4 +1,4 @@
-"""A cold build under 3 s? The fast builder's slim path (verify/slim_units.py), its steps timed apart (issue 14).
+"""A cold build under 3 s? The fast builder's slim path (verify/build/slim_units.py), its steps timed apart (issue 14).
 
 Every unit that includes torch/extension.h costs ~7.5 CPU-s with its header precompiled, an
 empty one included (docs/benchmarks.md: the header's own roots). This builds one C++
@@ -81,8 +81,8 @@ def main() -> None:
     import torch
     from torch.utils.cpp_extension import load_inline
 
-    from kernelmill.verify.inline_build import assemble, torch_flags, unnamed
-    from kernelmill.verify.slim_units import plan
+    from kernelmill.verify.build.inline_build import assemble, torch_flags, unnamed
+    from kernelmill.verify.build.slim_units import plan
 
     root = Path(tempfile.mkdtemp(prefix="km-binding-"))
     result: dict = {"machine_cpus": os.cpu_count()}

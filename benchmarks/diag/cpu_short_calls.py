@@ -8,7 +8,7 @@ import time
 import torch
 from torch.utils.benchmark import Timer
 
-from kernelmill.verify.timing import Bench, TimingConfig, set_cpu_threads
+from kernelmill.verify.measure.timing import Bench, TimingConfig, set_cpu_threads
 
 set_cpu_threads(1)
 x = torch.randn(65536)

@@ -1,6 +1,6 @@
 """How much of the time a GPU had kernelmill work on it, sampled from outside (issue 14).
 
-Reads /proc/locks every `--every-ms` for the GPU's lock file (verify/process/gpulock.py):
+Reads /proc/locks every `--every-ms` for the GPU's lock file (verify/measure/gpulock.py):
 a flock held exclusively is a timing (a candidate's and its reference's rounds), one held
 shared is other GPU work of ours (a spare opening its context, inputs drawn, the reference
 run, a candidate checked). Nothing of the verifier is imported or asked: the kernel's lock
@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
-from kernelmill.verify.process.gpulock import flock_holders, lock_path  # noqa: E402 - no torch import
+from kernelmill.verify.measure.gpulock import flock_holders, lock_path  # noqa: E402 - no torch import
 
 
 def holders(inode: int) -> tuple[int, int]:

@@ -22,7 +22,7 @@ import torch  # noqa: E402
 from gpu_hostile import tricks_model  # noqa: E402
 
 from kernelmill.verify.guards import cudart, trace  # noqa: E402
-from kernelmill.verify.inline_build import install  # noqa: E402
+from kernelmill.verify.build.inline_build import install  # noqa: E402
 
 
 def step(label, fn):

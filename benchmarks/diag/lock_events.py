@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
-from kernelmill.verify.process.gpulock import events_path  # noqa: E402 - no torch import
+from kernelmill.verify.measure.gpulock import events_path  # noqa: E402 - no torch import
 
 
 class Hold(NamedTuple):

@@ -6,7 +6,7 @@ import statistics
 import torch
 from triton.testing import do_bench
 
-from kernelmill.verify.timing import Bench, TimingConfig
+from kernelmill.verify.measure.timing import Bench, TimingConfig
 from kernelmill.verify.guards.inputs import refill
 
 x = torch.randn(1 << 16, device="cuda")

@@ -1,6 +1,6 @@
 """What a run worker's warm-up costs on a GPU, and which part of it disturbs a timing.
 
-Issue 14: spares (verify/process/standby.py) open a CUDA context and start the
+Issue 14: spares (verify/pools/standby.py) open a CUDA context and start the
 profiler in two processes each, under the GPU lock held shared, so a timing waits
 for them; on an H200 a group's warm-up took ~10 s. This script answers two
 questions with plain torch (no kernelmill process code on the measured path):

@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from kernelmill.verify.process.sandbox import Sandbox
+from kernelmill.verify.sandbox import Sandbox
 
 
 def main() -> None:

@@ -12,9 +12,9 @@ from benchmark_support import REPO as ROOT, load_benchmark
 def test_kinds_by_name_and_command_line():
     cbp = load_benchmark("cpu_by_process")
     assert cbp.own_kind("cc1plus", "/usr/lib/gcc/cc1plus -quiet x.cpp") == "compiler"
-    assert cbp.own_kind("km standby", "python -m kernelmill.verify.process.zygote run 5") == "km standby"
+    assert cbp.own_kind("km standby", "python -m kernelmill.verify.pools.zygote run 5") == "km standby"
     assert cbp.own_kind("python3", "python -m kernelmill.verify.process.worker build /j.json") == "km build"
-    assert cbp.own_kind("python3", "python -m kernelmill.verify.inline_build pch /c k g++ [] 5") == "km header builder"
+    assert cbp.own_kind("python3", "python -m kernelmill.verify.build.inline_build pch /c k g++ [] 5") == "km header builder"
     assert cbp.own_kind("python3", "python -m kernelmill verify tasks s.jsonl") == "km harness"
     assert cbp.own_kind("nvidia-smi", "nvidia-smi --query-gpu=clocks.sm") is None  # its parent's kind
 

@@ -13,7 +13,7 @@ from benchmark_support import REPO as ROOT
 
 HOLDER = """
 import time
-from kernelmill.verify.process.gpulock import gpu_lock
+from kernelmill.verify.measure.gpulock import gpu_lock
 with gpu_lock('cuda:0', exclusive=True): time.sleep(0.8)
 with gpu_lock('cuda:0', exclusive=False): time.sleep(0.8)
 time.sleep(0.8)

@@ -37,7 +37,7 @@ def test_summary_of_known_holds():
 
 
 def _held(lock) -> bool:
-    from kernelmill.verify.process.gpulock import flock_holders
+    from kernelmill.verify.measure.gpulock import flock_holders
 
     try:
         return bool(flock_holders(os.stat(lock).st_ino))
@@ -47,7 +47,7 @@ def _held(lock) -> bool:
 
 HOLDER = """
 import os, sys, time
-from kernelmill.verify.process.gpulock import SharedUse, gpu_lock
+from kernelmill.verify.measure.gpulock import SharedUse, gpu_lock
 role, asking = sys.argv[1], sys.argv[2]
 if role == "run":
     with SharedUse("cuda:0", label="run-pre") as share:
@@ -66,7 +66,7 @@ else:
 
 def test_processes_log_their_holds_while_the_file_exists(tmp_path):
     env = {**os.environ, "KERNELMILL_GPU_LOCK_DIR": str(tmp_path)}
-    from kernelmill.verify.process.gpulock import events_path, lock_path
+    from kernelmill.verify.measure.gpulock import events_path, lock_path
 
     lock = lock_path("cuda:0", env={"CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES", "all")})
     lock = tmp_path / lock.name

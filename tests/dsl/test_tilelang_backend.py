@@ -16,7 +16,7 @@ from kernelmill.backends import get_backend, tilelang_target
 from kernelmill.records import Sample, Task
 from kernelmill.verify.guards import trace
 from kernelmill.verify.guards.source import check_source, own_kernel_names
-from kernelmill.verify.process.sandbox import scrubbed_env
+from kernelmill.verify.sandbox import scrubbed_env
 from kernelmill.verify.runner import _static_verdict
 
 
@@ -67,7 +67,7 @@ def test_tilelang_seed_source_has_no_guard_findings():
 
 
 def test_measurement_records_the_tilelang_version():
-    from kernelmill.verify.environment import describe
+    from kernelmill.verify.measure.environment import describe
 
     info = describe(torch.device("cpu"))
     assert "tilelang" in info

@@ -38,7 +38,7 @@ def _samples(corpus: dict) -> list[Sample]:
 @pytest.fixture(scope="module", params=["off", "on"], ids=["fresh", "resident"])
 def hostile(tmp_path_factory, request):
     """Once with a new supervisor per candidate (a CPU's default) and once with resident
-    supervisors, each taking job after job (a GPU's default: verify/process/resident.py)."""
+    supervisors, each taking job after job (a GPU's default: verify/pools/resident.py)."""
     tmp = tmp_path_factory.mktemp("hostile")
     cfg = _config(tmp, "standard", resident=request.param)
     return {v.sample_id: v for v in verify_samples(T.ALL, _samples(HOSTILE), cfg)}

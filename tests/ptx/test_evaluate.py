@@ -121,7 +121,7 @@ def test_builds_are_content_addressed_and_failures_remembered(tmp_path):
 # --- metrics -----------------------------------------------------------------------------
 
 def test_normalised_error_matches_the_verifier_rule():
-    from kernelmill.verify.correctness import CheckRule, compare
+    from kernelmill.verify.measure.correctness import CheckRule, compare
     r = torch.tensor([1.0, -4.0, 2.0])
     assert normalised_error(r, r.clone()) == 0.0
     c = r + torch.tensor([0.0, 0.002, 0.0])

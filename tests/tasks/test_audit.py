@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from kernelmill.cli import app
 from kernelmill.tasks import load_tasks
 from kernelmill.tasks.audit import FAIL, NA, PASS, AuditOptions, run_audit
-from kernelmill.verify.trivial import fit, trivial_output
+from kernelmill.verify.measure.trivial import fit, trivial_output
 
 TEMPLATE = textwrap.dedent("""\
     import torch

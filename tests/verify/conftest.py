@@ -10,7 +10,7 @@ def fake_compiler(monkeypatch):
     """The builder's compiler calls (inline_build._run) replaced by one that writes its -o
     output and succeeds: the cache protocol is checked without a 10-40 s compile. The list
     of commands it was given is returned."""
-    from kernelmill.verify import inline_build
+    from kernelmill.verify.build import inline_build
 
     calls = []
 
@@ -28,7 +28,7 @@ def unit_compiler(monkeypatch):
     """A compiler stand-in for the builder's units: writes its -o output and fails on a unit
     whose text holds FAIL_ME; compiler versions are their names and no header is built.
     Returns the list of unit files compiled (None for a link)."""
-    from kernelmill.verify import inline_build
+    from kernelmill.verify.build import inline_build
 
     calls = []
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from kernelmill.verify.buildcache import BuildCache, content_key
+from kernelmill.verify.build.buildcache import BuildCache, content_key
 
 
 def _put(cache: BuildCache, key: str, data: bytes) -> None:
@@ -53,7 +53,7 @@ def test_lock_of_a_killed_holder_does_not_hang(tmp_path):
     key = content_key("z")
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys, time; from kernelmill.verify.buildcache import BuildCache\n"
+         "import sys, time; from kernelmill.verify.build.buildcache import BuildCache\n"
          f"c = BuildCache({str(tmp_path)!r})\n"
          f"with c.lock('obj', {key!r}):\n    print('held', flush=True); time.sleep(600)\n"],
         stdout=subprocess.PIPE, text=True)

@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from kernelmill.verify.correctness import CheckRule, compare
+from kernelmill.verify.measure.correctness import CheckRule, compare
 
 
 def test_bitwise_equal_outputs_pass_with_zero_error():

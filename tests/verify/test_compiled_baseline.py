@@ -18,7 +18,7 @@ from kernelmill.report.table import metrics_table
 from kernelmill.tasks import load_tasks
 from kernelmill.tasks.builtin import builtin_samples
 from kernelmill.verify import VerifyConfig, verify_samples
-from kernelmill.verify.compiled import FAILED_FLAG
+from kernelmill.verify.measure.compiled import FAILED_FLAG
 from kernelmill.verify.config import ConfigError
 
 TASKS = load_tasks("builtin").by_id()

@@ -7,7 +7,7 @@ import pytest
 
 from kernelmill.verify.config import ConfigError, VerifyConfig
 from kernelmill.verify.process.job import CandidateJob, JobError, RunJob
-from kernelmill.verify.timing import TimingConfig
+from kernelmill.verify.measure.timing import TimingConfig
 
 
 def test_from_dict_round_trip_and_nested_timing():

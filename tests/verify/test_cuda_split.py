@@ -7,8 +7,8 @@ import ast
 import pytest
 
 from kernelmill.tasks.builtin import builtin_samples
-from kernelmill.verify.cuda_split import host_flags, split_cuda_unit
-from kernelmill.verify.inline_build import assemble
+from kernelmill.verify.build.cuda_split import host_flags, split_cuda_unit
+from kernelmill.verify.build.inline_build import assemble
 
 KERNEL = """
 #include <torch/extension.h>

@@ -1,4 +1,4 @@
-"""The timing lock (verify/process/gpulock.py): exclusive against everything,
+"""The timing lock (verify/measure/gpulock.py): exclusive against everything,
 shared holders side by side, nothing on a CPU. Processes, as in a run."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import os
 import multiprocessing as mp
 import time
 
-from kernelmill.verify.process.gpulock import gpu_lock, lock_path
+from kernelmill.verify.measure.gpulock import gpu_lock, lock_path
 
 
 def _hold(device, exclusive, seconds, started, log):
@@ -132,7 +132,7 @@ def test_a_warm_up_does_not_queue_behind_a_waiting_timing(tmp_path, monkeypatch)
 
 
 def test_shared_use_lets_go_only_around_its_own_timing(tmp_path, monkeypatch):
-    from kernelmill.verify.process.gpulock import SharedUse
+    from kernelmill.verify.measure.gpulock import SharedUse
 
     monkeypatch.setenv("KERNELMILL_GPU_LOCK_DIR", str(tmp_path))
     with SharedUse("cuda:0") as share:
@@ -180,7 +180,7 @@ def test_a_candidate_warm_up_queues_behind_a_waiting_timing_for_a_bounded_time(t
 
 
 def test_each_timing_counts_itself_and_shared_work_does_not(tmp_path, monkeypatch):
-    from kernelmill.verify.process.gpulock import timings_done
+    from kernelmill.verify.measure.gpulock import timings_done
 
     monkeypatch.setenv("KERNELMILL_GPU_LOCK_DIR", str(tmp_path))
     path = lock_path("cuda:0")
@@ -207,7 +207,7 @@ def test_a_gated_spare_warms_up_after_the_next_timing(tmp_path, monkeypatch):
     holds its warm-up until the run's timing is over, its job arrives, or max_s."""
     import os
 
-    from kernelmill.verify.process.gpulock import GATE_ENV, gate_env, wait_for_timing
+    from kernelmill.verify.measure.gpulock import GATE_ENV, gate_env, wait_for_timing
 
     monkeypatch.setenv("KERNELMILL_GPU_LOCK_DIR", str(tmp_path))
     assert gate_env("cpu", dict(os.environ), 5) == {}
@@ -322,7 +322,7 @@ def test_a_warm_up_holds_the_gpu_section_only_for_its_gpu_steps(monkeypatch):
 
 CTX_HOLDER = """
 import sys, time
-from kernelmill.verify.process.gpulock import warm_section
+from kernelmill.verify.measure.gpulock import warm_section
 while time.monotonic() < float(sys.argv[2]):  # all three ask at the same instant
     time.sleep(0.001)
 with warm_section("cuda:0", sys.argv[1], "spare"):
@@ -364,8 +364,8 @@ def test_workers_take_the_lock_in_the_folder_the_verifier_was_given(tmp_path, mo
     import subprocess
     import sys
 
-    from kernelmill.verify.process.gpulock import LOCK_DIR_ENV
-    from kernelmill.verify.process.sandbox import scrubbed_env
+    from kernelmill.verify.measure.gpulock import LOCK_DIR_ENV
+    from kernelmill.verify.sandbox import scrubbed_env
 
     folder = tmp_path / "locks"
     folder.mkdir()
@@ -373,7 +373,7 @@ def test_workers_take_the_lock_in_the_folder_the_verifier_was_given(tmp_path, mo
     monkeypatch.setenv("KERNELMILL_SERVE_TOKEN", "secret")
     env = scrubbed_env(home=str(tmp_path))
     assert env[LOCK_DIR_ENV] == str(folder) and "KERNELMILL_SERVE_TOKEN" not in env
-    code = ("from kernelmill.verify.process.gpulock import gpu_lock, lock_path\n"
+    code = ("from kernelmill.verify.measure.gpulock import gpu_lock, lock_path\n"
             "with gpu_lock('cuda:0', exclusive=False) as held: assert held.acquired\n"
             "print(lock_path('cuda:0'))")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)

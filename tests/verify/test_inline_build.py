@@ -71,7 +71,7 @@ def test_compile_errors_are_torchs_wording_and_cached(built):
 
 
 def test_unusual_arguments_go_to_torch(monkeypatch, tmp_path):
-    from kernelmill.verify import inline_build
+    from kernelmill.verify.build import inline_build
 
     calls = []
     monkeypatch.setattr(inline_build, "_ORIGINAL", lambda **kw: calls.append(kw) or "torch's")
@@ -86,7 +86,7 @@ def test_sources_are_assembled_as_torch_does():
 
     import torch.utils.cpp_extension as ce
 
-    from kernelmill.verify.inline_build import assemble
+    from kernelmill.verify.build.inline_build import assemble
 
     cpp, cu = assemble("m", "int f(int);", "__global__ void k() {}", ["f"])
     assert cpp.splitlines()[0] == "#include <torch/extension.h>"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import shlex
 
-from kernelmill.verify import build_prepare, inline_build
+from kernelmill.verify.build import build_prepare, inline_build
 
 
 def test_default_flag_sets_are_the_binding_units_flags():
@@ -180,7 +180,7 @@ def test_a_flag_set_seen_often_gets_its_header_built_in_the_background_not_by_th
     however many builds ask); the builds after it use it."""
     import time
 
-    from kernelmill.verify import inline_build
+    from kernelmill.verify.build import inline_build
 
     fake = tmp_path / "fakecxx"
     log = tmp_path / "cxx_calls.txt"

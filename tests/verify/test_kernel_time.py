@@ -9,13 +9,21 @@ import math
 import pytest
 import torch
 
-from kernelmill.verify import gpu_clocks
+from kernelmill.verify.measure import gpu_clocks
 from kernelmill.verify.guards.inputs import InputPool
 from kernelmill.verify.guards.judge import TF32_TIMED_TOL, timed_rule
-from kernelmill.verify.kernel_time import (KernelRecord, attribute, base_name, busy_ns, origin, own_kernel_names,
-                                           profiled_provenance, provenance)
-from kernelmill.verify.sol import bound_ms, sol_fraction
-from kernelmill.verify.timing import Round, TimingConfig, ratio_stats
+from kernelmill.verify.measure.kernel_time import (
+    KernelRecord,
+    attribute,
+    base_name,
+    busy_ns,
+    origin,
+    own_kernel_names,
+    profiled_provenance,
+    provenance,
+)
+from kernelmill.verify.measure.sol import bound_ms, sol_fraction
+from kernelmill.verify.measure.timing import Round, TimingConfig, ratio_stats
 
 SPIN = "spin_kernel(long)"
 

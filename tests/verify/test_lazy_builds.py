@@ -1,5 +1,5 @@
 """Lazy load_inline calls (in __init__, in forward, in try/except) are built in
-the build phase, so the run phase compiles nothing (verify/lazy_builds.py)."""
+the build phase, so the run phase compiles nothing (verify/build/lazy_builds.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import types
 
 from kernelmill.records import Sample
 from kernelmill.verify import VerifyConfig, verify_samples
-from kernelmill.verify.lazy_builds import call_arguments, lazy_calls
+from kernelmill.verify.build.lazy_builds import call_arguments, lazy_calls
 
 from verify_support import RELU_TASK
 
@@ -171,7 +171,7 @@ TABLE_LAZY = textwrap.dedent('''
 
 
 def test_a_table_picked_by_a_run_time_key_gives_every_entrys_arguments():
-    from kernelmill.verify.lazy_builds import call_argument_sets
+    from kernelmill.verify.build.lazy_builds import call_argument_sets
 
     calls = lazy_calls(TABLE_LAZY)
     mod = types.ModuleType("cand")
@@ -186,7 +186,7 @@ def test_distinct_lazy_calls_build_at_once(monkeypatch):
     # both of the table's extensions go to the builder, from two threads at the same time
     import threading
 
-    from kernelmill.verify import inline_build, lazy_builds
+    from kernelmill.verify.build import inline_build, lazy_builds
 
     import functools
 

@@ -1,4 +1,4 @@
-"""The link names torch's libraries through empty stand-ins (verify/link_stubs.py): which
+"""The link names torch's libraries through empty stand-ins (verify/build/link_stubs.py): which
 flags are rewritten and which are not, the stubs' SONAMEs, the cache, and the builder's
 second link with torch's flags when one with stubs fails. The real builds in
 test_inline_build.py and test_slim_units.py link this way and import the result."""
@@ -10,12 +10,12 @@ import subprocess
 
 import pytest
 
-from kernelmill.verify.buildcache import BuildCache
-from kernelmill.verify.link_stubs import LinkStubs, library_facts, strict
+from kernelmill.verify.build.buildcache import BuildCache
+from kernelmill.verify.build.link_stubs import LinkStubs, library_facts, strict
 
 
 def _torch_ldflags(extra=()):
-    from kernelmill.verify.inline_build import torch_flags
+    from kernelmill.verify.build.inline_build import torch_flags
 
     return torch_flags("km_x", False, [], [], list(extra), [])["ldflags"]
 
@@ -55,7 +55,7 @@ def test_torchs_libraries_become_stubs_with_their_sonames(tmp_path):
 
 def test_stubs_are_made_once_per_cache(tmp_path, monkeypatch):
     first = LinkStubs(BuildCache(tmp_path)).ldflags(_torch_ldflags(), ["c++"])
-    import kernelmill.verify.link_stubs as ls
+    import kernelmill.verify.build.link_stubs as ls
 
     monkeypatch.setattr(ls, "library_facts", lambda path: pytest.fail("a cached stub was made again"))
     assert LinkStubs(BuildCache(tmp_path)).ldflags(_torch_ldflags(), ["c++"]) == first
@@ -73,7 +73,7 @@ def test_what_keeps_torchs_real_libraries(tmp_path, monkeypatch):
     out = LinkStubs(BuildCache(tmp_path / "c1")).ldflags(_torch_ldflags([f"-L{shadow}"]), ["c++"])
     assert "-lc10" in out and "-ltorch_cpu" not in out
     # a library with symbol versions beyond its base one: the references would lose them
-    import kernelmill.verify.link_stubs as ls
+    import kernelmill.verify.build.link_stubs as ls
 
     monkeypatch.setattr(ls, "library_facts", lambda path: ("libwhatever.so", True))
     assert LinkStubs(BuildCache(tmp_path / "c2")).ldflags(_torch_ldflags(), ["c++"]) is None
@@ -84,7 +84,7 @@ FLAGS = {"cxx": "c++", "cflags": ["-DTORCH_EXTENSION_NAME=ext_st", "-std=c++17"]
 
 
 def test_a_failed_link_with_stubs_links_again_with_torchs_flags(tmp_path, unit_compiler, monkeypatch):
-    from kernelmill.verify import inline_build
+    from kernelmill.verify.build import inline_build
 
     links = []
     fake = inline_build._run
@@ -113,7 +113,7 @@ def test_a_failed_link_with_stubs_links_again_with_torchs_flags(tmp_path, unit_c
 
 
 def test_a_failure_making_stubs_keeps_torchs_link(tmp_path, unit_compiler, monkeypatch):
-    from kernelmill.verify import inline_build, link_stubs
+    from kernelmill.verify.build import inline_build, link_stubs
 
     def broken(self, ldflags, cxx):
         raise OSError("read-only cache")

@@ -1,4 +1,4 @@
-"""What a verdict's measurement says about the machine (verify/environment.py):
+"""What a verdict's measurement says about the machine (verify/measure/environment.py):
 fixed GPU facts read once per process, the GPU's clocks read for each
 measurement from a query started before it is needed. nvidia-smi is stood in
 for by a script that logs each call, so this runs on a CPU machine."""
@@ -11,7 +11,7 @@ import stat
 import pytest
 import torch
 
-from kernelmill.verify import environment
+from kernelmill.verify.measure import environment
 
 FAKE_SMI = """#!/bin/sh
 echo "$@" >> "{log}"

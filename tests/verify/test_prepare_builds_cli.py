@@ -9,8 +9,8 @@ from typer.testing import CliRunner
 
 from kernelmill.cli import app
 from kernelmill.tasks.builtin import builtin_samples
-from kernelmill.verify import inline_build
-from kernelmill.verify.build_prepare import flag_sets, run_specs
+from kernelmill.verify.build import inline_build
+from kernelmill.verify.build.build_prepare import flag_sets, run_specs
 
 
 def _write(path, samples):

@@ -1,4 +1,4 @@
-"""Resident supervisors (verify/process/resident.py): one run worker takes guarded job
+"""Resident supervisors (verify/pools/resident.py): one run worker takes guarded job
 after job; every candidate still runs in a fresh process of its own, forked by a
 launcher that never saw a task, and nothing of one job reaches the next."""
 
@@ -213,7 +213,7 @@ def test_a_job_handed_to_a_resident_that_was_ending_runs_in_a_fresh_process(tmp_
     import os
     import signal
 
-    from kernelmill.verify.process import resident_pool
+    from kernelmill.verify.pools import resident_pool
 
     real = resident_pool.Lease.hand_over
 
@@ -243,7 +243,7 @@ def test_a_launcher_that_stops_answering_is_killed_not_waited_for(tmp_path):
     import socket
     import time
 
-    from kernelmill.verify.process.resident import Launcher
+    from kernelmill.verify.pools.resident import Launcher
 
     (tmp_path / "job-1").mkdir()
     launcher = Launcher()

@@ -1,4 +1,4 @@
-"""The environment a worker starts with (verify/process/sandbox.py: scrubbed_env)."""
+"""The environment a worker starts with (verify/sandbox.py: scrubbed_env)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import kernelmill
-from kernelmill.verify.process.sandbox import scrubbed_env
+from kernelmill.verify.sandbox import scrubbed_env
 
 
 def test_the_worker_finds_this_kernelmill_without_an_install(tmp_path):
@@ -31,7 +31,7 @@ def test_the_watch_wakes_on_an_exit_descriptor(tmp_path):
     import subprocess
     import sys
 
-    from kernelmill.verify.process.sandbox import _exit_fd
+    from kernelmill.verify.sandbox import _exit_fd
 
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.2)"])
     fd = _exit_fd(proc.pid)

@@ -1,4 +1,4 @@
-"""The sandbox's watchdogs (verify/process/sandbox.py): memory is judged by the group's
+"""The sandbox's watchdogs (verify/sandbox.py): memory is judged by the group's
 proportional set size (pages a fork shares count once), read only when the cheap
 resident sum is over the limit; one scan of /proc serves every watch loop."""
 
@@ -8,8 +8,8 @@ import sys
 import textwrap
 import threading
 
-from kernelmill.verify.process import sandbox as sb
-from kernelmill.verify.process.sandbox import Sandbox, scrubbed_env
+from kernelmill.verify import sandbox as sb
+from kernelmill.verify.sandbox import Sandbox, scrubbed_env
 
 # a parent that touches `mb` MB, then forks `kids` children that keep those pages shared
 SHARED = textwrap.dedent('''

@@ -1,4 +1,4 @@
-"""verify/slim_units.py: a C++ extension's own code against torch/types.h, its binding made
+"""verify/build/slim_units.py: a C++ extension's own code against torch/types.h, its binding made
 once per signature list. The plan on its own (which builds take the path, the units'
 text), then real builds: the module answers as torch's own build does, a second candidate
 with the same signature list compiles no binding, and what does not compile slim goes back
@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
-from kernelmill.verify.inline_build import assemble
-from kernelmill.verify.slim_units import plan
+from kernelmill.verify.build.inline_build import assemble
+from kernelmill.verify.build.slim_units import plan
 
 CODE = """
 #include <torch/extension.h>
@@ -141,7 +141,7 @@ cu = load_inline(name="cu", cpp_sources=SRC, cuda_sources="__global__ void k() {
 def test_binding_objects_made_ahead_are_the_ones_a_build_looks_for(tmp_path, fake_compiler):
     """build_prepare reads the C++ calls' signature lists without running the candidate and
     compiles their binding objects under the key a later build of any name computes."""
-    from kernelmill.verify import build_prepare, inline_build
+    from kernelmill.verify.build import build_prepare, inline_build
 
     specs = build_prepare.binding_specs(PREPARED)
     assert [s for s, _ in specs] == [(False, ("-O2",), ()), (True, (), ())]  # the computed call left out
@@ -160,8 +160,8 @@ def test_binding_objects_made_ahead_are_the_ones_a_build_looks_for(tmp_path, fak
 
 
 def test_a_build_does_not_wait_for_a_binding_object_being_made(tmp_path, fake_compiler):
-    from kernelmill.verify import inline_build
-    from kernelmill.verify.slim_units import plan
+    from kernelmill.verify.build import inline_build
+    from kernelmill.verify.build.slim_units import plan
 
     inline_build.set_fingerprint("")
     flags = inline_build.torch_flags("km_busy", False, [], [], None, None)
@@ -177,7 +177,7 @@ def test_a_build_does_not_wait_for_a_binding_object_being_made(tmp_path, fake_co
 def test_a_run_makes_binding_objects_ahead_even_into_a_new_cache(tmp_path, monkeypatch):
     """The runner hands build_prepare the batch's binding objects through a file in a cache
     folder no build has made yet (a fresh cache: a verification run's first thing)."""
-    from kernelmill.verify import build_prepare
+    from kernelmill.verify.build import build_prepare
 
     started = []
     monkeypatch.setattr(build_prepare.subprocess, "Popen", lambda argv, **kw: started.append(argv))
@@ -217,7 +217,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, mod) {
 
 
 def _cuda_plan(cpp=DECL, cu=CU, agree=True, functions=("twice_cuda",)):
-    from kernelmill.verify.cuda_split import split_cuda_unit
+    from kernelmill.verify.build.cuda_split import split_cuda_unit
 
     main, cuda = assemble("ext_cu", cpp, cu, list(functions) if functions is not None else None)
     split = split_cuda_unit(cuda)
@@ -292,7 +292,7 @@ def unit_tools(unit_compiler):
 
 
 def test_the_builder_compiles_a_cuda_extension_as_kernel_slim_binding_and_entry_point(tmp_path, unit_tools):
-    from kernelmill.verify import inline_build
+    from kernelmill.verify.build import inline_build
 
     main, cuda = assemble("ext_cu", DECL, CU, ["twice_cuda"])
     builder = inline_build.InlineBuilder(tmp_path)
@@ -310,7 +310,7 @@ def test_the_builder_compiles_a_cuda_extension_as_kernel_slim_binding_and_entry_
 
 
 def test_a_host_error_goes_back_to_torchs_units_a_kernel_error_does_not(tmp_path, unit_tools):
-    from kernelmill.verify import inline_build
+    from kernelmill.verify.build import inline_build
 
     main, cuda = assemble("ext_cu", DECL, CU.replace("return y;", 'TORCH_CHECK(true, "FAIL_ME"); return y;'),
                           ["twice_cuda"])
@@ -329,7 +329,7 @@ def test_a_host_error_goes_back_to_torchs_units_a_kernel_error_does_not(tmp_path
 
 
 def test_binding_objects_of_cuda_calls_are_made_ahead_under_their_flags():
-    from kernelmill.verify import build_prepare
+    from kernelmill.verify.build import build_prepare
 
     code = f'''
 from torch.utils.cpp_extension import load_inline
@@ -352,7 +352,7 @@ import torch.utils.cpp_extension as ce
 ce.CUDA_HOME = sys.argv[2]
 os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0"
 from kernelmill.verify import inline_build
-from kernelmill.verify.inline_build import assemble, torch_flags
+from kernelmill.verify.build.inline_build import assemble, torch_flags
 inline_build.set_fingerprint("")
 flags = torch_flags("km_slim_cu", True, [], ["-O3"], None, None)
 flags["ldflags"] = [f for f in flags["ldflags"] if f not in ("-lc10_cuda", "-ltorch_cuda")]  # a CPU torch has none
@@ -394,7 +394,7 @@ def test_slim_cuda_extensions_answer_on_the_gpu_as_the_reference(tmp_path, monke
     give exactly the reference's answers; a CPU tensor raises the candidate's TORCH_CHECK."""
     import torch
 
-    from kernelmill.verify import inline_build
+    from kernelmill.verify.build import inline_build
 
     monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "{}.{}".format(*torch.cuda.get_device_capability()))
     builder = inline_build.install(tmp_path / "cache", slim=True)
@@ -418,7 +418,7 @@ def test_slim_cuda_extensions_answer_on_the_gpu_as_the_reference(tmp_path, monke
 def test_a_kernel_error_on_the_slim_path_is_nvccs_error_after_one_build(tmp_path, monkeypatch):
     import torch
 
-    from kernelmill.verify import inline_build
+    from kernelmill.verify.build import inline_build
 
     monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "{}.{}".format(*torch.cuda.get_device_capability()))
     builder = inline_build.install(tmp_path / "cache", slim=True)
@@ -438,7 +438,7 @@ def test_a_kernel_error_on_the_slim_path_is_nvccs_error_after_one_build(tmp_path
 def test_a_binding_object_that_failed_sends_later_builds_to_torchs_units_at_once(tmp_path, unit_tools, monkeypatch):
     """A pybind11 the binding text does not suit fails once; the next candidates of that
     signature list compile no slim unit in vain."""
-    from kernelmill.verify import inline_build, slim_units
+    from kernelmill.verify.build import inline_build, slim_units
 
     real = slim_units._binding
     monkeypatch.setattr(slim_units, "_binding", lambda bound, sigs: real(bound, sigs) + "\nFAIL_ME\n")

@@ -11,8 +11,8 @@ from types import SimpleNamespace
 import pytest
 
 from kernelmill.verify import verify_samples
-from kernelmill.verify.process.sandbox import Sandbox
-from kernelmill.verify.process.standby import Standby, adopt_env
+from kernelmill.verify.sandbox import Sandbox
+from kernelmill.verify.pools.standby import Standby, adopt_env
 
 from verify_support import RELU_TASK, candidate, reporting_candidate, sample
 from verify_support import fast_config as _fast_config
@@ -39,7 +39,7 @@ def _environ(proc) -> dict[bytes, bytes]:
 
 @pytest.mark.parametrize("guards,fork", [("off", False), ("standard", False), ("off", True), ("standard", True)])
 def test_every_candidate_gets_fresh_processes_of_its_own(tmp_path, guards, fork):
-    # fork: the spares are forked by the zygote (process/zygote.py), fresh all the same
+    # fork: the spares are forked by the zygote (pools/zygote.py), fresh all the same
     log = tmp_path / "pids.jsonl"
     # distinct code per sample, so none is answered from another's verdict
     samples = [sample(f"s{i}", _reporting(log) + f"# {i}\n") for i in range(4)]
@@ -133,7 +133,7 @@ def test_spares_started_during_a_run_wait_for_its_timing(tmp_path, monkeypatch):
     (staggered instead: the first runs time only once their own processes are warm);
     a replacement started while a job runs on the GPU warms up only after its timing
     (GATE_ENV, gpulock.py)."""
-    from kernelmill.verify.process.gpulock import GATE_ENV, lock_path
+    from kernelmill.verify.measure.gpulock import GATE_ENV, lock_path
 
     monkeypatch.setenv("KERNELMILL_GPU_LOCK_DIR", str(tmp_path / "locks"))
     (tmp_path / "locks").mkdir()
@@ -181,7 +181,7 @@ def test_a_fill_from_an_empty_queue_is_staggered_a_replacement_is_not(tmp_path):
     """The first take starts its own spare at once and fills the queue with spares that
     wait 0, 1, 2 x STAGGER_S before their start-up (so the first ones get the cores);
     a later take's one replacement starts at once."""
-    from kernelmill.verify.process.standby import DELAY_ENV, STAGGER_S
+    from kernelmill.verify.pools.standby import DELAY_ENV, STAGGER_S
 
     sandbox = Sandbox(memory_limit_gb=4, max_procs=64, output_limit=4096, limit_address_space=False)
     standby = Standby(sandbox, tmp_path, "cpu", lambda gpu: {"CUDA_VISIBLE_DEVICES": ""}, depth=3)
@@ -203,7 +203,7 @@ def test_a_fill_from_an_empty_queue_is_staggered_a_replacement_is_not(tmp_path):
 
 def test_a_staggered_spare_starts_early_when_its_job_comes(monkeypatch):
     from kernelmill.verify.process import worker
-    from kernelmill.verify.process.standby import DELAY_ENV
+    from kernelmill.verify.pools.standby import DELAY_ENV
 
     r, w = os.pipe()
     try:
@@ -243,7 +243,7 @@ def test_spares_are_started_in_groups_when_none_is_left(tmp_path):
 
 
 def test_auto_depth_is_six_per_run_within_a_quarter_of_the_memory():
-    from kernelmill.verify.process.standby import auto_depth
+    from kernelmill.verify.pools.standby import auto_depth
 
     assert auto_depth(2, 1, mem_available_gb=120) == 12  # an H200 machine: 6 per run
     assert auto_depth(1, 1, mem_available_gb=120) == 6
@@ -263,7 +263,7 @@ def test_the_candidate_warm_up_imports_what_the_cached_builder_needs():
             "from kernelmill.verify.process import candidate\n"
             "assert 'torch.utils.cpp_extension' not in sys.modules\n"
             "candidate._warm_up(torch.device('cpu'))\n"
-            "print('torch.utils.cpp_extension' in sys.modules, 'kernelmill.verify.inline_build' in sys.modules)\n")
+            "print('torch.utils.cpp_extension' in sys.modules, 'kernelmill.verify.build.inline_build' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")})
     assert out.returncode == 0, out.stderr[-2000:]
@@ -273,7 +273,7 @@ def test_the_candidate_warm_up_imports_what_the_cached_builder_needs():
 def test_spares_fill_only_to_what_the_queued_runs_need(tmp_path, monkeypatch):
     # while the first candidates build, few runs are queued: a few spares, not `depth`;
     # runs joining the queue top them up (Standby.demand, Verifier.queued_runs)
-    from kernelmill.verify.process.sandbox import Sandbox
+    from kernelmill.verify.sandbox import Sandbox
 
     started = []
     monkeypatch.setattr(Standby, "_start", lambda self, gpu, gated=False, delay_s=0.0: started.append(gpu) or

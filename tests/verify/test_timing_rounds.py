@@ -8,7 +8,7 @@ import random
 
 import torch
 
-from kernelmill.verify.timing import Bench, Round, TimingConfig, compare, ratio_stats, summarize
+from kernelmill.verify.measure.timing import Bench, Round, TimingConfig, compare, ratio_stats, summarize
 
 
 class FakeSide:

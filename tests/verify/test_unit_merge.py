@@ -1,4 +1,4 @@
-"""One host unit instead of a binding unit and a host unit (verify/unit_merge.py):
+"""One host unit instead of a binding unit and a host unit (verify/build/unit_merge.py):
 only where the merge provably keeps the meaning, and a failed merged compile
 goes back to the two units."""
 
@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from kernelmill.verify import inline_build
-from kernelmill.verify.cuda_split import host_flags, split_cuda_unit
-from kernelmill.verify.inline_build import assemble
-from kernelmill.verify.unit_merge import flags_match, merge
+from kernelmill.verify.build import inline_build
+from kernelmill.verify.build.cuda_split import host_flags, split_cuda_unit
+from kernelmill.verify.build.inline_build import assemble
+from kernelmill.verify.build.unit_merge import flags_match, merge
 
 CU = """
 #include <torch/extension.h>

@@ -10,8 +10,8 @@ import pytest
 
 from kernelmill.records import Sample, Task
 from kernelmill.verify import VerifyConfig, verify_samples
-from kernelmill.verify.correctness import CheckRule
-from kernelmill.verify.trivial import weak_by
+from kernelmill.verify.measure.correctness import CheckRule
+from kernelmill.verify.measure.trivial import weak_by
 
 WEAK_RELU = textwrap.dedent("""
     import torch

@@ -1,4 +1,4 @@
-"""The fork server (verify/process/zygote.py): a forked worker gets its own session,
+"""The fork server (verify/pools/zygote.py): a forked worker gets its own session,
 folder, environment and streams, its exit status comes back as Popen's would, it
 dies with the zygote, and verification through forked spares gives the verdicts
 fresh processes give."""
@@ -16,8 +16,8 @@ import pytest
 from kernelmill.tasks import load_tasks
 from kernelmill.tasks.builtin import builtin_samples
 from kernelmill.verify import VerifyConfig, verify_samples
-from kernelmill.verify.process.sandbox import Sandbox, scrubbed_env
-from kernelmill.verify.process.zygote import Zygote, ZygoteError
+from kernelmill.verify.sandbox import Sandbox, scrubbed_env
+from kernelmill.verify.pools.zygote import Zygote, ZygoteError
 
 # a module the zygote can run (its folder is on the zygote's PYTHONPATH): it says
 # what its process looks like, then reads one line of stdin and exits with argv[1]
@@ -137,7 +137,7 @@ def test_forked_spares_and_candidate_processes_on_the_gpu(tmp_path, shared_build
     # on CUDA the run spare is forked by a zygote that left torch.utils.cpp_extension out
     # (after it, a forked child cannot open a CUDA context), and it forks the candidate's
     # process before its own imports (launch.prestart); both open their own contexts.
-    # With residents (a GPU's default, process/resident.py) the resident is the zygote's
+    # With residents (a GPU's default, pools/resident.py) the resident is the zygote's
     # fork and its launcher forks the candidates' processes whether or not workers are forked
     tasks = load_tasks("builtin").by_id()
     samples = [s for s in builtin_samples() if s.sample_id in GPU_IDS]
@@ -176,7 +176,7 @@ def test_a_gpu_verifier_starts_its_zygotes_before_it_probes_the_gpus(tmp_path, m
     # runner.Verifier: the run and build zygotes import torch while the GPUs are probed
     # (a process importing torch too); the spares then fork from those very zygotes
     from kernelmill.verify import runner
-    from kernelmill.verify.process import standby
+    from kernelmill.verify.pools import standby
 
     order = []
     started = standby.start_zygote
@@ -199,7 +199,7 @@ def test_a_gpu_verifier_starts_its_zygotes_before_it_probes_the_gpus(tmp_path, m
 
 def test_early_zygotes_go_when_the_probe_finds_no_gpu(tmp_path, monkeypatch):
     from kernelmill.verify import runner
-    from kernelmill.verify.process import standby
+    from kernelmill.verify.pools import standby
 
     futures = []
     started = standby.start_zygote

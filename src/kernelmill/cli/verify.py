@@ -48,7 +48,7 @@ def verify_command(
     slim_units: bool = typer.Option(True, help="Let the fast builder compile an extension's own C++ code (a CUDA "
                                                "extension's host code) against torch/types.h and reuse one pybind11 "
                                                "binding object per signature list (a cold CUDA build in ~3 s instead "
-                                               "of ~12 s on an H200; verify/slim_units.py)."),
+                                               "of ~12 s on an H200; verify/build/slim_units.py)."),
     guards: str = typer.Option("standard", help="Reward-hacking guards: off, standard or strict (docs/guards.md)."),
     fallback: str = typer.Option("reject", help="Candidates that fall back to PyTorch: reject, flag or allow."),
     build_standby: int = typer.Option(-1, help="Build processes started ahead (torch and the builder imported), so a "
@@ -189,13 +189,13 @@ def prepare_builds_command(
     A run builds them too, in the background, for its later batches;
     a machine prepared first has them from its first batch (14 cold
     LLM-style candidates on an H200: 26.5 s against 39.6 s). A binding
-    object (verify/slim_units.py) serves every candidate binding the same
+    object (verify/build/slim_units.py) serves every candidate binding the same
     types: a cold CUDA build that finds it takes ~3 s on an H200. Keyed by
     TORCH_CUDA_ARCH_LIST (yours if set, else the GPUs'), as a run's builds are."""
     import json
     import time
 
-    from ..verify import build_prepare
+    from ..verify.build import build_prepare
     from ..verify.devices import driver_lists_gpus
 
     if cuda is None:

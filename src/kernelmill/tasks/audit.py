@@ -5,7 +5,7 @@ all zeros, a constant, or its own input, a candidate that computes nothing
 passes `verify`. The audit builds the reference the way a candidate meets it
 (a fixed weight seed, a freshly constructed module in training mode, under
 ``torch.no_grad()``), draws ``trials`` input sets with different seeds, and
-checks five trivial candidates with `kernelmill.verify.correctness.compare`
+checks five trivial candidates with `kernelmill.verify.measure.correctness.compare`
 (``DEFAULT_TOLERANCES``):
 
 * ``zeros``: zeros of each output's shape and dtype;
@@ -42,9 +42,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..records import Task
-from ..verify.correctness import DEFAULT_TOLERANCES, CheckRule, flatten_outputs
-from ..verify.trivial import NA, WEAK_BY, TrivialCheck, finite_mean_std, work_copy
-from ..verify.process.sandbox import Sandbox, apply_rlimits, python_argv
+from ..verify.measure.correctness import DEFAULT_TOLERANCES, CheckRule, flatten_outputs
+from ..verify.measure.trivial import NA, WEAK_BY, TrivialCheck, finite_mean_std, work_copy
+from ..verify.sandbox import Sandbox, apply_rlimits, python_argv
 
 CANDIDATES = ("zeros", "constant", "mean_only", "shape_only", "input_copy")
 PASS, FAIL = "pass", "FAIL"

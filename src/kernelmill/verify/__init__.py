@@ -12,10 +12,10 @@ from __future__ import annotations
 from ..lazy import lazy_face
 
 _WHERE = {
-    "VerifyConfig": "config", "default_cache_dir": "paths", "CheckRule": "correctness", "Comparison": "correctness",
-    "compare": "correctness", "HarnessError": "runner", "verify_samples": "runner", "ResultStore": "store",
-    "StoreError": "store", "result_key": "store", "input_key": "store", "Timing": "timing", "TimingConfig": "timing",
-    "time_interleaved": "timing",
+    "VerifyConfig": "config", "default_cache_dir": "paths", "HarnessError": "runner", "verify_samples": "runner",
+    "ResultStore": "store", "StoreError": "store", "result_key": "store", "input_key": "store",
+    "CheckRule": "measure.correctness", "Comparison": "measure.correctness", "compare": "measure.correctness",
+    "Timing": "measure.timing", "TimingConfig": "measure.timing", "time_interleaved": "measure.timing",
 }
 
 __all__ = sorted(_WHERE)

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from ..records import HARNESS_VERSION, unknown_fields
-from .correctness import DEFAULT_TOLERANCES
+from .measure.correctness import DEFAULT_TOLERANCES
 from .paths import default_cache_dir  # noqa: F401  (imported from here by older code)
-from .timing import TimingConfig
+from .measure.timing import TimingConfig
 
 
 class ConfigError(ValueError):
@@ -59,13 +59,13 @@ class VerifyConfig:
     max_procs: int = 128  # processes of one candidate's tree (fork bombs)
     output_limit: int = 8192  # bytes of stdout/stderr kept per phase
     cache_dir: str = field(default_factory=lambda: str(default_cache_dir()))
-    fast_build: bool = True  # route load_inline through the shared cached builder (verify/inline_build.py)
+    fast_build: bool = True  # route load_inline through the shared cached builder (verify/build/inline_build.py)
     # the fast builder compiles a split CUDA extension's binding and host units as one where
-    # that provably keeps the meaning (verify/unit_merge.py); False: always the separate units
+    # that provably keeps the meaning (verify/build/unit_merge.py); False: always the separate units
     merge_units: bool = True
     # an extension whose bindings are functions bound by name compiles its own C++ code
     # against torch/types.h and shares a binding object per signature list
-    # (verify/slim_units.py); False: torch's units
+    # (verify/build/slim_units.py); False: torch's units
     slim_units: bool = True
     executor: str = "local"  # local | ray
     address: str | None = None  # Ray cluster address for executor=ray (None: start or join a local one)
@@ -91,7 +91,7 @@ class VerifyConfig:
     # build ended made the run wait ~12 s for it on an H100, issue 14). 0: only queued runs
     spare_lead_s: float = 15.0
     # spare build and run workers forked from a process that imported torch once
-    # (verify/process/zygote.py), not fresh interpreters that each import it: 14 builds
+    # (verify/pools/zygote.py), not fresh interpreters that each import it: 14 builds
     # started at once each spent ~8 s importing on an H100's 16 cores (issue 14)
     fork_workers: bool = True
     # run workers on a CPU device: 1 (default) so that no two timed runs share the
@@ -99,7 +99,7 @@ class VerifyConfig:
     # contended: the CLI warns). On CUDA see runs_per_gpu.
     cpu_runners: int = 1
     # runs that share one GPU at a time: their start-up, inputs, references and
-    # checks overlap, their timed rounds never do (verify/process/gpulock.py).
+    # checks overlap, their timed rounds never do (verify/measure/gpulock.py).
     # 0 = auto: 2. On an H200 (builtin tasks, guards on) 2 gave 20.5 candidates/min
     # against 16.6 for 1, speedups within 1.3% of 1's, once spares' warm-ups held the
     # GPU lock only for their GPU steps; before that, 3 on an H100 (full-size tasks)
@@ -110,7 +110,7 @@ class VerifyConfig:
     # CUDA_VISIBLE_DEVICES); None = all of them. A GRPO trainer on GPU 0 keeps its
     # verifier off that GPU with [1]; a scaling measurement runs [0] and then [0, 1].
     gpus: list[int] | None = None
-    # the second baseline (verify/compiled.py): the reference under torch.compile,
+    # the second baseline (verify/measure/compiled.py): the reference under torch.compile,
     # measured once per task and run; off by default (a compile per task costs
     # more than most runs' candidates: see docs/SEMANTICS.md)
     compile_baseline: bool = False
@@ -127,7 +127,7 @@ class VerifyConfig:
     # resident.py): its CUDA context, cuBLAS and cuDNN open once, not once per candidate;
     # each candidate still runs in a fresh process of its own. "auto": with guards on,
     # unless `standby` is 0 (no process started ahead); "on": with guards on; "off": a
-    # spare per run on a GPU (verify/process/standby.py), a new run process per candidate
+    # spare per run on a GPU (verify/pools/standby.py), a new run process per candidate
     # on a CPU. On an H200 61-70 candidates/min against 52-60 with spares; on a CPU (no
     # torch import per run) 112 against 40 (docs/benchmarks.md, issue 14)
     resident: str = "auto"

@@ -3,7 +3,7 @@ imports.
 
 The command process imports torch and the rest of kernelmill before it parses its
 options (4-5 s on the GPU machine's host, issue 14), and each zygote
-(process/zygote.py) imports torch too before the first build or run can fork from it.
+(pools/zygote.py) imports torch too before the first build or run can fork from it.
 Started one after the other, the first builds waited for both. So the entry point
 (`kernelmill.entry`) reads the arguments for what it needs to guess, starts the two
 zygotes, and only then imports the command; the `Verifier` adopts them
@@ -25,8 +25,8 @@ from pathlib import Path
 
 from .devices import driver_lists_gpus, physical_gpu
 from .paths import default_cache_dir
-from .process.sandbox import scrubbed_env
-from .process.standby import close_started, start_zygote, zygote_folder
+from .sandbox import scrubbed_env
+from .pools.standby import close_started, start_zygote, zygote_folder
 
 # (mode, work folder) -> the zygote's future and its own folder
 _started: dict[tuple[str, str], tuple[Future, Path]] = {}

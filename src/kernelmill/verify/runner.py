@@ -26,17 +26,17 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..backends import get_backend
-from .sol import sol_fraction
+from .measure.sol import sol_fraction
 from ..records import LANGUAGES, Sample, Task, Verdict
-from .compiled import attach as attach_compiled
+from .measure.compiled import attach as attach_compiled
 from .config import ConfigError, VerifyConfig
 from . import early as early_start
 from .devices import cuda_devices, device_name, driver_lists_gpus, physical_gpu
-from .process.sandbox import PhaseResult, Sandbox, python_argv, scrubbed_env
+from .sandbox import PhaseResult, Sandbox, python_argv, scrubbed_env
 from .process.job import RunJob
 from .process.launch import remove_exchange
-from .process.resident_pool import Lease, Residents
-from .process.standby import Standby, auto_depth, close_started, start_zygote
+from .pools.resident_pool import Lease, Residents
+from .pools.standby import Standby, auto_depth, close_started, start_zygote
 from .store import ResultStore, input_key, result_key
 
 
@@ -162,7 +162,7 @@ class Verifier:
         # handed to the others. Kept in this process, never in a file a candidate
         # could rewrite.
         self.ref_profiles: dict[tuple[str, str, str], dict] = {}
-        # the compiled reference's record per task (verify/compiled.py), measured by the
+        # the compiled reference's record per task (verify/measure/compiled.py), measured by the
         # task's first timed candidate, the same way and kept the same way
         self.compiled_refs: dict[tuple[str, str, str], dict] = {}
         # spares per GPU (standby.auto_depth; docs/benchmarks.md, issue 14). On a CPU a
@@ -182,7 +182,7 @@ class Verifier:
         self._in_run = 0
         self._waiting_lock = threading.Lock()
         demand = (self._spare_demand if config.standby_on_demand and config.executor == "local" else None)
-        if self.uses_residents():  # a supervisor per run slot for job after job (process/resident.py)
+        if self.uses_residents():  # a supervisor per run slot for job after job (pools/resident.py)
             self.standby = Residents(self.sandbox, self.cache_dir / "work", self.device, self._visible,
                                      slots=self.runs_per_gpu if self.device == "cuda" else self.cpu_runners,
                                      demand=demand, zygote=early.pop("run", config.fork_workers))
@@ -266,10 +266,10 @@ class Verifier:
 
     def prepare_builds(self, jobs: list) -> None:
         """Start building the precompiled torch headers for the flag sets this run's
-        compiled candidates use, in the background (verify/build_prepare.py), so no
+        compiled candidates use, in the background (verify/build/build_prepare.py), so no
         candidate waits for one; only for flag sets used often enough to repay it. C++
         candidates' binding objects (the slim path's) too."""
-        from . import build_prepare
+        from .build import build_prepare
 
         if not self.config.fast_build:
             return
@@ -279,7 +279,7 @@ class Verifier:
                 by_lang.setdefault(j.sample.language, []).append(j.sample.code)
         for lang, codes in sorted(by_lang.items()):
             specs = build_prepare.run_specs(codes)
-            # the slim path's binding objects, one per signature list (verify/slim_units.py)
+            # the slim path's binding objects, one per signature list (verify/build/slim_units.py)
             bindings = ([b for code in codes for b in build_prepare.binding_specs(code)]
                         if self.config.slim_units else [])
             if not specs and not bindings:

@@ -3,7 +3,7 @@
 * I/O correctness: for every output tensor the maximum normalised absolute
   error is at most 1e-3. The paper names the rule ("normalized absolute error
   ... maximum deviation ... threshold 0.001") but not the normaliser; we use the
-  one kernelmill's verifier uses for decompilation (verify/correctness.py,
+  one kernelmill's verifier uses for decompilation (verify/measure/correctness.py,
   ``max_norm_abs``): ``max|c - r| / max|r|`` over the reference's finite
   values (``max|c - r|`` where the reference is all zero). NaN must meet NaN
   and an infinity the same infinity, else the error is infinite.

@@ -3,7 +3,7 @@
 The suite promises reference times of roughly 20 us - 5 ms per call on an H100
 in the full profile (so speedups are measurable and a run stays short), and
 well under 20 ms on a CPU in the small profile. This measures both claims with
-the harness's own timing utility (``kernelmill.verify.timing``).
+the harness's own timing utility (``kernelmill.verify.measure.timing``).
 
     python -m kernelmill.tasks.builtin.reference_times --device cuda --profile full
     python -m kernelmill.tasks.builtin.reference_times --device cpu --profile small --json
@@ -17,7 +17,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ...verify.timing import TimingConfig
+    from ...verify.measure.timing import TimingConfig
 
 
 def timing_config(budget_ms: float = 100.0, rounds: int = 5, max_calls: int = 40,
@@ -25,7 +25,7 @@ def timing_config(budget_ms: float = 100.0, rounds: int = 5, max_calls: int = 40
     """The harness's timing convention at a reference-table budget: `rounds`
     rounds of about budget_ms / rounds each, 1 to `max_calls` calls a round
     (so 5 - 200 timed calls per task with the defaults)."""
-    from ...verify.timing import TimingConfig
+    from ...verify.measure.timing import TimingConfig
 
     return TimingConfig(warmup_ms=10.0, round_ms=budget_ms / rounds, min_rounds=rounds, max_rounds=rounds,
                         budget_ms=budget_ms, min_calls=1, max_calls=max_calls, cpu_threads=cpu_threads)
@@ -34,7 +34,7 @@ def timing_config(budget_ms: float = 100.0, rounds: int = 5, max_calls: int = 40
 def time_references(device: str, profile: str, budget_ms: float = 100.0, cpu_threads: int = 1) -> list[dict]:
     import torch
 
-    from ...verify.timing import set_cpu_threads, time_interleaved
+    from ...verify.measure.timing import set_cpu_threads, time_interleaved
     from .. import load_tasks
     from .selfcheck import build_reference
 

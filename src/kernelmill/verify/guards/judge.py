@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import torch
 
-from ..correctness import CheckRule, compare, flatten_outputs
-from ..trivial import weak_by, weak_note
+from ..measure.correctness import CheckRule, compare, flatten_outputs
+from ..measure.trivial import weak_by, weak_note
 from . import inputs as inp
 from .flags import FLAGS, decide
 from .source import own_kernel_names
@@ -49,7 +49,7 @@ TF32_TIMED_TOL = (1e-2, 1e-2)
 
 
 def task_weak_by(job, expected_trials: list, trial_inputs: list) -> list[str]:
-    """The trivial candidates (verify/trivial.py) the task's check lets through on every
+    """The trivial candidates (verify/measure/trivial.py) the task's check lets through on every
     trial set: computed once per job from the reference's own outputs, before the input
     sets are dropped (the judge then sees only their shapes)."""
     if not expected_trials:
@@ -60,7 +60,7 @@ def task_weak_by(job, expected_trials: list, trial_inputs: list) -> list[str]:
 def timed_rule(job, ref_out, ref_profile: dict | None) -> CheckRule:
     """`rule_for` of a checked timed call: widened for float32 to `TF32_TIMED_TOL` when
     the timed calls run under PyTorch's numerics and the reference ran a cuDNN kernel."""
-    from ..kernel_time import origin
+    from ..measure.kernel_time import origin
 
     rule = rule_for(job, ref_out)
     numerics = (job.timing or {}).get("numerics", "pytorch")

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import torch
 
-from ..kernel_time import kineto_profile
+from ..measure.kernel_time import kineto_profile
 
 # ops that move, view or allocate: they say nothing about who computed the result
 PLUMBING = {
@@ -41,7 +41,7 @@ LOW_PRECISION = {"c10::Half", "c10::BFloat16", "c10::Float8_e4m3fn", "c10::Float
 def protected_callables() -> dict[str, Any]:
     """Objects the harness relies on inside the candidate's process; the
     candidate must leave every one of them bound where it found it."""
-    from .. import correctness, timing
+    from ..measure import correctness, timing
     from ..process import candidate
     from . import inputs
 

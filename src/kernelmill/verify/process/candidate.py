@@ -23,13 +23,13 @@ import time
 
 import torch
 
-from ..environment import backend_flags, settle_process
-from ..kernel_time import own_kernel_names
-from ..timing import Bench, snapshot, timing_numerics
+from ..measure.environment import backend_flags, settle_process
+from ..measure.kernel_time import own_kernel_names
+from ..measure.timing import Bench, snapshot, timing_numerics
 from ..guards import cudart, trace
 from ..guards.inputs import InputPool, refill, tensors_in
 from . import cuda_ipc
-from .gpulock import wait_for_timing, warm_section
+from ..measure.gpulock import wait_for_timing, warm_section
 from .job import CandidateJob
 from .launch import WARM_LINE
 from .loading import clone, die_with_parent, error_text, load_module, name_process, to_cpu, to_device
@@ -58,7 +58,7 @@ def _write_outputs(job: CandidateJob, outputs: dict) -> None:
 
 def _leaf_report(out, args) -> tuple[str, bool]:
     """(why an output is not a plain dense tensor or '', whether one aliases an input)."""
-    from ..correctness import flatten_outputs
+    from ..measure.correctness import flatten_outputs
 
     arg_ptrs = set()
     for t in tensors_in(args):
@@ -316,9 +316,9 @@ RELEASE_WAIT_S = 120.0  # how long shared outputs are kept for the supervisor to
 
 def _finish(job: CandidateJob, outputs: dict, facts: dict, report: Reporter, commands=None) -> None:
     """Write (or share) the outputs and send the final facts, with the compiles this
-    process did (the build phase should have left none: verify/lazy_builds.py)."""
+    process did (the build phase should have left none: verify/build/lazy_builds.py)."""
     if job.build_cache:
-        from ..inline_build import builder_log
+        from ..build.inline_build import builder_log
 
         log = builder_log()
         if log.get("compiles"):
@@ -363,16 +363,16 @@ def _serve(job_path: str, cmd_fd: int, report_fd: int, started_with: dict | None
     started_with = dict(os.environ) if started_with is None else started_with
     job = CandidateJob.read(job_path, delete=True)
     if job.env is not None:  # started before its job was known (standby.py, resident.py)
-        from .standby import adopt_env
+        from ..pools.standby import adopt_env
 
         adopt_env(job.env, started_with)
     commands = os.fdopen(cmd_fd, "r")
     report = Reporter(report_fd)
-    from .sandbox import apply_rlimits
+    from ..sandbox import apply_rlimits
 
     apply_rlimits(job.rlimits or {})
     if job.build_cache:
-        from ..inline_build import defer_builds, install
+        from ..build.inline_build import defer_builds, install
 
         install(job.build_cache, merge=job.merge_units, slim=job.slim_units)
         defer_builds(job.defer_builds)
@@ -423,7 +423,7 @@ def _warm_up(device: torch.device, cmd_fd: int = 0) -> None:
     the reference: the CUDA context and the profiler's start-up."""
     import torch.utils.cpp_extension  # noqa: F401 - what install() (inline_build) needs: 0.1-0.4 s
 
-    from .. import correctness, inline_build, timing  # noqa: F401
+    from ..measure import correctness, timing; from ..build import inline_build  # noqa: F401
     from . import loading  # noqa: F401 - imported now, not on the clock
 
     try:  # a Triton candidate's first import, ahead: 0.15 s of its run (median, builtin, H200; issue 14)

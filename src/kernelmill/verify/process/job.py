@@ -50,7 +50,7 @@ class _Record:
         return _from_dict(cls, data, str(p))
 
     def timing_config(self):
-        from ..timing import TimingConfig
+        from ..measure.timing import TimingConfig
 
         return TimingConfig(**self.timing)
 
@@ -84,7 +84,7 @@ class RunJob(_Record):
     fallback: str = "reject"
     language: str = "torch"
     ref_profile: dict[str, Any] | None = None  # the task's reference profile, measured once per task
-    # run phases: measure the reference under torch.compile too ({"mode", "backend", "timeout"}; verify/compiled.py)
+    # run phases: measure the reference under torch.compile too ({"mode", "backend", "timeout"}; verify/measure/compiled.py)
     compile_baseline: dict[str, Any] | None = None
     # build phases: load_inline arguments a run phase asked for (inline_build.defer_builds)
     build_requests: list[dict[str, Any]] | None = None

@@ -7,7 +7,7 @@ the supervisor's commands (timing rounds, one JSON line each) and a second pipe
 carries the candidate's reports back (`Channel`); nothing else of the
 candidate's reaches the supervisor except its outputs file. On CPU it is forked from the
 supervisor (torch already imported, no job read yet). On CUDA it is forked only
-from a worker the zygote forked (process/zygote.py) that has not touched CUDA
+from a worker the zygote forked (pools/zygote.py) that has not touched CUDA
 (a child forked after that cannot use it: "Cannot re-initialize CUDA in forked
 subprocess"), else started fresh (exec); either way it opens its CUDA context
 and the profiler while it waits and says when it is warm (`candidate._warm_up`). The worker calls `prestart` first thing,
@@ -149,10 +149,10 @@ def prestart(phase_dir: Path, device: str) -> Launched:
 
 
 def _forked_without_cuda() -> bool:
-    """This worker was forked by the zygote (process/zygote.py: torch imported, CUDA
+    """This worker was forked by the zygote (pools/zygote.py: torch imported, CUDA
     never touched there) and has not touched CUDA since: its own child may then use
     CUDA, and starts with torch imported instead of importing it again."""
-    from . import zygote
+    from ..pools import zygote
 
     torch = sys.modules.get("torch")
     return (zygote.FORKED and torch is not None and not torch.cuda.is_initialized()

@@ -28,12 +28,12 @@ from pathlib import Path
 
 import torch
 
-from ..correctness import flatten_outputs
-from ..environment import backend_flags, describe, gpu_state_query, settle_process
-from ..kernel_time import own_kernel_names, profiled_provenance
-from ..sol import peak_rates
-from .. import gpu_clocks
-from ..timing import Bench, Comparison, Round, TimingConfig, compare, timing_numerics
+from ..measure.correctness import flatten_outputs
+from ..measure.environment import backend_flags, describe, gpu_state_query, settle_process
+from ..measure.kernel_time import own_kernel_names, profiled_provenance
+from ..measure.sol import peak_rates
+from ..measure import gpu_clocks
+from ..measure.timing import Bench, Comparison, Round, TimingConfig, compare, timing_numerics
 from ..guards import inputs as inp
 from ..guards.flags import Findings, decide
 from ..guards.judge import fp32_task, judge, task_weak_by
@@ -42,7 +42,7 @@ from .launch import Launched, place, reap_descendants, shm_exchange_dir
 from ..guards.source import check_source
 from ..guards.trace import profile_call
 from ..guards.speed import input_reach
-from .gpulock import TIMING_LOCK_TIMEOUT_S, SharedUse, gpu_lock
+from ..measure.gpulock import TIMING_LOCK_TIMEOUT_S, SharedUse, gpu_lock
 from .job import CandidateJob, RunJob
 from .loading import clone, error_text, load_reference, to_cpu, to_device
 
@@ -523,11 +523,11 @@ class _Exiting:
 
 
 def time_compiled(ref, timing_sets, device, cfg, spec: dict, share: SharedUse) -> dict:
-    """The reference under torch.compile against itself in eager mode (verify/compiled.py),
+    """The reference under torch.compile against itself in eager mode (verify/measure/compiled.py),
     its timed rounds under the GPU's timing lock as the candidate's were."""
     from contextlib import contextmanager
 
-    from ..compiled import measure
+    from ..measure.compiled import measure
 
     @contextmanager
     def timed():
@@ -628,7 +628,7 @@ def measurement(device: torch.device, cfg: TimingConfig, comp: Comparison | None
                     "outputs": sorted({str(t.dtype) for _, t in flatten_outputs(outputs) if isinstance(t, torch.Tensor)})},
          **describe(device, gpu_state)}
     if device.type == "cuda":
-        m["peaks"] = peak_rates(device)  # the speed-of-light bound's rates (verify/sol.py)
+        m["peaks"] = peak_rates(device)  # the speed-of-light bound's rates (verify/measure/sol.py)
     if comp is not None:
         m.update(rounds=comp.rounds, stopped=comp.stopped, rse=comp.rse, ratios=[round(r, 5) for r in comp.ratios],
                  calls_per_round={"reference": comp.reference.calls_per_round,

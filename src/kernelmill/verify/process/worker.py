@@ -26,7 +26,7 @@ import random
 import sys
 import time
 
-from .gpulock import TIMING_LOCK_TIMEOUT_S, SharedUse, gpu_lock
+from ..measure.gpulock import TIMING_LOCK_TIMEOUT_S, SharedUse, gpu_lock
 from .job import RunJob
 from .loading import clone, die_with_parent, error_text, load_module, load_reference, name_process, to_device
 
@@ -46,7 +46,7 @@ def build(job: dict, lazy: bool = False) -> dict:
                 "phases": {"build_s": time.perf_counter() - t0}}
     result = {"status": "built", "compiled": True, "phases": {}}
     if lazy and job.build_cache:
-        from ..lazy_builds import prebuild
+        from ..build.lazy_builds import prebuild
 
         with open(job.candidate, encoding="utf-8") as fh:
             report = prebuild(module, fh.read())
@@ -60,7 +60,7 @@ def build(job: dict, lazy: bool = False) -> dict:
 def build_requested(requests: list[dict]) -> dict:
     """Build the extensions a run phase stopped for (inline_build.defer_builds), into
     the cache; a compile error is left for the run to meet and report."""
-    from ..inline_build import CompileError, Unsupported, build_only
+    from ..build.inline_build import CompileError, Unsupported, build_only
 
     t0 = time.perf_counter()
     failed = []
@@ -86,14 +86,14 @@ def run(job: dict) -> dict:
 def _run(job, share: SharedUse) -> dict:
     import torch
 
-    from ..correctness import CheckRule, compare
-    from ..environment import backend_flags, settle_process
+    from ..measure.correctness import CheckRule, compare
+    from ..measure.environment import backend_flags, settle_process
     from .supervisor import attach_timing, measurement, time_compiled
-    from .. import gpu_clocks
+    from ..measure import gpu_clocks
     from ..guards.inputs import InputPool
-    from ..trivial import TrivialCheck, weak_note
-    from ..kernel_time import own_kernel_names
-    from ..timing import Bench, compare as compare_speed, timing_numerics
+    from ..measure.trivial import TrivialCheck, weak_note
+    from ..measure.kernel_time import own_kernel_names
+    from ..measure.timing import Bench, compare as compare_speed, timing_numerics
 
     device = torch.device(job.device)
     cfg = job.timing_config()
@@ -186,7 +186,7 @@ def _run(job, share: SharedUse) -> dict:
                 result["timing"] = {"reference": comp.reference.to_dict(), "candidate": comp.candidate.to_dict(),
                                     "lock": {"wait_s": round(held.wait_s, 4), "acquired": held.acquired}}
                 attach_timing(result, comp)
-                if job.compile_baseline:  # the second baseline (verify/compiled.py), on the timing inputs
+                if job.compile_baseline:  # the second baseline (verify/measure/compiled.py), on the timing inputs
                     t1 = time.perf_counter()
                     result["compiled_baseline"] = time_compiled(ref, [inputs], device, cfg, job.compile_baseline,
                                                                 share)
@@ -257,10 +257,10 @@ def warm_supervisor(device: str, gate_fd: int | None = None) -> tuple[float, flo
         import torch.utils.cpp_extension  # noqa: F401 - what install() (inline_build) needs: 0.1-0.4 s
 
         from . import supervisor  # noqa: F401 - the guarded flow's imports, off the clock
-        from .. import inline_build  # noqa: F401
-        from ..environment import warm_facts
+        from ..build import inline_build  # noqa: F401
+        from ..measure.environment import warm_facts
         from ..guards.trace import warm_cuda
-        from .gpulock import wait_for_timing, warm_section
+        from ..measure.gpulock import wait_for_timing, warm_section
 
         if gate_fd is not None:
             gate_s = wait_for_timing(device, gate_fd)  # after the running candidate's timing
@@ -276,7 +276,7 @@ def _await_job(started_with: dict) -> tuple[RunJob, float, float] | None:
     """A warm spare's wait for the path of its job file on stdin: (the job, in the
     job's environment from now on; when the spare was ready; how long the job waited
     for it: from the file's writing, just before the hand-over, to then). None on EOF."""
-    from .standby import adopt_env
+    from ..pools.standby import adopt_env
 
     warm = time.time()
     line = sys.stdin.readline().strip()
@@ -296,7 +296,7 @@ def _build_standby(phase_dir: str, nice: int, t_start: float) -> tuple[dict, dic
     builder imported, at the build's CPU priority, then the job's path read from
     stdin. Returns (job, marks: `build_spare_warm_s` its start-up, `build_spare_wait_s`
     how long the job waited for it); None on EOF."""
-    from .sandbox import lower_priority
+    from ..sandbox import lower_priority
 
     started_with = dict(os.environ)
     lower_priority(nice)
@@ -304,7 +304,7 @@ def _build_standby(phase_dir: str, nice: int, t_start: float) -> tuple[dict, dic
         import torch  # noqa: F401
         import torch.utils.cpp_extension  # noqa: F401 - load_inline's module, what install() patches
 
-        from .. import inline_build, lazy_builds  # noqa: F401
+        from ..build import inline_build, lazy_builds  # noqa: F401
     except Exception as exc:  # noqa: BLE001 - the job itself will meet and report the same failure
         print(f"build standby warm-up failed: {exc}", file=sys.stderr)
     got = _await_job(started_with)
@@ -319,7 +319,7 @@ def _delay(stdin_fd: int) -> float:
     (standby.DELAY_ENV), or until its job comes (stdin readable). Returns the wait."""
     import select
 
-    from .standby import DELAY_ENV
+    from ..pools.standby import DELAY_ENV
 
     try:
         want = float(os.environ.get(DELAY_ENV) or 0.0)
@@ -358,7 +358,7 @@ def main() -> None:
     spare_marks: dict = {}
     niced = 0  # the nice increment this process already took (a build spare takes it at its start)
     if sys.argv[1] == "resident":  # a supervisor that takes job after job (resident.py)
-        from .resident import serve
+        from ..pools.resident import serve
 
         serve(sys.argv[2], sys.argv[3], int(sys.argv[4]), t_start)
         os._exit(0)
@@ -395,7 +395,7 @@ def main() -> None:
 def do_job(phase: str, job: RunJob, started, spare_marks: dict, niced: int = 0) -> dict:
     """One phase of one job in this process (`started`: the candidate's process of a
     guarded run); returns its result."""
-    from .sandbox import apply_rlimits, lower_priority
+    from ..sandbox import apply_rlimits, lower_priority
 
     apply_rlimits(job.rlimits)
     lower_priority(job.nice - niced)  # a build's compilers inherit it (VerifyConfig.build_nice); 0 for a run
@@ -406,7 +406,7 @@ def do_job(phase: str, job: RunJob, started, spare_marks: dict, niced: int = 0) 
         started.close()
     if job.build_cache:
         # candidates' load_inline calls go through the shared, cached fast builder
-        from ..inline_build import defer_builds, install
+        from ..build.inline_build import defer_builds, install
 
         install(job.build_cache, merge=job.merge_units, slim=job.slim_units)
         if phase == "run":
@@ -422,13 +422,13 @@ def do_job(phase: str, job: RunJob, started, spare_marks: dict, niced: int = 0) 
     else:
         result = run(job)
     if spare_marks:
-        from . import zygote
+        from ..pools import zygote
 
-        if zygote.FORKED:  # forked by the fork server, not a fresh interpreter (process/zygote.py)
+        if zygote.FORKED:  # forked by the fork server, not a fresh interpreter (pools/zygote.py)
             spare_marks["build_spare_forked" if phase == "build" else "spare_forked"] = 1
         result.setdefault("phases", {}).update(spare_marks)
     if job.build_cache:
-        from ..inline_build import builder_log
+        from ..build.inline_build import builder_log
 
         result["build_info"] = builder_log()
         if result.get("lazy_builds"):

@@ -58,14 +58,14 @@ FORKED = False  # True in a worker this zygote forked (its spare marks say so: w
 READY_TIMEOUT_S = 180.0  # the zygote's own imports, on a loaded machine
 # what the zygote imports for each kind of worker (what that worker imports before its job)
 PRELOAD = {
-    "build": ("torch", "torch.utils.cpp_extension", "kernelmill.verify.inline_build", "kernelmill.verify.lazy_builds",
+    "build": ("torch", "torch.utils.cpp_extension", "kernelmill.verify.build.inline_build", "kernelmill.verify.build.lazy_builds",
               "kernelmill.verify.process.worker"),
     # not torch.utils.cpp_extension: importing it (torch 2.11+cu130) makes every later fork
     # unable to open a CUDA context ("Cannot re-initialize CUDA in forked subprocess";
     # docs/results/issue14/session11/scripts/poison_probe2.py on an H100); a run worker imports it itself
-    "run": ("torch", "kernelmill.verify.inline_build", "kernelmill.verify.process.worker",
+    "run": ("torch", "kernelmill.verify.build.inline_build", "kernelmill.verify.process.worker",
             "kernelmill.verify.process.supervisor", "kernelmill.verify.process.candidate",
-            "kernelmill.verify.guards.trace", "kernelmill.verify.environment"),
+            "kernelmill.verify.guards.trace", "kernelmill.verify.measure.environment"),
 }
 
 
@@ -125,7 +125,7 @@ class Zygote:
         self.folder = folder
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         with open(folder / "zygote.stderr.txt", "wb") as err:
-            self.proc = subprocess.Popen([sys.executable, "-m", "kernelmill.verify.process.zygote", kind,
+            self.proc = subprocess.Popen([sys.executable, "-m", "kernelmill.verify.pools.zygote", kind,
                                           str(theirs.fileno())], cwd=folder, env=env, stdin=subprocess.DEVNULL,
                                          stdout=err, stderr=err, pass_fds=(theirs.fileno(),), start_new_session=True)
         theirs.close()
@@ -247,7 +247,7 @@ def _cuda_fork_safe() -> tuple[bool, str]:
 def _child(sock: socket.socket, wake: tuple[int, int], req: dict, fds: list[int], home: str) -> None:
     code = 70
     try:
-        from .loading import die_with_parent, name_process
+        from ..process.loading import die_with_parent, name_process
 
         die_with_parent()  # whatever it runs goes when the zygote goes
         name_process("km " + (req["args"][0] if req["args"] and req["module"].endswith(".worker")
@@ -275,7 +275,7 @@ def _child(sock: socket.socket, wake: tuple[int, int], req: dict, fds: list[int]
         # this file runs as __main__ in the zygote: the flag goes on the module the worker imports
         import runpy
 
-        import kernelmill.verify.process.zygote as this
+        import kernelmill.verify.pools.zygote as this
 
         this.FORKED = True
         sys.argv = [req["module"], *req["args"]]
@@ -301,7 +301,7 @@ def _child(sock: socket.socket, wake: tuple[int, int], req: dict, fds: list[int]
 
 
 def serve(kind: str, fd: int) -> None:
-    from .loading import die_with_parent, name_process
+    from ..process.loading import die_with_parent, name_process
 
     die_with_parent()
     name_process(f"km zygote {kind}")

@@ -45,8 +45,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .gpulock import gate_env
-from .sandbox import Sandbox, python_argv, scrubbed_env
+from ..measure.gpulock import gate_env
+from ..sandbox import Sandbox, python_argv, scrubbed_env
 from .zygote import ZygoteError, launch
 
 # longest a spare started during a run waits for that run's timing before its warm-up
@@ -132,7 +132,7 @@ class Standby:
         # median build 34.7 s with spares, 20.0 s without (H200, 9 builds; issue 14).
         # So spares are filled to what the runs queued for the GPU need (`top_up`)
         self.demand = demand
-        # spares forked from one process that imported torch once (process/zygote.py)
+        # spares forked from one process that imported torch once (pools/zygote.py)
         # instead of each importing it: started (start_zygote) on the first spare, or
         # earlier by the owner, which passes its Future here (verify/runner.py, early.py).
         # Run spares on CUDA need a zygote whose imports left CUDA usable in its children

@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .gpulock import LOCK_DIR_ENV
+from .measure.gpulock import LOCK_DIR_ENV
 
 _ENV_ALLOW = (
     "PATH", "LANG", "LC_ALL", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES",
@@ -61,7 +61,7 @@ def scrubbed_env(extra: dict[str, str] | None = None, home: str | None = None) -
     if lock_dir:
         env[LOCK_DIR_ENV] = lock_dir
     # our package must be importable by the worker even when not installed
-    src = str(Path(__file__).resolve().parents[3])  # the folder that holds kernelmill/
+    src = str(Path(__file__).resolve().parents[2])  # the folder that holds kernelmill/
     env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     if home:
         env["HOME"] = home
@@ -240,7 +240,7 @@ class Sandbox:
 
     def start_forked(self, zygote, args: list[str], cwd: Path, env: dict[str, str],
                      stdin_pipe: bool = False, module: str = "kernelmill.verify.process.worker"):
-        """`start` for ``python -m MODULE ARGS`` forked by `zygote` (process/zygote.py)
+        """`start` for ``python -m MODULE ARGS`` forked by `zygote` (pools/zygote.py)
         instead of a fresh interpreter: the same session of its own, folder, environment
         and output files."""
         return self._started(cwd, lambda out, err: zygote.start(args, cwd, env, stdin_pipe, out.fileno(),

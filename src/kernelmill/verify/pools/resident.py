@@ -37,8 +37,8 @@ import sys
 import time
 from pathlib import Path
 
-from ..environment import backend_flags
-from .launch import KEEP, Launched, _dirs, _spawn, become_subreaper, run_child
+from ..measure.environment import backend_flags
+from ..process.launch import KEEP, Launched, _dirs, _spawn, become_subreaper, run_child
 
 REPARENT_WAIT_S = 2.0  # longest a forked candidate's process waits to become the resident's child
 LAUNCH_TIMEOUT_S = 30.0  # longest the resident waits for its launcher's answer (then it starts them fresh)
@@ -110,7 +110,7 @@ def _launcher_main(sock: socket.socket) -> None:
     """The launcher's loop: for each request, fork; the child forks the candidate's
     process, sends its pid and exits at once, so the candidate's process is re-parented
     to the nearest subreaper above it: the resident."""
-    from .loading import die_with_parent, name_process
+    from ..process.loading import die_with_parent, name_process
 
     die_with_parent()
     name_process("km launcher")
@@ -200,7 +200,7 @@ class _Baseline:
         torch.set_grad_enabled(self.grad)
         if torch.get_default_dtype() != self.dtype:
             torch.set_default_dtype(self.dtype)
-        if "torch._dynamo" in sys.modules:  # a compiled baseline's caches (verify/compiled.py)
+        if "torch._dynamo" in sys.modules:  # a compiled baseline's caches (verify/measure/compiled.py)
             sys.modules["torch._dynamo"].reset()
         sys.modules.pop("reference", None)
         for label in [k for k in linecache.cache if k.startswith("<task ")]:
@@ -224,7 +224,7 @@ def serve(folder: str, device: str, ahead: int, t_start: float) -> None:
     elsewhere gets one started when it comes."""
     import torch  # noqa: F401 - before the launcher's fork: its children start with it imported
 
-    from .worker import _await_job, do_job, warm_supervisor, write_result
+    from ..process.worker import _await_job, do_job, warm_supervisor, write_result
 
     started_with = dict(os.environ)
     become_subreaper()
@@ -238,7 +238,7 @@ def serve(folder: str, device: str, ahead: int, t_start: float) -> None:
         where.mkdir(exist_ok=True)
         env = {}
         if gated:  # started during a job: its warm-up's GPU steps after that job's timing (gpulock.py)
-            from .gpulock import gate_env
+            from ..measure.gpulock import gate_env
             from .standby import GATE_MAX_S
 
             env = gate_env(device, dict(os.environ), GATE_MAX_S)

@@ -28,7 +28,7 @@ def peak_rates(device) -> dict[str, float] | None:
     """{bandwidth (bytes/s), float32, float16, bfloat16 (FLOP/s)} of a CUDA device; None elsewhere."""
     import torch
 
-    from .guards.speed import gpu_peak_bandwidth
+    from ..guards.speed import gpu_peak_bandwidth
 
     if torch.device(device).type != "cuda":
         return None

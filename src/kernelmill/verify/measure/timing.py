@@ -5,7 +5,7 @@ The convention (docs/SEMANTICS.md, "Timing"):
 * GPU: one timed call is the GPU time of the work it launched, on every stream: the
   union of its kernels', copies' and memsets' intervals from the device's activity
   records (CUPTI through kineto), attributed by launch order between a spin kernel the
-  harness launches right before the call and one right after (verify/kernel_time.py).
+  harness launches right before the call and one right after (verify/measure/kernel_time.py).
   Host launch gaps are not GPU time: CUDA events around the call counted them, and read a
   launch-bound reference of 48 tiny kernels at 10-19x its GPU time (issue 39). The events
   stay as the cross-check (`Round.events_ms`, `Comparison.event_speedup`). Before every
@@ -85,7 +85,7 @@ class TimingConfig:
     # CPU calls shorter than this are timed in blocks of calls this long (1 call above it)
     cpu_block_us: float = 200.0
     # GPU: the primary figure is each call's GPU time from the device's activity records
-    # (verify/kernel_time.py); CUDA events stay as the cross-check. Off: events only
+    # (verify/measure/kernel_time.py); CUDA events stay as the cross-check. Off: events only
     kernel_time: bool = True
     # events and kernel time may differ by this factor before a verdict says so
     events_margin: float = 1.15
@@ -174,7 +174,7 @@ class Comparison:
     events_disagree: str = ""  # set when events and kernel time differ by more than the margin
     speedup_kernelbench: float | None = None  # KernelBench's convention (docs/SEMANTICS.md)
     rounds_ci: list[float] | None = None  # the interval from the rounds alone, before the process spread
-    clocks: dict | None = None  # the GPU's SM clock before and after (verify/gpu_clocks.py), set by the caller
+    clocks: dict | None = None  # the GPU's SM clock before and after (verify/measure/gpu_clocks.py), set by the caller
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -340,7 +340,7 @@ class Bench:
                 out = self.fn()
                 end.record()
                 if tracing:
-                    torch.cuda._sleep(1)  # the call's end marker (verify/kernel_time.py)
+                    torch.cuda._sleep(1)  # the call's end marker (verify/measure/kernel_time.py)
                 events.append((start, end))
             else:
                 # a block of calls on the same data; the checked call is a block of its own

@@ -15,7 +15,7 @@ headers are built in parallel, in the shared build cache, so they are kept
 across runs and no candidate waits for one. Candidates that arrive while it
 runs compile without it (the builder never waits).
 
-Run by hand: ``python -m kernelmill.verify.build_prepare CACHE_DIR [--cuda]
+Run by hand: ``python -m kernelmill.verify.build.build_prepare CACHE_DIR [--cuda]
 [--specs JSON]`` (JSON: a list of ``[with_cuda, extra_cflags, extra_cuda_cflags]``).
 """
 
@@ -378,7 +378,7 @@ def start_background(cache_root: str | Path, specs: list[Spec], env: dict | None
         except OSError as exc:  # the headers are still worth making
             print(f"kernelmill: the binding objects will not be made ahead: {exc}", file=sys.stderr)
     try:
-        return subprocess.Popen([sys.executable, "-m", "kernelmill.verify.build_prepare", str(cache_root),
+        return subprocess.Popen([sys.executable, "-m", "kernelmill.verify.build.build_prepare", str(cache_root),
                                  "--specs", json.dumps(specs), "--nice", str(int(nice))]
                                 + ([] if merged else ["--apart"]) + (["--idle"] if idle else [])
                                 + ([] if slim else ["--no-slim"]) + extra,
@@ -392,7 +392,7 @@ def start_background(cache_root: str | Path, specs: list[Spec], env: dict | None
 def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0].startswith("-"):
-        raise SystemExit("usage: python -m kernelmill.verify.build_prepare CACHE_DIR [--cuda] [--specs JSON] "
+        raise SystemExit("usage: python -m kernelmill.verify.build.build_prepare CACHE_DIR [--cuda] [--specs JSON] "
                          "[--nice N] [--apart] [--idle] [--no-slim] [--bindings FILE]")
     if "--specs" in argv:
         try:
@@ -403,13 +403,13 @@ def main(argv: list[str] | None = None) -> None:
         specs = [("--cuda" in argv, (), ())]
     if "--nice" in argv:
         try:
-            from .process.sandbox import lower_priority
+            from ..sandbox import lower_priority
 
             lower_priority(int(argv[argv.index("--nice") + 1]))
         except (IndexError, ValueError):
             raise SystemExit("--nice: expected a nice increment (0-19)")
     if "--idle" in argv:
-        from .process.sandbox import idle_priority
+        from ..sandbox import idle_priority
 
         idle_priority()
     bindings = None
@@ -436,7 +436,7 @@ def builds_arch_env() -> None:
     found by no build (twelfth session: 0 of 9 builds used them, 9 of 9 with it)."""
     if os.environ.get("TORCH_CUDA_ARCH_LIST"):
         return
-    from .devices import cuda_devices
+    from ..devices import cuda_devices
 
     arch = ";".join(sorted({d["capability"] for d in cuda_devices()}))
     if arch:

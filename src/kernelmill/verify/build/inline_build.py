@@ -160,7 +160,7 @@ def tool_id(tool: str) -> str:
 
 
 # the user include folders' listing of the call a thread is building (per thread: a build
-# worker builds several lazy calls at once, verify/lazy_builds.py)
+# worker builds several lazy calls at once, verify/build/lazy_builds.py)
 _TLS = threading.local()
 
 
@@ -253,7 +253,7 @@ class InlineBuilder:
         if fd is None:
             return  # being built
         try:
-            subprocess.Popen([sys.executable, "-m", "kernelmill.verify.inline_build", "pch", str(self.cache.root),
+            subprocess.Popen([sys.executable, "-m", "kernelmill.verify.build.inline_build", "pch", str(self.cache.root),
                               key, cxx, json.dumps(flags), str(fd), header], pass_fds=(fd,), start_new_session=True,
                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             self.log["pch_background"] = True
@@ -372,7 +372,7 @@ class InlineBuilder:
                     self.log["merged"] = False  # the two units, whose errors are the ones torch would show
             return self._compile(name, units, flags, cxx, key)
         finally:
-            # every compile this process did (the run phase should have none: verify/lazy_builds.py)
+            # every compile this process did (the run phase should have none: verify/build/lazy_builds.py)
             self.log["compiles"] = self.log.get("compiles", 0) + 1
             self.log["compile_s"] = self.log.get("compile_s", 0.0) + time.perf_counter() - t_compile
 
@@ -556,7 +556,7 @@ def _defer_if_uncached(args: dict, unknown: dict) -> None:
     compiled here: its arguments are written to that file and the process
     exits with `DEFER_EXIT` at once (no exception the candidate's try/except
     could swallow into a fallback). The runner builds it on a CPU build worker
-    and runs the candidate again (verify/lazy_builds.py)."""
+    and runs the candidate again (verify/build/lazy_builds.py)."""
     path = _DEFER_PATH
     if (not path or _BUILDER is None or unknown or args.get("build_directory") or args.get("sycl_sources")
             or args.get("with_sycl") or not args.get("is_python_module", True)):
@@ -656,10 +656,10 @@ def builder_times() -> dict:
 
 
 def _pch_main(argv: list[str]) -> None:
-    """``python -m kernelmill.verify.inline_build pch CACHE KEY CXX FLAGS_JSON LOCK_FD [HEADER]``:
+    """``python -m kernelmill.verify.build.inline_build pch CACHE KEY CXX FLAGS_JSON LOCK_FD [HEADER]``:
     build one precompiled header (InlineBuilder._pch_in_background); the lock
     descriptor is held until this process ends."""
-    from .process.sandbox import idle_priority
+    from ..sandbox import idle_priority
 
     cache_root, key, cxx, flags, _fd, *header = argv
     idle_priority()  # no build waits for it: on idle CPU time only
@@ -670,4 +670,4 @@ if __name__ == "__main__":
     if len(sys.argv) in (7, 8) and sys.argv[1] == "pch":
         _pch_main(sys.argv[2:])
     else:
-        raise SystemExit("usage: python -m kernelmill.verify.inline_build pch CACHE KEY CXX FLAGS_JSON LOCK_FD [HEADER]")
+        raise SystemExit("usage: python -m kernelmill.verify.build.inline_build pch CACHE KEY CXX FLAGS_JSON LOCK_FD [HEADER]")
