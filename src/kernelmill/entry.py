@@ -8,7 +8,7 @@ import sys
 
 
 def main() -> None:
-    from .verify.early import start_from_argv
+    from .verify import start_from_argv
 
     start_from_argv(sys.argv[1:])
     from .cli import main as cli_main

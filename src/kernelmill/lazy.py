@@ -10,11 +10,16 @@ from typing import Any, Callable
 
 
 def lazy_face(package: str, where: dict[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """(`__getattr__`, `__dir__`) for `package`, whose names live in `where[name]`."""
+    """(`__getattr__`, `__dir__`) for `package`, whose names live in `where[name]`: a
+    submodule holding the name, "submodule:attr" for another name there, or the
+    submodule itself when its last part is the name."""
 
     def __getattr__(name: str) -> Any:
         if name in where:
-            value = getattr(importlib.import_module(f"{package}.{where[name]}"), name)
+            place, _, attr = where[name].partition(":")
+            module = importlib.import_module(f"{package}.{place}")
+            # "sub.mod:other": another name there; "sub.name" (the name itself): that submodule
+            value = getattr(module, attr) if attr else module if place.rsplit(".", 1)[-1] == name else getattr(module, name)
             setattr(sys.modules[package], name, value)
             return value
         raise AttributeError(f"module {package!r} has no attribute {name!r}")

@@ -17,7 +17,7 @@ from kernelmill.records import Sample, Task
 from kernelmill.verify.guards import trace
 from kernelmill.verify.guards.source import check_source, own_kernel_names
 from kernelmill.verify.sandbox import scrubbed_env
-from kernelmill.verify.runner import _static_verdict
+from kernelmill.verify.runner import static_verdict
 
 
 def test_tilelang_caches_live_in_the_verify_cache(tmp_path):
@@ -49,7 +49,7 @@ def test_sandbox_passes_tilelang_settings_and_nothing_else(monkeypatch):
 def test_tilelang_on_cpu_is_named_unsupported_device():
     task = Task("t1", "import torch\n", level=1)
     code = (Path(__file__).parents[2] / "src/kernelmill/tasks/builtin/candidates/level1/01_ReLU/tilelang__ok.py").read_text()
-    v = _static_verdict(Sample("s1", "t1", "tilelang", code), task, "cpu")
+    v = static_verdict(Sample("s1", "t1", "tilelang", code), task, "cpu")
     assert v.status == "runtime_error" and v.flags == ["unsupported_device"]
     assert "CUDA GPU" in v.message
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import typer
 
 from ..records import ReadProblem, Sample, Verdict, append_jsonl, iter_jsonl, read_jsonl
-from ..verify.config import ConfigError, VerifyConfig
-from ..verify.runner import HarnessError, sized_tasks, verify_samples
-from ..verify.store import StoreError, input_key
+from ..verify import ConfigError, VerifyConfig
+from ..verify import HarnessError, sized_tasks, verify_samples
+from ..verify import StoreError, input_key
 from .common import err, fail, load_tasks_or_exit
 
 # seconds to check and time one candidate when --run-timeout is not given: a CPU run of the

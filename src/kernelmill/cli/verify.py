@@ -7,9 +7,9 @@ from pathlib import Path
 import typer
 
 from ..report.output import print_metrics
-from ..verify.config import default_cache_dir
-from ..verify.runner import HarnessError
-from ..verify.store import StoreError
+from ..verify import default_cache_dir
+from ..verify import HarnessError
+from ..verify import StoreError
 from .common import PASS_AT_K, PASS_AT_K_HELP, err, fail, load_samples_or_exit, load_tasks_or_exit
 from .runs import config_from_options, dry_run_summary, run_verify, select_samples
 
@@ -145,7 +145,7 @@ def serve_command(
                                         "CUDA_VISIBLE_DEVICES), comma-separated, e.g. 1 or 0,1; default all."),
 ) -> None:
     """Serve verification over HTTP: POST /verify {tasks, samples} -> {verdicts}; GET /health."""
-    from ..verify.service import ServiceConfig, VerifyService, make_server
+    from ..verify import ServiceConfig, VerifyService, make_server
 
     config = config_from_options(device, trials, 600.0, 300.0, workers, "auto", executor, address, gpus=gpus,
                                  resident=resident)
@@ -195,8 +195,8 @@ def prepare_builds_command(
     import json
     import time
 
-    from ..verify.build import build_prepare
-    from ..verify.devices import driver_lists_gpus
+    from ..verify import build_prepare
+    from ..verify import driver_lists_gpus
 
     if cuda is None:
         cuda = driver_lists_gpus()

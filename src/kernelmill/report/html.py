@@ -60,7 +60,7 @@ e = html.escape
 def flag_meaning(flag: str) -> tuple[str, str]:
     """(kind, meaning) of a flag: a guard finding (with the status it sets and its
     catalogue item), a harness note, or a not-run reason."""
-    from ..verify.guards.flags import FLAGS
+    from ..verify import FLAGS
 
     if flag in FLAGS:
         status, item, meaning = FLAGS[flag]
@@ -164,7 +164,7 @@ def _status_section(inputs: ReportInputs, b: Breakdown) -> str:
         kind, meaning = flag_meaning(flag)
         frows.append(f'<tr data-flag="{_attr(flag)}"><td><code>{e(flag)}</code></td><td class="num" data-count="{n}">{n}'
                      f"</td><td>{e(kind)}</td><td>{e(meaning)}</td></tr>")
-    from ..verify.guards.flags import FLAGS
+    from ..verify import FLAGS
 
     catalogue = "".join(f"<tr><td><code>{e(f)}</code></td><td class=\"num\">{flag_counts.get(f, 0)}</td>"
                         f"<td>{item}</td><td>{e(st)}</td><td>{e(meaning)}</td></tr>"

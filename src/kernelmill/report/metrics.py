@@ -147,7 +147,7 @@ def compute(verdicts: list[Verdict], ps: Iterable[float], ks: Iterable[int], *,
     ps, ks = list(ps), list(ks)
     m = MetricSet(tasks=len(by_task), samples=len(verdicts), ci_resamples=max(0, resamples), ci_seed=seed,
                   not_run=not_run, not_run_tasks=sorted(unknown))
-    from ..verify.guards.flags import FLAGS as guard_catalogue
+    from ..verify import FLAGS as guard_catalogue
 
     m.statuses = {s: 0 for s in STATUSES}
     for v in verdicts:

@@ -42,9 +42,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..records import Task
-from ..verify.measure.correctness import DEFAULT_TOLERANCES, CheckRule, flatten_outputs
-from ..verify.measure.trivial import NA, WEAK_BY, TrivialCheck, finite_mean_std, work_copy
-from ..verify.sandbox import Sandbox, apply_rlimits, python_argv
+from ..verify import DEFAULT_TOLERANCES, CheckRule, flatten_outputs
+from ..verify import NA, WEAK_BY, TrivialCheck, finite_mean_std, work_copy
+from ..verify import Sandbox, apply_rlimits, python_argv
 
 CANDIDATES = ("zeros", "constant", "mean_only", "shape_only", "input_copy")
 PASS, FAIL = "pass", "FAIL"

@@ -33,7 +33,7 @@ def pin_policy_gpu(avoid: list[int] | tuple[int, ...] = ()) -> dict[str, Any]:
     each side sees. Must run before anything in this process initialises CUDA."""
     import torch
 
-    from ..verify.devices import cuda_devices
+    from ..verify import cuda_devices
 
     seen = [dict(d) for d in cuda_devices()]  # the verifier's view, cached before the variable changes
     old = os.environ.get("CUDA_VISIBLE_DEVICES")
@@ -72,7 +72,7 @@ def place_policy(recipe: Recipe) -> dict[str, Any] | None:
     gpus = (recipe.reward.verify or {}).get("gpus")
     if recipe.reward.verifier != "local" or not gpus or launched_processes() > 1:
         return None
-    from ..verify.devices import cuda_devices
+    from ..verify import cuda_devices
 
     if len(cuda_devices()) < 2:
         return None

@@ -57,9 +57,9 @@ class LocalVerifier:
     def _open(self):
         import atexit
 
-        from ..verify.executors import make_executor
-        from ..verify.runner import Verifier
-        from ..verify.store import ResultStore
+        from ..verify import make_executor
+        from ..verify import Verifier
+        from ..verify import ResultStore
 
         self._executor = make_executor(self.config.executor, self.config.address)
         config = self._executor.prepare(self.config)

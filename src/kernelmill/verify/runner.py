@@ -45,7 +45,7 @@ class HarnessError(RuntimeError):
 
 
 @dataclass
-class _Job:
+class RunnerJob:
     key: str
     task: Task
     sample: Sample
@@ -75,7 +75,7 @@ class NeedsBuild:
     requests: list[dict]
 
 
-def _static_verdict(sample: Sample, task: Task | None, device: str) -> Verdict | None:
+def static_verdict(sample: Sample, task: Task | None, device: str) -> Verdict | None:
     """Verdicts that need no process: unknown task, language, unparsable code."""
     def v(status: str, message: str, flags: list[str] | None = None) -> Verdict:
         return Verdict(sample.sample_id, sample.task_id, status, message=message, flags=flags or [],
@@ -292,13 +292,13 @@ class Verifier:
                                            slim=self.config.slim_units, bindings=bindings)
 
     # -- one candidate ------------------------------------------------------
-    def _prepare(self, job: _Job) -> None:
+    def _prepare(self, job: RunnerJob) -> None:
         job.workdir = Path(tempfile.mkdtemp(prefix=job.key[:12] + "-", dir=self.cache_dir / "work"))
         (job.workdir / "candidate.py").write_text(job.sample.code, encoding="utf-8")
         # the task's code travels inside the job file (read and deleted by the
         # run process), never as a file beside the candidate
 
-    def _phase(self, job: _Job, phase: str, run_device: str, gpu: int | None, extra: dict) -> tuple[PhaseResult, dict | None]:
+    def _phase(self, job: RunnerJob, phase: str, run_device: str, gpu: int | None, extra: dict) -> tuple[PhaseResult, dict | None]:
         backend = get_backend(job.sample.language)
         # a run on the run device goes to a spare started ahead (verify/standby.py)
         spare = (self.standby.take(gpu) if self.standby is not None and phase == "run" and run_device == self.device
@@ -367,7 +367,7 @@ class Verifier:
                 shutil.rmtree(spare.dir, ignore_errors=True)
         return res, data
 
-    def _failure(self, job: _Job, phase: str, res: PhaseResult) -> Verdict:
+    def _failure(self, job: RunnerJob, phase: str, res: PhaseResult) -> Verdict:
         """A phase that wrote no result: judge it by how the process ended."""
         limit = self.config.build_timeout if phase == "build" else self.config.run_timeout
         status, compiled = "runtime_error", phase == "run"
@@ -388,7 +388,7 @@ class Verifier:
             msg += "\n" + tail[-2000:]
         return self._verdict(job, {"status": status, "compiled": compiled, "message": msg})
 
-    def _verdict(self, job: _Job, data: dict) -> Verdict:
+    def _verdict(self, job: RunnerJob, data: dict) -> Verdict:
         fields = {k: data[k] for k in ("compiled", "correct", "speedup", "runtime_ms", "ref_runtime_ms",
                                        "max_abs_err", "max_rel_err", "speedup_ci", "measurement",
                                        "ref_compiled_runtime_ms", "speedup_compiled", "speedup_kernelbench",
@@ -422,7 +422,7 @@ class Verifier:
             self._feature_cache[task.task_id] = task_features(task)
         return self._feature_cache[task.task_id]
 
-    def _timeline(self, job: _Job) -> dict:
+    def _timeline(self, job: RunnerJob) -> dict:
         """When the candidate's phases ran, in seconds since its job was made (when its
         batch began): {"build": [[start, end]], "run": [[start, end], ...], ...}.
         A run that stopped for a build (NeedsBuild) has a "rebuild" and a second "run"."""
@@ -431,7 +431,7 @@ class Verifier:
             out.setdefault(phase, []).append([round(start - job.t0, 3), round(end - job.t0, 3)])
         return out
 
-    def build(self, job: _Job) -> Verdict | None:
+    def build(self, job: RunnerJob) -> Verdict | None:
         """Build phase; returns a verdict if the candidate ends here."""
         self._prepare(job)
         if not get_backend(job.sample.language).compiles_extension:
@@ -456,7 +456,7 @@ class Verifier:
             return self._verdict(job, data)
         return None
 
-    def build_requested(self, job: _Job, requests: list[dict]) -> None:
+    def build_requested(self, job: RunnerJob, requests: list[dict]) -> None:
         """Build what a run phase stopped for, in a CPU build process (the cache
         keeps it); the next run of `job` finds it."""
         job.requeues += 1
@@ -471,7 +471,7 @@ class Verifier:
             "deferred_build_s", 0.0)
         phases["deferred_builds"] = phases.get("deferred_builds", 0) + len(requests)
 
-    def run(self, job: _Job, gpu: int | None) -> Verdict | NeedsBuild:
+    def run(self, job: RunnerJob, gpu: int | None) -> Verdict | NeedsBuild:
         backend = get_backend(job.sample.language)
         run_device = backend.run_device(self.device)
         extra = {
@@ -519,7 +519,7 @@ class Verifier:
         data.setdefault("phases", {})["run_wall_s"] = job.spans[-1][2] - m0
         return self._verdict(job, data)
 
-    def cleanup(self, job: _Job) -> None:
+    def cleanup(self, job: RunnerJob) -> None:
         if job.workdir is not None:
             shutil.rmtree(job.workdir, ignore_errors=True)
 
@@ -647,11 +647,11 @@ def verify_samples(
 
     # static verdicts and store hits first; group the rest by key
     pending: dict[str, list[Sample]] = {}
-    jobs: dict[str, _Job] = {}
+    jobs: dict[str, RunnerJob] = {}
     keys = {}
     for s in samples:
         task = task_map.get(s.task_id)
-        static = _static_verdict(s, task, verifier.device)
+        static = static_verdict(s, task, verifier.device)
         if static is not None:
             static.device = verifier.device_name
             finish(s, static)
@@ -666,9 +666,9 @@ def verify_samples(
             finish(s, replace(hits[key], cached=True))
         else:
             pending.setdefault(key, []).append(s)
-            jobs.setdefault(key, _Job(key, task_map[s.task_id], s))
+            jobs.setdefault(key, RunnerJob(key, task_map[s.task_id], s))
 
-    def on_done(job: _Job, outcome) -> None:
+    def on_done(job: RunnerJob, outcome) -> None:
         verifier.cleanup(job)
         if not keep:
             verifier.job_done()

@@ -27,7 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from ..records import RecordError, Sample, Task, Verdict, from_dict, to_dict
 from .config import VerifyConfig
-from .runner import HarnessError, Verifier, _static_verdict, verify_samples
+from .runner import HarnessError, Verifier, static_verdict, verify_samples
 from .store import ResultStore, StoreError, result_key
 
 
@@ -101,7 +101,7 @@ class VerifyService:
         out, keys = [], []
         for s in samples:
             task = task_map.get(s.task_id)
-            if _static_verdict(s, task, v.device) is not None:
+            if static_verdict(s, task, v.device) is not None:
                 return None  # cheap, but let verify_samples word it
             keys.append(result_key(task, s, v.answer_key, v.device_name))
         if self.store is None:

@@ -152,7 +152,7 @@ class Builder:
             return Build(True, str(so), cached=True)
         if err.exists():
             return Build(False, error=err.read_text(), cached=True)
-        from ...verify.sandbox import Sandbox, scrubbed_env
+        from ...verify import Sandbox, scrubbed_env
         with tempfile.TemporaryDirectory(prefix="kmh-build-", dir=self.root) as d:
             cu, out = Path(d) / "harness.cu", Path(d) / "harness.so"
             cu.write_text(source)

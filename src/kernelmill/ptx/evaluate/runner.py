@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ...verify.sandbox import Sandbox, python_argv, scrubbed_env
+from ...verify import Sandbox, python_argv, scrubbed_env
 
 WORKER = "kernelmill.ptx.evaluate.worker"
 

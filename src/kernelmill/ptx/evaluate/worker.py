@@ -148,7 +148,7 @@ def run_job(job: dict, spec: dict, ref_cache: dict, fh) -> tuple[dict, bool]:
     """(result, context_lost) of one job."""
     import torch
 
-    from ...verify.measure.gpulock import TIMING_LOCK_TIMEOUT_S, gpu_lock
+    from ...verify import TIMING_LOCK_TIMEOUT_S, gpu_lock
     from .config import KernelConfig
     from .metrics import normalised_error
 
@@ -188,7 +188,7 @@ def run_job(job: dict, spec: dict, ref_cache: dict, fh) -> tuple[dict, bool]:
         bad = [f"{n}: {e:.3g}" for n, e in errors.items() if not e <= spec["tol"]]
         res["message"] = f"max normalised abs error > {spec['tol']:g} in {', '.join(bad)}"
     if io_ok and spec.get("timing"):
-        from ...verify.measure.timing import Bench, TimingConfig, compare
+        from ...verify import Bench, TimingConfig, compare_speed as compare
         tcfg = TimingConfig(**{"kb_trials": 0, **spec["timing"]})  # the evaluator reports no KernelBench figure
         ref_dev = _to_device(cpu, device)
         stream = torch.cuda.current_stream().cuda_stream
@@ -223,8 +223,8 @@ def ncu_job(job: dict, spec: dict, fh) -> None:
 
 
 def main(argv: list[str]) -> int:
-    from ...verify.process.loading import die_with_parent
-    from ...verify.sandbox import apply_rlimits
+    from ...verify import die_with_parent
+    from ...verify import apply_rlimits
 
     with open(argv[0], encoding="utf-8") as f:
         spec = json.load(f)

@@ -17,7 +17,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ...verify.measure.timing import TimingConfig
+    from ...verify import TimingConfig
 
 
 def timing_config(budget_ms: float = 100.0, rounds: int = 5, max_calls: int = 40,
@@ -25,7 +25,7 @@ def timing_config(budget_ms: float = 100.0, rounds: int = 5, max_calls: int = 40
     """The harness's timing convention at a reference-table budget: `rounds`
     rounds of about budget_ms / rounds each, 1 to `max_calls` calls a round
     (so 5 - 200 timed calls per task with the defaults)."""
-    from ...verify.measure.timing import TimingConfig
+    from ...verify import TimingConfig
 
     return TimingConfig(warmup_ms=10.0, round_ms=budget_ms / rounds, min_rounds=rounds, max_rounds=rounds,
                         budget_ms=budget_ms, min_calls=1, max_calls=max_calls, cpu_threads=cpu_threads)
@@ -34,7 +34,7 @@ def timing_config(budget_ms: float = 100.0, rounds: int = 5, max_calls: int = 40
 def time_references(device: str, profile: str, budget_ms: float = 100.0, cpu_threads: int = 1) -> list[dict]:
     import torch
 
-    from ...verify.measure.timing import set_cpu_threads, time_interleaved
+    from ...verify import set_cpu_threads, time_interleaved
     from .. import load_tasks
     from .selfcheck import build_reference
 

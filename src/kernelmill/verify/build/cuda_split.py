@@ -49,7 +49,7 @@ class Split:
     kernels: list[str]
 
 
-def _items(src: str) -> list[tuple[str, str]] | None:
+def top_items(src: str) -> list[tuple[str, str]] | None:
     """Top-level items as (kind, text): kind is 'pp' or 'code'. None if unsure."""
     items, buf, i, n, depth = [], [], 0, len(src), 0
     at_line_start = True
@@ -140,7 +140,7 @@ def _params(head: str) -> tuple[str, list[str]] | None:
     if "=" in text or "(" in text or "..." in text:
         return None
     names = []
-    for p in _top_split(text):
+    for p in top_split(text):
         idents = _IDENT.findall(p.replace("__restrict__", "").replace("[]", ""))
         if len(idents) < 2:
             return None  # unnamed parameter
@@ -148,7 +148,7 @@ def _params(head: str) -> tuple[str, list[str]] | None:
     return text, names
 
 
-def _top_split(text: str) -> list[str]:
+def top_split(text: str) -> list[str]:
     parts, depth, cur = [], 0, []
     for ch in text:
         if ch in "(<[{":
@@ -167,7 +167,7 @@ def _top_split(text: str) -> list[str]:
 _STRING = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'')
 
 
-def _code_only(text: str) -> str:
+def code_only(text: str) -> str:
     """Text without string and character literals (names inside messages are not uses)."""
     return _STRING.sub('""', text)
 
@@ -181,7 +181,7 @@ def _rewrite_launches(text: str, kernels: dict) -> str | None:
         close = text.find(">>>", m.end())
         if close < 0:
             return None
-        config = _top_split(text[m.end():close])
+        config = top_split(text[m.end():close])
         if not 2 <= len(config) <= 4:
             return None
         config += ["0", "0"][: 4 - len(config)]
@@ -195,13 +195,13 @@ def _rewrite_launches(text: str, kernels: dict) -> str | None:
     out.append(text[pos:])
     rewritten = "".join(out)
     for name in kernels:
-        if re.search(rf"\b{name}\b", _code_only(rewritten).replace(f"__km_launch_{name}", "")):
+        if re.search(rf"\b{name}\b", code_only(rewritten).replace(f"__km_launch_{name}", "")):
             return None  # the kernel is used other than by a launch
     return rewritten
 
 
 def split_cuda_unit(src: str) -> Split | None:
-    items = _items(src)
+    items = top_items(src)
     if items is None:
         return None
     kernel_part, host_part = [], []
@@ -251,7 +251,7 @@ def split_cuda_unit(src: str) -> Split | None:
         return None
     host_text = "\n".join(host_part)
     for name in device_names:
-        if re.search(rf"\b{re.escape(name)}\b", _code_only(host_text)):
+        if re.search(rf"\b{re.escape(name)}\b", code_only(host_text)):
             return None
     rewritten = _rewrite_launches(host_text, kernels)
     if rewritten is None or "<<<" in rewritten:

@@ -50,7 +50,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .cuda_split import _code_only, _items, _top_split
+from .cuda_split import code_only, top_items, top_split
 
 _MODULE_BLOCK = re.compile(
     r"\nPYBIND11_MODULE\(TORCH_EXTENSION_NAME, m\) \{\n((?:m\.def\(.*\);\n)+)\}\Z")
@@ -97,7 +97,7 @@ def _signature(code_items: list[str], fn: str) -> tuple[str, list[str]] | None:
         ret, params = _norm(m.group(2)), m.group(3).strip()
         types = []
         if params and params != "void":
-            for p in _top_split(params):
+            for p in top_split(params):
                 if "=" in p or "..." in p:
                     return None
                 words = p.replace("&", " & ").split()
@@ -135,12 +135,12 @@ def plan(main_cpp: str, name: str, host_unit: str | None = None, host_flags_agre
         if found is None:
             return None
         bound, code, host = found
-    items = _items(_EXT_INCLUDE.sub("", code))
-    host_items = _items(host) if host is not None else []
+    items = top_items(_EXT_INCLUDE.sub("", code))
+    host_items = top_items(host) if host is not None else []
     if items is None or host_items is None:
         return None
     code_items = [t for k, t in items + host_items if k == "code"]
-    if any(_PYTHON_NAMES.search(_code_only(t)) for t in code_items):
+    if any(_PYTHON_NAMES.search(code_only(t)) for t in code_items):
         return None
     sigs = []
     for _py, fn, _doc, _wrapped in bound:
@@ -170,7 +170,7 @@ def _written_module(main_cpp: str, host: str | None):
     texts = {"main": main_cpp, "host": host}
     found = []
     for where, text in texts.items():
-        items = _items(text) if text is not None else []
+        items = top_items(text) if text is not None else []
         if items is None:
             return None
         for i, (kind, t) in enumerate(items):
@@ -212,12 +212,12 @@ def _internal(host_items, fn: str) -> bool:
 def _declarations(items) -> str | None:
     """main.cpp's code when it is nothing but plain function declarations (its
     ``torch/extension.h`` includes taken out), else None."""
-    from .unit_merge import _DECL, _NOT_PLAIN
+    from .unit_merge import DECL, NOT_PLAIN
 
     out = []
     for kind, text in items:
         if kind != "code" or "{" in text or "=" in text or not text.endswith(";") \
-                or _NOT_PLAIN.search(text) or _DECL.match(text) is None:
+                or NOT_PLAIN.search(text) or DECL.match(text) is None:
             return None
         out.append(text)
     return "\n".join(out)

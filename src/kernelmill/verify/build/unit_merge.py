@@ -35,12 +35,12 @@ from __future__ import annotations
 
 import re
 
-from .cuda_split import _code_only, _items
+from .cuda_split import code_only, top_items
 
 _EXT_INCLUDE = re.compile(r"#\s*include\s*[<\"]torch/extension\.h[>\"]\s*$")
 _MODULE = re.compile(r"\s*PYBIND11_MODULE\s*\(")
-_DECL = re.compile(r"^[\w:<>,\s\*&]+?\b(\w+)\s*\(")
-_NOT_PLAIN = re.compile(r"\b(using|typedef|namespace|template|extern|static|inline|constexpr|friend|operator)\b")
+DECL = re.compile(r"^[\w:<>,\s\*&]+?\b(\w+)\s*\(")
+NOT_PLAIN = re.compile(r"\b(using|typedef|namespace|template|extern|static|inline|constexpr|friend|operator)\b")
 _MODULE_NAMES = re.compile(r"\b(PYBIND11_MODULE|PyInit_\w+|pybind11_init_\w+|pybind11_module_def_\w+)\b")
 
 
@@ -69,11 +69,11 @@ def _definition_at(host_code: str, name: str) -> int | None:
 
 def merge(main_cpp: str, host_unit: str) -> str | None:
     """The merged unit's text, or None when the merge is not provably the same."""
-    items = _items(main_cpp)
-    host_items = _items(host_unit)
+    items = top_items(main_cpp)
+    host_items = top_items(host_unit)
     if items is None or host_items is None:
         return None
-    host_code = _code_only("\n".join(t for k, t in host_items if k == "code"))
+    host_code = code_only("\n".join(t for k, t in host_items if k == "code"))
     if any(k == "code" and _MODULE.match(t) for k, t in items) and _MODULE_NAMES.search(host_code):
         return None  # two module definitions, or host code that names the binding's
     for kind, text in items:
@@ -85,9 +85,9 @@ def merge(main_cpp: str, host_unit: str) -> str | None:
             if not text.rstrip().endswith("}"):
                 return None
             continue
-        if "{" in text or "=" in text or not text.endswith(";") or _NOT_PLAIN.search(text):
+        if "{" in text or "=" in text or not text.endswith(";") or NOT_PLAIN.search(text):
             return None
-        m = _DECL.match(text)
+        m = DECL.match(text)
         if m is None:
             return None
         name = m.group(1)

@@ -38,9 +38,9 @@ def _node_verifier(config_dict: dict):
 
 
 def _job(key: str, task: dict, sample: dict):
-    from ..runner import _Job
+    from ..runner import RunnerJob
 
-    return _Job(key, from_dict(Task, task), from_dict(Sample, sample))
+    return RunnerJob(key, from_dict(Task, task), from_dict(Sample, sample))
 
 
 def _build_task(config_dict: dict, key: str, task: dict, sample: dict) -> dict:

@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 
 from ..measure.environment import backend_flags
-from ..process.launch import KEEP, Launched, _dirs, _spawn, become_subreaper, run_child
+from ..process.launch import KEEP, Launched, phase_dirs, spawn, become_subreaper, run_child
 
 REPARENT_WAIT_S = 2.0  # longest a forked candidate's process waits to become the resident's child
 LAUNCH_TIMEOUT_S = 30.0  # longest the resident waits for its launcher's answer (then it starts them fresh)
@@ -71,7 +71,7 @@ class Launcher:
     def launch(self, phase_dir: Path, device: str, env: dict[str, str] | None = None) -> Launched:
         """The candidate's process for the job whose folder is `phase_dir`; `env`:
         variables it warms up under (a gate: gpulock.gate_env)."""
-        cdir, priv = _dirs(Path(phase_dir))
+        cdir, priv = phase_dirs(Path(phase_dir))
         r, w = os.pipe()
         rr, rw = os.pipe()
         cuda = device if str(device).startswith("cuda") else None
@@ -224,7 +224,7 @@ def serve(folder: str, device: str, ahead: int, t_start: float) -> None:
     elsewhere gets one started when it comes."""
     import torch  # noqa: F401 - before the launcher's fork: its children start with it imported
 
-    from ..process.worker import _await_job, do_job, warm_supervisor, write_result
+    from ..process.worker import await_job, do_job, warm_supervisor, write_result
 
     started_with = dict(os.environ)
     become_subreaper()
@@ -247,7 +247,7 @@ def serve(folder: str, device: str, ahead: int, t_start: float) -> None:
     def start(where: Path, env: dict | None = None) -> Launched:
         """The candidate's process for the job folder `where`: from the launcher, or, once
         the launcher is gone (a candidate can kill it: same user), a fresh interpreter
-        (launch._spawn: slower, as clean)."""
+        (launch.spawn: slower, as clean)."""
         nonlocal launcher
         if launcher is not None:
             try:
@@ -256,8 +256,8 @@ def serve(folder: str, device: str, ahead: int, t_start: float) -> None:
                 print(f"resident: the launcher failed ({exc}); candidates' processes start fresh", file=sys.stderr)
                 launcher.close(kill=True)
                 launcher = None
-        cdir, priv = _dirs(Path(where))
-        return _spawn(cdir, priv, device)
+        cdir, priv = phase_dirs(Path(where))
+        return spawn(cdir, priv, device)
 
     for _ in range(max(1, ahead)):
         start_next(gated=False)
@@ -266,9 +266,9 @@ def serve(folder: str, device: str, ahead: int, t_start: float) -> None:
     baseline = _Baseline()
     jobs = 0
     while True:
-        os.environ.clear()  # what it started with: the job's environment replaces it (_await_job)
+        os.environ.clear()  # what it started with: the job's environment replaces it (await_job)
         os.environ.update(started_with)
-        got = _await_job(started_with)
+        got = await_job(started_with)
         if got is None:
             break
         job, _, waited = got

@@ -125,7 +125,7 @@ def remove_exchange(phase_dir: Path) -> None:
     shutil.rmtree(shm_exchange_dir(Path(phase_dir) / "exchange"), ignore_errors=True)
 
 
-def _dirs(phase_dir: Path) -> tuple[Path, Path]:
+def phase_dirs(phase_dir: Path) -> tuple[Path, Path]:
     cdir, priv = phase_dir / "candidate", phase_dir / "exchange"
     cdir.mkdir(exist_ok=True)
     priv.mkdir(exist_ok=True)
@@ -138,11 +138,11 @@ def prestart(phase_dir: Path, device: str) -> Launched:
     CPU (torch is imported first, so the child starts warm) and on CUDA from a worker
     the zygote forked that has not touched CUDA (`_forked_without_cuda`), spawned
     fresh otherwise. The job's candidate code is copied in later (`place`)."""
-    cdir, priv = _dirs(Path(phase_dir))
+    cdir, priv = phase_dirs(Path(phase_dir))
     if str(device).startswith("cuda"):
         if _forked_without_cuda():
             return _fork(cdir, priv, cuda_device=str(device))
-        return _spawn(cdir, priv, str(device))
+        return spawn(cdir, priv, str(device))
     import torch  # noqa: F401 - imported once, before the fork, for both processes
 
     return _fork(cdir, priv)
@@ -164,7 +164,7 @@ def place(job: dict, launched: Launched) -> None:
     shutil.copy(job.candidate, launched.cdir / "candidate.py")
 
 
-def _spawn(cdir: Path, priv: Path, device: str) -> Launched:
+def spawn(cdir: Path, priv: Path, device: str) -> Launched:
     r, w = os.pipe()
     rr, rw = os.pipe()
     with open(cdir / "stderr.txt", "wb") as err:

@@ -233,7 +233,7 @@ def _standby(phase_dir: str, device: str, t_start: float) -> tuple[dict, object,
     delay_s = _delay(sys.stdin.fileno())  # a spare of a staggered fill (standby.STAGGER_S)
     started = prestart(phase_dir, device)
     gate_s, gpu_s = warm_supervisor(device, gate_fd=sys.stdin.fileno())
-    got = _await_job(started_with)
+    got = await_job(started_with)
     if got is None:
         started.close()
         return None
@@ -272,7 +272,7 @@ def warm_supervisor(device: str, gate_fd: int | None = None) -> tuple[float, flo
     return gate_s, gpu_s
 
 
-def _await_job(started_with: dict) -> tuple[RunJob, float, float] | None:
+def await_job(started_with: dict) -> tuple[RunJob, float, float] | None:
     """A warm spare's wait for the path of its job file on stdin: (the job, in the
     job's environment from now on; when the spare was ready; how long the job waited
     for it: from the file's writing, just before the hand-over, to then). None on EOF."""
@@ -307,7 +307,7 @@ def _build_standby(phase_dir: str, nice: int, t_start: float) -> tuple[dict, dic
         from ..build import inline_build, lazy_builds  # noqa: F401
     except Exception as exc:  # noqa: BLE001 - the job itself will meet and report the same failure
         print(f"build standby warm-up failed: {exc}", file=sys.stderr)
-    got = _await_job(started_with)
+    got = await_job(started_with)
     if got is None:
         return None
     job, warm, waited = got

@@ -1,0 +1,107 @@
+"""Issue 41: the rules of `verify/`'s house, as tests (in the style of test_cli_layout.py).
+
+- code outside verify/ imports only the package's face (`kernelmill.verify`, its `_WHERE`
+  table), never a module past it;
+- no private name (one leading underscore) is imported from one module of verify/ into another;
+- every module path a process is started with (`python -m kernelmill.verify...`) exists: the
+  workers start by module path, so a moved file would otherwise fail only on the machine that
+  starts that process;
+- each hall holds what its name says: process/ only what runs inside workers, pools/ the
+  processes started ahead, measure/ nothing that judges, guards/ no builder.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import re
+from pathlib import Path
+
+import kernelmill
+import kernelmill.verify as verify_face
+
+PKG = Path(kernelmill.__file__).parent
+VERIFY = PKG / "verify"
+
+
+def _module(path: Path) -> tuple[str, list[str]]:
+    parts = list(path.relative_to(PKG.parent).with_suffix("").parts)
+    package = parts[:-1]
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts), package
+
+
+def _imports_from(path: Path):
+    """(absolute module, imported name, line) of every `from ... import` in the file."""
+    mod, package = _module(path)
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            for alias in node.names:
+                yield target, alias.name, node.lineno
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, None, node.lineno
+
+
+def test_code_outside_verify_imports_only_its_face():
+    face = set(verify_face._WHERE)
+    bad = []
+    for path in PKG.rglob("*.py"):
+        if VERIFY in path.parents or path == VERIFY / "__init__.py":
+            continue
+        for target, name, line in _imports_from(path):
+            where = f"{path.relative_to(PKG)}:{line}"
+            if target.startswith("kernelmill.verify."):
+                bad.append(f"{where} imports {target} (past the face)")
+            elif target == "kernelmill.verify" and name is not None and name not in face:
+                bad.append(f"{where} imports {name}, not in verify/__init__.py's _WHERE")
+    assert bad == []
+
+
+def test_every_name_of_the_face_resolves():
+    for name in verify_face._WHERE:
+        assert getattr(verify_face, name) is not None, name
+
+
+def test_no_private_name_crosses_a_module_of_verify():
+    bad = []
+    for path in VERIFY.rglob("*.py"):
+        for target, name, line in _imports_from(path):
+            if (target.startswith("kernelmill.verify") and name and name.startswith("_")
+                    and not name.startswith("__")):
+                bad.append(f"{path.relative_to(PKG)}:{line} imports {target}.{name}")
+    assert bad == []
+
+
+def test_every_module_a_process_starts_by_path_exists():
+    started = set()
+    for path in PKG.rglob("*.py"):
+        started |= set(re.findall(r'"-m",\s*"(kernelmill\.[\w.]+)"', path.read_text(encoding="utf-8")))
+    assert "kernelmill.verify.process.candidate" in started and "kernelmill.verify.pools.zygote" in started
+    missing = [m for m in sorted(started) if importlib.util.find_spec(m) is None]
+    assert missing == []
+
+
+def _hall(name: str) -> set[str]:
+    return {p.stem for p in (VERIFY / name).glob("*.py")} - {"__init__"}
+
+
+def test_each_hall_holds_what_its_name_says():
+    assert _hall("process") == {"candidate", "cuda_ipc", "job", "launch", "loading", "supervisor", "worker"}
+    assert _hall("pools") == {"standby", "resident", "resident_pool", "zygote"}
+    assert {"timing", "kernel_time", "correctness", "environment", "gpulock"} <= _hall("measure")
+    assert {"inline_build", "buildcache", "build_prepare", "lazy_builds"} <= _hall("build")
+    top = {p.stem for p in VERIFY.glob("*.py")} - {"__init__"}
+    assert top <= {"config", "runner", "sandbox", "service", "client", "store", "progress", "devices", "health",
+                   "paths", "early"}, top
+    # measure/ never judges, guards/ never builds
+    for path in (VERIFY / "measure").glob("*.py"):
+        assert not [t for t, _, _ in _imports_from(path) if t.startswith("kernelmill.verify.guards")], path.name
+    for path in (VERIFY / "guards").glob("*.py"):
+        assert not [t for t, _, _ in _imports_from(path) if t.startswith("kernelmill.verify.build")], path.name
