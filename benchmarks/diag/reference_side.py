@@ -28,7 +28,7 @@ import time
 import torch
 
 from kernelmill.tasks import load_tasks
-from kernelmill.verify.guards import inputs as inp
+from kernelmill.verify.measure import inputs as inp
 from kernelmill.verify.guards import trace
 from kernelmill.verify.process import supervisor as sv
 from kernelmill.verify.process.loading import load_reference

@@ -7,7 +7,7 @@ import torch
 from triton.testing import do_bench
 
 from kernelmill.verify.measure.timing import Bench, TimingConfig
-from kernelmill.verify.guards.inputs import refill
+from kernelmill.verify.measure.inputs import refill
 
 x = torch.randn(1 << 16, device="cuda")
 base = [torch.randn(1 << 16, device="cuda")]

@@ -4,7 +4,7 @@ every dtype they name, and drawing after them gives the draws a run would get.""
 
 import torch
 
-from kernelmill.verify.guards import inputs as inp
+from kernelmill.verify.measure import inputs as inp
 
 
 class _Task:

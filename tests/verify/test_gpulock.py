@@ -263,14 +263,14 @@ def test_a_timing_that_waits_says_who_held_the_lock(tmp_path, monkeypatch):
 
 
 def test_a_warm_up_holds_the_gpu_section_only_for_its_gpu_steps(monkeypatch):
-    """guards/trace.warm_cuda: the context and the profiled call inside `gpu_section`,
+    """guards/trace.warm_cuda: the context and the first launch inside `gpu_section`,
     the profiler's start-up (host work, seconds) outside it. Torch's CUDA calls are
     stood in for, so the order is checked on a CPU machine."""
     import contextlib
 
     import torch
 
-    from kernelmill.verify.guards import inputs as trace_inputs
+    from kernelmill.verify.measure import inputs as trace_inputs
     from kernelmill.verify.guards import trace
 
     events, inside = [], []
@@ -308,12 +308,12 @@ def test_a_warm_up_holds_the_gpu_section_only_for_its_gpu_steps(monkeypatch):
     monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
     monkeypatch.setattr(torch.cuda, "init", lambda: events.append(("driver start-up", bool(inside))))
     monkeypatch.setattr(trace, "kineto_profile", Profile)
-    monkeypatch.setattr(trace, "profile_call", lambda fn, device: events.append(("profiled call", bool(inside))))
+    monkeypatch.setattr(trace, "first_launch", lambda device: events.append(("first launch", bool(inside))))
     monkeypatch.setattr(trace, "warm_thread_pools", lambda device: events.append(("cublas, cudnn", bool(inside))))
     monkeypatch.setattr(trace_inputs, "warm_draws", lambda device: events.append(("draws", bool(inside))))
     assert trace.warm_cuda(torch.device("cuda:0"), section, draws=True) >= 0.0
     assert events == [("driver start-up", False), ("lock", "ctx"), ("context", True), "unlock", ("profiler start", False),
-                      ("lock", "libs"), ("profiled call", True), ("cublas, cudnn", True), "unlock",
+                      ("lock", "libs"), ("first launch", True), ("cublas, cudnn", True), "unlock",
                       ("lock", "kernels"), ("draws", True), "unlock"]
     events.clear()
     assert trace.warm_cuda(torch.device("cpu"), section) == 0.0  # nothing at all on a CPU

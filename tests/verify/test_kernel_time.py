@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from kernelmill.verify.measure import gpu_clocks
-from kernelmill.verify.guards.inputs import InputPool
+from kernelmill.verify.measure.inputs import InputPool
 from kernelmill.verify.guards.judge import TF32_TIMED_TOL, timed_rule
 from kernelmill.verify.measure.kernel_time import (
     KernelRecord,

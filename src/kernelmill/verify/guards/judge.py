@@ -8,7 +8,7 @@ import torch
 
 from ..measure.correctness import CheckRule, compare, flatten_outputs
 from ..measure.trivial import weak_by, weak_note
-from . import inputs as inp
+from ..measure import inputs as inp
 from .flags import FLAGS, decide
 from .source import own_kernel_names
 from .speed import fastest_possible_ms, needed_bytes

@@ -13,26 +13,9 @@ from __future__ import annotations
 
 import torch
 
-# peak DRAM/HBM bandwidth in bytes/s by device-name fragment (vendor datasheets)
-PEAK_BANDWIDTH = [
-    ("H200", 4.8e12), ("H100 NVL", 3.9e12), ("H100 PCIe", 2.0e12), ("H100", 3.35e12), ("H800", 3.35e12),
-    ("B200", 8.0e12), ("GH200", 4.0e12), ("A100-SXM4-80GB", 2.039e12), ("A100 80GB PCIe", 1.935e12),
-    ("A100", 1.555e12), ("A10G", 0.6e12), ("A10", 0.6e12), ("L40S", 0.864e12), ("L40", 0.864e12),
-    ("L4", 0.3e12), ("RTX 4090", 1.008e12), ("RTX 3090", 0.936e12), ("V100", 0.9e12), ("T4", 0.32e12),
-]
+from ..measure.sol import gpu_peak_bandwidth
+
 CPU_MARGIN = 4.0  # a CPU kernel may beat a plain copy_ through SIMD or fewer passes, not 4x
-
-
-def gpu_peak_bandwidth(device: torch.device) -> float | None:
-    props = torch.cuda.get_device_properties(device)
-    for fragment, bw in PEAK_BANDWIDTH:
-        if fragment in props.name:
-            return bw
-    clock_khz = getattr(props, "memory_clock_rate", 0)
-    bus_bits = getattr(props, "memory_bus_width", 0)
-    if clock_khz and bus_bits:
-        return 2.0 * clock_khz * 1e3 * bus_bits / 8  # double data rate
-    return None
 
 
 def fastest_possible_ms(nbytes: int, device: torch.device, copy: dict | None = None) -> tuple[float | None, str]:
@@ -78,7 +61,7 @@ def input_reach(ref, args: list, samples: int = REACH_SAMPLES, seed: int = 0) ->
     mattered the share is 1; otherwise the lower end of its 95% interval, so
     the bound only ever gets looser on evidence. Integer tensors count whole.
     The reference must not write into its inputs (the caller checks)."""
-    from .inputs import tensors_in  # noqa: PLC0415
+    from ..measure.inputs import tensors_in  # noqa: PLC0415
 
     tensors = tensors_in(args)
     base = ref(*args)
@@ -111,7 +94,7 @@ def input_reach(ref, args: list, samples: int = REACH_SAMPLES, seed: int = 0) ->
 
 def needed_bytes(inputs: list, reach: list[float] | None) -> int:
     """Input bytes a correct kernel must read, given `input_reach` shares."""
-    from .inputs import tensors_in  # noqa: PLC0415
+    from ..measure.inputs import tensors_in  # noqa: PLC0415
 
     tensors = tensors_in(inputs)
     if not reach or len(reach) != len(tensors):

@@ -43,7 +43,7 @@ def protected_callables() -> dict[str, Any]:
     candidate must leave every one of them bound where it found it."""
     from ..measure import correctness, timing
     from ..process import candidate
-    from . import inputs
+    from ..measure import inputs
 
     named = {
         "time.perf_counter": (time, "perf_counter"), "time.perf_counter_ns": (time, "perf_counter_ns"),
@@ -112,14 +112,13 @@ def warm_cuda(device: torch.device, gpu_section: Callable[[str], Any] | None = N
         # the process (an 8-kernel call: 40.8 -> 56.7 us, H100, issue 39), and the
         # KernelBench-convention rounds (timing.compare) must run before any. The first
         # CUDA session costs ~30 ms more than later ones: paid in the profiled call.
-        torch.ones(8, device=device) * 2
-        torch.cuda.synchronize(device)
+        first_launch(device)
         # cuBLAS's handle and workspace, cuDNN's libraries: the first matmul and
         # convolution of a process, otherwise paid inside the reference's first
         # run (guard_inputs_s) and the candidate's check_s
         warm_thread_pools(device)
     if draws or checks:  # a section of its own: a timing waiting meanwhile goes in between
-        from . import inputs
+        from ..measure import inputs
 
         with section("kernels"):
             if draws:
@@ -127,6 +126,12 @@ def warm_cuda(device: torch.device, gpu_section: Callable[[str], Any] | None = N
             if checks:
                 inputs.warm_checks(device)
     return held + time.perf_counter() - t0
+
+
+def first_launch(device: torch.device) -> None:
+    """A process's first kernel on `device` (its module loads), unprofiled."""
+    torch.ones(8, device=device) * 2
+    torch.cuda.synchronize(device)
 
 
 def warm_thread_pools(device: torch.device) -> None:

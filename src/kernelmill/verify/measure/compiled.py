@@ -42,7 +42,7 @@ DEFAULT_BACKEND = "inductor"  # KernelBench's torch_compile_backend default
 
 
 def _refill(dst: list, src: list, scale: float) -> None:
-    from ..guards.inputs import refill
+    from .inputs import refill
 
     refill(dst, src, scale)
 

@@ -20,6 +20,14 @@ from typing import Any
 # (vendor datasheets, SXM parts)
 TENSOR_PEAK_16 = (("H200", 989e12), ("H100", 989e12), ("A100", 312e12), ("L40S", 362e12), ("L40", 181e12),
                   ("RTX 3090", 71e12), ("B200", 2250e12))
+# peak memory bandwidth (bytes/s) by a fragment of the device name (vendor datasheets);
+# first match wins, so the more specific names come first
+PEAK_BANDWIDTH = [
+    ("H200", 4.8e12), ("H100 NVL", 3.9e12), ("H100 PCIe", 2.0e12), ("H100", 3.35e12), ("H800", 3.35e12),
+    ("B200", 8.0e12), ("GH200", 4.0e12), ("A100-SXM4-80GB", 2.039e12), ("A100 80GB PCIe", 1.935e12),
+    ("A100", 1.555e12), ("A10G", 0.6e12), ("A10", 0.6e12), ("L40S", 0.864e12), ("L40", 0.864e12),
+    ("L4", 0.3e12), ("RTX 4090", 1.008e12), ("RTX 3090", 0.936e12), ("V100", 0.9e12), ("T4", 0.32e12),
+]
 # FP32 lanes per SM by compute capability (sm_80: 64; later: 128)
 _FP32_LANES = {(8, 0): 64}
 
@@ -27,8 +35,6 @@ _FP32_LANES = {(8, 0): 64}
 def peak_rates(device) -> dict[str, float] | None:
     """{bandwidth (bytes/s), float32, float16, bfloat16 (FLOP/s)} of a CUDA device; None elsewhere."""
     import torch
-
-    from ..guards.speed import gpu_peak_bandwidth
 
     if torch.device(device).type != "cuda":
         return None
@@ -63,3 +69,18 @@ def sol_fraction(features: Any, peaks: dict[str, float] | None, runtime_ms: floa
         return None
     b = bound_ms(features.flops, features.bytes_moved, list(features.dtypes), peaks or {})
     return round(b / runtime_ms, 5) if b else None
+
+
+def gpu_peak_bandwidth(device) -> float | None:
+    """Peak memory bandwidth (bytes/s) of a CUDA device: the table, else from its memory clock and bus."""
+    import torch
+
+    props = torch.cuda.get_device_properties(device)
+    for fragment, bw in PEAK_BANDWIDTH:
+        if fragment in props.name:
+            return bw
+    clock_khz = getattr(props, "memory_clock_rate", 0)
+    bus_bits = getattr(props, "memory_bus_width", 0)
+    if clock_khz and bus_bits:
+        return 2.0 * clock_khz * 1e3 * bus_bits / 8  # double data rate
+    return None

@@ -27,7 +27,7 @@ from ..measure.environment import backend_flags, settle_process
 from ..measure.kernel_time import own_kernel_names
 from ..measure.timing import Bench, snapshot, timing_numerics
 from ..guards import cudart, trace
-from ..guards.inputs import InputPool, refill, tensors_in
+from ..measure.inputs import InputPool, refill, tensors_in
 from . import cuda_ipc
 from ..measure.gpulock import wait_for_timing, warm_section
 from .job import CandidateJob

@@ -34,7 +34,7 @@ from ..measure.kernel_time import own_kernel_names, profiled_provenance
 from ..measure.sol import peak_rates
 from ..measure import gpu_clocks
 from ..measure.timing import Bench, Comparison, Round, TimingConfig, compare, timing_numerics
-from ..guards import inputs as inp
+from ..measure import inputs as inp
 from ..guards.flags import Findings, decide
 from ..guards.judge import fp32_task, judge, task_weak_by
 from . import cuda_ipc

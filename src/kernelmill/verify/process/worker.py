@@ -90,7 +90,7 @@ def _run(job, share: SharedUse) -> dict:
     from ..measure.environment import backend_flags, settle_process
     from .supervisor import attach_timing, measurement, time_compiled
     from ..measure import gpu_clocks
-    from ..guards.inputs import InputPool
+    from ..measure.inputs import InputPool
     from ..measure.trivial import TrivialCheck, weak_note
     from ..measure.kernel_time import own_kernel_names
     from ..measure.timing import Bench, compare as compare_speed, timing_numerics
