@@ -9,7 +9,7 @@ context above the fork, as in the zygote), warms it as a spare is warmed
 (guards/trace.warm_cuda), then times, in order: the sets drawn, drawn again, the
 reference's work (supervisor._ReferenceWork: outputs on every set, mutation and
 aliasing checks) and that work again. With `--warm-draws`, the child first runs
-`guards.inputs.warm_draws` (what the spare's warm-up does since this session) and the
+`measure.inputs.warm_draws` (what the spare's warm-up does since this session) and the
 first draw shows what is left.
 
     python benchmarks/diag/reference_side.py --out ref_side.json            # on a GPU machine

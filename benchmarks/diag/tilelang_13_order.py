@@ -54,7 +54,7 @@ def load_seed():
 def draw(dist: str, gen: torch.Generator, shape) -> torch.Tensor:
     if dist == "normal":
         return torch.randn(shape, generator=gen, device="cuda")
-    if dist == "uniform_offset":  # mean 0.5, variance 1 (the verifier's guards/inputs.py)
+    if dist == "uniform_offset":  # mean 0.5, variance 1 (the verifier's measure/inputs.py)
         return torch.rand(shape, generator=gen, device="cuda").mul_(2 * math.sqrt(3.0)).sub_(math.sqrt(3.0)).add_(0.5)
     if dist == "laplace":
         u = torch.rand(shape, generator=gen, device="cuda", dtype=torch.float64).clamp_(1e-12, 1 - 1e-12) - 0.5

@@ -1,4 +1,4 @@
-"""The warm-up steps that launch the harness's own kernels once (guards/inputs.py:
+"""The warm-up steps that launch the harness's own kernels once (measure/inputs.py:
 `warm_draws` for a supervisor, `warm_checks` for a candidate's process): they run on
 every dtype they name, and drawing after them gives the draws a run would get."""
 

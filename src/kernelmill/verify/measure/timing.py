@@ -25,7 +25,7 @@ The convention (docs/SEMANTICS.md, "Timing"):
   and the refill between single calls added 1-2 us to a 3 us call (a 64K-float
   ReLU read 0.0044 ms per call against the Timer's 0.0030 ms).
 * Both: the inputs are refilled (`prepare`: the guarded run's shifting pool gives every
-  call fresh values at a fresh address, guards/inputs.py) outside the timed region (on
+  call fresh values at a fresh address, measure/inputs.py) outside the timed region (on
   CPU, before every block); warm-up first; the median per round.
 
 A comparison alternates reference and candidate *rounds* (A/B/A/B), each side

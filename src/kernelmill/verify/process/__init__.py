@@ -7,5 +7,5 @@ Workers started ahead of their jobs (spares, residents, the zygote) are in `veri
 
 `job` holds the typed records the runner hands down; `loading` the shared
 code-loading helpers. What a run's facts mean is judged beside this package,
-in `verify/guards/` (flags, judge, source, speed, trace, inputs, cudart).
+in `verify/guards/` (flags, judge, source, speed, trace, cudart); figures in `verify/measure/`.
 """

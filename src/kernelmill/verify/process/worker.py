@@ -166,7 +166,7 @@ def _run(job, share: SharedUse) -> dict:
                 t0 = time.perf_counter()
                 torch.manual_seed(job.input_seed + job.trials)
                 inputs = _draw(ref_mod, device)
-                # fresh values at a fresh address every call, both sides (guards/inputs.py)
+                # fresh values at a fresh address every call, both sides (measure/inputs.py)
                 rng = random.Random(int.from_bytes(os.urandom(8), "little"))
                 ref_pool, cand_pool = InputPool(inputs), InputPool(inputs)
                 ref_bench = Bench(lambda: ref(*ref_pool.current), device, cfg,
