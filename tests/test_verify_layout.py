@@ -93,7 +93,7 @@ def _hall(name: str) -> set[str]:
 
 
 def test_each_hall_holds_what_its_name_says():
-    assert _hall("process") == {"candidate", "cuda_ipc", "job", "launch", "loading", "supervisor", "worker"}
+    assert _hall("process") == {"candidate", "channel", "cuda_ipc", "job", "launch", "loading", "supervisor", "worker"}
     assert _hall("pools") == {"standby", "resident", "resident_pool", "zygote"}
     assert {"timing", "kernel_time", "correctness", "environment", "gpulock"} <= _hall("measure")
     assert {"inline_build", "buildcache", "build_prepare", "lazy_builds"} <= _hall("build")

@@ -7,7 +7,7 @@ import json
 import os
 import threading
 
-from kernelmill.verify.process.supervisor import _Reports
+from kernelmill.verify.process.channel import Reports as _Reports
 
 
 def test_junk_lines_and_a_second_report_are_findings_not_a_crash():

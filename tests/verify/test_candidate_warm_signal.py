@@ -1,4 +1,4 @@
-"""A spawned candidate's process says when its warm-up is over (launch.WARM_LINE), and
+"""A spawned candidate's process says when its warm-up is over (channel.WARM_LINE), and
 the supervisor waits for that without its share of the GPU lock (supervisor: a run
 that took a spare still warming up kept the other run's timing waiting)."""
 
@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from kernelmill.verify.process.launch import WARM_LINE, Launched
+from kernelmill.verify.process.channel import WARM_LINE
+from kernelmill.verify.process.launch import Launched
 
 
 @pytest.fixture

@@ -38,12 +38,12 @@ PLUMBING = {
 LOW_PRECISION = {"c10::Half", "c10::BFloat16", "c10::Float8_e4m3fn", "c10::Float8_e5m2"}
 
 
-def protected_callables() -> dict[str, Any]:
+def protected_callables(harness: Any = None) -> dict[str, Any]:
     """Objects the harness relies on inside the candidate's process; the
-    candidate must leave every one of them bound where it found it."""
-    from ..measure import correctness, timing
-    from ..process import candidate
-    from ..measure import inputs
+    candidate must leave every one of them bound where it found it. `harness`:
+    the module running the candidate (process/candidate.py passes itself), whose
+    own functions are protected too."""
+    from ..measure import correctness, inputs, timing
 
     named = {
         "time.perf_counter": (time, "perf_counter"), "time.perf_counter_ns": (time, "perf_counter_ns"),
@@ -64,13 +64,14 @@ def protected_callables() -> dict[str, Any]:
         "correctness.compare": (correctness, "compare"), "inputs.refill": (inputs, "refill"),
     }
     for name in ("run_candidate", "_run_trials", "_timing_bench", "_serve_timing", "_write_outputs", "_poison"):
-        named[f"candidate.{name}"] = (candidate, name)
+        if harness is not None:
+            named[f"candidate.{name}"] = (harness, name)
     # getattr_static: a classmethod read through getattr is a new object each time
     return {label: inspect.getattr_static(owner, attr, None) for label, (owner, attr) in named.items()}
 
 
-def rebound(before: dict[str, Any]) -> list[str]:
-    now = protected_callables()
+def rebound(before: dict[str, Any], harness: Any = None) -> list[str]:
+    now = protected_callables(harness)
     return [label for label, obj in before.items() if now.get(label) is not obj]
 
 

@@ -31,26 +31,12 @@ from ..measure.inputs import InputPool, refill, tensors_in
 from . import cuda_ipc
 from ..measure.gpulock import wait_for_timing, warm_section
 from .job import CandidateJob
-from .launch import WARM_LINE
-from .loading import clone, die_with_parent, error_text, load_module, name_process, to_cpu, to_device
-
-
-class Reporter:
-    """JSON lines to the supervisor, one ``write`` each."""
-
-    def __init__(self, fd: int):
-        self.fd = fd
-
-    def send(self, message: dict) -> None:
-        data = (json.dumps(message, default=float) + "\n").encode()
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self.fd, view):]
+from .channel import WARM_LINE, Reporter
+from .loading import (clone, die_with_parent, error_text, fast_serialization, load_module, name_process, to_cpu,
+                      to_device)
 
 
 def _write_outputs(job: CandidateJob, outputs: dict) -> None:
-    from .supervisor import fast_serialization
-
     fast_serialization()
     torch.save(outputs, job.outputs + ".tmp")
     os.replace(job.outputs + ".tmp", job.outputs)
@@ -233,7 +219,7 @@ def run_candidate(job: CandidateJob, commands, report: Reporter) -> None:
                    "output_aliases_input": False}
     outputs: dict = {}
     device = torch.device(job.device)
-    protected = trace.protected_callables()
+    protected = trace.protected_callables(sys.modules[__name__])
     l2_limit = cudart.persisting_l2_limit() if device.type == "cuda" else None  # before the candidate runs
     settle_process(device, job.timing_config())
     t0 = time.perf_counter()
@@ -304,10 +290,10 @@ def run_candidate(job: CandidateJob, commands, report: Reporter) -> None:
                     profiled()
                 facts["backend_flags"] = backend_flags()
             args = None
-        facts["rebound"] = trace.rebound(protected)
+        facts["rebound"] = trace.rebound(protected, sys.modules[__name__])
     except BaseException as exc:  # noqa: BLE001 - the candidate failed while running
         facts.update(status="runtime_error", message=f"{facts['stage']}: " + error_text(exc, job.message_limit))
-        facts["rebound"] = trace.rebound(protected)
+        facts["rebound"] = trace.rebound(protected, sys.modules[__name__])
     _finish(job, outputs, facts, report, commands)
 
 

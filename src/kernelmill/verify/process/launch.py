@@ -30,8 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
-# what a spawned candidate's process writes on its report pipe once warm (candidate.main)
-WARM_LINE = b'{"warm": true}'
+from .channel import WARM_LINE
 
 
 @dataclass

@@ -115,3 +115,14 @@ def to_cpu(out: Any):
     if isinstance(out, (list, tuple)):
         return [to_cpu(o) for o in out]
     return out
+
+
+def fast_serialization() -> None:
+    """The exchange files live for one candidate on a local disk: a CRC of
+    gigabytes of tensors costs more than it protects (torch >= 2.6 has the knob)."""
+    try:
+        import torch.utils.serialization as ser
+
+        ser.config.save.compute_crc32 = False
+    except (ImportError, AttributeError):
+        pass

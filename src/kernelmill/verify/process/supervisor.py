@@ -43,8 +43,9 @@ from ..guards.source import check_source
 from ..guards.trace import profile_call
 from ..guards.speed import input_reach
 from ..measure.gpulock import TIMING_LOCK_TIMEOUT_S, SharedUse, gpu_lock
+from .channel import ChannelError, RemoteSide, Reports
 from .job import CandidateJob, RunJob
-from .loading import clone, error_text, load_reference, to_cpu, to_device
+from .loading import clone, error_text, fast_serialization, load_reference, to_cpu, to_device
 
 WARM_WAIT_S = 120.0  # longest a run waits for its candidate's process to warm up, then goes on
 N_CHECK_SETS = 2  # timed calls whose outputs are checked: one early, one in the last round
@@ -90,81 +91,6 @@ def run_guarded(job: RunJob, launched: Launched) -> dict:
             exp.free()
         if isinstance(result.get("phases"), dict):  # the candidate's process closed, what it shared freed
             result["phases"]["sup_close_s"] = round(time.perf_counter() - t1, 4)
-
-
-class _RemoteSide:
-    """The candidate's side of the timing comparison, in its own process: each
-    command is one JSON line down the command pipe, each answer one line back."""
-
-    def __init__(self, launched: Launched, reports: "_Reports", rng=None):
-        self.launched, self.reports, self.rng = launched, reports, rng
-
-    def warm(self, warmup_ms: float) -> float:
-        self.launched.send({"cmd": "warm", "ms": warmup_ms})
-        return float(self.reports.expect("est_ms"))
-
-    def round(self, n: int, check=None) -> Round:
-        # the calls' input scales, drawn here from the run's secret (never in the candidate's process before its round)
-        scales = [self.rng.uniform(0.5, 1.5) for _ in range(n)] if self.rng is not None else None
-        self.launched.send({"cmd": "round", "n": n, "check": list(check) if check else None, "scales": scales})
-        r = Round.from_msg(self.reports.expect("times_ms", whole=True))
-        if len(r.times_ms) != n or (r.events_ms is not None and len(r.events_ms) != n):
-            raise _ChannelError(f"a timing round of {n} calls reported {len(r.times_ms)} times")
-        return r
-
-    def kernelbench_round(self, trials: int) -> list[float]:
-        self.launched.send({"cmd": "kernelbench", "trials": trials})
-        return [float(t) for t in self.reports.expect("kb_ms")]
-
-
-class _ChannelError(RuntimeError):
-    """The candidate's process ended, or said something out of turn, mid-protocol."""
-
-
-class _Reports:
-    """The candidate's report pipe, read one JSON line at a time. A report out
-    of protocol (a second final report, text that is no report) is kept as a
-    forged-output finding (item 20)."""
-
-    def __init__(self, fd: int):
-        self.file = os.fdopen(os.dup(fd), "rb")
-        self.final: dict | None = None
-        self.forged: list[str] = []
-
-    def next(self) -> dict | None:
-        while True:  # a loop, not recursion: a candidate may write any number of junk lines
-            line = self.file.readline()
-            if not line:
-                return None
-            try:
-                msg = json.loads(line)
-                if isinstance(msg, dict):
-                    break
-            except ValueError:
-                pass
-            self.forged.append(f"a line that is no report: {line[:80]!r}")
-        if "facts" in msg:
-            if self.final is not None:
-                self.forged.append("a second final report")
-            else:
-                self.final = msg["facts"]
-        return msg
-
-    def expect(self, key: str, whole: bool = False):
-        while True:
-            msg = self.next()
-            if msg is None:
-                raise _ChannelError("the candidate's process ended during timing")
-            if key in msg:
-                return msg if whole else msg[key]
-            if "facts" in msg:
-                raise _ChannelError("the candidate's process stopped during timing")
-
-    def drain(self) -> None:
-        """Everything left once the process (and anything it started) is gone."""
-        while self.next() is not None:
-            pass
-        self.file.close()
 
 
 class _ReferenceSide(Bench):
@@ -256,7 +182,7 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
         waited = time.perf_counter() - t_warm
         phases["cand_warm_wait_s"] = round(waited, 4)
         t0 += waited  # not part of the guarded exchange (guard_exchange_s)
-    reports = _Reports(launched.report)
+    reports = Reports(launched.report)
     # where guard_exchange_s (a residual, below) goes: these marks split it into
     # xchg_setup_s, xchg_ready_s, xchg_end_s, xchg_outputs_s and xchg_exit_s
     marks = {"go": time.perf_counter()}
@@ -293,7 +219,7 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
             launched.send({"cmd": "end"})
             while reports.final is None and reports.next() is not None:
                 pass
-    except _ChannelError as exc:
+    except ChannelError as exc:
         timing_error = str(exc)
     except BaseException as exc:  # noqa: BLE001 - the reference failed while being timed
         launched.close()
@@ -494,7 +420,7 @@ class _ReferenceWork:
         self.profile_s += time.perf_counter() - t0
 
 
-def _leftovers(reports: _Reports, left: list[str], findings: Findings) -> bool:
+def _leftovers(reports: Reports, left: list[str], findings: Findings) -> bool:
     """Reports after the final one and processes the candidate left running (item 20),
     read once its process is gone: a forged_output finding (True) or nothing."""
     reports.drain()
@@ -556,7 +482,7 @@ def _time_both(ref, timing_sets, launched, reports, device, cfg, job, sets, expe
     with torch.no_grad(), share.pause(then="run-post"), timing_numerics(cfg, device), \
             gpu_lock(str(device), exclusive=True, timeout=TIMING_LOCK_TIMEOUT_S, label="timing") as held:
         before = gpu_clocks.read_device(device)
-        comp = compare(ref_side, _RemoteSide(launched, reports, rng), cfg,
+        comp = compare(ref_side, RemoteSide(launched, reports, rng), cfg,
                        check_rounds={rng.randrange(cfg.min_rounds): 0}, final_check=1, rng=rng,
                        candidate_walls=[])
         comp.clocks = {"before": before, "after": gpu_clocks.read_device(device)}
@@ -719,17 +645,6 @@ def _tensor_dir(priv: Path, nbytes: int) -> Path:
     except OSError:
         pass
     return priv
-
-
-def fast_serialization() -> None:
-    """The exchange files live for one candidate on a local disk: a CRC of
-    gigabytes of tensors costs more than it protects (torch >= 2.6 has the knob)."""
-    try:
-        import torch.utils.serialization as ser
-
-        ser.config.save.compute_crc32 = False
-    except (ImportError, AttributeError):
-        pass
 
 
 def _detached(out):

@@ -1,0 +1,114 @@
+"""The pipes between a guarded run's supervisor and its candidate's process, both ends.
+
+    supervisor                                   candidate's process
+    Launched.go()/send()  -- command pipe -->    b"1", then one JSON command a line:
+                                                 warm, round, kernelbench, end (candidate._serve_timing)
+    Reports.next/expect   <-- report pipe --     Reporter.send: one JSON line each
+                                                 (WARM_LINE first on CUDA; "ready"; answers; "facts" last)
+
+`RemoteSide` is the candidate's side of a timing comparison as the supervisor drives it.
+A report out of protocol is kept as a forged-output finding (item 20). This module imports
+no torch at import time: `launch` (imported by the worker before torch) needs `WARM_LINE`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .launch import Launched
+
+# what a spawned candidate's process writes on its report pipe once warm (candidate.main)
+WARM_LINE = b'{"warm": true}'
+
+
+class Reporter:
+    """JSON lines to the supervisor, one ``write`` each."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+
+    def send(self, message: dict) -> None:
+        data = (json.dumps(message, default=float) + "\n").encode()
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.fd, view):]
+
+
+class ChannelError(RuntimeError):
+    """The candidate's process ended, or said something out of turn, mid-protocol."""
+
+
+class Reports:
+    """The candidate's report pipe, read one JSON line at a time. A report out
+    of protocol (a second final report, text that is no report) is kept as a
+    forged-output finding (item 20)."""
+
+    def __init__(self, fd: int):
+        self.file = os.fdopen(os.dup(fd), "rb")
+        self.final: dict | None = None
+        self.forged: list[str] = []
+
+    def next(self) -> dict | None:
+        while True:  # a loop, not recursion: a candidate may write any number of junk lines
+            line = self.file.readline()
+            if not line:
+                return None
+            try:
+                msg = json.loads(line)
+                if isinstance(msg, dict):
+                    break
+            except ValueError:
+                pass
+            self.forged.append(f"a line that is no report: {line[:80]!r}")
+        if "facts" in msg:
+            if self.final is not None:
+                self.forged.append("a second final report")
+            else:
+                self.final = msg["facts"]
+        return msg
+
+    def expect(self, key: str, whole: bool = False):
+        while True:
+            msg = self.next()
+            if msg is None:
+                raise ChannelError("the candidate's process ended during timing")
+            if key in msg:
+                return msg if whole else msg[key]
+            if "facts" in msg:
+                raise ChannelError("the candidate's process stopped during timing")
+
+    def drain(self) -> None:
+        """Everything left once the process (and anything it started) is gone."""
+        while self.next() is not None:
+            pass
+        self.file.close()
+
+
+class RemoteSide:
+    """The candidate's side of the timing comparison, in its own process: each
+    command is one JSON line down the command pipe, each answer one line back."""
+
+    def __init__(self, launched: "Launched", reports: "Reports", rng=None):
+        self.launched, self.reports, self.rng = launched, reports, rng
+
+    def warm(self, warmup_ms: float) -> float:
+        self.launched.send({"cmd": "warm", "ms": warmup_ms})
+        return float(self.reports.expect("est_ms"))
+
+    def round(self, n: int, check=None) -> Round:
+        # the calls' input scales, drawn here from the run's secret (never in the candidate's process before its round)
+        scales = [self.rng.uniform(0.5, 1.5) for _ in range(n)] if self.rng is not None else None
+        self.launched.send({"cmd": "round", "n": n, "check": list(check) if check else None, "scales": scales})
+        from ..measure.timing import Round
+
+        r = Round.from_msg(self.reports.expect("times_ms", whole=True))
+        if len(r.times_ms) != n or (r.events_ms is not None and len(r.events_ms) != n):
+            raise ChannelError(f"a timing round of {n} calls reported {len(r.times_ms)} times")
+        return r
+
+    def kernelbench_round(self, trials: int) -> list[float]:
+        self.launched.send({"cmd": "kernelbench", "trials": trials})
+        return [float(t) for t in self.reports.expect("kb_ms")]
