@@ -15,11 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .launch import Launched
-
 # what a spawned candidate's process writes on its report pipe once warm (candidate.main)
 WARM_LINE = b'{"warm": true}'
 
@@ -91,7 +86,7 @@ class RemoteSide:
     """The candidate's side of the timing comparison, in its own process: each
     command is one JSON line down the command pipe, each answer one line back."""
 
-    def __init__(self, launched: "Launched", reports: "Reports", rng=None):
+    def __init__(self, launched, reports: "Reports", rng=None):  # launched: launch.Launched
         self.launched, self.reports, self.rng = launched, reports, rng
 
     def warm(self, warmup_ms: float) -> float:
