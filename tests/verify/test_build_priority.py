@@ -10,7 +10,8 @@ import pytest
 
 from kernelmill.records import Sample
 from kernelmill.tasks import load_tasks
-from kernelmill.verify import VerifyConfig, verify_samples; from kernelmill.verify.build import build_prepare
+from kernelmill.verify import VerifyConfig, verify_samples
+from kernelmill.verify.build import build_prepare
 from kernelmill.verify.config import ConfigError
 
 RECORDING = '''

@@ -409,7 +409,8 @@ def _warm_up(device: torch.device, cmd_fd: int = 0) -> None:
     the reference: the CUDA context and the profiler's start-up."""
     import torch.utils.cpp_extension  # noqa: F401 - what install() (inline_build) needs: 0.1-0.4 s
 
-    from ..measure import correctness, timing; from ..build import inline_build  # noqa: F401
+    from ..build import inline_build  # noqa: F401
+    from ..measure import correctness, timing  # noqa: F401
     from . import loading  # noqa: F401 - imported now, not on the clock
 
     try:  # a Triton candidate's first import, ahead: 0.15 s of its run (median, builtin, H200; issue 14)
