@@ -105,3 +105,31 @@ def test_each_hall_holds_what_its_name_says():
         assert not [t for t, _, _ in _imports_from(path) if t.startswith("kernelmill.verify.guards")], path.name
     for path in (VERIFY / "guards").glob("*.py"):
         assert not [t for t, _, _ in _imports_from(path) if t.startswith("kernelmill.verify.build")], path.name
+
+
+def test_language_names_live_in_languages():
+    """What the harness knows of a language is in languages/<name>.py: verify/ names no
+    language-only package (the names "cuda", "cpp" and "torch" are also a device, a
+    library and the reference's framework, so only these are checked)."""
+    from kernelmill import languages
+
+    assert {"torch", "cuda", "cpp", "triton", "tilelang"} <= set(languages.ALL)
+    only = {"triton", "tilelang"}
+    bad = []
+    for path in VERIFY.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in only:
+                bad.append(f"{path.relative_to(PKG)}:{node.lineno} the string {node.value!r}")
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            bad += [f"{path.relative_to(PKG)}:{node.lineno} imports {n}" for n in names if n.split(".")[0] in only]
+    assert bad == []
+
+
+def test_a_language_is_one_module():
+    """Every module of languages/ but base defines LANGUAGE under its own name; the
+    registry is what the files define (adding one is adding a file)."""
+    from kernelmill import languages
+
+    files = {p.stem for p in (PKG / "languages").glob("*.py")} - {"__init__", "base"}
+    assert files == set(languages.ALL)

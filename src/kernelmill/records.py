@@ -19,11 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, TypeVar
 
+from . import languages as _languages
+
 # bumped when what a verdict means changes (its store key holds it): 0.2.0 = GPU time
 # from the device's activity records, timed calls under PyTorch's numerics (issue 39)
 HARNESS_VERSION = "0.2.0"
 
-LANGUAGES = ("cuda", "triton", "tilelang", "cpp", "torch")
+LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/
 OP_TYPES = ("single", "fusion", "network")
 STATUSES = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "rejected")
 

@@ -12,7 +12,8 @@ import pytest
 from optional_modules import import_or_skip
 import torch
 
-from kernelmill.backends import get_backend, tilelang_target
+from kernelmill.languages import get_language
+from kernelmill.languages.tilelang import tilelang_target
 from kernelmill.records import Sample, Task
 from kernelmill.verify.guards import trace
 from kernelmill.verify.guards.source import check_source, own_kernel_names
@@ -21,14 +22,14 @@ from kernelmill.verify.runner import static_verdict
 
 
 def test_tilelang_caches_live_in_the_verify_cache(tmp_path):
-    env = get_backend("tilelang").env("cuda", tmp_path, tmp_path / "ext", "9.0", build_jobs=1)
+    env = get_language("tilelang").env("cuda", tmp_path, tmp_path / "ext", "9.0", build_jobs=1)
     assert env["TILELANG_CACHE_DIR"] == str(tmp_path / "tilelang")
     assert env["TVM_FFI_CACHE_DIR"] == str(tmp_path / "tvm-ffi")
     assert json.loads(env["TILELANG_DEFAULT_TARGET"]) == {"kind": "cuda", "arch": "sm_90a"}
     assert "TRITON_CACHE_DIR" not in env and "TORCH_EXTENSIONS_DIR" not in env
     # no GPU known: TileLang's own detection decides (no target forced)
-    assert "TILELANG_DEFAULT_TARGET" not in get_backend("tilelang").env("cuda", tmp_path, tmp_path, None, 1)
-    assert "TILELANG_CACHE_DIR" not in get_backend("triton").env("cuda", tmp_path, tmp_path, "9.0", 1)
+    assert "TILELANG_DEFAULT_TARGET" not in get_language("tilelang").env("cuda", tmp_path, tmp_path, None, 1)
+    assert "TILELANG_CACHE_DIR" not in get_language("triton").env("cuda", tmp_path, tmp_path, "9.0", 1)
 
 
 @pytest.mark.parametrize("cap, arch", [("9.0", "sm_90a"), ("8.0", "sm_80"), ("8.9", "sm_89"),
@@ -81,7 +82,7 @@ def test_measurement_records_the_tilelang_version():
 
 def test_a_tilelang_kernel_call_counts_as_own_code():
     kernel_mod = import_or_skip("tilelang.jit.kernel", reason="tilelang cannot be imported")
-    assert kernel_mod.JITKernel.__call__.__code__ in trace.dsl_kernel_codes()
+    assert kernel_mod.JITKernel.__call__.__code__ in __import__("kernelmill.languages", fromlist=["kernel_codes"]).kernel_codes()
     # JITKernel.__call__ runs the compiled function it holds; a stand-in holder
     # runs its code object exactly as a compiled kernel's call would (no GPU here)
     holder = types.SimpleNamespace(torch_function=lambda x: x + 1)

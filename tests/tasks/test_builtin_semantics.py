@@ -199,9 +199,9 @@ def _child(languages: set[str]) -> dict[str, dict]:
 
 @pytest.mark.parametrize("sample", CONSTRUCTIBLE, ids=[s.sample_id for s in CONSTRUCTIBLE])
 def test_parameters_equal_the_references_under_the_same_seed(sample):
-    from kernelmill.backends import get_backend
+    from kernelmill.languages import get_language
 
-    needs = get_backend(sample.language).requires_module
+    needs = get_language(sample.language).requires_module
     if needs:  # TileLang seeds import tilelang at module level: checked where it is installed
         from optional_modules import import_or_skip  # here: this file also runs as a script (--triton)
 

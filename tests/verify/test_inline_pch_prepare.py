@@ -236,12 +236,12 @@ def test_prepared_and_run_builds_name_the_same_architectures(tmp_path, monkeypat
     # run's builds keep the user's list, as torch's load_inline does, and prepare-builds
     # keys its headers by the same list (seventeenth session: runs had overridden it with
     # the probe's "9.0" and found none of the prepared headers and binding objects)
-    from kernelmill.backends import get_backend
+    from kernelmill.languages import get_language
     from kernelmill.verify import devices
 
     monkeypatch.setattr(devices, "cuda_devices", lambda: ({"index": 0, "capability": "9.0"},))
     monkeypatch.setattr(build_prepare, "prepare_pch", lambda root, specs, merged=True, slim=True: {"sets": []})
-    cuda = get_backend("cuda")
+    cuda = get_language("cuda")
     for user_list, expected in ((None, "9.0"), ("9.0a", "9.0a")):
         if user_list is None:
             monkeypatch.delenv("TORCH_CUDA_ARCH_LIST", raising=False)
@@ -251,4 +251,4 @@ def test_prepared_and_run_builds_name_the_same_architectures(tmp_path, monkeypat
         build_prepare.main([str(tmp_path), "--cuda"])
         assert run_env["TORCH_CUDA_ARCH_LIST"] == os.environ["TORCH_CUDA_ARCH_LIST"] == expected
     # TileLang's target stays the probe's (sm_90a from "9.0")
-    assert "sm_90a" in get_backend("tilelang").env("cuda", tmp_path, tmp_path / "ext", "9.0", 1)["TILELANG_DEFAULT_TARGET"]
+    assert "sm_90a" in get_language("tilelang").env("cuda", tmp_path, tmp_path / "ext", "9.0", 1)["TILELANG_DEFAULT_TARGET"]

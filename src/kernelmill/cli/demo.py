@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from ..backends import get_backend
+from ..languages import get_language
 from ..records import write_jsonl
 from ..report.output import print_metrics, write_report
 from .common import err
@@ -32,7 +32,7 @@ def demo_command(
     dev = config.resolved_device()
     samples, why_not = [], {}
     for s in builtin_samples():
-        reason = get_backend(s.language).unsupported(dev)
+        reason = get_language(s.language).unsupported(dev)
         if reason is None:
             samples.append(s)
         else:

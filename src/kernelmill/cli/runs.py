@@ -206,7 +206,7 @@ def dry_run_summary(source: str, samples: list[Sample], out: Path, config: Verif
     those that cannot run on this device (with the reason); nothing is run."""
     from collections import Counter
 
-    from ..backends import get_backend
+    from ..languages import get_language
 
     tasks = load_tasks_or_exit(source).by_id()
     device = config.resolved_device()
@@ -216,7 +216,7 @@ def dry_run_summary(source: str, samples: list[Sample], out: Path, config: Verif
     unknown = sorted({s.task_id for s in todo if s.task_id not in tasks})
     why_not = Counter()
     for s in todo:
-        backend = get_backend(s.language)
+        backend = get_language(s.language)
         reason = f"unknown language {s.language!r}" if backend is None else backend.unsupported(device)
         if reason:
             why_not[reason] += 1

@@ -4,7 +4,7 @@ Everything DSL-specific the pipeline needs is here, so adding a DSL (CuTe,
 ThunderKittens, Mojo, ...) is registering one spec (docs/tilelang.md):
 
 * `language`: the `Sample.language` its candidates are verified as (the
-  verify backend of that name in `kernelmill.backends`);
+  language of that name in `kernelmill/languages/`);
 * `rag_template` and `trace_template`: prompt templates in the one chat
   format (`kernelmill.chat`: YAML header, `<|system|>`/`<|user|>` sections,
   `$name` placeholders). The RAG template takes `$code`, `$features` and

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
-from ..backends import get_backend
+from ..languages import get_language
 from .measure.sol import sol_fraction
 from ..records import LANGUAGES, Sample, Task, Verdict
 from .measure.compiled import attach as attach_compiled
@@ -83,7 +83,7 @@ def static_verdict(sample: Sample, task: Task | None, device: str) -> Verdict | 
 
     if task is None:
         return v("runtime_error", f"unknown task {sample.task_id!r}: not in the task source", ["unknown_task"])
-    backend = get_backend(sample.language)
+    backend = get_language(sample.language)
     if backend is None:
         return v("compile_error", f"unknown language {sample.language!r} (expected one of {', '.join(LANGUAGES)})")
     if not sample.code or not sample.code.strip():
@@ -275,7 +275,7 @@ class Verifier:
             return
         by_lang: dict[str, list[str]] = {}
         for j in jobs:
-            if get_backend(j.sample.language).compiles_extension:
+            if get_language(j.sample.language).compiles_extension:
                 by_lang.setdefault(j.sample.language, []).append(j.sample.code)
         for lang, codes in sorted(by_lang.items()):
             specs = build_prepare.run_specs(codes)
@@ -284,7 +284,7 @@ class Verifier:
                         if self.config.slim_units else [])
             if not specs and not bindings:
                 continue
-            backend = get_backend(lang)
+            backend = get_language(lang)
             env = backend.env(backend.run_device(self.device), self.cache_dir, self.cache_dir / "ext",
                               self.cuda_arch, build_jobs=1)
             build_prepare.start_background(self.cache_dir / "build", specs, env=scrubbed_env(env),
@@ -299,7 +299,7 @@ class Verifier:
         # run process), never as a file beside the candidate
 
     def _phase(self, job: RunnerJob, phase: str, run_device: str, gpu: int | None, extra: dict) -> tuple[PhaseResult, dict | None]:
-        backend = get_backend(job.sample.language)
+        backend = get_language(job.sample.language)
         # a run on the run device goes to a spare started ahead (verify/standby.py)
         spare = (self.standby.take(gpu) if self.standby is not None and phase == "run" and run_device == self.device
                  else self.build_standby.take(None) if self.build_standby is not None and phase == "build" else None)
@@ -434,7 +434,7 @@ class Verifier:
     def build(self, job: RunnerJob) -> Verdict | None:
         """Build phase; returns a verdict if the candidate ends here."""
         self._prepare(job)
-        if not get_backend(job.sample.language).compiles_extension:
+        if not get_language(job.sample.language).compiles_extension:
             return None  # nothing to compile ahead: the run process imports it
         m0 = time.monotonic()
         with self._waiting_lock:
@@ -472,7 +472,7 @@ class Verifier:
         phases["deferred_builds"] = phases.get("deferred_builds", 0) + len(requests)
 
     def run(self, job: RunnerJob, gpu: int | None) -> Verdict | NeedsBuild:
-        backend = get_backend(job.sample.language)
+        backend = get_language(job.sample.language)
         run_device = backend.run_device(self.device)
         extra = {
             "device": run_device, "sizes": job.task.sizes.get(self.profile, {}) if self.profile != "full" else {},

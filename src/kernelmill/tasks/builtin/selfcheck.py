@@ -151,7 +151,7 @@ def _last_line(exc: BaseException) -> str:
 
 def check_builtin(languages: list[str] | None = None, profile: str = "small",
                   device: str = "cpu", only: list[str] | None = None) -> list[CheckResult]:
-    from ...backends import get_backend
+    from ...languages import get_language
     from .. import load_tasks
     from . import builtin_samples
 
@@ -163,7 +163,7 @@ def check_builtin(languages: list[str] | None = None, profile: str = "small",
         if sample.meta["expect"] == "timeout":
             results.append(CheckResult(sample.sample_id, "timeout", "skipped", message="never returns; not run in-process"))
             continue
-        if get_backend(sample.language).needs_gpu and device != "cuda":  # cuda, tilelang
+        if get_language(sample.language).needs_gpu and device != "cuda":  # cuda, tilelang
             results.append(CheckResult(sample.sample_id, sample.meta["expect"], "skipped", message="needs CUDA"))
             continue
         if device.startswith("cuda") and not only:

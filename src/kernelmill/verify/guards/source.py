@@ -14,8 +14,11 @@ import ast
 import re
 from dataclasses import dataclass
 
+from ... import languages
+from ...languages import protected_modules
+
 # modules whose attributes a kernel has no reason to rebind
-_PROTECTED_ROOTS = {"torch", "time", "triton", "numpy", "np", "builtins", "sys", "gc", "os", "threading",
+_PROTECTED_ROOTS = {"torch", "time", "numpy", "np", "builtins", "sys", "gc", "os", "threading",
                     "kernelmill", "F", "nn", "math", "importlib", "ctypes", "inspect"}
 # torch.backends.* knobs. The candidate runs in a process of its own, so a knob
 # cannot reach the reference: a knob only matters when it lowers the precision
@@ -236,7 +239,7 @@ def check_source(code: str, level: str = "standard", language: str = "torch") ->
             if value.startswith("torch.backends"):
                 modules[n.targets[0].id] = value
     torch_names = {alias for alias, mod in modules.items() if mod.split(".")[0] == "torch"} | {"torch"}
-    protected = _PROTECTED_ROOTS | set(modules) | {m.split(".")[0] for m in modules.values()}
+    protected = _PROTECTED_ROOTS | protected_modules() | set(modules) | {m.split(".")[0] for m in modules.values()}
     local_functions = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
     def setting(full: str, value: ast.AST | None, line: int) -> None:
@@ -323,23 +326,8 @@ def check_source(code: str, level: str = "standard", language: str = "torch") ->
 
 
 def own_kernel_names(code: str) -> list[str]:
-    """Names of the kernels a candidate defines: ``__global__`` functions in its
-    CUDA source strings, its ``@triton.jit`` functions and its TileLang
-    ``@T.prim_func`` functions (TileLang names the CUDA kernel ``<name>_kernel``);
+    """Names of the kernels a candidate defines (each language says how: CUDA
+    ``__global__`` functions in its source strings, ``@triton.jit`` functions,
+    TileLang ``@T.prim_func`` functions, whose CUDA kernel is ``<name>_kernel``);
     profiler kernel names contain them."""
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return []
-    names = set()
-    glob = re.compile(r"__global__\s+[\w:<>,\s\*]*?\b(\w+)\s*\(")
-    bounds = re.compile(r"__launch_bounds__\s*\([^)]*\)")
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Constant) and isinstance(n.value, str) and "__global__" in n.value:
-            names.update(glob.findall(bounds.sub(" ", n.value)))
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for d in n.decorator_list:
-                target = d.func if isinstance(d, ast.Call) else d
-                if (_dotted(target) or "").split(".")[-1] in ("jit", "autotune", "heuristics", "prim_func"):
-                    names.add(n.name)
-    return sorted(names)
+    return sorted(languages.own_kernel_names(code))

@@ -18,6 +18,7 @@ from typing import Any, Callable
 import torch
 
 from ..measure.kernel_time import kineto_profile
+from ...languages import kernel_codes, own_callables
 
 # ops that move, view or allocate: they say nothing about who computed the result
 PLUMBING = {
@@ -157,26 +158,9 @@ def extension_modules(before: set[str]) -> dict[str, Any]:
 
 
 def jit_functions(module) -> list[Any]:
-    """Triton (or similar) jitted kernels defined by the candidate's module."""
-    found = []
-    for obj in vars(module).values():
-        if any(c.__name__ in ("JITFunction", "Autotuner", "Heuristics", "InterpretedFunction")
-               for c in type(obj).__mro__):
-            found.append(obj)
-    return found
-
-
-def dsl_kernel_codes() -> set:
-    """Code objects that run a DSL's compiled kernel, for DSLs whose kernels are
-    objects made at run time (in ``__init__`` or ``forward``, not module globals):
-    TileLang's ``JITKernel.__call__``, which the ``@tilelang.jit`` factories and
-    ``tilelang.compile`` both return. Only DSLs the candidate's process imported."""
-    codes = set()
-    kernel_mod = sys.modules.get("tilelang.jit.kernel")
-    call = getattr(getattr(kernel_mod, "JITKernel", None), "__call__", None)
-    if getattr(call, "__code__", None) is not None:
-        codes.add(call.__code__)
-    return codes
+    """The candidate module's objects that launch its own kernels (Triton's jitted
+    functions, ...): each language says which (`languages`)."""
+    return own_callables(module)
 
 
 def _jit_code(obj) -> Any:
@@ -189,11 +173,11 @@ class OwnCodeTracer:
     """Counts and times calls into the candidate's own compiled code during one
     call: pybind functions of its extension modules (``c_call`` events), Triton
     kernels (their Python body under the interpreter, their launcher on a GPU)
-    and TileLang kernels (`dsl_kernel_codes`)."""
+    and kernels made at run time (TileLang's: `languages.kernel_codes`)."""
 
     def __init__(self, ext_modules: dict[str, Any], jits: list[Any]):
         self.ext_names = set(ext_modules)
-        self.jit_codes = {c for c in (_jit_code(j) for j in jits) if c is not None} | dsl_kernel_codes()
+        self.jit_codes = {c for c in (_jit_code(j) for j in jits) if c is not None} | kernel_codes()
         self.jit_objs = {id(j) for j in jits}
         self.calls = 0
         self.seconds = 0.0

@@ -19,22 +19,13 @@ import subprocess
 
 import torch
 
+from ... import languages
+
 
 @functools.lru_cache(maxsize=None)
 def _software() -> dict:
     out = {"python": platform.python_version(), "torch": torch.__version__, "cuda": torch.version.cuda}
-    try:
-        import triton
-
-        out["triton"] = triton.__version__
-    except Exception:  # noqa: BLE001 - not installed, or broken: then it did not time anything
-        out["triton"] = None
-    # the installed distribution's version, read without importing TileLang (its
-    # import loads TVM, seconds in every process that never runs a TileLang kernel)
-    try:
-        out["tilelang"] = importlib.metadata.version("tilelang")
-    except importlib.metadata.PackageNotFoundError:
-        out["tilelang"] = None
+    out.update(languages.versions())  # each language's package, where it is one
     return out
 
 

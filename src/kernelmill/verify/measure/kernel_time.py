@@ -30,6 +30,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ... import languages
+
 MARKER = "spin_kernel"  # torch.cuda._sleep's kernel: the harness's call boundaries
 
 
@@ -180,19 +182,15 @@ _ORIGINS = (
                         r"cunn_|distribution_elementwise|indexSelect|max_pool|avg_pool|batch_norm|"
                         r"layer_norm|upsample|Memcpy|Memset|fused_dropout|scatter_gather|radixSort|"
                         r"cub::|DeviceRadixSort|DeviceScan|DeviceReduce|sort_", re.I)),
-    ("triton", re.compile(r"^triton_|^triton__")),  # torch.compile / inductor's generated kernels
+    # the languages' own (languages/: Triton's, which torch.compile's inductor generates too)
+    *((origin, re.compile(rx)) for origin, rx in languages.kernel_origins()),
     ("jit", re.compile(r"^fused_\w+$")),  # TorchScript's fuser (torch.jit.script / trace): no signature
 )
 
 
-_GLOBAL = re.compile(r"__global__\s+(?:[\w:<>]+\s+)*?(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(")
-_TRITON = re.compile(r"@(?:triton\.)?jit\b[^\n]*\n(?:\s*@[^\n]*\n)*\s*def\s+(\w+)")
-
-
 def own_kernel_names(code: str) -> frozenset[str]:
-    """The kernels a candidate's source defines: CUDA `__global__` functions (in
-    `load_inline` strings too) and `@triton.jit` functions."""
-    return frozenset(_GLOBAL.findall(code)) | frozenset(_TRITON.findall(code))
+    """The kernels a candidate's source defines, in any language (`languages`)."""
+    return languages.own_kernel_names(code)
 
 
 def base_name(symbol: str) -> str:

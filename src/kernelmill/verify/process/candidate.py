@@ -413,10 +413,9 @@ def _warm_up(device: torch.device, cmd_fd: int = 0) -> None:
     from ..measure import correctness, timing  # noqa: F401
     from . import loading  # noqa: F401 - imported now, not on the clock
 
-    try:  # a Triton candidate's first import, ahead: 0.15 s of its run (median, builtin, H200; issue 14)
-        import triton  # noqa: F401
-    except Exception:  # noqa: BLE001 - not installed or broken: the candidate meets it itself
-        pass
+    from ...languages import warm_imports
+
+    warm_imports()  # a language's package imported ahead (Triton's: 0.15 s of a run, issue 14)
 
     # a spare's: after the running candidate's timing (gpulock.wait_for_timing; the command pipe says when its job came)
     wait_for_timing(str(device), cmd_fd)
