@@ -133,3 +133,16 @@ def test_a_language_is_one_module():
 
     files = {p.stem for p in (PKG / "languages").glob("*.py")} - {"__init__", "base"}
     assert files == set(languages.ALL)
+
+
+def test_one_reader_of_load_inline_calls():
+    """Tools that read `load_inline` calls without running the code use cudasrc/inline_calls.py:
+    no other module matches the name in an AST walk of its own."""
+    readers = []
+    for path in PKG.rglob("*.py"):
+        if path.name == "inline_calls.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        if re.search(r'==\s*"load_inline"|"load_inline"\s*[,)]?\s*(?:==|!=)|!=\s*"load_inline"', text):
+            readers.append(str(path.relative_to(PKG)))
+    assert readers == []

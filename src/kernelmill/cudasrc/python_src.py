@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 import textwrap
 
+from .inline_calls import inline_calls
+
 
 class CudaExtractError(ValueError):
     """Names the file and line of what could not be resolved."""
@@ -56,16 +58,7 @@ def cuda_sources_from_python(code: str, where: str = "<candidate>") -> list[str]
         elif isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.value is not None:
             names[st.target.id] = st.value
     out: list[str] = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        f = node.func
-        fname = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
-        if fname != "load_inline":
-            continue
-        for kw in node.keywords:
-            if kw.arg == "cuda_sources":
-                out.extend(_resolve(kw.value, names, where))
-        if len(node.args) >= 3:  # load_inline(name, cpp_sources, cuda_sources, ...)
-            out.extend(_resolve(node.args[2], names, where))
+    for found in inline_calls(tree):
+        if "cuda_sources" in found.arguments:
+            out.extend(_resolve(found.arguments["cuda_sources"], names, where))
     return out

@@ -30,6 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...cudasrc.inline_calls import inline_calls
 from ...records import Sample
 
 # what torch.utils.cpp_extension passes to nvcc for load_inline builds
@@ -63,19 +64,17 @@ def extract_cuda_source(code: str, where: str) -> tuple[str, list[str]]:
     strings = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)
                for t in n.targets if isinstance(t, ast.Name)
                and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "load_inline":
-            kwargs = {k.arg: k.value for k in node.keywords}
-            src = kwargs.get("cuda_sources")
-            if isinstance(src, ast.Constant) and isinstance(src.value, str):
-                text = src.value
-            elif isinstance(src, ast.Name) and src.id in strings:
-                text = strings[src.id]
-            else:
-                raise ValueError(f"{where}: load_inline has no literal cuda_sources (or a name bound to one)")
-            funcs = kwargs.get("functions")
-            names = [e.value for e in funcs.elts] if isinstance(funcs, (ast.List, ast.Tuple)) else []
-            return text, names
+    for found in inline_calls(tree):
+        src = found.arguments.get("cuda_sources")
+        if isinstance(src, ast.Constant) and isinstance(src.value, str):
+            text = src.value
+        elif isinstance(src, ast.Name) and src.id in strings:
+            text = strings[src.id]
+        else:
+            raise ValueError(f"{where}: load_inline has no literal cuda_sources (or a name bound to one)")
+        funcs = found.arguments.get("functions")
+        names = [e.value for e in funcs.elts] if isinstance(funcs, (ast.List, ast.Tuple)) else []
+        return text, names
     raise ValueError(f"{where}: no load_inline(...) call")
 
 

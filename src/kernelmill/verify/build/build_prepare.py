@@ -31,6 +31,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from ...cudasrc.inline_calls import inline_calls
 from . import inline_build
 from .inline_build import InlineBuilder, Unsupported, torch_flags
 
@@ -146,7 +147,7 @@ def _alternatives(kw: dict, names: dict) -> list[dict]:
 
 def _load_inline_calls(code: str, positional: int):
     """(the arguments by name of each ``load_inline`` call with at most `positional`
-    positional arguments, those named as load_inline names them; the names its arguments
+    positional arguments, named as load_inline names them; the names its arguments
     may refer to: the module's top-level names and, for a call inside a function (LLM
     candidates build in ``__init__`` or ``forward`` from local strings), that function's)
     in `code`; calls with ``**kwargs`` or include folders are left out."""
@@ -155,31 +156,14 @@ def _load_inline_calls(code: str, positional: int):
     except (SyntaxError, ValueError):
         return []
     module = _module_names(tree)
-    scope = {}  # id(call) -> the names it sees (its enclosing functions', innermost last)
-
-    def visit(node, names: dict) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                visit(child, _function_names(child, names))
-                continue
-            if isinstance(child, ast.Call):
-                scope[id(child)] = names
-            visit(child, names)
-
-    visit(tree, module)
     calls = []
-    for call in ast.walk(tree):
-        if not isinstance(call, ast.Call):
+    for found in inline_calls(tree):
+        if found.call.args[positional:] or found.star_kwargs or found.arguments.get("extra_include_paths") is not None:
             continue
-        fn = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
-        if fn != "load_inline" or call.args[positional:]:
-            continue
-        kw = {k.arg: k.value for k in call.keywords}
-        for i, arg in enumerate(("name", "cpp_sources", "cuda_sources", "functions")[:len(call.args)]):
-            kw[arg] = call.args[i]
-        if None in kw or kw.get("extra_include_paths") is not None:
-            continue
-        calls += [(kw, names) for names in _alternatives(kw, scope.get(id(call), module))]
+        names = module
+        for scope in found.scopes:  # the names a call inside functions sees, innermost last
+            names = _function_names(scope, names)
+        calls += [(dict(found.arguments), n) for n in _alternatives(dict(found.arguments), names)]
     return calls
 
 

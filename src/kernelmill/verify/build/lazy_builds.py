@@ -39,6 +39,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import ModuleType
 
+from ...cudasrc.inline_calls import inline_calls
+
 
 @dataclass
 class LazyCall:
@@ -60,31 +62,9 @@ class PrebuildReport:
                 "failed": self.failed[:10], "seconds": round(self.seconds, 3)}
 
 
-def _is_load_inline(func: ast.AST) -> bool:
-    if isinstance(func, ast.Name):
-        return func.id == "load_inline"
-    return isinstance(func, ast.Attribute) and func.attr == "load_inline"
-
-
 def lazy_calls(code: str) -> list[LazyCall]:
     """``load_inline`` calls inside function bodies (the ones an import does not run)."""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
-        return []
-    found: list[LazyCall] = []
-
-    def visit(node: ast.AST, scopes: list[ast.AST]) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                visit(child, scopes + [child])
-                continue
-            if isinstance(child, ast.Call) and scopes and _is_load_inline(child.func):
-                found.append(LazyCall(child.lineno, scopes, child))
-            visit(child, scopes)
-
-    visit(tree, [])
-    return found
+    return [LazyCall(c.line, c.scopes, c.call) for c in inline_calls(code) if c.lazy]
 
 
 MAX_CHOICES = 8  # entries of a table indexed by a run-time key that are tried, each
