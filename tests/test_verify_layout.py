@@ -146,3 +146,21 @@ def test_one_reader_of_load_inline_calls():
         if re.search(r'==\s*"load_inline"|"load_inline"\s*[,)]?\s*(?:==|!=)|!=\s*"load_inline"', text):
             readers.append(str(path.relative_to(PKG)))
     assert readers == []
+
+
+def test_one_walker_of_tensor_trees():
+    """Copies, moves, snapshots and listings of tensor trees go through measure/tree.py:
+    no other function of verify/ recurses into lists and tuples itself (cuda_ipc.py's
+    packer, which also checks every leaf it packs, excepted)."""
+    bad = []
+    for path in VERIFY.rglob("*.py"):
+        if path.name in ("tree.py", "cuda_ipc.py"):
+            continue
+        for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            calls_itself = any(isinstance(n, ast.Call) and getattr(n.func, "id", None) == fn.name for n in ast.walk(fn))
+            checks_lists = "(list, tuple)" in ast.unparse(fn) or "(tuple, list)" in ast.unparse(fn)
+            if calls_itself and checks_lists:
+                bad.append(f"{path.relative_to(PKG)}: {fn.name}")
+    assert bad == []

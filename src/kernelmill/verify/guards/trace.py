@@ -18,6 +18,7 @@ from typing import Any, Callable
 import torch
 
 from ..measure.kernel_time import kineto_profile
+from ..measure.tree import tensors_in
 from ...languages import kernel_codes, own_callables
 
 # ops that move, view or allocate: they say nothing about who computed the result
@@ -254,13 +255,7 @@ for _name, _label in (("float8_e4m3fn", "c10::Float8_e4m3fn"), ("float8_e5m2", "
 
 
 def _tensor_args(args, kwargs) -> list:
-    out = []
-    for a in list(args) + list(kwargs.values()):
-        if isinstance(a, torch.Tensor):
-            out.append(a)
-        elif isinstance(a, (list, tuple)):
-            out.extend(_tensor_args(a, {}))
-    return out
+    return tensors_in([list(args), list(kwargs.values())], dicts=False)
 
 
 def profile_call(fn: Callable[[], Any], device: torch.device, tracer: OwnCodeTracer | None = None) -> dict:

@@ -18,6 +18,8 @@ from typing import Any
 
 import torch
 
+from .tree import leaves
+
 DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
     # dtype name -> (atol, rtol)
     "float64": (1e-4, 1e-4),
@@ -44,12 +46,7 @@ class CheckRule:
 
 def flatten_outputs(out: Any, where: str = "output") -> list[tuple[str, Any]]:
     """Leaves of an output structure, each with a readable path."""
-    if isinstance(out, (tuple, list)):
-        leaves = []
-        for i, item in enumerate(out):
-            leaves.extend(flatten_outputs(item, f"{where}[{i}]"))
-        return leaves
-    return [(where, out)]
+    return leaves(out, where)
 
 
 def _dtype_name(t: torch.Tensor) -> str:

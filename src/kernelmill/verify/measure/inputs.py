@@ -19,6 +19,8 @@ from typing import Any, Callable
 
 import torch
 
+from .tree import map_tensors, tensors_in  # noqa: F401 - tensors_in: this module's users take it from here
+
 _REAL_RANDN = torch.randn
 
 
@@ -130,14 +132,6 @@ def shape_variants(ref_mod) -> list[dict]:
     return [dict(v) for v in variants]
 
 
-def tensors_in(obj: Any) -> list[torch.Tensor]:
-    if isinstance(obj, torch.Tensor):
-        return [obj]
-    if isinstance(obj, (list, tuple)):
-        return [t for o in obj for t in tensors_in(o)]
-    if isinstance(obj, dict):
-        return [t for o in obj.values() for t in tensors_in(o)]
-    return []
 
 
 class InputPool:
@@ -196,13 +190,7 @@ class InputPool:
 
 
 def _rebuild(template: Any, tensors) -> Any:
-    if isinstance(template, torch.Tensor):
-        return next(tensors)
-    if isinstance(template, (list, tuple)):
-        return type(template)(_rebuild(o, tensors) for o in template)
-    if isinstance(template, dict):
-        return {k: _rebuild(v, tensors) for k, v in template.items()}
-    return template
+    return map_tensors(template, lambda _: next(tensors), dicts=True)
 
 
 def nbytes(obj: Any) -> int:

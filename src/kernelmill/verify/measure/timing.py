@@ -53,6 +53,7 @@ from typing import Callable, Protocol
 import torch
 
 from .kernel_time import DeviceTrace, attribute, provenance
+from .tree import map_tensors, tensors_in
 
 # two-sided 95% Student t quantiles by degrees of freedom (scipy is not a core dependency)
 _T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
@@ -191,11 +192,7 @@ def _quantile(sorted_vals: list[float], q: float) -> float:
 
 def snapshot(out: object) -> object:
     """A copy of an output, ordered on the current stream after the call."""
-    if isinstance(out, torch.Tensor):
-        return out.detach().clone()
-    if isinstance(out, (list, tuple)):
-        return type(out)(snapshot(o) for o in out)
-    return out
+    return map_tensors(out, lambda t: t.detach().clone())
 
 
 def set_cpu_threads(n: int) -> None:
@@ -433,19 +430,11 @@ def timing_numerics(config: TimingConfig, device: torch.device | str):
 
 
 def _storages(out: object) -> set[int]:
-    if isinstance(out, torch.Tensor):
-        return {out.untyped_storage().data_ptr()} if out.numel() else set()
-    if isinstance(out, (list, tuple)):
-        return set().union(*(_storages(o) for o in out)) if out else set()
-    return set()
+    return {t.untyped_storage().data_ptr() for t in tensors_in(out, dicts=False) if t.numel()}
 
 
 def _tensors(out: object) -> list[torch.Tensor]:
-    if isinstance(out, torch.Tensor):
-        return [out]
-    if isinstance(out, (list, tuple)):
-        return [t for o in out for t in _tensors(o)]
-    return []
+    return tensors_in(out, dicts=False)
 
 
 def summarize(rounds: list[Round], walls: list[float] | None = None) -> Timing:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .correctness import compare, flatten_outputs
+from .tree import with_leaves
 
 NA = "n/a"
 NOISE_SEED = 20240601
@@ -182,13 +183,7 @@ def trivial_output(name: str, ref, fitted: Fitted, first_input, gen) -> tuple[An
 
 def _rebuild(out: Any, leaves: list[Any]) -> Any:
     """`out`'s tuple/list structure with its leaves replaced, in order."""
-    it = iter(leaves)
-
-    def walk(o):
-        if isinstance(o, (tuple, list)):
-            return type(o)(walk(i) for i in o)
-        return next(it)
-    return walk(out)
+    return with_leaves(out, leaves)
 
 
 def weak_by(outputs: list, inputs: list, rule) -> list[str]:

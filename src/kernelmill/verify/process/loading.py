@@ -64,23 +64,15 @@ def load_reference(job):
 
 
 def to_device(obj: Any, device):
-    import torch
+    from ..measure.tree import map_tensors
 
-    if isinstance(obj, torch.Tensor):
-        return obj.to(device)
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(to_device(o, device) for o in obj)
-    return obj
+    return map_tensors(obj, lambda t: t.to(device))
 
 
 def clone(obj: Any):
-    import torch
+    from ..measure.tree import map_tensors
 
-    if isinstance(obj, torch.Tensor):
-        return obj.clone()
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(clone(o) for o in obj)
-    return obj
+    return map_tensors(obj, lambda t: t.clone())
 
 
 def name_process(name: str) -> None:
@@ -108,13 +100,9 @@ def die_with_parent() -> None:
 
 def to_cpu(out: Any):
     """An output (a tensor or nested lists of them) as contiguous CPU tensors."""
-    import torch
+    from ..measure.tree import map_tensors
 
-    if isinstance(out, torch.Tensor):
-        return out.detach().cpu().contiguous()
-    if isinstance(out, (list, tuple)):
-        return [to_cpu(o) for o in out]
-    return out
+    return map_tensors(out, lambda t: t.detach().cpu().contiguous(), lists=True)
 
 
 def fast_serialization() -> None:

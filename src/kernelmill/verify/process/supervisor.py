@@ -33,6 +33,7 @@ from ..measure.environment import backend_flags, describe, gpu_state_query, sett
 from ..measure.kernel_time import own_kernel_names, profiled_provenance
 from ..measure.sol import peak_rates
 from ..measure import gpu_clocks
+from ..measure.tree import map_tensors
 from ..measure.timing import Bench, Comparison, Round, TimingConfig, compare, timing_numerics
 from ..measure import inputs as inp
 from ..guards.flags import Findings, decide
@@ -622,13 +623,7 @@ def _receive_outputs(final: dict | None, launched: Launched, device: torch.devic
 
 def _shapes_only(obj):
     """Tensors as meta tensors of the same shape and dtype (no memory), the rest as is."""
-    if isinstance(obj, torch.Tensor):
-        return torch.empty(obj.shape, dtype=obj.dtype, device="meta")
-    if isinstance(obj, (list, tuple)):
-        return [_shapes_only(o) for o in obj]
-    if isinstance(obj, dict):
-        return {k: _shapes_only(v) for k, v in obj.items()}
-    return obj
+    return map_tensors(obj, lambda t: torch.empty(t.shape, dtype=t.dtype, device="meta"), lists=True, dicts=True)
 
 
 def _tensor_dir(priv: Path, nbytes: int) -> Path:
@@ -648,11 +643,7 @@ def _tensor_dir(priv: Path, nbytes: int) -> Path:
 
 
 def _detached(out):
-    if isinstance(out, torch.Tensor):
-        return out.detach().contiguous()
-    if isinstance(out, (list, tuple)):
-        return [_detached(o) for o in out]
-    return out
+    return map_tensors(out, lambda t: t.detach().contiguous(), lists=True)
 
 
 def _placed(expected: dict, device: torch.device) -> dict:
