@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import urllib.error
-import urllib.request
 import uuid
 from typing import Any, Callable, Sequence
 
@@ -82,29 +80,23 @@ class LocalVerifier:
 
 
 class HttpVerifier:
-    """Client of `POST {url}/verify` with {"tasks": [...], "samples": [...]} -> {"verdicts": [...]}."""
+    """A `kernelmill serve` endpoint as a verifier: the service's one client
+    (`verify.VerifyClient`: its token from $KERNELMILL_SERVE_TOKEN, a full queue retried),
+    with the reward's error wording."""
 
     def __init__(self, url: str, timeout: float = 900.0):
-        self.url = url.rstrip("/") + "/verify"
-        self.timeout = timeout
+        from ..verify import VerifyClient
+
+        self.client = VerifyClient(url, timeout=timeout)
+        self.url = self.client.url + "/verify"
 
     def __call__(self, tasks: list[Task], samples: list[Sample]) -> list[Verdict]:
-        body = json.dumps({"tasks": [to_dict(t) for t in tasks],
-                           "samples": [to_dict(s) for s in samples]}).encode()
-        headers = {"Content-Type": "application/json"}
-        token = os.environ.get("KERNELMILL_SERVE_TOKEN")  # `kernelmill serve --token`
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        req = urllib.request.Request(self.url, data=body, headers=headers)
+        from ..verify import ServiceError
+
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                data = json.loads(resp.read())
-        except (urllib.error.URLError, OSError, ValueError) as exc:
+            return self.client.verify(tasks, samples)
+        except ServiceError as exc:
             raise RuntimeError(f"verifier at {self.url} failed: {exc}") from exc
-        verdicts = [from_dict(Verdict, v, where=self.url) for v in data.get("verdicts", [])]
-        if len(verdicts) != len(samples):
-            raise RuntimeError(f"verifier at {self.url} returned {len(verdicts)} verdicts for {len(samples)} samples")
-        return verdicts
 
 
 def completion_text(completion: Any) -> str:

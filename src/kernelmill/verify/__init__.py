@@ -15,6 +15,7 @@ from ..lazy import lazy_face
 
 _WHERE = {
     "build_prepare": "build.build_prepare",
+    "VerifyClient": "client", "ServiceError": "client",
     "ConfigError": "config", "VerifyConfig": "config",
     "cuda_devices": "devices", "driver_lists_gpus": "devices",
     "start_from_argv": "early",
