@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+
 from kernelmill.verify.config import ConfigError, VerifyConfig
 from kernelmill.verify.process.job import CandidateJob, JobError, RunJob
 from kernelmill.verify.measure.timing import TimingConfig
@@ -39,11 +40,15 @@ def test_bad_settings_name_the_place_and_the_setting(data, words):
 
 def test_job_records_round_trip_and_refuse_unknown_fields(tmp_path):
     job = RunJob(candidate="c.py", result="r.json", rlimits={}, message_limit=100, task_code="x = 1",
-                 timing={"round_ms": 5.0})
+                 timing=TimingConfig(round_ms=5.0))
     job.write(tmp_path / "job.json")
     back = RunJob.read(tmp_path / "job.json", delete=True)
     assert back == job and not (tmp_path / "job.json").exists()
-    assert back.timing_config().round_ms == 5.0 and back.timed
+    assert isinstance(back.timing, TimingConfig) and back.timing.round_ms == 5.0 and back.timed
+    # the nested record refuses unknown fields too
+    (tmp_path / "nested.json").write_text(job.to_json().replace('"round_ms"', '"round_mss"'))
+    with pytest.raises(JobError, match="timing: unknown field.*round_mss"):
+        RunJob.read(tmp_path / "nested.json")
     (tmp_path / "bad.json").write_text('{"candidate": "c", "inputs": "i", "outputs": "o", "device": "cpu", '
                                        '"weight_seed": 1, "message_limit": 1, "rlimits": {}, "time": true, '
                                        '"timing": {}, "guards": "standard", "task_code": "leak"}')

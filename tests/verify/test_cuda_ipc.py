@@ -13,6 +13,8 @@ import textwrap
 import types
 
 import pytest
+
+from kernelmill.verify.measure.settings import TimingConfig
 import torch
 from typer.testing import CliRunner
 
@@ -114,7 +116,7 @@ def test_files_on_a_cpu_or_when_asked():
 
 def candidate_job(tmp_path, exchange):
     return CandidateJob(candidate="c.py", inputs=str(tmp_path / "in"), outputs=str(tmp_path / "outputs.pt"),
-                        device="cpu", weight_seed=0, message_limit=500, rlimits={}, time=False, timing={},
+                        device="cpu", weight_seed=0, message_limit=500, rlimits={}, time=False, timing=TimingConfig(),
                         guards="standard", exchange=exchange)
 
 

@@ -480,7 +480,7 @@ class Verifier:
             "weight_seed": self.config.weight_seed, "check": self.config.check,
             "tolerances": {k: list(v) for k, v in self.config.tolerances.items()},
             "norm_tol": self.config.norm_tol, "time": self.config.time,
-            "timing": asdict(self.config.timing), "skip_timing_reason": backend.timing_skip_reason(run_device),
+            "timing": self.config.timing, "skip_timing_reason": backend.timing_skip_reason(run_device),
             "import_is_build": not backend.compiles_extension,
             # reward-hacking guards (kernelmill.verify.guards): the run phase supervises
             "guards": self.config.guards, "fallback": self.config.fallback, "language": job.sample.language,

@@ -63,7 +63,7 @@ def timed_rule(job, ref_out, ref_profile: dict | None) -> CheckRule:
     from ..measure.kernel_time import origin
 
     rule = rule_for(job, ref_out)
-    numerics = (job.timing or {}).get("numerics", "pytorch")
+    numerics = job.timing.numerics
     if numerics == "pytorch" and any(origin(k) == "cudnn" for k in (ref_profile or {}).get("kernels", {})):
         a, r = rule.tolerances.get("float32", (1e-4, 1e-4))
         rule.tolerances["float32"] = (max(a, TF32_TIMED_TOL[0]), max(r, TF32_TIMED_TOL[1]))

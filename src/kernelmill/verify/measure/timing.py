@@ -53,6 +53,7 @@ from typing import Callable, Protocol
 import torch
 
 from .kernel_time import DeviceTrace, attribute, provenance
+from .settings import TimingConfig
 from .tree import map_tensors, tensors_in
 
 # two-sided 95% Student t quantiles by degrees of freedom (scipy is not a core dependency)
@@ -65,42 +66,6 @@ def t95(dof: int) -> float:
         return float("inf")
     best = max(k for k in _T95 if k <= dof) if dof < 60 else 60
     return _T95[best] if dof < 60 else 1.96 + 2.4 / dof
-
-
-@dataclass
-class TimingConfig:
-    warmup_ms: float = 25.0  # per side, before the first round (also sizes the rounds)
-    round_ms: float = 20.0  # timed time per side per round
-    min_rounds: int = 5
-    max_rounds: int = 30
-    budget_ms: float = 600.0  # timed time per side, all rounds together
-    target_rse: float = 0.01  # stop once the speedup's relative standard error is below this
-    min_calls: int = 3  # calls per round
-    max_calls: int = 1000
-    flush_l2: bool = True
-    # GPU time the device spins after the flush, before the start event, so the
-    # host's launch of the call is queued before the GPU reaches it even on a
-    # loaded host (a 5 us kernel read 25-35 us when the host fell behind)
-    launch_cover_us: float = 100.0
-    cpu_threads: int = 1  # intra-op threads of each side's process on a CPU (both the same)
-    # CPU calls shorter than this are timed in blocks of calls this long (1 call above it)
-    cpu_block_us: float = 200.0
-    # GPU: the primary figure is each call's GPU time from the device's activity records
-    # (verify/measure/kernel_time.py); CUDA events stay as the cross-check. Off: events only
-    kernel_time: bool = True
-    # events and kernel time may differ by this factor before a verdict says so
-    events_margin: float = 1.15
-    # numerics of the timed calls: "pytorch" = PyTorch's defaults (cuDNN may use TF32,
-    # matmuls may not), as KernelBench and a plain do_bench time them; "strict" = TF32 off
-    # everywhere, as the correctness trials run (docs/SEMANTICS.md, "Numerics")
-    numerics: str = "pytorch"
-    # trials of the KernelBench-convention figure (`speedup_kernelbench`): a synchronize,
-    # a 256 MB L2 fill, events around one call, a synchronize; the mean. 0: not measured
-    kb_trials: int = 100
-    # relative spread (sd of the log speedup) between fresh processes, added to every
-    # interval: the rounds of one process do not see it (benchmarks/timing_fidelity.py
-    # --repeat measures it; docs/benchmarks.md holds the figure)
-    process_spread: float = 0.03
 
 
 @dataclass

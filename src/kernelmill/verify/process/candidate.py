@@ -178,7 +178,7 @@ def _timing_bench(cand, data: dict, job: CandidateJob, device, facts: dict, l2_l
             return
         cudart.reset_persisting_l2(l2_limit or 0)
 
-    bench = Bench(lambda: cand(*pool.current), device, job.timing_config(), prepare=prep,
+    bench = Bench(lambda: cand(*pool.current), device, job.timing, prepare=prep,
                   on_check=on_check, before_round=before_round)
     bench.pool = pool
     try:  # which kernels are the candidate's own, for the provenance of its timed calls
@@ -221,7 +221,7 @@ def run_candidate(job: CandidateJob, commands, report: Reporter) -> None:
     device = torch.device(job.device)
     protected = trace.protected_callables(sys.modules[__name__])
     l2_limit = cudart.persisting_l2_limit() if device.type == "cuda" else None  # before the candidate runs
-    settle_process(device, job.timing_config())
+    settle_process(device, job.timing)
     t0 = time.perf_counter()
     try:
         before = set(sys.modules)

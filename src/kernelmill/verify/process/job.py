@@ -15,16 +15,25 @@ from pathlib import Path
 from typing import Any
 
 from ...records import unknown_fields
+from ..measure.settings import TimingConfig
 
 
 class JobError(ValueError):
     """A job file that does not describe a job."""
 
 
+# fields that hold a record of their own, rebuilt (and checked) from their JSON object
+_NESTED = {"timing": TimingConfig}
+
+
 def _from_dict(cls, data: dict[str, Any], where: str):
     unknown = unknown_fields(cls, data)
     if unknown:
         raise JobError(f"{where}: unknown field(s) {', '.join(unknown)}")
+    data = dict(data)
+    for name, record in _NESTED.items():
+        if isinstance(data.get(name), dict):
+            data[name] = _from_dict(record, data[name], f"{where}: {name}")
     try:
         return cls(**data)
     except TypeError as exc:
@@ -49,11 +58,6 @@ class _Record:
             p.unlink()
         return _from_dict(cls, data, str(p))
 
-    def timing_config(self):
-        from ..measure.timing import TimingConfig
-
-        return TimingConfig(**self.timing)
-
 
 @dataclass
 class RunJob(_Record):
@@ -77,7 +81,7 @@ class RunJob(_Record):
     tolerances: dict[str, list[float]] = field(default_factory=dict)
     norm_tol: float = 1e-3
     time: bool = True
-    timing: dict[str, Any] = field(default_factory=dict)  # TimingConfig's fields
+    timing: TimingConfig = field(default_factory=TimingConfig)
     skip_timing_reason: str | None = None
     import_is_build: bool = False
     guards: str = "off"
@@ -117,7 +121,7 @@ class CandidateJob(_Record):
     message_limit: int
     rlimits: dict[str, Any]
     time: bool
-    timing: dict[str, Any]
+    timing: TimingConfig
     guards: str
     skip_timing_reason: str | None = None
     import_is_build: bool = False

@@ -126,7 +126,7 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
     fast_serialization()
     # the candidate placed in its folder, its source checked, the lock taken shared
     phases: dict[str, float] = {"sup_setup_s": round(time.perf_counter() - t_start, 4)}
-    cfg = job.timing_config()
+    cfg = job.timing
     settle_process(device, cfg)
     t0 = time.perf_counter()
     try:

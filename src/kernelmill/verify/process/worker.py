@@ -96,7 +96,7 @@ def _run(job, share: SharedUse) -> dict:
     from ..measure.timing import Bench, compare as compare_speed, timing_numerics
 
     device = torch.device(job.device)
-    cfg = job.timing_config()
+    cfg = job.timing
     settle_process(device, cfg)
     phases: dict[str, float] = {}
     t0 = time.perf_counter()
