@@ -67,7 +67,7 @@ if os.environ.get("KM_EMULATE_CUDA_HOME"):  # --cpu-emulate: a CPU torch builds 
     import torch.utils.cpp_extension as ce
     ce.CUDA_HOME = os.environ["KM_EMULATE_CUDA_HOME"]
 if mode.startswith("ours"):
-    from kernelmill.verify import inline_build
+    from kernelmill.verify.build import inline_build
     if os.environ.get("KM_EMULATE_CUDA_HOME"):
         _flags = inline_build.torch_flags
         def _cpu_flags(*a, **k):
@@ -201,7 +201,7 @@ def main() -> None:
             (Path(ours_cache) / "bindings.json").write_text(json.dumps(bindings))
             extra = ["--bindings", str(Path(ours_cache) / "bindings.json")]
         entry = (["-c", "import os, sys, torch.utils.cpp_extension as ce; ce.CUDA_HOME = os.environ["
-                        "'KM_EMULATE_CUDA_HOME']; from kernelmill.verify import build_prepare; build_prepare.main()"]
+                        "'KM_EMULATE_CUDA_HOME']; from kernelmill.verify.build import build_prepare; build_prepare.main()"]
                  if args.cpu_emulate else ["-m", "kernelmill.verify.build.build_prepare"])
         res = subprocess.run([sys.executable, *entry, ours_cache,
                               "--specs", json.dumps(specs), *extra], capture_output=True, text=True, env=env)

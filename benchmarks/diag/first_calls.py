@@ -22,7 +22,7 @@ t0 = time.perf_counter(); import torch; t["import_torch"] = time.perf_counter() 
 dev = torch.device("cuda")
 t0 = time.perf_counter(); torch.zeros(1, device=dev); torch.cuda.synchronize(); t["context"] = time.perf_counter() - t0
 from kernelmill.verify.guards import trace
-from kernelmill.verify import environment
+from kernelmill.verify.measure import environment
 for k in (1, 2):
     t0 = time.perf_counter(); trace.warm_thread_pools(dev); torch.cuda.synchronize(); t[f"cublas_cudnn_{k}"] = time.perf_counter() - t0
 t0 = time.perf_counter(); environment._software(); t["import_triton"] = time.perf_counter() - t0

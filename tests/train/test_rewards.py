@@ -166,9 +166,6 @@ def test_local_verifier_keeps_one_verifier_across_calls(tmp_path, monkeypatch):
             super().__init__(*a, **k)
 
     monkeypatch.setattr(runner, "Verifier", Counting)
-    import kernelmill.verify as face  # what LocalVerifier imports: the package's face
-
-    monkeypatch.setattr(face, "Verifier", Counting, raising=False)
     verifier = LocalVerifier({"device": "cpu", "cache_dir": str(tmp_path / "cache")},
                              store=str(tmp_path / "v.sqlite"))
     task = Task(task_id="relu", code=TASK)

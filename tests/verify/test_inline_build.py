@@ -14,7 +14,7 @@ torch::Tensor twice(torch::Tensor x) { return x * 2; }
 '''
 PROG = r'''
 import json, sys
-from kernelmill.verify import inline_build
+from kernelmill.verify.build import inline_build
 inline_build.install(sys.argv[1])
 import torch
 from torch.utils.cpp_extension import load_inline

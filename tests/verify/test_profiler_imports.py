@@ -12,7 +12,7 @@ def test_a_kineto_session_and_the_run_imports_leave_inductor_unimported():
         import sys, torch
         from kernelmill.verify.guards.trace import kineto_profile
         from kernelmill.verify.process import supervisor, candidate, worker  # what a spare imports
-        from kernelmill.verify import inline_build
+        from kernelmill.verify.build import inline_build
         with kineto_profile(cuda=False) as prof:
             y = torch.ones(64) * 2
         names = {e.name for e in prof.function_events}

@@ -66,7 +66,7 @@ def test_what_the_path_does_not_read_goes_to_torchs_units(code, functions):
 
 PROG = r'''
 import json, sys, torch
-from kernelmill.verify import inline_build
+from kernelmill.verify.build import inline_build
 inline_build.install(sys.argv[1], slim=sys.argv[4] == "slim")
 from torch.utils.cpp_extension import load_inline
 ext = load_inline(name=sys.argv[2], cpp_sources=sys.argv[3], functions=["act", "pair"])
@@ -351,7 +351,7 @@ import json, os, sys, torch
 import torch.utils.cpp_extension as ce
 ce.CUDA_HOME = sys.argv[2]
 os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0"
-from kernelmill.verify import inline_build
+from kernelmill.verify.build import inline_build
 from kernelmill.verify.build.inline_build import assemble, torch_flags
 inline_build.set_fingerprint("")
 flags = torch_flags("km_slim_cu", True, [], ["-O3"], None, None)
