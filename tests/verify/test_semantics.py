@@ -9,6 +9,7 @@ import textwrap
 import pytest
 
 from kernelmill.records import Sample, Task
+from kernelmill.verify.guards import FLAGS
 from kernelmill.verify import VerifyConfig, verify_samples
 
 
@@ -99,7 +100,10 @@ def _check(tmp_path, guards: str, device: str, time: bool) -> None:
     got = {name: verdicts[name].status for name in CASES}
     want = {name: expected for name, (_, _, expected) in CASES.items()}
     assert got == want, {n: verdicts[n].message for n in CASES if got[n] != want[n]}
-    assert not any(verdicts[n].flags for n in CASES if want[n] == "ok")
+    # no guard's flag on an honest candidate; the measurement's notes (events_disagree on a
+    # launch-bound call, clocks_moved, weak_task) say how it was measured, not what it did
+    flagged = {n: [f for f in verdicts[n].flags if f in FLAGS] for n in CASES if want[n] == "ok"}
+    assert not any(flagged.values()), {n: verdicts[n].flags for n in CASES if want[n] == "ok"}
 
 
 @pytest.mark.parametrize("guards", ["standard", "off"])
