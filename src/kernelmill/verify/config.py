@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from ..records import HARNESS_VERSION, unknown_fields
-from .measure.correctness import DEFAULT_TOLERANCES
+from .measure.settings import DEFAULT_TOLERANCES, CheckRule, TimingConfig
 from .paths import default_cache_dir  # noqa: F401  (imported from here by older code)
-from .measure.timing import TimingConfig
 
 
 class ConfigError(ValueError):
@@ -255,6 +254,11 @@ class VerifyConfig:
         if self.profile != "auto":
             return self.profile
         return "full" if device == "cuda" else "small"
+
+    def check_rule(self) -> CheckRule:
+        """The correctness rule the run phases apply (a job carries it)."""
+        return CheckRule(mode=self.check, tolerances={k: tuple(v) for k, v in self.tolerances.items()},
+                         norm_tol=self.norm_tol)
 
     def answer_key(self, device: str) -> str:
         """Hash of the settings that can change a verdict: the checks, the timing, the

@@ -477,9 +477,7 @@ class Verifier:
         extra = {
             "device": run_device, "sizes": job.task.sizes.get(self.profile, {}) if self.profile != "full" else {},
             "trials": self.config.trials, "input_seed": secrets.randbelow(2**31),
-            "weight_seed": self.config.weight_seed, "check": self.config.check,
-            "tolerances": {k: list(v) for k, v in self.config.tolerances.items()},
-            "norm_tol": self.config.norm_tol, "time": self.config.time,
+            "weight_seed": self.config.weight_seed, "check": self.config.check_rule(), "time": self.config.time,
             "timing": self.config.timing, "skip_timing_reason": backend.timing_skip_reason(run_device),
             "import_is_build": not backend.compiles_extension,
             # reward-hacking guards (kernelmill.verify.guards): the run phase supervises

@@ -35,8 +35,8 @@ def rule_for(job: dict, ref_out) -> CheckRule:
     scale = max((float(t.abs().max()) for _, t in flatten_outputs(ref_out)
                  if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel()
                  and bool(torch.isfinite(t).all())), default=1.0)
-    tol = {k: (v[0] * min(1.0, scale), v[1]) for k, v in job.tolerances.items()}
-    return CheckRule(mode=job.check, tolerances=tol, norm_tol=job.norm_tol)
+    tol = {k: (v[0] * min(1.0, scale), v[1]) for k, v in job.check.tolerances.items()}
+    return CheckRule(mode=job.check.mode, tolerances=tol, norm_tol=job.check.norm_tol)
 
 
 # fp32 tolerance of the checked *timed* calls when they run under PyTorch's numerics and

@@ -18,16 +18,8 @@ from typing import Any
 
 import torch
 
+from .settings import DEFAULT_TOLERANCES, CheckRule  # noqa: F401 - also this module's names
 from .tree import leaves
-
-DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
-    # dtype name -> (atol, rtol)
-    "float64": (1e-4, 1e-4),
-    "float32": (1e-4, 1e-4),
-    "float16": (1e-2, 1e-2),
-    "bfloat16": (1e-2, 1e-2),
-}
-
 
 @dataclass
 class Comparison:
@@ -35,13 +27,6 @@ class Comparison:
     max_abs_err: float = 0.0
     max_rel_err: float = 0.0
     message: str = ""
-
-
-@dataclass
-class CheckRule:
-    mode: str = "allclose"  # "allclose" | "max_norm_abs"
-    tolerances: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
-    norm_tol: float = 1e-3
 
 
 def flatten_outputs(out: Any, where: str = "output") -> list[tuple[str, Any]]:

@@ -1,9 +1,11 @@
-"""The settings of a measurement, as plain records without torch: the job files
-(process/job.py) carry them nested, and the worker reads its job before it imports torch."""
+"""The settings of a measurement, as plain records without torch: how to time
+(`TimingConfig`) and how to check (`CheckRule`, `DEFAULT_TOLERANCES`). The job files
+(process/job.py) carry them nested, the worker reads its job before it imports torch, and
+`VerifyConfig` builds them without importing torch."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass
@@ -40,3 +42,22 @@ class TimingConfig:
     # interval: the rounds of one process do not see it (benchmarks/timing_fidelity.py
     # --repeat measures it; docs/benchmarks.md holds the figure)
     process_spread: float = 0.03
+
+
+DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
+    # dtype name -> (atol, rtol)
+    "float64": (1e-4, 1e-4),
+    "float32": (1e-4, 1e-4),
+    "float16": (1e-2, 1e-2),
+    "bfloat16": (1e-2, 1e-2),
+}
+
+
+@dataclass
+class CheckRule:
+    mode: str = "allclose"  # "allclose" | "max_norm_abs"
+    tolerances: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
+    norm_tol: float = 1e-3
+
+    def __post_init__(self) -> None:  # (atol, rtol) pairs, also when read back from JSON lists
+        self.tolerances = {k: tuple(v) for k, v in self.tolerances.items()}

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ...records import unknown_fields
-from ..measure.settings import TimingConfig
+from ..measure.settings import CheckRule, TimingConfig
 
 
 class JobError(ValueError):
@@ -23,7 +23,7 @@ class JobError(ValueError):
 
 
 # fields that hold a record of their own, rebuilt (and checked) from their JSON object
-_NESTED = {"timing": TimingConfig}
+_NESTED = {"timing": TimingConfig, "check": CheckRule}
 
 
 def _from_dict(cls, data: dict[str, Any], where: str):
@@ -77,9 +77,7 @@ class RunJob(_Record):
     trials: int = 5
     input_seed: int = 0
     weight_seed: int = 42
-    check: str = "allclose"
-    tolerances: dict[str, list[float]] = field(default_factory=dict)
-    norm_tol: float = 1e-3
+    check: CheckRule = field(default_factory=CheckRule)  # the correctness rule (mode, tolerances)
     time: bool = True
     timing: TimingConfig = field(default_factory=TimingConfig)
     skip_timing_reason: str | None = None
