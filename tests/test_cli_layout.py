@@ -10,7 +10,7 @@ import kernelmill
 
 PKG = Path(kernelmill.__file__).parent
 CLI = PKG / "cli"
-SHARED = {"common", "runs"}  # written once, used by several stage modules
+SHARED = {"common", "runs", "options"}  # written once, used by several stage modules
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
@@ -95,3 +95,30 @@ def test_one_pass_at_k_default_everywhere_and_help_texts_stand_alone():
                 if "SPEC" in text.replace("SPECS", "") or "paper 0" in text:
                     words.append((name, p.name, text))
     assert words == []  # users have neither SPEC.md nor the papers' numbers
+
+
+def test_verification_options_are_derived_from_the_config():
+    """Issue 41: the options of verify, serve, refine, bootstrap and align are VerifyConfig's
+    settings (cli/options.py), with its defaults and its help (`FIELD_HELP`): one list, so
+    none goes missing from a command or from the config."""
+    import inspect
+
+    from kernelmill.cli import options
+    from kernelmill.cli.bootstrap import align_command, bootstrap_command
+    from kernelmill.cli.generate import refine_command
+    from kernelmill.cli.verify import serve_command, verify_command
+    from kernelmill.verify import VerifyConfig
+    from kernelmill.verify.config import FIELD_HELP
+
+    assert set(options.ALL) == set(FIELD_HELP)
+    config = VerifyConfig()
+    for command in (verify_command, serve_command, refine_command, bootstrap_command, align_command):
+        params = inspect.signature(command).parameters
+        assert "verify_config" not in params
+        for setting in options.ALL:
+            name = setting.split(".")[-1]
+            info = params[name].default
+            assert info.help == FIELD_HELP[setting], (command.__name__, setting)
+            want = getattr(config.timing if setting.startswith("timing.") else config, name)
+            if setting not in ("gpus", "run_timeout"):  # written differently on the command line
+                assert info.default == want, (command.__name__, setting, info.default, want)

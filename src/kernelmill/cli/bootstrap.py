@@ -11,7 +11,11 @@ from typing import Optional
 
 import typer
 
+from ..verify import VerifyConfig
+from .options import with_verify_options
 
+
+@with_verify_options()
 def bootstrap_command(
     source: str = typer.Argument("builtin", help="Tasks (folder, .jsonl/.parquet, 'builtin')."),
     out: Path = typer.Option(..., "--out", "-o", help="Run folder (state.json, corpus.jsonl, rounds, growth.*); "
@@ -45,13 +49,12 @@ def bootstrap_command(
     temperature: float = typer.Option(0.7, "--temperature"),
     max_tokens: int = typer.Option(8192, "--max-tokens"),
     seed: Optional[int] = typer.Option(None, "--seed", help="Base sampling seed."),
-    device: str = typer.Option("auto", "--device", help="Verification device: auto, cpu or cuda."),
+    verify_config: VerifyConfig = None,
     time_kernels: bool = typer.Option(True, "--time/--no-time", help="Time verified kernels."),
 ) -> None:
     """Grow a verified corpus in a DSL: retrieve, prompt, generate, verify, add; easy to hard; resumable."""
     from ..generate import BackendError, SamplingParams, make_backend
     from ..tasks import load_tasks
-    from ..verify import VerifyConfig
     from ..dsl.bootstrap import Bootstrap, BootstrapConfig, verifier_fn
     from ..dsl.evaluate import with_rtol
     from ..dsl.retrieval import DEFAULT_EMBEDDER, Embedder, seed_entries
@@ -70,7 +73,7 @@ def bootstrap_command(
             be = make_backend("hf", model, batch_size=batch_size)
         else:
             be = make_backend(backend, model)
-        vcfg = VerifyConfig(device=device)
+        vcfg = verify_config
         vcfg.time = time_kernels
         rtol = eval_rtol if eval_rtol >= 0 else None
         cfg = BootstrapConfig(k=k, samples_per_task=n, tasks_per_round=per_round, max_attempts=max_attempts,
@@ -120,6 +123,7 @@ def _pick(by_id: dict, ids: str, option: str) -> list:
     return [by_id[t] for t in want]
 
 
+@with_verify_options()
 def align_command(
     run: Path = typer.Argument(..., help="A `kernelmill bootstrap` run folder (state.json, tasks.jsonl, corpus.jsonl)."),
     out: Path = typer.Option(..., "--out", "-o", help="Output folder (kernels, traces, scores, negatives, kto/, "
@@ -143,14 +147,13 @@ def align_command(
     seeds: bool = typer.Option(True, "--seeds/--no-seeds", help="Traces for the seed kernels too."),
     temperature: float = typer.Option(0.7, "--temperature"),
     max_tokens: int = typer.Option(4096, "--max-tokens"),
-    device: str = typer.Option("auto", "--device", help="Verification device for the negatives: auto, cpu or cuda."),
+    verify_config: VerifyConfig = None,
 ) -> None:
     """Stages 2-3 data from a bootstrap run: post-hoc traces from a pool of models, scored by
     log P(trace | task) under the base model (top fraction kept); negatives with injected errors
     kept only when the verifier confirms a failure, plus the loop's failed attempts; the KTO
     export at the ratio; GRPO prompts for the run's training tasks. Held-out tasks stay out."""
     from ..generate import BackendError, SamplingParams, make_backend
-    from ..verify import VerifyConfig
     from ..dsl.align import Align, AlignConfig
     from ..dsl.bootstrap import verifier_fn
     from ..dsl.kto import parse_ratio
@@ -169,7 +172,7 @@ def align_command(
                         for m in pool]
         else:
             backends = [make_backend(backend, m) for m in pool]
-        vcfg = VerifyConfig(device=device)
+        vcfg = verify_config
         vcfg.time = False  # a negative needs a failure, not a speed
         counts = align.run_all(backends, base_model, verifier_fn(vcfg, out / "verify.sqlite"), score_device)
     except (ValueError, KeyError, BackendError, OSError) as exc:

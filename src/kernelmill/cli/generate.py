@@ -13,7 +13,9 @@ from ..generate.backend import BACKENDS, BackendError, SamplingParams, make_back
 from ..generate.refine import RefineConfig, default_verdicts_path, refine
 from ..generate.runner import GenerateConfig, generate, prompt_inputs
 from ..records import Task
+from ..verify import VerifyConfig
 from .common import err, fail, load_tasks_or_exit
+from .options import with_verify_options
 
 
 # options both commands share, declared once
@@ -119,6 +121,7 @@ def generate_command(
               f"truncated {s.truncated}, request errors {dict(s.errors) or 0}", soft_wrap=True)
 
 
+@with_verify_options()
 def refine_command(
     source: str = typer.Argument(..., help="Tasks (folder, .jsonl/.parquet, 'builtin')."),
     out: Path = typer.Option(..., "--out", "-o", help="Samples JSONL, one line per turn (a re-run resumes)."),
@@ -135,13 +138,13 @@ def refine_command(
     keep_reasoning: bool = typer.Option(False, "--keep-reasoning", help="Keep earlier turns' reasoning in the history."),
     stop_speedup: float = typer.Option(1.0, "--stop-speedup", help="Stop a chain once correct with this speedup; "
                                        "a negative value never stops early."),
-    device: str = typer.Option("auto", "--device", help="Verification device: auto, cpu or cuda."),
+    verify_config: VerifyConfig = None,
     store: Optional[Path] = typer.Option(None, "--store", help="Verification result store (SQLite)."),
     progress: bool = ProgressOpt,
 ) -> None:
     """Multi-turn generate -> verify -> feedback, up to T turns per chain; resumable."""
     try:
-        from ..verify import VerifyConfig, verify_samples
+        from ..verify import verify_samples
     except ImportError as exc:
         fail(f"refine needs kernelmill.verify, which failed to import: {exc}")
     tpl = _template(template)
@@ -150,7 +153,7 @@ def refine_command(
     task_list = _tasks(source, tasks)
     be = _backend(backend, model, base_url, api_key_env, concurrency, tokenizer, batch_size, max_retries, extra_body,
                   request_timeout)
-    vcfg = VerifyConfig(device=device)
+    vcfg = verify_config
 
     def verify(ts, samples):
         return verify_samples(ts, samples, vcfg, store=str(store) if store else None, progress=progress)

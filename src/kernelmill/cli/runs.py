@@ -239,41 +239,44 @@ def parse_gpus(text: str | None) -> list[int] | None:
         fail(f"--gpus takes GPU indices separated by commas (e.g. 0,1) or 'all', not {text!r}")
 
 
-def config_from_options(device: str, trials: int, build_timeout: float, run_timeout: float | None,
-                        workers: int, profile: str = "auto", executor: str = "local",
-                        address: str | None = None, fast_build: bool = True, guards: str = "standard",
-                        fallback: str = "reject", standby: int = -1, cpu_runners: int = 1,
-                        cpu_threads: int = 1, runs_per_gpu: int = 0, compile_baseline: bool = False,
-                        compile_mode: str = "default", compile_backend: str = "inductor",
-                        exchange: str = "auto", gpus: str | None = None, build_nice: int = 10,
-                        build_standby: int = -1, merge_units: bool = True, slim_units: bool = True,
-                        standby_on_demand: bool = True, fork_workers: bool = True,
-                        spare_lead: float = 15.0, resident: str = "auto", numerics: str = "pytorch",
-                        kernel_time: bool = True) -> VerifyConfig:
-    """The options as a `VerifyConfig`, validated by the config itself (one set
-    of rules for the CLI, the service and the GRPO reward). `run_timeout` None:
-    the device's default (DEFAULT_RUN_TIMEOUT)."""
-    if run_timeout is None:
+def config_from_values(values: dict) -> VerifyConfig:
+    """Settings by name (`cli/options.py`: "field" or "timing.field", the command line's
+    forms: `gpus` as "0,1", `run_timeout` None for the device's default) as a
+    `VerifyConfig`, validated by the config itself (one set of rules for the CLI, the
+    service and the GRPO reward)."""
+    data: dict = {}
+    for name, value in values.items():
+        if name.startswith("timing."):
+            data.setdefault("timing", {})[name.split(".", 1)[1]] = value
+        else:
+            data[name] = value
+    if "gpus" in data:
+        data["gpus"] = parse_gpus(data["gpus"])
+    if data.get("run_timeout", 0) is None:
         try:
-            run_timeout = DEFAULT_RUN_TIMEOUT[VerifyConfig.from_dict({"device": device}, "options").resolved_device()]
+            device = VerifyConfig.from_dict({"device": data.get("device", "auto")}, "options").resolved_device()
         except ConfigError as exc:
-            fail(f"{exc} (see kernelmill verify --help)")
-    options = dict(device=device, trials=trials, build_timeout=build_timeout, run_timeout=run_timeout,
-                   workers=workers, profile=profile, executor=executor, address=address, fast_build=fast_build,
-                   guards=guards, fallback=fallback, standby=standby, cpu_runners=cpu_runners,
-                   runs_per_gpu=runs_per_gpu, timing={"cpu_threads": cpu_threads, "numerics": numerics,
-                                                               "kernel_time": kernel_time},
-                   compile_baseline=compile_baseline, compile_mode=compile_mode, compile_backend=compile_backend,
-                   exchange=exchange, gpus=parse_gpus(gpus), build_nice=build_nice, build_standby=build_standby,
-                   merge_units=merge_units, slim_units=slim_units, standby_on_demand=standby_on_demand, fork_workers=fork_workers,
-                   spare_lead_s=spare_lead, resident=resident)
+            fail(f"{exc} (see --help)")
+        data["run_timeout"] = DEFAULT_RUN_TIMEOUT[device]
     try:
-        config = VerifyConfig.from_dict(options, "options")
+        config = VerifyConfig.from_dict(data, "options")
     except ConfigError as exc:
-        fail(f"{exc} (see kernelmill verify --help)")
-    if cpu_runners > 1 and config.resolved_device() == "cpu":
-        err.print(f"[yellow]warning:[/yellow] {cpu_runners} candidates run at once on the CPU: their timings "
+        fail(f"{exc} (see --help)")
+    if config.cpu_runners > 1 and config.resolved_device() == "cpu":
+        err.print(f"[yellow]warning:[/yellow] {config.cpu_runners} candidates run at once on the CPU: their timings "
                   "share the cores (fine for correctness; for speedups use --cpu-runners 1)")
     return config
+
+
+def config_from_options(device: str, trials: int, build_timeout: float, run_timeout: float | None,
+                        workers: int, **settings) -> VerifyConfig:
+    """`config_from_values` for callers that name a few settings (the demo, tests):
+    the first five, then any "field" by name (`cpu_threads`, `numerics` and
+    `kernel_time` go into the timing settings)."""
+    values = dict(device=device, trials=trials, build_timeout=build_timeout, run_timeout=run_timeout,
+                  workers=workers)
+    for name, value in settings.items():
+        values["timing." + name if name in ("cpu_threads", "numerics", "kernel_time") else name] = value
+    return config_from_values(values)
 
 

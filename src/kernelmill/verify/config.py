@@ -18,6 +18,73 @@ class ConfigError(ValueError):
     """A verify setting that cannot work (the message says which and why)."""
 
 
+# What each setting is, in a user's words: the help of the command-line options that
+# set it (cli/options.py derives the options of `verify`, `serve`, `refine` and
+# `bootstrap` from the fields and this table). Timing settings are named "timing.<field>".
+FIELD_HELP: dict[str, str] = {
+    "device": "cpu, cuda, or auto (cuda when a GPU is visible).",
+    "trials": "Correctness trials, each with fresh random inputs.",
+    "build_timeout": "Seconds allowed to import/compile one candidate.",
+    "run_timeout": "Seconds allowed to check and time one candidate (default: 60 on a CPU, 300 on a GPU).",
+    "workers": "Parallel build processes (0: one per CPU core).",
+    "build_nice": "Lower CPU priority of build processes and their compilers (a nice increment, 0-19; 0: none), "
+                  "so runs, whose host work the GPU waits for, get a core first.",
+    "build_standby": "Build processes started ahead (torch and the builder imported), so a candidate whose "
+                     "extension is cached waits for no start-up: -1 auto (4 on CUDA, none on CPU), 0 off.",
+    "profile": "Task size profile: auto (small on CPU, full on GPU), small, full.",
+    "check": "Correctness rule: allclose (per-dtype atol/rtol, docs/SEMANTICS.md) or max_norm_abs "
+             "(max|a-b| / max|ref| <= --norm-tol).",
+    "norm_tol": "Tolerance of --check max_norm_abs.",
+    "fast_build": "Build load_inline extensions with the cached fast builder.",
+    "merge_units": "Let the fast builder compile a split CUDA extension's binding and host code as one unit where "
+                   "that provably keeps the meaning (half the CPU of a cold build; docs/ARCHITECTURE.md).",
+    "slim_units": "Let the fast builder compile an extension's own C++ code (a CUDA extension's host code) against "
+                  "torch/types.h and reuse one pybind11 binding object per signature list (a cold CUDA build in ~3 s "
+                  "instead of ~12 s on an H200; verify/build/slim_units.py).",
+    "executor": "local (this machine) or ray (a Ray cluster).",
+    "address": "Ray cluster address for --executor ray (e.g. ray://head:10001 or auto).",
+    "guards": "Reward-hacking guards: off, standard or strict (docs/guards.md).",
+    "fallback": "Candidates that fall back to PyTorch: reject, flag or allow.",
+    "standby": "Run processes started ahead per GPU, so their start-up overlaps earlier candidates (each still runs "
+               "one candidate), where runs are not resident (--resident off, or --guards off): -1 auto (6 per run "
+               "sharing a GPU, none on CPU), 0 off (also no resident supervisors).",
+    "standby_on_demand": "Start spare run processes only as the queued runs need them, not --standby at once "
+                         "(spares warming up take the cores from the first candidates' builds).",
+    "spare_lead_s": "With --standby-on-demand: a build running longer than this many seconds gets its run's spare "
+                    "started, so it is warm when the build ends (0: spares only for queued runs).",
+    "fork_workers": "Fork spare build and run processes from one process that imported torch once, instead of "
+                    "starting each fresh (each fresh one imports torch: seconds of a core, per candidate).",
+    "cpu_runners": "Candidates run at once on a CPU device (timings then share the cores); on CUDA see "
+                   "--runs-per-gpu.",
+    "runs_per_gpu": "Candidates run at once on one GPU: their start-up, inputs, reference runs and checks overlap, "
+                    "their timed rounds never do (a timing lock). 0: auto (2: 1.24x the candidates per minute of 1 "
+                    "on an H200, docs/benchmarks.md).",
+    "gpus": "GPUs that run candidates, as indices of the visible GPUs (after CUDA_VISIBLE_DEVICES), "
+            "comma-separated, e.g. 1 or 0,1; default all.",
+    "compile_baseline": "Also time each task's reference under torch.compile (once per task, compile time left out "
+                        "and recorded) and give every correct candidate its speedup over it too (speedup_compiled; "
+                        "docs/SEMANTICS.md). Off by default: a compile per task can cost more than the run's "
+                        "candidates.",
+    "compile_mode": "torch.compile mode for --compile-baseline: default, reduce-overhead, max-autotune, "
+                    "max-autotune-no-cudagraphs.",
+    "compile_backend": "torch.compile backend for --compile-baseline.",
+    "exchange": "How a guarded GPU run passes tensors to the candidate's process and back: auto (CUDA IPC, no host "
+                "copies, when the input sets fit in a quarter of the free GPU memory; else files) or file (always "
+                "through /dev/shm). CPU runs always use files.",
+    "resident": "Supervise guarded runs with a process that stays for job after job (its CUDA context opened once; "
+                "each candidate still gets a fresh process; 61-70 candidates/min on an H200 against 52-60): auto "
+                "(with guards on, unless --standby 0), on, off (a new supervisor per candidate).",
+    "timing.cpu_threads": "Intra-op threads of both the reference's and the candidate's process when timing on a "
+                          "CPU (docs/SEMANTICS.md): the same on both sides.",
+    "timing.numerics": "Numerics of the timed calls on a GPU: pytorch (PyTorch's defaults, as KernelBench times: "
+                       "cuDNN may use TF32) or strict (TF32 off, as the correctness trials always run). "
+                       "docs/SEMANTICS.md.",
+    "timing.kernel_time": "Time GPU calls by the device's activity records (the GPU time of the work each call "
+                          "launched, every stream); off: CUDA events around each call, which also count the "
+                          "host's launch gaps.",
+}
+
+
 def _refuse_unknown(cls: type, data: dict, where: str) -> None:
     unknown = unknown_fields(cls, data)
     if unknown:
