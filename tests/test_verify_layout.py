@@ -98,7 +98,7 @@ def test_each_hall_holds_what_its_name_says():
     assert {"timing", "kernel_time", "correctness", "environment", "gpulock"} <= _hall("measure")
     assert {"inline_build", "buildcache", "build_prepare", "lazy_builds"} <= _hall("build")
     top = {p.stem for p in VERIFY.glob("*.py")} - {"__init__"}
-    assert top <= {"config", "runner", "sandbox", "service", "client", "store", "progress", "devices", "health",
+    assert top <= {"config", "session", "runner", "sandbox", "service", "client", "store", "progress", "devices", "health",
                    "paths", "early"}, top
     # measure/ never judges, guards/ never builds
     for path in (VERIFY / "measure").glob("*.py"):

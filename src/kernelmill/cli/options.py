@@ -45,9 +45,7 @@ class _Spec:
 
 
 def _specs() -> dict[str, _Spec]:
-    from ..verify import VerifyConfig
-    from ..verify.config import FIELD_HELP
-    from ..verify.measure.settings import TimingConfig
+    from ..verify import FIELD_HELP, TimingConfig, VerifyConfig
 
     out = {}
     for cls, prefix in ((VerifyConfig, ""), (TimingConfig, "timing.")):

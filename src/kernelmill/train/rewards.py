@@ -43,40 +43,19 @@ class LocalVerifier:
     profiles again. `close()` (also at interpreter exit) stops its spares."""
 
     def __init__(self, config: Any = None, store: str | None = None):
-        from ..verify import VerifyConfig
+        from ..verify import VerifyConfig, VerifySession
 
         if isinstance(config, dict):
             config = VerifyConfig.from_dict(config, "reward.verify")
         self.config = config or VerifyConfig()
         self.store = store
-        self._verifier = None
-        self._executor = None
-
-    def _open(self):
-        import atexit
-
-        from ..verify import make_executor
-        from ..verify import Verifier
-        from ..verify import ResultStore
-
-        self._executor = make_executor(self.config.executor, self.config.address)
-        config = self._executor.prepare(self.config)
-        self._verifier = Verifier(config, ResultStore(self.store) if self.store else None)
-        atexit.register(self.close)
-        return self._verifier
+        self.session = VerifySession(self.config, store)
 
     def __call__(self, tasks: list[Task], samples: list[Sample]) -> list[Verdict]:
-        from ..verify import verify_samples
-
-        verifier = self._verifier or self._open()
-        return verify_samples(tasks, samples, progress=False, executor=self._executor, verifier=verifier)
+        return self.session.verify(tasks, samples, progress=False)
 
     def close(self) -> None:
-        if self._verifier is not None:
-            self._verifier.close()
-            if self._verifier.store is not None:
-                self._verifier.store.close()
-            self._verifier = None
+        self.session.close()
 
 
 class HttpVerifier:

@@ -16,7 +16,7 @@ from ..lazy import lazy_face
 _WHERE = {
     "build_prepare": "build.build_prepare",
     "VerifyClient": "client", "ServiceError": "client",
-    "ConfigError": "config", "VerifyConfig": "config",
+    "ConfigError": "config", "FIELD_HELP": "config", "VerifyConfig": "config",
     "cuda_devices": "devices", "driver_lists_gpus": "devices",
     "start_from_argv": "early",
     "make_executor": "executors",
@@ -33,6 +33,7 @@ _WHERE = {
     "HarnessError": "runner", "Verifier": "runner", "sized_tasks": "runner", "verify_samples": "runner",
     "Sandbox": "sandbox", "apply_rlimits": "sandbox", "python_argv": "sandbox", "scrubbed_env": "sandbox",
     "ServiceConfig": "service", "VerifyService": "service", "make_server": "service",
+    "VerifySession": "session",
     "ResultStore": "store", "StoreError": "store", "input_key": "store", "result_key": "store",
 }
 

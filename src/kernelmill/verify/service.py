@@ -27,8 +27,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from ..records import RecordError, Sample, Task, Verdict, from_dict, to_dict
 from .config import VerifyConfig
-from .runner import HarnessError, Verifier, static_verdict, verify_samples
-from .store import ResultStore, StoreError, result_key
+from .runner import HarnessError, static_verdict
+from .session import VerifySession
+from .store import StoreError, result_key
 
 
 @dataclass
@@ -56,15 +57,12 @@ class VerifyService:
         self.verify_config = verify
         self.config = service
         self.tasks = dict(tasks or {})
-        self.store = ResultStore(store) if store else None
-        # one long-lived verifier for every request: its warm spare processes,
+        # one long-lived session for every request: its warm spare processes,
         # reference profiles and build cache carry over (a new candidate whose
         # build is cached then costs only its run)
-        from .executors import make_executor
-
-        self.executor = make_executor(verify.executor, verify.address)
-        self.verify_config = verify = self.executor.prepare(verify)
-        self.verifier = Verifier(verify, self.store)
+        self.session = VerifySession(verify, store).open()
+        self.verify_config = self.session.config
+        self.executor, self.verifier, self.store = self.session.executor, self.session.verifier, self.session.store
         self._slots = threading.Semaphore(service.concurrency)
         self._lock = threading.Lock()
         self.running = self.waiting = self.served = self.served_cached = 0
@@ -143,13 +141,11 @@ class VerifyService:
             self._slots.release()
 
     def _run(self, task_map: dict[str, Task], samples: list[Sample]) -> list[Verdict]:
-        return verify_samples(task_map, samples, progress=False, executor=self.executor, verifier=self.verifier)
+        return self.session.verify(task_map, samples, progress=False)
 
     def close(self) -> None:
         """Stop the verifier's spare processes and close the store."""
-        self.verifier.close()
-        if self.store is not None:
-            self.store.close()
+        self.session.close()
 
     def health(self) -> dict:
         with self._lock:
