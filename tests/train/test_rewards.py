@@ -156,7 +156,7 @@ def test_local_verifier_keeps_one_verifier_across_calls(tmp_path, monkeypatch):
     spares and reference profiles carry over), until close()."""
     from kernelmill.records import Sample, Task
     from kernelmill.train import LocalVerifier
-    from kernelmill.verify import runner
+    from kernelmill.verify import runner, session
 
     made = []
 
@@ -165,7 +165,7 @@ def test_local_verifier_keeps_one_verifier_across_calls(tmp_path, monkeypatch):
             made.append(self)
             super().__init__(*a, **k)
 
-    monkeypatch.setattr(runner, "Verifier", Counting)
+    monkeypatch.setattr(session, "Verifier", Counting)  # what a VerifySession opens
     verifier = LocalVerifier({"device": "cpu", "cache_dir": str(tmp_path / "cache")},
                              store=str(tmp_path / "v.sqlite"))
     task = Task(task_id="relu", code=TASK)

@@ -30,7 +30,7 @@ _WHERE = {
     "set_cpu_threads": "measure.timing", "time_interleaved": "measure.timing", "work_copy": "measure.trivial",
     "default_cache_dir": "paths",
     "die_with_parent": "process.loading",
-    "HarnessError": "runner", "Verifier": "runner", "sized_tasks": "runner", "verify_samples": "runner",
+    "HarnessError": "runner", "Verifier": "runner", "sized_tasks": "runner", "verify_samples": "session",
     "Sandbox": "sandbox", "apply_rlimits": "sandbox", "python_argv": "sandbox", "scrubbed_env": "sandbox",
     "ServiceConfig": "service", "VerifyService": "service", "make_server": "service",
     "VerifySession": "session",

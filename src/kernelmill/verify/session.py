@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import atexit
 import threading
+import time
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterable
 
-from ..records import Sample, Verdict
+from ..records import Sample, Task, Verdict
 from .config import VerifyConfig
+from .runner import HarnessError, RunnerJob, Verifier, sized_tasks, static_verdict
+from .store import ResultStore, input_key, result_key
 
 
 class VerifySession:
@@ -32,8 +36,6 @@ class VerifySession:
         with self._lock:
             if self._verifier is None:
                 from .executors import make_executor
-                from .runner import Verifier
-                from .store import ResultStore
 
                 self._executor = make_executor(self.config.executor, self.config.address)
                 self.config = self._executor.prepare(self.config)
@@ -56,8 +58,6 @@ class VerifySession:
 
     def verify(self, tasks: Any, samples: list[Sample], **options: Any) -> list[Verdict]:
         """`verify_samples` on this session's verifier (its config and store)."""
-        from .runner import verify_samples
-
         return verify_samples(tasks, samples, executor=self.executor, verifier=self.verifier, **options)
 
     __call__ = verify
@@ -78,4 +78,120 @@ class VerifySession:
         self.close()
 
 
-__all__ = ["VerifySession"]
+def _as_task_map(tasks) -> dict[str, Task]:
+    if isinstance(tasks, dict):
+        return tasks
+    return {t.task_id: t for t in tasks}
+
+
+def verify_samples(
+    tasks, samples: Iterable[Sample], config: VerifyConfig | None = None,
+    store: str | Path | ResultStore | None = None, progress: bool = False,
+    on_verdict: Callable[[Verdict], None] | None = None, executor=None, stats: dict | None = None,
+    verifier: "Verifier | None" = None, rerun: bool = False,
+) -> list[Verdict]:
+    """Verify `samples` against `tasks`; one verdict per sample, in input order.
+    `rerun`: verify again what the store already answers (the new verdicts replace them).
+
+    `store` (a path or ResultStore) makes the run resumable and re-runs free.
+    `on_verdict` is called (in the calling thread) as each verdict is final.
+    `executor` is an executor object or name (default: `config.executor`,
+    ``local``; ``ray`` uses `config.address`). `stats`, if given, is filled
+    with the run's accounting (builds/s, GPU busy share, ...). `verifier`, if
+    given, is a long-lived `Verifier` (its config and store are used, its warm
+    spare processes and reference profiles carry over, and it is left open):
+    what `kernelmill serve` and the GRPO reward keep between requests.
+    """
+    from .executors import make_executor
+    from .progress import StatusProgress
+
+    config = config or VerifyConfig()
+    if executor is None or isinstance(executor, str):
+        executor = make_executor(executor or config.executor, config.address)
+    samples = list(samples)
+    task_map = _as_task_map(tasks)
+    keep = verifier is not None
+    walls = {}  # where the call's wall went (stats: startup_s, batch_s, close_s)
+    t_start = time.monotonic()
+    if keep:
+        config, db, own_store = verifier.config, verifier.store, False
+    else:
+        config = executor.prepare(config)
+        own_store = isinstance(store, (str, Path))
+        db = ResultStore(store) if own_store else store
+        verifier = Verifier(config, db)
+    walls["startup_s"] = time.monotonic() - t_start
+    task_map = sized_tasks(task_map, samples, verifier.profile)
+    results: dict[str, Verdict] = {}
+    bar = StatusProgress(len(samples), enabled=progress, device=verifier.device_name,
+                         gpus=len(verifier.gpus))
+
+    def finish(sample: Sample, verdict: Verdict) -> None:
+        verdict = replace(verdict, sample_id=sample.sample_id, task_id=sample.task_id,
+                          input_key=input_key(task_map.get(sample.task_id), sample, verifier.answer_key))
+        results[sample.sample_id] = verdict
+        bar.advance(verdict.status, cached=verdict.cached)
+        if on_verdict:
+            on_verdict(verdict)
+
+    # static verdicts and store hits first; group the rest by key
+    pending: dict[str, list[Sample]] = {}
+    jobs: dict[str, RunnerJob] = {}
+    keys = {}
+    for s in samples:
+        task = task_map.get(s.task_id)
+        static = static_verdict(s, task, verifier.device)
+        if static is not None:
+            static.device = verifier.device_name
+            finish(s, static)
+            continue
+        keys[s.sample_id] = result_key(task, s, verifier.answer_key, verifier.device_name)
+    hits = db.get_many(list(set(keys.values()))) if db and not rerun else {}
+    for s in samples:
+        key = keys.get(s.sample_id)
+        if key is None:
+            continue
+        if key in hits:
+            finish(s, replace(hits[key], cached=True))
+        else:
+            pending.setdefault(key, []).append(s)
+            jobs.setdefault(key, RunnerJob(key, task_map[s.task_id], s))
+
+    def on_done(job: RunnerJob, outcome) -> None:
+        verifier.cleanup(job)
+        if not keep:
+            verifier.job_done()
+        if isinstance(outcome, BaseException):
+            if isinstance(outcome, KeyboardInterrupt):
+                raise outcome
+            raise HarnessError(f"verifying {job.sample.sample_id} failed inside kernelmill: {outcome!r}") from outcome
+        if db is not None:
+            db.put(job.key, outcome)
+        for s in pending[job.key]:
+            finish(s, outcome)
+
+    t_batch = time.monotonic()
+    if not keep:
+        verifier.expect_jobs(len(jobs))
+    try:
+        verifier.prepare_builds(list(jobs.values()))
+        executor.execute(verifier, list(jobs.values()), on_done, bar)
+    except BaseException:
+        for job in jobs.values():
+            verifier.cleanup(job)
+        raise
+    finally:
+        t_close = time.monotonic()
+        walls["batch_s"] = t_close - t_batch
+        if not keep:
+            verifier.close()
+        walls["close_s"] = time.monotonic() - t_close
+        bar.close()
+        if stats is not None:
+            stats.update(bar.stats())
+            stats.update({k: round(v, 3) for k, v in walls.items()})
+            if verifier.standby is not None:
+                stats["spares_started"] = verifier.standby.started
+        if own_store and db is not None:
+            db.close()
+    return [results[s.sample_id] for s in samples]
