@@ -23,6 +23,7 @@ from kernelmill.verify.measure.kernel_time import (
     provenance,
 )
 from kernelmill.verify.measure.sol import bound_ms, sol_fraction
+from kernelmill.verify.measure.correctness import CheckRule
 from kernelmill.verify.measure.timing import Round, TimingConfig, ratio_stats
 
 SPIN = "spin_kernel(long)"
@@ -194,16 +195,14 @@ def test_round_message_round_trip():
 
 
 def test_timed_checks_widen_fp32_only_for_a_cudnn_reference_under_pytorch_numerics():
-    class Job:
-        tolerances = {"float32": (1e-4, 1e-4)}
-        check = "allclose"
-        norm_tol = 1e-3
-        timing = {"numerics": "pytorch"}
+    class Job:  # what timed_rule reads of a RunJob
+        check = CheckRule(tolerances={"float32": (1e-4, 1e-4)})
+        timing = TimingConfig(numerics="pytorch")
     out = torch.ones(3)
     conv = {"kernels": {"sm90_xmma_fprop_implicit_gemm_tf32f32": 1.0}}
     assert timed_rule(Job, out, conv).tolerances["float32"] == TF32_TIMED_TOL
     assert timed_rule(Job, out, {"kernels": {"my_kernel": 1.0}}).tolerances["float32"] == (1e-4, 1e-4)
-    Job.timing = {"numerics": "strict"}
+    Job.timing = TimingConfig(numerics="strict")
     assert timed_rule(Job, out, conv).tolerances["float32"] == (1e-4, 1e-4)
 
 
