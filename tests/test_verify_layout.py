@@ -164,3 +164,27 @@ def test_one_walker_of_tensor_trees():
             if calls_itself and checks_lists:
                 bad.append(f"{path.relative_to(PKG)}: {fn.name}")
     assert bad == []
+
+
+def test_the_tree_walker_leaves_no_garbage_cycle():
+    """map_tensors is called for every timed call: a reference cycle there kept a large
+    task's outputs alive until the cyclic collector ran (a resident candidate passed its
+    memory limit). Collecting with the collector off must free what it held."""
+    import gc
+    import weakref
+
+    torch = __import__("pytest").importorskip("torch")
+    from kernelmill.verify.measure.tree import map_tensors, tensors_in, with_leaves
+
+    t = torch.ones(4)
+    ref = weakref.ref(t)
+    gc.disable()
+    try:
+        for _ in range(3):
+            tensors_in([t, (t, {"a": t})])
+            map_tensors([t, (t,)], lambda x: x + 0, lists=True)
+            with_leaves([t, (t,)], [1, 2])
+        del t
+        assert ref() is None
+    finally:
+        gc.enable()
