@@ -6,6 +6,7 @@ runs on the GPU (tests/guards/test_gpu_corpus.py, tests/verify/test_cuda_ipc.py)
 import pytest
 import torch
 
+from kernelmill.verify.measure.settings import CheckRule
 from kernelmill.verify.process import supervisor as sv
 
 
@@ -33,8 +34,7 @@ def test_reference_work_finds_mutation_aliasing_and_profile_once():
 
     class Job:
         ref_profile = {"given": True}
-        tolerances = {"float32": (1e-4, 1e-4)}  # the job's check rule (the weak-task check reads it)
-        check, norm_tol = "allclose", 1e-3
+        check = CheckRule(tolerances={"float32": (1e-4, 1e-4)})  # the job's check rule (the weak-task check reads it)
 
     work = sv._ReferenceWork(Job(), Ref(), sets, torch.device("cpu"))
     assert work.mutates and work.aliases
