@@ -265,7 +265,7 @@ class Bench:
         for j, live in self.kept_live.items():
             if any(self.returned.get(p, 0) > 1 for p in _storages(live)):
                 continue
-            a, b = _tensors(live), _tensors(self.kept[j])
+            a, b = tensors_in(live, dicts=False), tensors_in(self.kept[j], dicts=False)
             if len(a) != len(b) or not all(torch.equal(x, y) for x, y in zip(a, b)):
                 changed.append(j)
         return changed
@@ -396,10 +396,6 @@ def timing_numerics(config: TimingConfig, device: torch.device | str):
 
 def _storages(out: object) -> set[int]:
     return {t.untyped_storage().data_ptr() for t in tensors_in(out, dicts=False) if t.numel()}
-
-
-def _tensors(out: object) -> list[torch.Tensor]:
-    return tensors_in(out, dicts=False)
 
 
 def summarize(rounds: list[Round], walls: list[float] | None = None) -> Timing:
