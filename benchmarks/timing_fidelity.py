@@ -432,30 +432,52 @@ def read_verdicts(path: Path) -> dict[str, dict]:
 
 # --------------------------------------------------------- table and summary
 
+# rejections by policy, not by the candidate's answers: such a candidate computes the task
+# and is timed like any other (the verdict's `measurement.timed`), so the timer's fidelity is
+# checked on it too; KernelBench's harness times it as well. The row says it was not awarded.
+POLICY_FLAGS = {"torch_fallback", "try_fallback", "calls_reference", "decoy_kernel", "precision_downgrade"}
+
+
+def timed_figures(v: dict) -> dict:
+    """The speedup figures of a verdict: its own when ok; `measurement.timed` when it was
+    rejected by policy alone (POLICY_FLAGS); nothing otherwise."""
+    if v.get("status") == "ok":
+        return {"speedup": v.get("speedup"), "speedup_ci": v.get("speedup_ci"), "awarded": True,
+                "speedup_kernelbench": v.get("speedup_kernelbench"),
+                "ref_ms": v.get("ref_runtime_ms"), "cand_ms": v.get("runtime_ms")}
+    timed = (v.get("measurement") or {}).get("timed") or {}
+    flags = set(v.get("flags") or [])
+    if v.get("status") == "rejected" and flags and flags <= POLICY_FLAGS and timed.get("speedup") is not None:
+        return {**timed, "awarded": False}
+    return {}
+
+
 def make_row(cand: Candidate, verdict: dict | None, ind: dict | None, kb: dict | None = None,
              second: dict | None = None) -> dict:
     v = verdict or {}
     ind = ind or {}
     kb = kb or {}
-    km_speedup = v.get("speedup")
+    t = timed_figures(v)
+    km_speedup = t.get("speedup")
     ind_speedup = ind.get("speedup")
     deviation = kb_deviation = None
     if km_speedup is not None and ind_speedup:
         deviation = km_speedup / ind_speedup - 1.0
-    if v.get("speedup_kernelbench") and kb.get("speedup"):
-        kb_deviation = v["speedup_kernelbench"] / kb["speedup"] - 1.0
+    if t.get("speedup_kernelbench") and kb.get("speedup"):
+        kb_deviation = t["speedup_kernelbench"] / kb["speedup"] - 1.0
     m = v.get("measurement") or {}
     return {
         "candidate": cand.name, "task": cand.task, "language": cand.language, "style": cand.style,
-        "km_ref_ms": v.get("ref_runtime_ms"), "ind_ref_ms": ind.get("ref_ms"),
-        "km_cand_ms": v.get("runtime_ms"), "ind_cand_ms": ind.get("cand_ms"),
+        "km_ref_ms": t.get("ref_ms"), "ind_ref_ms": ind.get("ref_ms"),
+        "km_cand_ms": t.get("cand_ms"), "ind_cand_ms": ind.get("cand_ms"),
         "km_speedup": km_speedup, "ind_speedup": ind_speedup, "deviation": deviation,
+        "awarded": t.get("awarded"),
         "ind_event_speedup": ind.get("event_speedup"), "km_event_speedup": m.get("event_speedup"),
-        "km_speedup_kernelbench": v.get("speedup_kernelbench"), "kb_speedup": kb.get("speedup"),
+        "km_speedup_kernelbench": t.get("speedup_kernelbench"), "kb_speedup": kb.get("speedup"),
         "kb_deviation": kb_deviation, "kb_error": kb.get("error") or (
             None if not kb or kb.get("speedup") else f"compiled={kb.get('compiled')} correct={kb.get('correct')}"),
-        "second_speedup": (second or {}).get("speedup"),
-        "speedup_ci": v.get("speedup_ci"), "status": v.get("status", "missing" if verdict is None else ""),
+        "second_speedup": timed_figures(second or {}).get("speedup"),
+        "speedup_ci": t.get("speedup_ci"), "status": v.get("status", "missing" if verdict is None else ""),
         "flags": list(v.get("flags") or []), "message": (v.get("message") or "")[:300],
         "measurement": m, "independent_error": ind.get("error"),
     }
@@ -470,10 +492,11 @@ def summarize(rows: list[dict], device: str) -> dict:
     ci_holds = [r for r in rows if r.get("speedup_ci") and r.get("ind_speedup")]
     kb = [abs(r["kb_deviation"]) for r in rows if r.get("kb_deviation") is not None]
     again = [r for r in rows if r.get("second_speedup") and r.get("speedup_ci")]
-    widths = sorted(r["speedup_ci"][1] / r["speedup_ci"][0] - 1 for r in rows if r.get("speedup_ci")
-                    and r.get("status") == "ok")
+    widths = sorted(r["speedup_ci"][1] / r["speedup_ci"][0] - 1 for r in rows if r.get("speedup_ci"))
     summary = {
         "device": device, "candidates": len(rows), "n": len(devs),
+        "timed": sum(r.get("km_speedup") is not None for r in rows),
+        "timed_not_awarded": sum(r.get("awarded") is False for r in rows),
         "median_abs_deviation": median_dev, "max_abs_deviation": max(devs) if devs else None,
         "within": within, "within_bound": goal["within"], "within_share": within / len(devs) if devs else None,
         "flagged": len(flagged), "flagged_names": flagged,
@@ -520,7 +543,8 @@ def row_cells(r: dict) -> list[str]:
 def summary_lines(s: dict) -> list[str]:
     pct = lambda x: "-" if x is None else f"{100 * x:.1f}%"  # noqa: E731
     lines = [
-        f"n = {s['n']} of {s['candidates']} candidates with both speedups ({s['device']})",
+        f"n = {s['n']} of {s['candidates']} candidates with both speedups ({s['device']}); kernelmill timed "
+        f"{s.get('timed', '-')}, of them {s.get('timed_not_awarded', '-')} rejected by a policy (timed, not awarded)",
         f"median |deviation| = {pct(s['median_abs_deviation'])}, max |deviation| = {pct(s['max_abs_deviation'])}",
         f"within {pct(s['within_bound'])}: {s['within']} of {s['n']}",
         f"flagged honest candidates (status not ok, or flags): {s['flagged']}"
@@ -680,7 +704,7 @@ def main(argv: list[str] | None = None) -> int:
         args.second_verdicts = (args.out.with_suffix(".second.verdicts.jsonl") if args.out
                                 else verdicts_path.with_name(verdicts_path.stem + ".second.jsonl"))
         have2 = read_verdicts(args.second_verdicts)
-        todo2 = [c for c in cands if c.name not in have2 and (verdicts.get(c.name) or {}).get("speedup") is not None]
+        todo2 = [c for c in cands if c.name not in have2 and timed_figures(verdicts.get(c.name) or {}).get("speedup")]
         if todo2:
             t0 = time.perf_counter()
             rc = run_kernelmill(todo2, corpus, device, profile, args.second_verdicts, args.kernelmill_arg)
@@ -691,7 +715,7 @@ def main(argv: list[str] | None = None) -> int:
     # (2) the independent measurement, one fresh process per candidate kernelmill timed,
     # on the card kernelmill timed it on (its verdict's gpu_uuid): one queue per card, the
     # cards side by side (each card runs one measurement at a time)
-    timed = [c for c in cands if device != "cuda" or (verdicts.get(c.name) or {}).get("speedup") is not None]
+    timed = [c for c in cands if device != "cuda" or timed_figures(verdicts.get(c.name) or {}).get("speedup")]
     todo = pending(timed, results, args.resume)
     queues: dict[str | None, list[Candidate]] = {}
     for c in todo:

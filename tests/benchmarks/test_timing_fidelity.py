@@ -187,9 +187,10 @@ def test_external_table_becomes_a_corpus_and_bad_rows_name_their_line(tmp_path):
 
 def test_kernelbench_and_reproducibility_columns():
     v = {"status": "ok", "speedup": 2.0, "speedup_kernelbench": 1.5, "speedup_ci": [1.8, 2.2], "flags": []}
-    rows = [tf.make_row(_cand("a"), v, {"speedup": 2.0}, {"speedup": 1.45}, {"speedup": 2.1}),
-            tf.make_row(_cand("b"), v, {"speedup": 2.0}, {"speedup": 1.2}, {"speedup": 2.5}),
-            tf.make_row(_cand("c"), v, {"speedup": 2.0}, {"compiled": True, "correct": False}, {"speedup": 1.9})]
+    again = lambda x: {"status": "ok", "speedup": x}  # noqa: E731 - a second run's verdict
+    rows = [tf.make_row(_cand("a"), v, {"speedup": 2.0}, {"speedup": 1.45}, again(2.1)),
+            tf.make_row(_cand("b"), v, {"speedup": 2.0}, {"speedup": 1.2}, again(2.5)),
+            tf.make_row(_cand("c"), v, {"speedup": 2.0}, {"compiled": True, "correct": False}, again(1.9))]
     assert rows[0]["kb_deviation"] == pytest.approx(1.5 / 1.45 - 1) and rows[2]["kb_deviation"] is None
     assert "correct=False" in rows[2]["kb_error"]
     s = tf.summarize(rows, "cuda")
@@ -198,3 +199,20 @@ def test_kernelbench_and_reproducibility_columns():
     assert s["ci_median_width"] == pytest.approx(2.2 / 1.8 - 1)
     assert s["process_spread_measured"] is not None
     assert not s["goal_met"]  # KernelBench: 1 of 2 within 10%
+
+
+def test_a_candidate_rejected_by_policy_alone_is_compared_as_timed_not_awarded():
+    timed = {"speedup": 1.3, "speedup_ci": [1.2, 1.4], "speedup_kernelbench": 1.25, "ref_ms": 1.3, "cand_ms": 1.0}
+    policy = {"status": "rejected", "speedup": None, "flags": ["precision_downgrade"], "measurement": {"timed": timed}}
+    cheat = {"status": "rejected", "speedup": None, "flags": ["torch_fallback", "cached_output"],
+             "measurement": {"timed": timed}}
+    wrong = {"status": "incorrect", "speedup": None, "flags": [], "measurement": {"timed": timed}}
+    rows = [tf.make_row(_cand("p"), policy, {"speedup": 1.3}, {"speedup": 1.2}, policy),
+            tf.make_row(_cand("c"), cheat, {"speedup": 1.3}),
+            tf.make_row(_cand("w"), wrong, {"speedup": 1.3})]
+    assert rows[0]["km_speedup"] == 1.3 and rows[0]["awarded"] is False and rows[0]["deviation"] == pytest.approx(0)
+    assert rows[0]["kb_deviation"] == pytest.approx(1.25 / 1.2 - 1) and rows[0]["second_speedup"] == 1.3
+    assert rows[1]["km_speedup"] is None and rows[2]["km_speedup"] is None  # a cheat's or a wrong answer's time is not compared
+    s = tf.summarize(rows, "cuda")
+    assert (s["n"], s["timed"], s["timed_not_awarded"]) == (1, 1, 1)
+    assert "1 rejected by a policy" in "\n".join(tf.summary_lines(s))

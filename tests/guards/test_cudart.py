@@ -37,6 +37,19 @@ def test_without_a_runtime_everything_is_none():
     assert cudart.reset_persisting_l2() is None
 
 
+def test_an_empty_answer_read_before_cuda_started_is_read_again(monkeypatch):
+    # a skip condition at collection asked before CUDA was loaded; the GPU tests after it
+    # then saw no runtime at all (the device, issue 41's GPU run)
+    monkeypatch.setattr(cudart, "_found", [])
+    monkeypatch.setattr(cudart, "cudart_paths", lambda text: ["/nonexistent/libcudart.so.13"])
+    monkeypatch.setattr(cudart, "_cuda_started", lambda: False)
+    cudart.runtimes()
+    assert cudart._found == []  # nothing started: the cached answer stands
+    monkeypatch.setattr(cudart, "_cuda_started", lambda: True)
+    assert cudart.runtimes() == []  # the path does not load here, but it was read again
+    assert cudart._found == ["/nonexistent/libcudart.so.13"]
+
+
 @pytest.mark.gpu
 def test_persisting_limit_is_read_back_and_reset():
     import torch

@@ -17,6 +17,7 @@ import guard_tasks as T  # noqa: E402
 from gpu_hostile import GPU_HOSTILE  # noqa: E402
 from hostile_corpus import triton_model  # noqa: E402
 
+from kernelmill.languages import get_language  # noqa: E402
 from kernelmill.records import Sample  # noqa: E402
 from kernelmill.tasks import load_tasks  # noqa: E402
 from kernelmill.tasks.builtin import builtin_samples  # noqa: E402
@@ -42,6 +43,12 @@ def gpu_verdicts(shared_build_cache):
                if (not only or name in only) and part != "builtin"]
     builtin = ([] if only or part == "hostile" else
                [s for s in builtin_samples() if s.meta.get("expect") == "ok"])
+    # a language whose package this machine lacks (TileLang needs an environment of its
+    # own) answers runtime_error/unsupported_device for every candidate: not verified here,
+    # and said so by the test below
+    missing = {lang for lang in {s.language for s in builtin} if get_language(lang).unsupported("cuda")}
+    builtin = [s for s in builtin if s.language not in missing]
+    print(f"builtin candidates of languages this machine cannot run, left out: {sorted(missing)}", flush=True)
     tasks = {t.task_id: t for t in T.ALL}
     tasks.update(load_tasks("builtin").by_id())
 
@@ -69,8 +76,11 @@ def test_gpu_hostile_is_caught(gpu_verdicts, name):
 
 @pytest.mark.gpu
 def test_gpu_builtin_correct_candidates_have_no_flag(gpu_verdicts):
-    bad = [(k, v.status, v.flags, v.message[:200]) for k, v in gpu_verdicts.items()
-           if k.startswith("builtin/") and (v.status != "ok" or v.flags)]
+    if os.environ.get("KM_GPU_CORPUS") or os.environ.get("KM_GPU_PART") == "hostile":
+        pytest.skip("KM_GPU_CORPUS / KM_GPU_PART=hostile verify none of the builtin candidates")
+    honest = {k: v for k, v in gpu_verdicts.items() if k.startswith("builtin/")}
+    assert {"cuda", "triton"} <= {k.rsplit("/", 1)[1].split("__")[0] for k in honest}, sorted(honest)
+    bad = [(k, v.status, v.flags, v.message[:200]) for k, v in honest.items() if v.status != "ok" or v.flags]
     assert not bad
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
 
 # enum values from /usr/local/cuda-13.0/include/driver_types.h
 CUDA_SUCCESS = 0  # cudaSuccess = 0
@@ -57,6 +58,14 @@ def cudart_paths(maps_text: str) -> list[str]:
 _found: list[str] | None = None
 
 
+def _cuda_started() -> bool:
+    torch = sys.modules.get("torch")
+    try:
+        return bool(torch is not None and torch.cuda.is_initialized())
+    except AttributeError:  # a torch still importing
+        return False
+
+
 def runtimes(refresh: bool = False) -> list[ctypes.CDLL]:
     """The CUDA runtimes loaded in this process (empty without CUDA). dlopen of a
     path already mapped returns that library, so nothing new is loaded. The
@@ -64,7 +73,10 @@ def runtimes(refresh: bool = False) -> list[ctypes.CDLL]:
     regions: reading it per call cost milliseconds) and again on `refresh`,
     which the candidate's process asks for after the candidate's own imports."""
     global _found
-    if _found is None or refresh:
+    # an empty list read before this process loaded CUDA is stale once it has: a process
+    # that asked early (a check at import, a test's skip condition) would otherwise
+    # never see its runtime, and every later call would answer None (found on the device)
+    if _found is None or refresh or (not _found and _cuda_started()):
         try:
             with open("/proc/self/maps") as fh:
                 _found = cudart_paths(fh.read())
