@@ -242,6 +242,7 @@ def measure_in_process(spec: dict) -> dict:
     if device == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = False  # PyTorch's default
         torch.backends.cudnn.allow_tf32 = spec.get("numerics", "pytorch") == "pytorch"
+    ref_flags = _backend_flags()  # before the candidate's module runs
     task = _import_file(spec["task"], "fidelity_task")
     for key, value in spec.get("sizes", {}).items():
         setattr(task, key, value)
@@ -262,10 +263,14 @@ def measure_in_process(spec: dict) -> dict:
     rounds = int(spec.get("rounds", 5))
     ref_t, cand_t = [], []
     ref_k, cand_k = [], []
-    cand_benchmark = torch.backends.cudnn.benchmark if device == "cuda" else False
     with torch.no_grad():
         want = _flat(ref(*inputs))
         got = _flat(cand(*inputs))
+        # each side runs under its own backend settings, as kernelmill's separate processes
+        # do: a candidate's import, init or first call may switch TF32 or cudnn.benchmark on,
+        # and in one process that would also speed up the reference (docs/SEMANTICS.md)
+        cand_flags = _backend_flags()
+        _set_backend_flags(ref_flags)
         max_err = max((float((g.float() - w.float()).abs().max()) for g, w in zip(got, want) if w.numel()),
                       default=0.0)
         shapes_ok = len(got) == len(want) and all(g.shape == w.shape for g, w in zip(got, want))
@@ -289,12 +294,12 @@ def measure_in_process(spec: dict) -> dict:
                 timer = Timer(stmt="model(*inputs)", globals={"model": model, "inputs": inputs}, num_threads=1)
                 return timer.blocked_autorange(min_run_time=min_run_time).median * 1e3
         for _ in range(rounds):
-            if device == "cuda":  # the reference with PyTorch's default cuDNN settings
-                torch.backends.cudnn.benchmark = False
+            _set_backend_flags(ref_flags)
             ref_t.append(bench(ref))
             if device == "cuda":
                 ref_k.append(kernel_ms(ref))
-                torch.backends.cudnn.benchmark = cand_benchmark
+            _set_backend_flags(cand_flags)
+            if device == "cuda":
                 cand_k.append(kernel_ms(cand))
             cand_t.append(bench(cand))
     ratios = [r / c for r, c in zip(ref_t, cand_t)]
@@ -313,8 +318,31 @@ def measure_in_process(spec: dict) -> dict:
                    ref_ms=statistics.median(ref_k), cand_ms=statistics.median(cand_k),
                    speedup=statistics.median(kr) if kr else None, ratios=kr,
                    method="torch.profiler device records per call (L2 flushed), alternated rounds; "
-                          "do_bench events beside it", cand_cudnn_benchmark=cand_benchmark)
+                          "do_bench events beside it", cand_cudnn_benchmark=cand_flags["cudnn_benchmark"],
+                   cand_flags_changed=sorted(k for k in cand_flags if cand_flags[k] != ref_flags[k]))
     return out
+
+
+def _backend_flags() -> dict:
+    import torch
+
+    b = torch.backends
+    return {"matmul_tf32": b.cuda.matmul.allow_tf32, "cudnn_tf32": b.cudnn.allow_tf32,
+            "cudnn_benchmark": b.cudnn.benchmark, "cudnn_deterministic": b.cudnn.deterministic,
+            "fp16_reduced": b.cuda.matmul.allow_fp16_reduced_precision_reduction,
+            "bf16_reduced": b.cuda.matmul.allow_bf16_reduced_precision_reduction,
+            "precision": torch.get_float32_matmul_precision()}
+
+
+def _set_backend_flags(f: dict) -> None:
+    import torch
+
+    b = torch.backends
+    torch.set_float32_matmul_precision(f["precision"])  # sets matmul TF32 too: first, then the flags
+    b.cuda.matmul.allow_tf32, b.cudnn.allow_tf32 = f["matmul_tf32"], f["cudnn_tf32"]
+    b.cudnn.benchmark, b.cudnn.deterministic = f["cudnn_benchmark"], f["cudnn_deterministic"]
+    b.cuda.matmul.allow_fp16_reduced_precision_reduction = f["fp16_reduced"]
+    b.cuda.matmul.allow_bf16_reduced_precision_reduction = f["bf16_reduced"]
 
 
 def _profiled_kernel_ms(fn, flush, calls: int) -> float:
@@ -742,10 +770,11 @@ def main(argv: list[str] | None = None) -> int:
               f"{time.perf_counter() - t_start:.0f} s" + (f"; failed: {bad}" if bad else ""), flush=True)
     lock = threading.Lock()
     done = [0]
+    stop = threading.Event()  # an interrupt: each card finishes its candidate, then the table is written
 
     def work(card: str | None, queue: list[Candidate]) -> None:
         for c in queue:
-            if args.limit_s and time.perf_counter() - t_start > args.limit_s:
+            if stop.is_set() or (args.limit_s and time.perf_counter() - t_start > args.limit_s):
                 print(f"--limit-s reached: candidates left for --resume on card {card}", flush=True)
                 return
             tp = task_path(corpus, c.task)
@@ -776,8 +805,14 @@ def main(argv: list[str] | None = None) -> int:
     threads = [threading.Thread(target=work, args=item) for item in queues.items()]
     for t in threads:
         t.start()
-    for t in threads:
-        t.join()
+    try:
+        for t in threads:
+            t.join()
+    except KeyboardInterrupt:  # what is measured is kept (saved after each candidate); --resume goes on
+        stop.set()
+        print("interrupted: the table of what was measured follows; --resume measures the rest", flush=True)
+        for t in threads:
+            t.join()
 
     # (3) the table and its summary
     second = read_verdicts(args.second_verdicts) if args.second_verdicts else {}
