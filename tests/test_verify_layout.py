@@ -188,3 +188,36 @@ def test_the_tree_walker_leaves_no_garbage_cycle():
         assert ref() is None
     finally:
         gc.enable()
+
+
+def _verify_import_graph() -> dict[str, set[str]]:
+    """Module -> the modules of verify/ it imports (function-level imports too: a circle
+    through a late import is still a circle a reader has to hold in mind)."""
+    paths = {_module(p)[0]: p for p in VERIFY.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for mod, path in paths.items():
+        graph[mod] = set()
+        for target, name, _ in _imports_from(path):
+            dotted = f"{target}.{name}" if name else target
+            hit = dotted if dotted in paths else target if target in paths else None
+            if hit and hit != mod and hit != "kernelmill.verify":  # the face's lazy table imports nothing
+                graph[mod].add(hit)
+    return graph
+
+
+def test_no_import_circle_inside_verify():
+    # the last one (pools/resident <-> process/worker) went when the resident got its own
+    # entry point (`python -m kernelmill.verify.pools.resident`)
+    graph = _verify_import_graph()
+    circles = []
+    for start in graph:  # a path back to `start`, depth first; verify/ is small enough
+        stack, seen = [(start, [start])], set()
+        while stack:
+            node, path = stack.pop()
+            for nxt in graph[node]:
+                if nxt == start:
+                    circles.append(path)
+                elif nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, path + [nxt]))
+    assert not circles, sorted({" -> ".join(sorted(c)) for c in circles})

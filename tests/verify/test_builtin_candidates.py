@@ -48,6 +48,20 @@ def test_cpu_candidates_get_their_expected_status(demo_run):
     assert not wrong
 
 
+def test_guards_off_gives_the_same_statuses(demo_run):
+    """An architecture rule (issue 41): the guarded path and the plain one are two ways
+    to the same verdict on honest and plainly wrong candidates; only tricks differ. The
+    demo ran them guarded; here they run unguarded, on the demo's build cache."""
+    samples = [s for s, _ in demo_run["pairs"]]
+    guarded = {v.sample_id: v.status for _, v in demo_run["pairs"]}
+    cfg = VerifyConfig(device="cpu", trials=2, time=False, guards="off",
+                       cache_dir=demo_run["env"]["KERNELMILL_CACHE"])
+    plain = {v.sample_id: v for v in verify_samples(load_tasks("builtin").by_id(), samples, cfg)}
+    assert len(plain) == len(guarded) >= 20
+    differ = {k: (guarded[k], v.status, v.message[:200]) for k, v in plain.items() if v.status != guarded[k]}
+    assert not differ
+
+
 def test_cpp_ok_candidates_are_timed(demo_run):
     timed = [v for s, v in demo_run["pairs"] if s.language == "cpp" and v.status == "ok"]
     assert timed and all(v.speedup and v.speedup > 0 for v in timed)

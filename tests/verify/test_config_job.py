@@ -7,7 +7,7 @@ import pytest
 
 
 from kernelmill.verify.config import ConfigError, VerifyConfig
-from kernelmill.verify.process.job import CandidateJob, JobError, RunJob
+from kernelmill.verify.process.job import CandidateJob, JobError, RunJob, RunResult
 from kernelmill.verify.measure.timing import TimingConfig
 
 
@@ -54,3 +54,29 @@ def test_job_records_round_trip_and_refuse_unknown_fields(tmp_path):
                                        '"timing": {}, "guards": "standard", "task_code": "leak"}')
     with pytest.raises(JobError, match="unknown field.*task_code"):
         CandidateJob.read(tmp_path / "bad.json")
+
+
+def test_a_result_comes_back_as_a_record_that_refuses_what_it_does_not_know(tmp_path):
+    ok = {"status": "ok", "compiled": True, "correct": True, "flags": [], "phases": {"check_s": 0.1},
+          "speedup": 1.5, "speedup_ci": [1.4, 1.6], "measurement": {"timed": {"speedup": 1.5}},
+          "worker_marks": {"job": 1.0, "written": 2.0}}
+    rec = RunResult.from_dict(ok)
+    assert rec.to_dict() == {**ok, "message": ""}  # nothing lost, nothing None added
+    path = tmp_path / "result.json"
+    rec.write(path)
+    assert RunResult.read(path).to_dict() == rec.to_dict()
+    with pytest.raises(JobError, match="speed_up"):
+        RunResult.from_dict({**ok, "speed_up": 2.0})  # a misspelt figure is an error, not a lost one
+    with pytest.raises(JobError, match="unknown status 'fine'"):
+        RunResult.from_dict({"status": "fine"})
+    with pytest.raises(JobError, match="status"):
+        RunResult.from_dict({"compiled": True})  # no status at all
+    with pytest.raises(JobError, match="JSON object"):
+        RunResult.from_dict(["ok"])
+    assert RunResult.from_dict({"status": "needs_build", "build_requests": [{"name": "x"}]}).build_requests
+
+
+def test_a_results_timing_summary_is_not_read_as_timing_settings():
+    # RunJob.timing is a TimingConfig record; RunResult.timing is the two sides' summaries
+    summary = {"reference": {"median_ms": 1.0}, "candidate": {"median_ms": 0.5}, "lock": {"wait_s": 0.0}}
+    assert RunResult.from_dict({"status": "ok", "timing": summary}).timing == summary

@@ -53,6 +53,8 @@ def curate(
     speedup_threshold: float = typer.Option(PAPER_SPEEDUP_THRESHOLD, help="concur part (b): speedup strictly above this."),
     single_share: float = typer.Option(PAPER_SINGLE_SHARE, help="concur part (c): share of the target size given to "
                                        "single-operator samples (paper: 544/4892)."),
+    drop_changed: Optional[Path] = typer.Option(None, "--drop-changed", help="A regrade.json from `kernelmill regrade`: "
+                                                "leave out the samples whose verdict changed under the newer harness."),
 ) -> None:
     """Select a training set from verified generations.
 
@@ -78,6 +80,8 @@ def curate(
         fail("the concur recipe needs --tasks (a task source: folder, .jsonl/.parquet or 'builtin'): its part (c) "
               "picks single-operator kernels by their task types, which come from the task programs")
     gens, report = _generations(samples, verdicts)
+    if drop_changed is not None:
+        gens = _without_changed(gens, drop_changed)
     ts = maybe_tasks_or_exit(tasks)
     task_map = ts.by_id() if ts else {}
     needed = {g.task_id for g in gens}
@@ -103,6 +107,19 @@ def curate(
     for note in sel.notes:
         err.print(f"[yellow]note:[/yellow] {note}")
     _table(f"{recipe}: {len(rows)} samples -> {out}", sel.counts)
+
+
+def _without_changed(gens: list, regrade_path: Path) -> list:
+    """The generations whose verdict `kernelmill regrade` did not change."""
+    import json
+
+    try:
+        changed = {c["sample_id"] for c in json.loads(regrade_path.read_text(encoding="utf-8"))["changed"]}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        fail(f"{regrade_path}: not a regrade.json from `kernelmill regrade` ({exc})")
+    kept = [g for g in gens if g.sample.sample_id not in changed]
+    err.print(f"--drop-changed: {len(gens) - len(kept)} sample(s) left out (their verdict changed on regrade)")
+    return kept
 
 
 def subset(

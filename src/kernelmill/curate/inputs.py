@@ -194,5 +194,7 @@ def generation_row(g: Generation) -> dict[str, Any]:
         "speedup": g.speedup,
         "runtime_ms": g.verdict.runtime_ms,
         "ref_runtime_ms": g.verdict.ref_runtime_ms,
+        # which harness judged it: `kernelmill regrade` lists the rows a later one judges otherwise
+        "harness_version": g.verdict.harness_version,
     })
     return row

@@ -23,7 +23,7 @@ BAND_POINTS = 60  # p values the band is bootstrapped at
 BAND_RESAMPLES = 300
 
 
-def _plt():
+def pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
@@ -34,7 +34,7 @@ def _plt():
     return plt
 
 
-def _svg(fig, plt, label: str) -> str:
+def svg_of(fig, plt, label: str) -> str:
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight")
     plt.close(fig)
@@ -76,7 +76,7 @@ def fast_p_points(verdicts: Sequence[Verdict]) -> tuple[list[float], list[float]
 
 def fast_p_curve(named: dict[str, Sequence[Verdict]], seed: int = 0) -> str | None:
     """One step curve per group (e.g. per level and all); None if nothing was timed."""
-    plt = _plt()
+    plt = pyplot()
     timed = [v.speedup for vs in named.values() for v in vs if v.correct and v.speedup and v.speedup > 0
              and not_run_flag(v) is None]
     if not timed:
@@ -114,11 +114,11 @@ def fast_p_curve(named: dict[str, Sequence[Verdict]], seed: int = 0) -> str | No
     ax.set_title("fast_p over p (band: 95% interval of all)", fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(loc="upper right", frameon=False)
-    return _svg(fig, plt, "fast_p")
+    return svg_of(fig, plt, "fast_p")
 
 
 def speedup_histogram(verdicts: Sequence[Verdict], language: Callable[[Verdict], str]) -> str | None:
-    plt = _plt()
+    plt = pyplot()
     import numpy as np
 
     timed = [v for v in verdicts if v.correct and v.speedup and v.speedup > 0 and not_run_flag(v) is None]
@@ -147,4 +147,4 @@ def speedup_histogram(verdicts: Sequence[Verdict], language: Callable[[Verdict],
     ax.yaxis.get_major_locator().set_params(integer=True)
     ax.legend(frameon=False, fontsize=8)
     ax.grid(axis="y", alpha=0.3)
-    return _svg(fig, plt, "speedups")
+    return svg_of(fig, plt, "speedups")

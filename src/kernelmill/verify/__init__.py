@@ -20,7 +20,7 @@ _WHERE = {
     "cuda_devices": "devices", "driver_lists_gpus": "devices",
     "start_from_argv": "early",
     "make_executor": "executors",
-    "FLAGS": "guards.flags",
+    "FLAGS": "guards.flags", "FALLBACK_FLAGS": "guards.flags", "decide": "guards.flags",
     "Bench": "measure.timing", "CheckRule": "measure.correctness", "Comparison": "measure.correctness",
     "DEFAULT_TOLERANCES": "measure.correctness", "NA": "measure.trivial",
     "TIMING_LOCK_TIMEOUT_S": "measure.gpulock", "Timing": "measure.timing", "TimingConfig": "measure.timing",

@@ -33,7 +33,7 @@ from .config import ConfigError, VerifyConfig
 from . import early as early_start
 from .devices import cuda_devices, device_name, driver_lists_gpus, physical_gpu
 from .sandbox import PhaseResult, Sandbox, python_argv, scrubbed_env
-from .process.job import RunJob
+from .process.job import JobError, RunJob, RunResult
 from .process.launch import remove_exchange
 from .pools.resident_pool import Lease, Residents
 from .pools.standby import Standby, auto_depth, close_started, start_zygote
@@ -351,9 +351,15 @@ class Verifier:
             data = None
             if result_path.exists():
                 try:
-                    data = json.loads(result_path.read_text())
+                    raw = json.loads(result_path.read_text())
                 except ValueError:
-                    data = None
+                    raw = None
+                if raw is not None:  # a result the worker wrote but we cannot read is our bug: say so
+                    try:
+                        data = RunResult.from_dict(raw, str(result_path)).to_dict()
+                    except JobError as exc:
+                        raise RuntimeError(f"kernelmill's {phase} worker wrote a result this runner does not "
+                                           f"understand ({exc}); the verdicts so far are kept") from None
             if defer and requests_path.exists():
                 requests = _read_requests(requests_path)
                 if requests:

@@ -316,3 +316,19 @@ def _alive(launched: Launched | None) -> Launched | None:
 def _keep(launched: Launched) -> Launched:
     KEEP.add(launched.pid)  # not a leftover of the job that runs meanwhile (launch.reap_descendants)
     return launched
+
+
+def main() -> None:
+    """``python -m kernelmill.verify.pools.resident DIR DEVICE AHEAD``: a supervisor that
+    takes guarded job after job on stdin (started by the pool, `resident_pool.Residents`)."""
+    from ..process.loading import die_with_parent, name_process, started_at
+
+    t_start = started_at()
+    die_with_parent()
+    name_process("km resident")
+    serve(sys.argv[1], sys.argv[2], int(sys.argv[3]), t_start)
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -58,8 +58,10 @@ class Residents(Standby):
         self._idle: dict[int | None, deque[Resident]] = {}
         self._count: dict[int | None, int] = {}  # residents alive (idle or busy) per GPU
 
+    module = "kernelmill.verify.pools.resident"  # its own entry point (resident.main)
+
     def _args(self, folder: Path) -> tuple[str, ...]:
-        return ("resident", str(folder), self.device, str(self.ahead))
+        return (str(folder), self.device, str(self.ahead))
 
     def take(self, gpu: int | None) -> Lease:
         """The next job folder of an idle resident for `gpu`; one is started if none

@@ -168,12 +168,16 @@ class Standby:
         zygote = self._zygote_here(env)
         if zygote is not None:
             try:
-                return Spare(self.sandbox.start_forked(zygote, list(args), d, env, stdin_pipe=True), d)
+                return Spare(self.sandbox.start_forked(zygote, list(args), d, env, stdin_pipe=True,
+                                                       module=self.module), d)
             except ZygoteError as exc:
                 print(f"kernelmill: {exc}; spares start as fresh processes", file=sys.stderr)
                 self.use_zygote = False
-        proc = self.sandbox.start(python_argv("kernelmill.verify.process.worker", *args), d, env, stdin_pipe=True)
+        proc = self.sandbox.start(python_argv(self.module, *args), d, env, stdin_pipe=True)
         return Spare(proc, d)
+
+    # the module a spare runs as (``python -m``, or forked by the zygote)
+    module = "kernelmill.verify.process.worker"
 
     def _args(self, folder: Path) -> tuple[str, ...]:
         """The worker's arguments for a spare in `folder`."""

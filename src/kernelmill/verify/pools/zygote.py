@@ -65,7 +65,8 @@ PRELOAD = {
     # docs/results/issue14/session11/scripts/poison_probe2.py on an H100); a run worker imports it itself
     "run": ("torch", "kernelmill.verify.build.inline_build", "kernelmill.verify.process.worker",
             "kernelmill.verify.process.supervisor", "kernelmill.verify.process.candidate",
-            "kernelmill.verify.guards.trace", "kernelmill.verify.measure.environment"),
+            "kernelmill.verify.guards.trace", "kernelmill.verify.measure.environment",
+            "kernelmill.verify.pools.resident"),
 }
 
 

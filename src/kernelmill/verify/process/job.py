@@ -1,9 +1,10 @@
 """The typed records the harness hands to its processes.
 
 `RunJob` goes from the runner to a worker (build, run or guarded), as a JSON
-file the worker reads and deletes; `CandidateJob` goes from the supervisor to
+file the worker reads and deletes, and `RunResult` comes back the same way (the
+job's `result` file); `CandidateJob` goes from the supervisor to
 the candidate's process, and holds nothing of the reference (no task code, no
-seed, no sizes). Both refuse unknown or missing fields, so a typo in one
+seed, no sizes). All refuse unknown or missing fields, so a typo in one
 process is an error in the first candidate, not a silently ignored setting.
 """
 
@@ -14,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...records import unknown_fields
+from ...records import STATUSES, unknown_fields
 from ..measure.settings import CheckRule, TimingConfig
 
 
@@ -31,8 +32,9 @@ def _from_dict(cls, data: dict[str, Any], where: str):
     if unknown:
         raise JobError(f"{where}: unknown field(s) {', '.join(unknown)}")
     data = dict(data)
-    for name, record in _NESTED.items():
-        if isinstance(data.get(name), dict):
+    declared = cls.__dataclass_fields__
+    for name, record in _NESTED.items():  # only where the field is declared as that record
+        if name in declared and declared[name].type == record.__name__ and isinstance(data.get(name), dict):
             data[name] = _from_dict(record, data[name], f"{where}: {name}")
     try:
         return cls(**data)
@@ -134,3 +136,54 @@ class CandidateJob(_Record):
     @property
     def timed(self) -> bool:
         return self.time and not self.skip_timing_reason
+
+
+# what a phase may answer besides a verdict's own statuses: a build phase's "built", a run
+# phase that stopped for builds (`defer_builds`)
+RESULT_STATUSES = STATUSES + ("built", "needs_build")
+
+
+@dataclass
+class RunResult(_Record):
+    """What a worker's phase hands back to the runner (the job's `result` file): the
+    way back of `RunJob`. Refuses unknown or missing fields and unknown statuses, so a
+    worker that writes a misspelt key fails its first candidate, in the worker (where
+    the traceback is), instead of the runner silently dropping the figure."""
+
+    status: str
+    compiled: bool | None = None
+    correct: bool | None = None
+    message: str = ""
+    flags: list[str] = field(default_factory=list)
+    phases: dict[str, Any] = field(default_factory=dict)  # seconds per phase, and a few counts
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    speedup: float | None = None
+    speedup_ci: list[float] | None = None
+    runtime_ms: float | None = None
+    ref_runtime_ms: float | None = None
+    speedup_kernelbench: float | None = None
+    provenance: dict[str, Any] | None = None  # what ran (measure/kernel_time.py)
+    measurement: dict[str, Any] | None = None  # how the figures were measured (supervisor.measurement)
+    timing: dict[str, Any] | None = None  # both sides' timing summaries
+    compiled_baseline: dict[str, Any] | None = None  # the reference under torch.compile (measure/compiled.py)
+    ref_profile: dict[str, Any] | None = None  # the task's reference profile, measured by this run
+    build_info: dict[str, Any] | None = None  # the builder's log (build/inline_build.builder_log)
+    lazy_builds: dict[str, Any] | None = None  # extensions built at the candidate's first call
+    failed: list[str] | None = None  # a deferred build phase: the extensions that did not build
+    build_requests: list[dict[str, Any]] | None = None  # a run that stopped for builds
+    worker_marks: dict[str, float] | None = None  # wall-clock marks of the worker (runner: run_head_s, run_tail_s)
+
+    def __post_init__(self):
+        if self.status not in RESULT_STATUSES:
+            raise JobError(f"result: unknown status {self.status!r} (one of {', '.join(RESULT_STATUSES)})")
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], where: str = "result") -> "RunResult":
+        if not isinstance(data, dict):
+            raise JobError(f"{where}: a result is a JSON object, got {type(data).__name__}")
+        return _from_dict(cls, data, where)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields that hold something (the runner's verdict is built from these)."""
+        return {k: v for k, v in asdict(self).items() if v is not None}

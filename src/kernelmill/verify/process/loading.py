@@ -5,7 +5,9 @@ reaches into another's private helpers."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
+import time
 import traceback
 from typing import Any
 
@@ -114,3 +116,17 @@ def fast_serialization() -> None:
         ser.config.save.compute_crc32 = False
     except (ImportError, AttributeError):
         pass
+
+
+def started_at() -> float:
+    """When this process started (wall clock): its start in /proc/self/stat (clock ticks
+    after boot) against /proc/uptime (seconds after boot, 10 ms steps); the time now where
+    /proc cannot say (then the imports before it are missed)."""
+    try:
+        with open("/proc/self/stat") as fh:
+            ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as fh:
+            up = float(fh.read().split()[0])
+        return time.time() - max(0.0, up - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return time.time()

@@ -27,8 +27,9 @@ import sys
 import time
 
 from ..measure.gpulock import TIMING_LOCK_TIMEOUT_S, SharedUse, gpu_lock
-from .job import RunJob
-from .loading import clone, die_with_parent, error_text, load_module, load_reference, name_process, to_device
+from .job import RunJob, RunResult
+from .loading import (clone, die_with_parent, error_text, load_module, load_reference, name_process, started_at,
+                      to_device)
 
 
 def build(job: dict, lazy: bool = False) -> dict:
@@ -331,36 +332,17 @@ def _delay(stdin_fd: int) -> float:
     return time.monotonic() - t0
 
 
-def _started_at() -> float:
-    """When this process started (wall clock): its start in /proc/self/stat (clock ticks
-    after boot) against /proc/uptime (seconds after boot, 10 ms steps); the time now where
-    /proc cannot say (then the imports before it are missed)."""
-    try:
-        with open("/proc/self/stat") as fh:
-            ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
-        with open("/proc/uptime") as fh:
-            up = float(fh.read().split()[0])
-        return time.time() - max(0.0, up - ticks / os.sysconf("SC_CLK_TCK"))
-    except (OSError, ValueError, IndexError):
-        return time.time()
-
-
 def main() -> None:
     """``worker build JOB`` | ``worker run JOB`` | ``worker guarded JOB DEVICE`` |
     ``worker standby DIR DEVICE`` (a spare that takes a run or guarded job on stdin) |
-    ``worker resident DIR DEVICE AHEAD`` (a supervisor that takes guarded job after job on stdin) |
-    ``worker buildstandby DIR NICE`` (a spare that takes a build job on stdin)."""
-    t_start = _started_at()
+    ``worker buildstandby DIR NICE`` (a spare that takes a build job on stdin). A resident
+    supervisor (job after job) starts as ``python -m kernelmill.verify.pools.resident``."""
+    t_start = started_at()
     die_with_parent()
     name_process(f"km {sys.argv[1]}")
     started = None
     spare_marks: dict = {}
     niced = 0  # the nice increment this process already took (a build spare takes it at its start)
-    if sys.argv[1] == "resident":  # a supervisor that takes job after job (resident.py)
-        from ..pools.resident import serve
-
-        serve(sys.argv[2], sys.argv[3], int(sys.argv[4]), t_start)
-        os._exit(0)
     if sys.argv[1] == "standby":
         handed = _standby(sys.argv[2], sys.argv[3], t_start)
         if handed is None:
@@ -444,9 +426,10 @@ def write_result(job: RunJob, result: dict, t_job: float) -> None:
     # wall clock (the runner's is the same machine's): the runner splits run_wall_s into the
     # hand-over before t_job (run_head_s), this process's work, and the exit after it (run_tail_s)
     result["worker_marks"] = {"job": t_job, "written": time.time()}
+    record = RunResult.from_dict(result, f"the {job.result} this worker was about to write")  # raises here, with the traceback
     tmp = job.result + ".tmp"
     with open(tmp, "w") as fh:
-        json.dump(result, fh, default=float)
+        json.dump(record.to_dict(), fh, default=float)
     sys.stdout.flush()  # before the result: a runner reads both once the result is there
     sys.stderr.flush()
     os.replace(tmp, job.result)
