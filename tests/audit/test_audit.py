@@ -153,6 +153,14 @@ def test_audit_on_a_cpu_then_resume_then_regrade(tmp_path):
     # resumed: nothing is verified again
     second = _km(*args, cwd=tmp_path)
     assert second.returncode == 0 and "5 of 5 samples already have verdicts" in second.stderr
+    # the report alone, of a cut-short audit: the rows without a verdict say so
+    lines = (out / "verdicts.jsonl").read_text().splitlines()
+    (out / "verdicts.jsonl").write_text("\n".join(lines[:3]) + "\n")
+    part = _km(*args, "--report-only", cwd=tmp_path)
+    assert part.returncode == 0, part.stderr[-2000:]
+    statuses = [r["status"] for r in json.loads((out / "audit.json").read_text())["rows"]]
+    assert statuses.count("not_verified") == 2
+    (out / "verdicts.jsonl").write_text("\n".join(lines) + "\n")
     # regrade: one verdict edited to carry a rejecting flag (re-judged, nothing runs), one from an older
     # harness (re-run: the same status, so it is not listed as changed)
     vs = read_jsonl(out / "verdicts.jsonl", Verdict, [])

@@ -26,6 +26,9 @@ def audit_command(
                                                            "run folder SOURCE."),
     store: Path = typer.Option(None, help="SQLite result store (default: the cache dir's verdicts.sqlite)."),
     rerun: bool = typer.Option(False, "--rerun", help="Verify every row again even where the audit folder has a verdict."),
+    report_only: bool = typer.Option(False, "--report-only", help="Verify nothing: the report of the verdicts OUT "
+                                                                  "already has (rows without one are marked "
+                                                                  "not_verified), e.g. of an audit cut short."),
     verify_config: VerifyConfig = None,
 ) -> None:
     """Verify every kernel of a published set (guards on) and report which claims hold.
@@ -49,8 +52,14 @@ def audit_command(
     tasks, samples = write_inputs(rows, out_dir)
     if verify_config.guards == "off":
         err.print("[yellow]note:[/yellow] --guards off: an audit without guards cannot tell an exploit from a kernel")
-    verdicts = run_verify(str(tasks), samples, out_dir / "verdicts.jsonl", verify_config,
-                          store or default_cache_dir() / "verdicts.sqlite", rerun=rerun)
+    if report_only:
+        from ..records import Verdict, read_jsonl
+
+        wanted = {s.sample_id for s in samples}
+        verdicts = [v for v in read_jsonl(out_dir / "verdicts.jsonl", Verdict, []) if v.sample_id in wanted]
+    else:
+        verdicts = run_verify(str(tasks), samples, out_dir / "verdicts.jsonl", verify_config,
+                              store or default_cache_dir() / "verdicts.sqlite", rerun=rerun)
     by_id = {v.sample_id: v for v in verdicts}
     table = audit_rows(rows, by_id)
     summary = summarize(table)
