@@ -158,8 +158,11 @@ def test_audit_on_a_cpu_then_resume_then_regrade(tmp_path):
     (out / "verdicts.jsonl").write_text("\n".join(lines[:3]) + "\n")
     part = _km(*args, "--report-only", cwd=tmp_path)
     assert part.returncode == 0, part.stderr[-2000:]
-    statuses = [r["status"] for r in json.loads((out / "audit.json").read_text())["rows"]]
-    assert statuses.count("not_verified") == 2
+    cut = json.loads((out / "audit.json").read_text())
+    assert [r["status"] for r in cut["rows"]].count("not_verified") == 2
+    assert cut["summary"]["verified"] == 3 and cut["summary"]["counts"]["not_verified"] == 2
+    assert sum(cut["summary"]["counts"][o] for o in ("wrong", "broken")) <= 2  # the unverified are not "broken"
+    assert "3 of 5 kernels verified so far" in part.stdout
     (out / "verdicts.jsonl").write_text("\n".join(lines) + "\n")
     # regrade: one verdict edited to carry a rejecting flag (re-judged, nothing runs), one from an older
     # harness (re-run: the same status, so it is not listed as changed)

@@ -9,7 +9,8 @@ Outcomes (one per row):
 - ``broken``: it does not build or run (compile_error, runtime_error, timeout);
 - ``fallback``: rejected only for falling back to PyTorch (the fallback flags);
 - ``precision``: rejected only for computing an fp32 task in lower precision;
-- ``exploit``: rejected for a trick (any other guard flag): the reward hacks.
+- ``exploit``: rejected for a trick (any other guard flag): the reward hacks;
+- ``not_verified``: no verdict yet (an audit cut short: run it again to finish).
 A claim measured on other hardware than the audit's is compared all the same; the report
 names both."""
 
@@ -21,7 +22,8 @@ from typing import Any
 
 from ..verify import FALLBACK_FLAGS, FLAGS
 
-OUTCOMES = ("holds", "beats_claim", "slower", "unclaimed", "wrong", "broken", "fallback", "precision", "exploit")
+OUTCOMES = ("holds", "beats_claim", "slower", "unclaimed", "wrong", "broken", "fallback", "precision", "exploit",
+            "not_verified")
 POLICY_FLAGS = {"precision_downgrade"}
 
 
@@ -70,8 +72,12 @@ def exploit_classes(v: Any) -> list[str]:
 def summarize(rows: list[dict]) -> dict:
     """The audit's figures from its rows (each with `outcome`, `claimed_speedup`,
     `speedup`, `level`, `exploit_classes`)."""
-    n = len(rows)
     counts = {o: sum(r["outcome"] == o for r in rows) for o in OUTCOMES}
+    levels = sorted({r.get("level") for r in rows if r.get("level") is not None})
+    per_level = {str(lv): {o: sum(r["outcome"] == o for r in rows if r.get("level") == lv) for o in OUTCOMES}
+                 for lv in levels}
+    rows = [r for r in rows if r["outcome"] != "not_verified"]  # shares are of the verified rows
+    n = len(rows)
     claimed = [r for r in rows if r.get("claimed_speedup") is not None]
     ratios = [r["speedup"] / r["claimed_speedup"] for r in claimed
               if r["outcome"] in ("holds", "beats_claim", "slower") and r.get("speedup")]
@@ -79,12 +85,10 @@ def summarize(rows: list[dict]) -> dict:
     for r in rows:
         for f in r.get("exploit_classes") or []:
             by_class[f] = by_class.get(f, 0) + 1
-    levels = sorted({r.get("level") for r in rows if r.get("level") is not None})
-    per_level = {str(lv): {o: sum(r["outcome"] == o for r in rows if r.get("level") == lv) for o in OUTCOMES}
-                 for lv in levels}
     share = (lambda k: counts[k] / n if n else None)
     return {
-        "rows": n, "counts": counts, "shares": {o: share(o) for o in OUTCOMES},
+        "rows": n + counts["not_verified"], "verified": n, "counts": counts,
+        "shares": {o: share(o) for o in OUTCOMES if o != "not_verified"},
         "claims": len(claimed),
         # a claim holds when the measured interval contains it or the kernel is faster still
         "claims_hold": sum(r["outcome"] in ("holds", "beats_claim") for r in claimed),

@@ -64,11 +64,14 @@ def claims_figure(rows: list[dict], by: str) -> str | None:
 
 def markdown(summary: dict, meta: dict) -> str:
     c, s = summary["counts"], summary["shares"]
+    verified = (f"{summary['verified']} of {summary['rows']} kernels verified so far (the audit was cut short: "
+                "run it again to finish; the shares below are of the verified ones)" if summary["verified"] < summary["rows"]
+                else f"{summary['rows']} kernels")
     lines = [f"# Audit of {meta['source']}", "",
-             f"{summary['rows']} kernels, verified with kernelmill {meta['harness_version']} (guards {meta['guards']}) "
+             f"{verified}, verified with kernelmill {meta['harness_version']} (guards {meta['guards']}) "
              f"on {meta['device']}; claims were made on {', '.join(meta['claimed_hardware']) or 'unnamed hardware'}.", "",
              "| outcome | kernels | share |", "| --- | --- | --- |"]
-    lines += [f"| {o} | {c[o]} | {_pct(s[o])} |" for o in OUTCOMES]
+    lines += [f"| {o} | {c[o]} | {_pct(s.get(o))} |" for o in OUTCOMES if o != "not_verified" or c[o]]
     lines += ["", f"- claims that hold (inside the measured 95% interval, or beaten): {summary['claims_hold']} of "
               f"{summary['claims']} ({_pct(summary['claims_hold_share'])})",
               f"- measured / claimed speedup of the timed kernels with a claim: median "
@@ -130,8 +133,9 @@ def write_report(out_dir: Path, rows: list[dict], summary: dict, meta: dict) -> 
     paths["md"].write_text(md, encoding="utf-8")
     figs = [f for f in (claims_figure(rows, "level"), claims_figure(rows, "outcome")) if f]
     body = "".join(f"<p>{html.escape(line)}</p>" if not line.startswith("|") else "" for line in md.splitlines()[2:])
-    table = ("<table>" + "".join(f"<tr><td>{o}</td><td>{summary['counts'][o]}</td><td>{_pct(summary['shares'][o])}"
-                                 "</td></tr>" for o in OUTCOMES) + "</table>")
+    table = ("<table>" + "".join(f"<tr><td>{o}</td><td>{summary['counts'][o]}</td><td>{_pct(summary['shares'].get(o))}"
+                                 "</td></tr>" for o in OUTCOMES if o != "not_verified" or summary["counts"][o])
+             + "</table>")
     paths["html"].write_text(PAGE.format(title=html.escape(f"Audit of {meta['source']}"), summary=table + body,
                                          figs="".join(figs) or "<p>(no timed kernel with a claim: no plot)</p>",
                                          rows="".join(_row_html(r) for r in rows)), encoding="utf-8")

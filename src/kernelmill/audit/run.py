@@ -38,7 +38,7 @@ def audit_rows(rows: list[AuditRow], verdicts: dict[str, Any]) -> list[dict]:
         if v is None:  # not verified (an interrupted audit): said, not guessed
             out.append({"row_id": r.row_id, "level": r.level, "language": r.language, "where": r.where,
                         "claimed_speedup": r.claimed_speedup, "claimed_hardware": r.claimed_hardware,
-                        "status": "not_verified", "outcome": "broken", "flags": [], "exploit_classes": [],
+                        "status": "not_verified", "outcome": "not_verified", "flags": [], "exploit_classes": [],
                         "message": "no verdict yet: run the audit again to finish it"})
             continue
         speed, ci, awarded = measured_interval(v)
