@@ -35,6 +35,8 @@ FIELD_HELP: dict[str, str] = {
     "check": "Correctness rule: allclose (per-dtype atol/rtol, docs/SEMANTICS.md) or max_norm_abs "
              "(max|a-b| / max|ref| <= --norm-tol).",
     "norm_tol": "Tolerance of --check max_norm_abs.",
+    "fp64_k": "Also hold the first trial's output to k times the float32 reference's own error against the reference "
+              "run in float64 (both decisions recorded, the stricter decides); 0: off.",
     "fast_build": "Build load_inline extensions with the cached fast builder.",
     "merge_units": "Let the fast builder compile a split CUDA extension's binding and host code as one unit where "
                    "that provably keeps the meaning (half the CPU of a cold build; docs/ARCHITECTURE.md).",
@@ -118,6 +120,7 @@ class VerifyConfig:
     check: str = "allclose"  # allclose | max_norm_abs
     tolerances: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
     norm_tol: float = 1e-3
+    fp64_k: float = 0.0  # the float64 error budget (verify/measure/oracle.py); 0: off
     time: bool = True  # measure speed of correct candidates
     timing: TimingConfig = field(default_factory=TimingConfig)  # or a dict of its fields
     weight_seed: int = 42  # both models are built under this seed
@@ -234,6 +237,8 @@ class VerifyConfig:
         for name in ("build_timeout", "run_timeout", "memory_limit_gb", "norm_tol", "compile_timeout"):
             if not getattr(self, name) > 0:
                 out.append(f"{name} must be positive, not {getattr(self, name)}")
+        if not (isinstance(self.fp64_k, (int, float)) and self.fp64_k >= 0):
+            out.append(f"fp64_k must be 0 (off) or a positive factor, not {self.fp64_k}")
         if not 0 <= self.build_nice <= 19:
             out.append(f"build_nice must be a nice increment from 0 (off) to 19, not {self.build_nice}")
         if isinstance(self.spare_lead_s, bool) or not isinstance(self.spare_lead_s, (int, float)) \
@@ -325,7 +330,7 @@ class VerifyConfig:
     def check_rule(self) -> CheckRule:
         """The correctness rule the run phases apply (a job carries it)."""
         return CheckRule(mode=self.check, tolerances={k: tuple(v) for k, v in self.tolerances.items()},
-                         norm_tol=self.norm_tol)
+                         norm_tol=self.norm_tol, fp64_k=self.fp64_k)
 
     def answer_key(self, device: str) -> str:
         """Hash of the settings that can change a verdict: the checks, the timing, the
@@ -335,7 +340,7 @@ class VerifyConfig:
             "limits": [self.build_timeout, self.run_timeout, self.memory_limit_gb, self.max_procs],
             "trials": self.trials, "profile": self.resolved_profile(device), "check": self.check,
             "tolerances": {k: list(v) for k, v in sorted(self.tolerances.items())},
-            "norm_tol": self.norm_tol, "time": self.time, "timing": asdict(self.timing),
+            "norm_tol": self.norm_tol, "fp64_k": self.fp64_k, "time": self.time, "timing": asdict(self.timing),
             "weight_seed": self.weight_seed, "harness": HARNESS_VERSION,
             "guards": self.guards, "fallback": self.fallback,
         }

@@ -7,6 +7,7 @@ from __future__ import annotations
 import torch
 
 from ..measure.correctness import CheckRule, compare, flatten_outputs
+from ..measure.oracle import budget
 from ..measure.trivial import weak_by, weak_note
 from ..measure import inputs as inp
 from .flags import FLAGS, decide
@@ -70,8 +71,25 @@ def timed_rule(job, ref_out, ref_profile: dict | None) -> CheckRule:
     return rule
 
 
+def fp64_budget(job, expected: dict, got: dict, ref_fp64, result: dict) -> None:
+    """The float64 error budget on the first trial (measure/oracle.py), beside the
+    allclose rule: both decisions go to `result["checks"]`; a failed budget makes an
+    ok verdict incorrect (the stricter decides)."""
+    if job.check.fp64_k <= 0:
+        return
+    checks = result["checks"] = {"allclose": {"ok": result["status"] == "ok", "max_abs_err": result.get("max_abs_err")}}
+    runs = (got.get("trials") or [None])[0]
+    if ref_fp64 is None or not runs or not expected.get("trials"):
+        checks["fp64_budget"] = {"ok": None, "message": "not decided: the reference did not run in float64"}
+        return
+    b = budget(expected["trials"][0], ref_fp64, runs[0], job.check.fp64_k)
+    checks["fp64_budget"] = b.to_dict() if b else {"ok": None, "message": "not decided: no float output to compare"}
+    if b is not None and not b.ok and result["status"] == "ok":
+        result.update(status="incorrect", correct=False, message=f"trial 1 (float64 error budget): {b.message}")
+
+
 def judge(job, level, device, cand_code, facts, got, expected, sets, findings, phases, *, ref_mutates, ref_aliases,
-           ref_profile, param_bytes, ref_weak: list[str] | None = None) -> dict:
+           ref_profile, param_bytes, ref_weak: list[str] | None = None, ref_fp64=None) -> dict:
     strict = level == "strict"
     result = {"status": "ok", "compiled": True, "correct": True, "flags": [], "phases": phases}
     worst_abs = worst_rel = 0.0
@@ -125,6 +143,7 @@ def judge(job, level, device, cand_code, facts, got, expected, sets, findings, p
                         notes.append("warning: weak task (the reference output is tiny or near-constant; "
                                      "tolerances are scaled to it)")
     result.update(max_abs_err=worst_abs, max_rel_err=worst_rel)
+    fp64_budget(job, expected, got, ref_fp64, result)
 
     # facts from the candidate's process
     if facts["input_mutation"] and not ref_mutates:

@@ -58,6 +58,8 @@ class CheckRule:
     mode: str = "allclose"  # "allclose" | "max_norm_abs"
     tolerances: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
     norm_tol: float = 1e-3
+    # the float64 error budget beside the rule (measure/oracle.py): k, or 0 for none
+    fp64_k: float = 0.0
 
     def __post_init__(self) -> None:  # (atol, rtol) pairs, also when read back from JSON lists
         self.tolerances = {k: tuple(v) for k, v in self.tolerances.items()}

@@ -31,6 +31,7 @@ import torch
 from ..measure.correctness import flatten_outputs
 from ..measure.environment import backend_flags, describe, gpu_state_query, settle_process
 from ..measure.kernel_time import own_kernel_names, profiled_provenance
+from ..measure.oracle import reference_fp64
 from ..measure.sol import peak_rates
 from ..measure import gpu_clocks
 from ..measure.tree import map_tensors
@@ -301,7 +302,7 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
     try:
         verdict = judge(job, level, device, cand_code, facts, got, expected, sets, findings, phases,
                         ref_mutates=ref_work.mutates, ref_aliases=ref_work.aliases, ref_profile=ref_profile,
-                        param_bytes=ref_work.param_bytes, ref_weak=ref_work.weak)
+                        param_bytes=ref_work.param_bytes, ref_weak=ref_work.weak, ref_fp64=ref_work.fp64)
     finally:
         phases["guard_judge_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -322,6 +323,8 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
                                          facts.get("backend_flags") or {}, sets["trials"][0], expected["trials"][0],
                                          guards=level, gpu_state=gpu_state)
     verdict["measurement"]["exchange"] = exchange + why_not_ipc
+    if "checks" in verdict:  # the correctness decisions (allclose, float64 budget), how they were made
+        verdict["measurement"]["checks"] = verdict.pop("checks")
     if comparison and comparison["timing"]["lock"].get("holders"):  # what the timing waited for (gpulock)
         verdict["measurement"]["timing_lock_holders"] = comparison["timing"]["lock"]["holders"]
     if ref_work.profiled:
@@ -383,6 +386,12 @@ class _ReferenceWork:
                                         for _, o in flatten_outputs(out))
                     outs.append(_detached(out))
                 expected[key] = outs
+            # the first trial's outputs of the reference run in float64 (measure/oracle.py), if asked;
+            # its random draws (a dropout) touch no generator state the runs above or after see
+            self.fp64 = None
+            if job.check.fp64_k > 0 and sets.get("trials"):
+                with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+                    self.fp64 = reference_fp64(ref, clone(to_device(sets["trials"][0], device)))
             self.outputs_s = time.perf_counter() - t0
             t0 = time.perf_counter()
             self.profile, self.profiled, self.profile_s = job.ref_profile, False, 0.0

@@ -1,0 +1,108 @@
+"""The float64 error budget (issue 42, measure/oracle.py): plausible wrong kernels whose
+error is below allclose's fixed tolerance, and honest ones summed in another order."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from kernelmill.records import Sample, Task
+from kernelmill.verify import VerifyConfig, verify_samples
+from kernelmill.verify.measure.oracle import budget, reference_fp64
+
+
+class _Norm(torch.nn.Module):
+    def forward(self, x):
+        m = x.mean(-1, keepdim=True)
+        v = ((x - m) ** 2).mean(-1, keepdim=True)
+        return (x - m) / torch.sqrt(v + 1e-5)
+
+
+def test_budget_tells_a_lost_term_from_another_summation_order():
+    torch.manual_seed(0)
+    x = torch.randn(64, 1024)
+    ref = _Norm()
+    r32, r64 = ref(x), reference_fp64(ref, [x])
+    assert r64.dtype == torch.float64
+    no_eps = (x - x.mean(-1, keepdim=True)) / x.std(-1, unbiased=False, keepdim=True)  # eps forgotten
+    assert torch.allclose(no_eps, r32, atol=1e-4, rtol=1e-4)  # what a fixed tolerance certifies
+    b = budget(r32, r64, no_eps, k=8.0)
+    assert not b.ok and b.cand_err > b.bound and "float64 reference" in b.message
+    # honest: the same sums taken in another order (two halves)
+    halves = x.view(64, 2, 512)
+    m = halves.sum(-1).sum(-1, keepdim=True) / 1024
+    v = ((x - m) ** 2).view(64, 2, 512).sum(-1).sum(-1, keepdim=True) / 1024
+    other_order = (x - m) / torch.sqrt(v + 1e-5)
+    assert budget(r32, r64, other_order, k=8.0).ok
+    # structures that cannot be compared so are not decided
+    assert budget([r32, r32], r64, other_order, k=8.0) is None
+
+
+def test_a_reference_without_float64_kernels_is_not_decided():
+    class Casts(torch.nn.Module):
+        def forward(self, x):
+            return x.to(torch.float32) * torch.ones(1, dtype=torch.float32)
+
+    assert reference_fp64(Casts(), [torch.randn(4)]) is not None  # runs, but in float32 inside
+    class Fails(torch.nn.Module):
+        def forward(self, x):
+            raise RuntimeError("no float64 here")
+
+    assert reference_fp64(Fails(), [torch.randn(4)]) is None
+
+
+TASK = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        m = x.mean(-1, keepdim=True)
+        v = ((x - m) ** 2).mean(-1, keepdim=True)
+        return (x - m) / torch.sqrt(v + 1e-5)
+
+
+def get_inputs():
+    return [torch.randn(64, 1024)]
+
+
+def get_init_inputs():
+    return []
+"""
+NO_EPS = """import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return (x - x.mean(-1, keepdim=True)) / x.std(-1, unbiased=False, keepdim=True)
+"""
+HALVES = """import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        n = x.shape[-1]
+        m = x.view(*x.shape[:-1], 2, n // 2).sum(-1).sum(-1, keepdim=True) / n
+        d = x - m
+        v = (d * d).view(*x.shape[:-1], 2, n // 2).sum(-1).sum(-1, keepdim=True) / n
+        return d / torch.sqrt(v + 1e-5)
+"""
+
+
+@pytest.mark.parametrize("guards", ["standard", "off"])
+def test_verify_with_the_budget_records_both_decisions(tmp_path, guards):
+    task = Task(task_id="t/norm", code=TASK, name="norm", level=1)
+    samples = [Sample("no_eps", task.task_id, "torch", NO_EPS), Sample("halves", task.task_id, "torch", HALVES)]
+    base = dict(device="cpu", trials=2, time=False, guards=guards, cache_dir=str(tmp_path / "c"))
+    plain = {v.sample_id: v for v in verify_samples({task.task_id: task}, samples, VerifyConfig(**base))}
+    assert plain["no_eps"].status == "ok" and plain["halves"].status == "ok"  # allclose alone certifies both
+    with_budget = {v.sample_id: v for v in verify_samples({task.task_id: task}, samples,
+                                                          VerifyConfig(**base, fp64_k=8.0))}
+    bad, good = with_budget["no_eps"], with_budget["halves"]
+    assert bad.status == "incorrect" and "float64 error budget" in bad.message, bad.message
+    assert bad.measurement["checks"]["allclose"]["ok"] is True
+    assert bad.measurement["checks"]["fp64_budget"]["ok"] is False
+    assert good.status == "ok", good.message
+    assert good.measurement["checks"]["fp64_budget"]["ok"] is True
