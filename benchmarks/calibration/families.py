@@ -60,8 +60,8 @@ KERNELS = [
     ("rmsnorm", "norm_form", "control",
      "return x / torch.sqrt(x.pow(2).sum(-1, keepdim=True) / x.shape[-1] + 1e-6)"),
     ("bias_relu", "bias_broadcast_wrong_axis", "wrong", "return torch.relu(x + w[:, None])"),
-    ("bias_relu", "non_negative_fast_path", "wrong",  # an easy case: the bias is assumed to keep it so
-     "return x + w if bool((x >= 0).all()) else torch.relu(x + w)"),
+    ("bias_relu", "non_negative_fast_path", "wrong",  # an easy-case fast path that forgets the bias
+     "return x if bool((x >= 0).all()) else torch.relu(x + w)"),
     ("bias_relu", "race_one_in_20", "wrong",  # a race that shows 1 time in 20
      "import random\n        y = torch.relu(x + w)\n        if random.random() < 0.05:\n            y[0, :8] = 0.0\n"
      "        return y"),

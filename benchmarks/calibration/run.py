@@ -6,7 +6,9 @@ Checks, each on every kernel of `families.py`:
   the task's `get_inputs()` (seeds 0-4), ``torch.allclose(atol=rtol=1e-2)``;
 - ``kernelmill``: `verify` with its defaults (guards standard: trials over several input
   distributions, float32 tolerance 1e-4, timed-call checks);
-- ``kernelmill_fp64``: the same with the float64 error budget (``--fp64-k 8``).
+- ``kernelmill_fp64``: the same with the float64 error budget (``--fp64-k 8``);
+- ``strict_fp64``: and ``--guards strict`` (its trials add structure-aware draws: a wide
+  dynamic range, all non-negative).
 
     python benchmarks/calibration/run.py [--device cpu] [--json out.json] [--markdown out.md]
 """
@@ -63,12 +65,13 @@ def main(argv: list[str] | None = None) -> int:
     for s in samples:
         rows[s.sample_id]["kb_allclose"] = kb_allclose(tasks[s.task_id].code, s.code, args.device)
     with tempfile.TemporaryDirectory(prefix="calibration-") as tmp:
-        for check, extra in (("kernelmill", {}), ("kernelmill_fp64", {"fp64_k": args.fp64_k})):
+        for check, extra in (("kernelmill", {}), ("kernelmill_fp64", {"fp64_k": args.fp64_k}),
+                             ("strict_fp64", {"fp64_k": args.fp64_k, "guards": "strict"})):
             cfg = VerifyConfig(device=args.device, time=False, cache_dir=str(Path(tmp) / "cache"), **extra)
             for v in verify_samples(tasks, samples, cfg):
                 rows[v.sample_id][check] = v.status == "ok"
                 rows[v.sample_id][check + "_why"] = v.message[:160]
-    checks = ("kb_allclose", "kernelmill", "kernelmill_fp64")
+    checks = ("kb_allclose", "kernelmill", "kernelmill_fp64", "strict_fp64")
     table = list(rows.values())
     summary = {"seconds": round(time.perf_counter() - t0, 1), "device": args.device,
                "wrong": sum(r["kind"] == "wrong" for r in table), "controls": sum(r["kind"] == "control" for r in table),

@@ -42,10 +42,32 @@ def _laplace(*size, **kw):
     return t
 
 
+def _wide_range(*size, **kw):
+    # a large dynamic range (|x| up to ~300 in fp32, still finite in fp16): an exp
+    # without its max shift overflows, a sum loses its small terms (issue 42)
+    t = _REAL_RANDN(*size, **kw)
+    with torch.no_grad():
+        t.mul_(64.0 if t.dtype not in (torch.float16, torch.bfloat16) else 8.0)
+    return t
+
+
+def _non_negative(*size, **kw):
+    # an easy case a fast path may assume (all inputs >= 0): it must give the same answers
+    t = _REAL_RANDN(*size, **kw)
+    with torch.no_grad():
+        t.abs_()
+    return t
+
+
 DISTRIBUTIONS: dict[str, Callable[..., torch.Tensor] | None] = {
     "normal": None,  # the task's own draws
     "uniform_offset": _uniform_offset,
     "laplace": _laplace,
+}
+# structure-aware draws, in the trials of `--guards strict` after the three above
+STRUCTURED: dict[str, Callable[..., torch.Tensor]] = {
+    "wide_range": _wide_range,
+    "non_negative": _non_negative,
 }
 
 
@@ -70,7 +92,7 @@ def draw_inputs(ref_mod, seed: int, distribution: str, overrides: dict | None = 
         setattr(ref_mod, key, value)
     try:
         torch.manual_seed(seed)
-        with _randn_as(DISTRIBUTIONS[distribution]):
+        with _randn_as({**DISTRIBUTIONS, **STRUCTURED}[distribution]):
             return list(ref_mod.get_inputs())
     finally:
         for key, value in saved.items():
@@ -84,9 +106,9 @@ def warm_draws(device: torch.device) -> None:
     in a process, and every run's supervisor is a new process. Cheap; a spare's warm-up."""
     with torch.device(device), torch.no_grad():
         for dtype in (torch.float32, torch.float16, torch.bfloat16):
-            for name in DISTRIBUTIONS:
+            for fn in (*DISTRIBUTIONS.values(), *STRUCTURED.values()):
                 torch.manual_seed(0)
-                with _randn_as(DISTRIBUTIONS[name]):
+                with _randn_as(fn):
                     x = torch.randn(4096, dtype=dtype)
                 torch.equal(x, x.clone())
             torch.rand(4096, dtype=dtype)
@@ -118,8 +140,8 @@ def warm_checks(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def distribution_for(trial: int) -> str:
-    names = list(DISTRIBUTIONS)
+def distribution_for(trial: int, strict: bool = False) -> str:
+    names = list(DISTRIBUTIONS) + (list(STRUCTURED) if strict else [])
     return names[trial % len(names)]
 
 

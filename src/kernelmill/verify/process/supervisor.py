@@ -340,7 +340,8 @@ def _draw_sets(job, ref_mod, device: torch.device) -> dict[str, list]:
     seed = job.input_seed
     with torch.device(device):
         return {
-            "trials": [inp.draw_inputs(ref_mod, seed + t, inp.distribution_for(t)) for t in range(job.trials)],
+            "trials": [inp.draw_inputs(ref_mod, seed + t, inp.distribution_for(t, job.guards == "strict"))
+                       for t in range(job.trials)],
             "checks": [inp.draw_inputs(ref_mod, seed + 1000 + k, "normal") for k in range(N_CHECK_SETS)],
             "timing": [inp.draw_inputs(ref_mod, seed + 2000 + k, "normal") for k in range(N_TIMING_SETS)],
             "variants": [inp.draw_inputs(ref_mod, seed + 3000 + j, "normal", v)
