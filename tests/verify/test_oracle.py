@@ -106,3 +106,60 @@ def test_verify_with_the_budget_records_both_decisions(tmp_path, guards):
     assert bad.measurement["checks"]["fp64_budget"]["ok"] is False
     assert good.status == "ok", good.message
     assert good.measurement["checks"]["fp64_budget"]["ok"] is True
+
+
+SOFTMAX = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.softmax(x, dim=-1)
+
+
+def get_inputs():
+    return [torch.randn(16, 300)]
+
+
+def get_init_inputs():
+    return []
+"""
+NO_MAX = """import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        e = torch.exp(x)
+        return e / e.sum(-1, keepdim=True)
+"""
+SHIFTED = NO_MAX.replace("torch.exp(x)", "torch.exp(x - x.amax(-1, keepdim=True))")
+
+
+def test_strict_trials_draw_a_wide_range_and_catch_an_exp_without_its_shift(tmp_path):
+    from kernelmill.verify.measure import inputs as inp
+
+    assert [inp.distribution_for(t) for t in range(5)] == ["normal", "uniform_offset", "laplace", "normal",
+                                                           "uniform_offset"]
+    assert [inp.distribution_for(t, strict=True) for t in range(5)][3:] == ["wide_range", "non_negative"]
+    task = Task(task_id="t/softmax", code=SOFTMAX, name="softmax", level=1)
+    samples = [Sample("no_max", task.task_id, "torch", NO_MAX), Sample("shifted", task.task_id, "torch", SHIFTED)]
+
+    def run(guards):
+        cfg = VerifyConfig(device="cpu", trials=5, time=False, guards=guards, cache_dir=str(tmp_path / "c"))
+        return {v.sample_id: v for v in verify_samples({task.task_id: task}, samples, cfg)}
+
+    standard, strict = run("standard"), run("strict")
+    assert standard["no_max"].status == "ok"  # the usual draws never overflow exp
+    assert strict["no_max"].status == "incorrect" and "wide_range inputs" in strict["no_max"].message
+    assert strict["shifted"].status == "ok", strict["shifted"].message
+
+
+def test_nan_in_the_same_places_is_no_change_after_the_call():
+    from kernelmill.verify.process.candidate import _equal
+
+    x = torch.tensor([1.0, float("nan"), 3.0])
+    assert _equal(x, x.clone())  # torch.equal says False here
+    assert not _equal(x, torch.tensor([1.0, float("nan"), 4.0]))
+    assert not _equal(x, torch.tensor([1.0, 2.0, 3.0]))
+    assert not _equal(x, torch.tensor([float("nan"), 2.0, 3.0]))

@@ -66,7 +66,19 @@ def _leaf_report(out, args) -> tuple[str, bool]:
 
 def _same(a, b) -> bool:
     ta, tb = tensors_in(a), tensors_in(b)
-    return len(ta) == len(tb) and all(torch.equal(x, y) for x, y in zip(ta, tb))
+    return len(ta) == len(tb) and all(_equal(x, y) for x, y in zip(ta, tb))
+
+
+def _equal(x: torch.Tensor, y: torch.Tensor) -> bool:
+    """Bitwise the same values, NaN in the same places counting as the same: an honest
+    output holding NaN (where the reference has it too) read as "changed after the call
+    returned" (deferred_work) before, found by the wide-range trials of issue 42."""
+    if torch.equal(x, y):
+        return True
+    if not (x.is_floating_point() and x.shape == y.shape and x.dtype == y.dtype and x.device == y.device):
+        return False
+    nx, ny = torch.isnan(x), torch.isnan(y)
+    return bool(nx.any()) and torch.equal(nx, ny) and torch.equal(x.masked_fill(nx, 0), y.masked_fill(ny, 0))
 
 
 def _poison(out, owned: set[int]) -> None:
