@@ -54,7 +54,8 @@ def test_guards_off_gives_the_same_statuses(demo_run):
     demo ran them guarded; here they run unguarded, on the demo's build cache."""
     samples = [s for s, _ in demo_run["pairs"]]
     guarded = {v.sample_id: v.status for _, v in demo_run["pairs"]}
-    cfg = VerifyConfig(device="cpu", trials=2, time=False, guards="off",
+    # the hanging candidate runs until the run limit: a short one (the other candidates need seconds)
+    cfg = VerifyConfig(device="cpu", trials=2, time=False, guards="off", run_timeout=30.0,
                        cache_dir=demo_run["env"]["KERNELMILL_CACHE"])
     plain = {v.sample_id: v for v in verify_samples(load_tasks("builtin").by_id(), samples, cfg)}
     assert len(plain) == len(guarded) >= 20
