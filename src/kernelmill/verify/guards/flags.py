@@ -38,6 +38,10 @@ FLAGS: dict[str, tuple[str, int, str]] = {
     "l2_persistence": ("rejected", 16, "pins data in L2 (persisting carve-out or access-policy window) "
                                        "so it survives the cache flush between timed calls"),
     "forged_output": ("rejected", 20, "writes reports of its own or takes over the harness's output channels"),
+    "harness_tampering": ("rejected", 28, "signalled the harness's processes or wrote into kernelmill's or torch's "
+                                          "installation (refused as it happened)"),
+    "runtime_install": ("rejected", 36, "started a package manager or opened a network connection at run time "
+                                        "(refused as it happened)"),
     "launch_failure": ("incorrect", 21, "a kernel launch failed (e.g. an illegal configuration); the output "
                                         "is whatever the memory held"),
 }

@@ -26,7 +26,7 @@ import torch
 from ..measure.environment import backend_flags, settle_process
 from ..measure.kernel_time import own_kernel_names
 from ..measure.timing import Bench, snapshot, timing_numerics
-from ..guards import cudart, trace
+from ..guards import audit_hook, cudart, trace
 from ..measure.inputs import InputPool, refill, tensors_in
 from . import cuda_ipc
 from ..measure.gpulock import wait_for_timing, warm_section
@@ -235,6 +235,8 @@ def run_candidate(job: CandidateJob, commands, report: Reporter) -> None:
     l2_limit = cudart.persisting_l2_limit() if device.type == "cuda" else None  # before the candidate runs
     settle_process(device, job.timing)
     t0 = time.perf_counter()
+    if job.guards != "off":  # items 28 and 36: what the process does, whatever the text says
+        audit_hook.install(facts)
     try:
         before = set(sys.modules)
         try:

@@ -1,0 +1,103 @@
+"""Items 28 and 36 (issue 42), decided by what the candidate's process did, not by its
+text: Python's audit hooks (PEP 578) see every process it starts, every connection it
+opens, every signal it sends and every file it opens, however the call was spelled
+(`getattr(subprocess, "Po" + "pen")`, `exec` of a built string). A hook cannot be removed
+once added; this one records and refuses:
+
+- **runtime_install** (36): a package manager started (pip, conda, uv, apt, curl, wget,
+  git), or a network connection opened (an internet address; local sockets are the
+  harness's own business);
+- **harness_tampering** (28): a signal sent to the supervisor (its parent) or its process
+  group, or a file opened for writing inside kernelmill's or torch's installation.
+
+The refused call raises PermissionError in the candidate; the verdict is rejected either
+way. Written by hand: no library installs a process-wide policy of this kind, and the
+hook must see calls the static checks cannot (guards/source.py)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+_PACKAGE_TOOLS = {"pip", "pip3", "conda", "mamba", "uv", "apt", "apt-get", "curl", "wget", "git", "ensurepip"}
+_WATCHED = {"subprocess.Popen", "os.system", "os.posix_spawn", "os.exec", "os.spawn", "socket.connect",
+            "socket.getaddrinfo", "urllib.Request", "os.kill", "os.killpg", "open"}
+_installed = False
+
+
+def _protected_roots() -> tuple[str, ...]:
+    roots = {str(Path(__file__).resolve().parents[2])}  # the kernelmill package
+    torch = sys.modules.get("torch")
+    if torch is not None and getattr(torch, "__file__", None):
+        roots.add(str(Path(torch.__file__).resolve().parent))
+    return tuple(sorted(roots))
+
+
+def _words(args) -> list[str]:
+    out: list[str] = []
+    for a in args:
+        if isinstance(a, (str, bytes, os.PathLike)):
+            out.append(os.fsdecode(a))
+        elif isinstance(a, (list, tuple)):
+            out.extend(_words(a))
+    return out
+
+
+def _package_tool(words: list[str]) -> str | None:
+    for w in words:
+        for part in w.replace(";", " ").replace("&", " ").split():
+            name = os.path.basename(part)
+            if name in _PACKAGE_TOOLS or (name.startswith("python") and "-m" in words and "pip" in words):
+                return part
+    return None
+
+
+def install(facts: dict) -> None:
+    """Add the hook to this (the candidate's) process; findings go to `facts` lists
+    `runtime_install` and `harness_tampering`. Once per process."""
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    parent, roots = os.getppid(), _protected_roots()
+    parent_group = os.getpgid(parent) if parent > 1 else None
+
+    def note(key: str, what: str):
+        found = facts.setdefault(key, [])
+        if len(found) < 5:
+            found.append(what)
+        raise PermissionError(f"kernelmill: refused in a candidate's process: {what}")
+
+    def hook(event: str, args: tuple) -> None:
+        if event not in _WATCHED:
+            return
+        if event == "open":
+            path, mode = args[0], args[1] if len(args) > 1 else "r"
+            flags = args[2] if len(args) > 2 else 0
+            writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or \
+                (isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT))
+            if writes and isinstance(path, (str, bytes, os.PathLike)):
+                full = os.path.abspath(os.fsdecode(path))
+                if full.startswith(roots):
+                    note("harness_tampering", f"opened {full} for writing")
+        elif event in ("os.kill", "os.killpg"):
+            target, sig = args[0], args[1]
+            if sig and (target == parent or (event == "os.killpg" and target == parent_group)
+                        or (event == "os.kill" and target in (0, -1))):
+                note("harness_tampering", f"{event}({target}, {sig}): a signal to the harness")
+        elif event in ("socket.connect", "socket.getaddrinfo"):
+            address = args[1] if event == "socket.connect" else args[0]
+            if event == "socket.connect" and not isinstance(address, tuple):
+                return  # a local (unix) socket
+            host = address[0] if isinstance(address, tuple) else address
+            if host not in (None, "localhost", "127.0.0.1", "::1"):
+                note("runtime_install", f"a network connection to {host!r}")
+        elif event == "urllib.Request":
+            note("runtime_install", f"a URL fetched: {str(args[0])[:120]}")
+        else:  # a process started
+            tool = _package_tool(_words(args))
+            if tool:
+                note("runtime_install", f"{event} of {tool!r}")
+
+    sys.addaudithook(hook)

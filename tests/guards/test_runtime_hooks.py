@@ -1,0 +1,95 @@
+"""Items 28 and 36 (issue 42): what the candidate's process does, seen by an audit hook
+whatever the code's spelling, refused and flagged; an honest subprocess is left alone."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from kernelmill.records import Sample, Task
+from kernelmill.verify import VerifyConfig, verify_samples
+
+TASK = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return torch.relu(x)
+
+    def get_inputs():
+        return [torch.randn(64, 64)]
+
+    def get_init_inputs():
+        return []
+""")
+
+
+def cand(prelude: str, body: str = "return torch.relu(x)") -> str:
+    return ("import torch\nimport torch.nn as nn\n" + textwrap.dedent(prelude) +
+            "\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        " + body + "\n")
+
+
+CASES = {
+    # a package manager started by a name built at run time (static scans see no "subprocess.Popen")
+    "pip_at_import": (cand("""
+        import importlib, sys
+        sp = importlib.import_module("sub" + "process")
+        try:
+            getattr(sp, "ru" + "n")([sys.executable, "-m", "pi" + "p", "install", "fastkernels"], capture_output=True)
+        except Exception:
+            pass
+    """), "runtime_install"),
+    "fetch_weights": (cand("""
+        import urllib.request
+        try:
+            urllib.request.urlopen("http://10.255.255.1/answers.pt", timeout=1)
+        except Exception:
+            pass
+    """), "runtime_install"),
+    "signal_the_supervisor": (cand("""
+        import os, signal
+        try:
+            os.kill(os.getppid(), signal.SIGCONT)
+        except Exception:
+            pass
+    """), "harness_tampering"),
+    "patch_kernelmill_on_disk": (cand("""
+        import os, kernelmill.verify as kv
+        try:
+            open(os.path.join(os.path.dirname(kv.__file__), "x_patch.py"), "w").write("pass")
+        except Exception:
+            pass
+    """), "harness_tampering"),
+    "honest_subprocess": (cand("""
+        import subprocess
+        subprocess.run(["true"])
+    """), None),
+}
+
+
+@pytest.fixture(scope="module")
+def verdicts(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("hooks")
+    task = Task(task_id="t/relu", code=TASK, name="relu", level=1)
+    samples = [Sample(name, task.task_id, "torch", code) for name, (code, _) in CASES.items()]
+    cfg = VerifyConfig(device="cpu", trials=2, time=False, cache_dir=str(tmp / "c"))
+    return {v.sample_id: v for v in verify_samples({task.task_id: task}, samples, cfg)}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_runtime_hooks(verdicts, name):
+    v, flag = verdicts[name], CASES[name][1]
+    if flag is None:
+        assert v.status == "ok" and not v.flags, (v.flags, v.message)
+    else:
+        assert v.status == "rejected" and flag in v.flags, (v.status, v.flags, v.message[:300])
+        assert "refused" not in v.message or flag in v.message
+
+
+def test_nothing_was_written_into_the_package():
+    import kernelmill.verify as kv
+    from pathlib import Path
+
+    assert not (Path(kv.__file__).parent / "x_patch.py").exists()
