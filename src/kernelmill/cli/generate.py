@@ -9,7 +9,8 @@ from typing import Any, Optional
 import typer
 
 from ..chat.prompts import TemplateError, list_templates, load_template
-from ..generate.backend import BACKENDS, BackendError, SamplingParams, make_backend
+from ..generate.backend import BACKENDS, BackendError, SamplingParams
+from ..generate.factory import make_backend
 from ..generate.refine import RefineConfig, default_verdicts_path, refine
 from ..generate.runner import GenerateConfig, generate, prompt_inputs
 from ..records import Task

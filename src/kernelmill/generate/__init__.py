@@ -3,7 +3,8 @@ servers, vLLM, transformers), prompt templates, parsing, the resumable
 `generate` runner and the multi-turn `refine` loop."""
 
 from .backend import (BACKENDS, AuthError, Backend, BackendError, ChatRequest, Completion, GenerationStats,
-                      SamplingParams, ServerUnreachable, make_backend)
+                      SamplingParams, ServerUnreachable)
+from .factory import make_backend
 from ..chat import ParsedCompletion, code_blocks, extract_code, parse_completion, split_reasoning
 from ..chat import (TEMPLATES_DIR, FewShotExample, PromptTemplate, TemplateError, fewshot_example, list_templates,
                       load_template, ptx_variables, render_prompt, task_prompt, task_variables)

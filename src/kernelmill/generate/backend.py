@@ -112,23 +112,6 @@ class GenerationStats:
             self.errors[c.error_kind] += 1
 
 
-def make_backend(name: str, model: str, **options: Any) -> Backend:
-    """Build a backend by name; heavy imports happen only for the one chosen."""
-    if name == "openai":
-        from .openai_client import OpenAIBackend
-
-        return OpenAIBackend(model=model, **options)
-    if name == "hf":
-        from .hf_backend import HFBackend
-
-        return HFBackend(model=model, **options)
-    if name == "vllm":
-        from .vllm_backend import VLLMBackend
-
-        return VLLMBackend(model=model, **options)
-    raise ValueError(f"unknown backend {name!r} (choose from {', '.join(BACKENDS)})")
-
-
 async def run_blocking_batches(requests: Sequence[ChatRequest], on_done: OnDone,
                                batch_size: int, generate_batch: Callable[[list[ChatRequest]], list[Completion]],
                                stats: GenerationStats | None) -> None:
