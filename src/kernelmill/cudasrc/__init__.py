@@ -2,11 +2,10 @@
 
 from .check import RefactorResult, StepResult, normalize_ptx, normalize_symbol, refactor_cuda, same_ptx
 from .cse import extract_index_cse
-from .device import DeviceUnit, device_unit
+from .device import DeviceUnit, device_unit, strip_host
 from .parens import remove_redundant_parens
 from .python_src import CudaExtractError, cuda_sources_from_python
-from .tsparse import (CudaFunction, LaunchSite, disable_unrolling, functions, kernel_source,
-                      launch_sites, strip_host)
+from .tsparse import CudaFunction, LaunchSite, disable_unrolling, functions, kernel_source, launch_sites
 
 __all__ = [
     "RefactorResult", "StepResult", "normalize_ptx", "normalize_symbol", "refactor_cuda", "same_ptx",

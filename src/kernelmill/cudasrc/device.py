@@ -256,3 +256,9 @@ def device_unit(src: str, instantiate: bool = True) -> DeviceUnit:
         unit.source += "\n" + "".join(f"static void* const __kernelmill_instance_{k} = (void*)&{i};\n"
                                       for k, i in enumerate(unit.instances))
     return unit
+
+
+def strip_host(src: str) -> str:
+    """The source nvcc compiles for PTX: without what needs the torch headers, template
+    kernels instantiated from their launch sites."""
+    return device_unit(src).source

@@ -174,13 +174,6 @@ def functions(src: str) -> list[CudaFunction]:
     return out
 
 
-def strip_host(src: str) -> str:
-    """The source nvcc compiles for PTX: without what needs the torch headers, template
-    kernels instantiated from their launch sites (see device.py)."""
-    from .device import device_unit
-    return device_unit(src).source
-
-
 def launch_sites(src: str) -> list[LaunchSite]:
     out = []
 
