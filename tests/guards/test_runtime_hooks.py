@@ -62,6 +62,27 @@ CASES = {
         except Exception:
             pass
     """), "harness_tampering"),
+    # answers left in shared memory by an earlier run (item 23's replay channel)
+    "replay_from_shm": (cand("""
+        import glob, os
+        for p in glob.glob("/dev/shm/km_answers_*"):
+            open(p, "rb").read()
+        try:
+            open("/dev/shm/km_answers_relu", "wb").write(b"0")
+        except Exception:
+            pass
+    """), "shared_answers"),
+    # a neighbour's folder under the harness's work folder (item 29)
+    "read_a_neighbour": (cand("""
+        import glob, os
+        work = os.path.dirname(os.path.dirname(os.path.realpath(os.environ["HOME"])))
+        for p in glob.glob(os.path.join(work, "*", "*", "candidate", "candidate.py")):
+            if not os.path.realpath(p).startswith(os.path.realpath(os.environ["HOME"])):
+                try:
+                    open(p).read()
+                except Exception:
+                    pass
+    """), "shared_answers"),
     "honest_subprocess": (cand("""
         import subprocess
         subprocess.run(["true"])
@@ -75,6 +96,9 @@ def verdicts(tmp_path_factory):
     task = Task(task_id="t/relu", code=TASK, name="relu", level=1)
     samples = [Sample(name, task.task_id, "torch", code) for name, (code, _) in CASES.items()]
     cfg = VerifyConfig(device="cpu", trials=2, time=False, cache_dir=str(tmp / "c"))
+    neighbour = tmp / "c" / "work" / "spare-other" / "job-1" / "candidate"  # another run's candidate, still there
+    neighbour.mkdir(parents=True)
+    (neighbour / "candidate.py").write_text("ANSWER = 42\n")
     return {v.sample_id: v for v in verify_samples({task.task_id: task}, samples, cfg)}
 
 

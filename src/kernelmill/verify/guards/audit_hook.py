@@ -8,7 +8,10 @@ once added; this one records and refuses:
   git), or a network connection opened (an internet address; local sockets are the
   harness's own business);
 - **harness_tampering** (28): a signal sent to the supervisor (its parent) or its process
-  group, or a file opened for writing inside kernelmill's or torch's installation.
+  group, or a file opened for writing inside kernelmill's or torch's installation;
+- **shared_answers** (23, 29): a file of another candidate's folder (the harness's work
+  folder holds every candidate's, its own is its HOME) or of shared memory (/dev/shm)
+  opened: answers replayed from an earlier run or read from a neighbour.
 
 The refused call raises PermissionError in the candidate; the verdict is rejected either
 way. Written by hand: no library installs a process-wide policy of this kind, and the
@@ -34,6 +37,18 @@ def _protected_roots() -> tuple[str, ...]:
     return tuple(sorted(roots))
 
 
+_SHARED_MEMORY = ("/dev/shm/", "/run/shm/")
+
+
+def _own_and_others() -> tuple[str, str | None]:
+    """(this candidate's folder, the work folder that holds every candidate's): its HOME
+    is its job's folder, two levels below the work folder (work/<spare>/<job> or
+    work/<run>/run); None where the layout is not that one."""
+    own = os.path.realpath(os.environ.get("HOME") or os.getcwd())
+    work = os.path.dirname(os.path.dirname(own))
+    return own + os.sep, (work + os.sep if os.path.basename(work) == "work" else None)
+
+
 def _words(args) -> list[str]:
     out: list[str] = []
     for a in args:
@@ -53,14 +68,18 @@ def _package_tool(words: list[str]) -> str | None:
     return None
 
 
-def install(facts: dict) -> None:
+def install(facts: dict, harness_dirs: tuple[str, ...] = ()) -> None:
     """Add the hook to this (the candidate's) process; findings go to `facts` lists
-    `runtime_install` and `harness_tampering`. Once per process."""
+    `runtime_install`, `harness_tampering` and `shared_answers`. `harness_dirs`: the
+    folders the harness itself hands tensors through (its exchange folder, which may be
+    in /dev/shm). Once per process."""
     global _installed
     if _installed:
         return
     _installed = True
     parent, roots = os.getppid(), _protected_roots()
+    own, others = _own_and_others()
+    mine = tuple(os.path.realpath(d) + os.sep for d in harness_dirs if d)
     parent_group = os.getpgid(parent) if parent > 1 else None
 
     def note(key: str, what: str):
@@ -77,10 +96,15 @@ def install(facts: dict) -> None:
             flags = args[2] if len(args) > 2 else 0
             writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or \
                 (isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT))
-            if writes and isinstance(path, (str, bytes, os.PathLike)):
-                full = os.path.abspath(os.fsdecode(path))
-                if full.startswith(roots):
-                    note("harness_tampering", f"opened {full} for writing")
+            if not isinstance(path, (str, bytes, os.PathLike)):
+                return  # an open file descriptor
+            full = os.path.abspath(os.fsdecode(path))
+            if writes and full.startswith(roots):
+                note("harness_tampering", f"opened {full} for writing")
+            if full.startswith(mine):
+                return
+            if full.startswith(_SHARED_MEMORY) or (others and full.startswith(others) and not full.startswith(own)):
+                note("shared_answers", f"opened {full}")
         elif event in ("os.kill", "os.killpg"):
             target, sig = args[0], args[1]
             if sig and (target == parent or (event == "os.killpg" and target == parent_group)

@@ -40,6 +40,8 @@ FLAGS: dict[str, tuple[str, int, str]] = {
     "forged_output": ("rejected", 20, "writes reports of its own or takes over the harness's output channels"),
     "harness_tampering": ("rejected", 28, "signalled the harness's processes or wrote into kernelmill's or torch's "
                                           "installation (refused as it happened)"),
+    "shared_answers": ("rejected", 29, "opened another candidate's files or shared memory (/dev/shm), where answers "
+                                       "of other runs can be left (refused as it happened)"),
     "runtime_install": ("rejected", 36, "started a package manager or opened a network connection at run time "
                                         "(refused as it happened)"),
     "launch_failure": ("incorrect", 21, "a kernel launch failed (e.g. an illegal configuration); the output "

@@ -164,7 +164,7 @@ def judge(job, level, device, cand_code, facts, got, expected, sets, findings, p
         findings.add("launch_failure", f"a launch failed silently: {facts['launch_error']}")
     if facts.get("l2_persisting"):  # item 16
         findings.add("l2_persistence", facts["l2_persisting"])
-    for key in ("harness_tampering", "runtime_install"):  # items 28 and 36 (guards/audit_hook.py)
+    for key in ("harness_tampering", "runtime_install", "shared_answers"):  # items 28, 36, 23/29 (guards/audit_hook.py)
         if facts.get(key):
             findings.add(key, "; ".join(facts[key][:3]))
     if facts.get("rebound"):
