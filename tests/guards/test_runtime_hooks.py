@@ -1,5 +1,6 @@
-"""Items 28 and 36 (issue 42): what the candidate's process does, seen by an audit hook
-whatever the code's spelling, refused and flagged; an honest subprocess is left alone."""
+"""Items 28, 36, 23/29 and 25 (issue 42): what the candidate's process does, seen by an
+audit hook (or, for 25, by the harness's functions compared before and after, code
+included) whatever the code's spelling, refused and flagged; an honest subprocess is left alone."""
 
 from __future__ import annotations
 
@@ -83,6 +84,16 @@ CASES = {
                 except Exception:
                     pass
     """), "shared_answers"),
+    # item 25: a harness function patched in place (the same object, another code)
+    "code_swapped_in_place": (cand("""
+        import sys
+        _t = sys.modules["kernelmill.verify.measure." + "timing"]
+
+        def _fast(self, n, check=None):
+            return None
+
+        _t.Bench.round.__code__ = _fast.__code__
+    """), "harness_patched"),
     "honest_subprocess": (cand("""
         import subprocess
         subprocess.run(["true"])

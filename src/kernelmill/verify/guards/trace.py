@@ -69,12 +69,29 @@ def protected_callables(harness: Any = None) -> dict[str, Any]:
         if harness is not None:
             named[f"candidate.{name}"] = (harness, name)
     # getattr_static: a classmethod read through getattr is a new object each time
-    return {label: inspect.getattr_static(owner, attr, None) for label, (owner, attr) in named.items()}
+    return {label: _held(inspect.getattr_static(owner, attr, None)) for label, (owner, attr) in named.items()}
 
 
-def rebound(before: dict[str, Any], harness: Any = None) -> list[str]:
+def _held(obj: Any) -> tuple:
+    """What must stay as it is: the object, and for a Python function its code, defaults
+    and globals (item 25: `fn.__code__ = ...` patches a function in place, keeping it the
+    same object; `__defaults__` and `__globals__` changes do the same)."""
+    fn = getattr(obj, "__func__", obj)  # a classmethod or staticmethod's function
+    return (obj, getattr(fn, "__code__", None), getattr(fn, "__defaults__", None),
+            getattr(fn, "__kwdefaults__", None))
+
+
+def rebound(before: dict[str, tuple], harness: Any = None) -> list[str]:
+    """The protected names rebound, or patched in place, since `before`."""
     now = protected_callables(harness)
-    return [label for label, obj in before.items() if now.get(label) is not obj]
+    out = []
+    for label, (obj, code, defaults, kwdefaults) in before.items():
+        was = now.get(label)
+        if was is None or was[0] is not obj:
+            out.append(label)
+        elif was[1] is not code or was[2] is not defaults or was[3] is not kwdefaults:
+            out.append(label + " (its code or defaults replaced in place)")
+    return out
 
 
 def warm_cuda(device: torch.device, gpu_section: Callable[[str], Any] | None = None, draws: bool = False,
