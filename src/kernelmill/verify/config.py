@@ -35,6 +35,8 @@ FIELD_HELP: dict[str, str] = {
     "check": "Correctness rule: allclose (per-dtype atol/rtol, docs/SEMANTICS.md) or max_norm_abs "
              "(max|a-b| / max|ref| <= --norm-tol).",
     "norm_tol": "Tolerance of --check max_norm_abs.",
+    "policy": "What a task's FORBID_LIBRARIES / MAX_LAUNCHES_PER_CALL do when what ran breaks them (GPU): flag the "
+              "verdict, or reject it.",
     "fp64_k": "Also hold the first trial's output to k times the float32 reference's own error against the reference "
               "run in float64 (both decisions recorded, the stricter decides); 0: off.",
     "fast_build": "Build load_inline extensions with the cached fast builder.",
@@ -121,6 +123,7 @@ class VerifyConfig:
     tolerances: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
     norm_tol: float = 1e-3
     fp64_k: float = 0.0  # the float64 error budget (verify/measure/oracle.py); 0: off
+    policy: str = "flag"  # a task's library and launch policy (guards/policy.py): "flag" or "reject"
     time: bool = True  # measure speed of correct candidates
     timing: TimingConfig = field(default_factory=TimingConfig)  # or a dict of its fields
     weight_seed: int = 42  # both models are built under this seed
@@ -226,6 +229,7 @@ class VerifyConfig:
         one_of("executor", ("local", "ray"))
         one_of("guards", ("off", "standard", "strict"))
         one_of("fallback", ("reject", "flag", "allow"))
+        one_of("policy", ("flag", "reject"))
         one_of("exchange", ("auto", "file"))
         one_of("resident", ("auto", "on", "off"))
         for name in ("trials", "max_procs", "cpu_runners", "output_limit"):
@@ -340,7 +344,7 @@ class VerifyConfig:
             "limits": [self.build_timeout, self.run_timeout, self.memory_limit_gb, self.max_procs],
             "trials": self.trials, "profile": self.resolved_profile(device), "check": self.check,
             "tolerances": {k: list(v) for k, v in sorted(self.tolerances.items())},
-            "norm_tol": self.norm_tol, "fp64_k": self.fp64_k, "time": self.time, "timing": asdict(self.timing),
+            "norm_tol": self.norm_tol, "fp64_k": self.fp64_k, "policy": self.policy, "time": self.time, "timing": asdict(self.timing),
             "weight_seed": self.weight_seed, "harness": HARNESS_VERSION,
             "guards": self.guards, "fallback": self.fallback,
         }

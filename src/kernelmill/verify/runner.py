@@ -487,7 +487,8 @@ class Verifier:
             "timing": self.config.timing, "skip_timing_reason": backend.timing_skip_reason(run_device),
             "import_is_build": not backend.compiles_extension,
             # reward-hacking guards (kernelmill.verify.guards): the run phase supervises
-            "guards": self.config.guards, "fallback": self.config.fallback, "language": job.sample.language,
+            "guards": self.config.guards, "fallback": self.config.fallback, "policy": self.config.policy,
+            "language": job.sample.language,
             "exchange": self.config.exchange,
         }
         pkey = (job.task.task_id, hashlib.sha256(job.task.code.encode()).hexdigest(), self.profile)

@@ -42,6 +42,10 @@ FLAGS: dict[str, tuple[str, int, str]] = {
                                           "installation (refused as it happened)"),
     "shared_answers": ("rejected", 29, "opened another candidate's files or shared memory (/dev/shm), where answers "
                                        "of other runs can be left (refused as it happened)"),
+    "forbidden_library": ("rejected", 30, "ran kernels of a library the task forbids (a policy: rejects only with "
+                                          "--policy reject)"),
+    "fake_fusion": ("rejected", 35, "more kernel launches per call than the task allows (a policy: rejects only "
+                                    "with --policy reject)"),
     "runtime_install": ("rejected", 36, "started a package manager or opened a network connection at run time "
                                         "(refused as it happened)"),
     "launch_failure": ("incorrect", 21, "a kernel launch failed (e.g. an illegal configuration); the output "

@@ -86,6 +86,7 @@ class RunJob(_Record):
     import_is_build: bool = False
     guards: str = "off"
     fallback: str = "reject"
+    policy: str = "flag"  # a task's library and launch policy: flag or reject (guards/policy.py)
     language: str = "torch"
     ref_profile: dict[str, Any] | None = None  # the task's reference profile, measured once per task
     # run phases: measure the reference under torch.compile too ({"mode", "backend", "timeout"}; verify/measure/compiled.py)

@@ -32,6 +32,7 @@ from ..measure.correctness import flatten_outputs
 from ..measure.environment import backend_flags, describe, gpu_state_query, settle_process
 from ..measure.kernel_time import own_kernel_names, profiled_provenance
 from ..measure.oracle import reference_fp64
+from ..guards.policy import apply_policy, task_policy
 from ..measure.sol import peak_rates
 from ..measure import gpu_clocks
 from ..measure.tree import map_tensors
@@ -132,6 +133,7 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
     t0 = time.perf_counter()
     try:
         ref_mod, init_inputs, ref = load_reference(job)
+        policy = task_policy(ref_mod)  # items 30 and 35 (guards/policy.py): a wrong declaration is the task's error
         ref = ref.to(device)  # in the mode a fresh module is in (docs/SEMANTICS.md)
         phases["ref_load_s"] = time.perf_counter() - t0
         sets = _draw_sets(job, ref_mod, device)
@@ -319,6 +321,7 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
         # not timed (a rejection, a skipped timing): what its profiled check call ran
         verdict.setdefault("provenance", {})["candidate"] = profiled_provenance(
             facts["profile"].get("kernels") or {}, own_kernel_names(cand_code))
+    apply_policy(verdict, policy, job.policy)  # items 30 and 35: the task's policy against what ran
     verdict["measurement"] = measurement(device, cfg, comparison and comparison["comparison"], ref_work.flags,
                                          facts.get("backend_flags") or {}, sets["trials"][0], expected["trials"][0],
                                          guards=level, gpu_state=gpu_state)
