@@ -130,7 +130,8 @@ def build_rows(rows: list[dict[str, Any]], cfg: ExportConfig,
         if not r.get("reasoning"):
             no_reasoning += 1
         assistant = {"role": "assistant", "content": assistant_text(r)}
-        common = {"task_id": r.get("task_id"), "sample_id": _rid(r)}
+        # which harness judged the row (`kernelmill regrade` lists those a later one judges otherwise)
+        common = {"task_id": r.get("task_id"), "sample_id": _rid(r), "harness_version": r.get("harness_version")}
         if cfg.format == "sft-messages":
             res.rows.append({"messages": prompt + [assistant], **common, "source_part": r.get("source_part")})
         elif cfg.format == "sft-prompt-completion":
