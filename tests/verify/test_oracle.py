@@ -163,3 +163,14 @@ def test_nan_in_the_same_places_is_no_change_after_the_call():
     assert not _equal(x, torch.tensor([1.0, float("nan"), 4.0]))
     assert not _equal(x, torch.tensor([1.0, 2.0, 3.0]))
     assert not _equal(x, torch.tensor([float("nan"), 2.0, 3.0]))
+
+
+def test_a_structured_draw_the_reference_does_not_define_asks_nothing(tmp_path):
+    # the reference itself overflows on the wide-range draw (an exp without its shift);
+    # an honest candidate that shifts is not held to the reference's NaN there
+    naive = SOFTMAX.replace("return torch.softmax(x, dim=-1)",
+                            "e = torch.exp(x)\n        return e / e.sum(-1, keepdim=True)")
+    task = Task(task_id="t/naive", code=naive, name="naive", level=1)
+    cfg = VerifyConfig(device="cpu", trials=5, time=False, guards="strict", cache_dir=str(tmp_path / "c"))
+    (v,) = verify_samples({task.task_id: task}, [Sample("shifted", task.task_id, "torch", SHIFTED)], cfg)
+    assert v.status == "ok", v.message
