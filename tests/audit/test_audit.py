@@ -127,7 +127,7 @@ def test_report_files(tmp_path):
     paths = write_report(tmp_path, rows, summarize(rows), meta)
     page = paths["html"].read_text()
     assert page.count('class="row"') == 2 and "<svg" in page and "m &lt;b&gt;" in page
-    assert "claims-by-level" in page and "claims-by-outcome" in page
+    assert "claims-by-level" in page and "claims-by-outcome" in page and 'aria-label="flags"' in page
     assert json.loads(paths["json"].read_text())["summary"]["claims_hold"] == 0
     assert len(list(csv.DictReader(paths["csv"].open()))) == 2
     assert "| slower | 1 | 50.0% |" in paths["md"].read_text()

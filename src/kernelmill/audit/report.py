@@ -1,7 +1,8 @@
 """The audit's report: `audit.json` (rows and summary), `audit.csv` (a row per audited
 kernel), `audit.md` (the summary a person reads first) and `audit.html` (one
 self-contained page: the summary, claimed against measured on log axes by level and by
-outcome, and the table of rows with their evidence, sortable and searchable)."""
+outcome, the kernels per flag, and the table of rows with their evidence, sortable and
+searchable)."""
 
 from __future__ import annotations
 
@@ -60,6 +61,30 @@ def claims_figure(rows: list[dict], by: str) -> str | None:
     ax.set_ylabel("measured speedup")
     ax.legend(fontsize=7, frameon=False, loc="upper left")
     return svg_of(fig, plt, f"claims-by-{by}")
+
+
+def flags_figure(rows: list[dict]) -> str | None:
+    """How many audited kernels carry each flag, coloured by the outcome the flag led to."""
+    counts: dict[str, dict[str, int]] = {}
+    for r in rows:
+        for f in r.get("flags") or []:
+            counts.setdefault(f, {}).setdefault(r["outcome"], 0)
+            counts[f][r["outcome"]] += 1
+    if not counts:
+        return None
+    plt = pyplot()
+    names = sorted(counts, key=lambda f: -sum(counts[f].values()))
+    fig, ax = plt.subplots(figsize=(5.2, 0.35 * len(names) + 1.0))
+    left = [0] * len(names)
+    for o in OUTCOMES:
+        vals = [counts[f].get(o, 0) for f in names]
+        if any(vals):
+            ax.barh(names, vals, left=left, color=COLOURS.get(o, "#adb5bd"), label=o)
+            left = [a + b for a, b in zip(left, vals)]
+    ax.invert_yaxis()
+    ax.set_xlabel("kernels carrying the flag")
+    ax.legend(fontsize=7, frameon=False, loc="lower right")
+    return svg_of(fig, plt, "flags")
 
 
 def markdown(summary: dict, meta: dict) -> str:
@@ -131,7 +156,7 @@ def write_report(out_dir: Path, rows: list[dict], summary: dict, meta: dict) -> 
                         "exploit_classes": ";".join(r.get("exploit_classes") or [])})
     md = markdown(summary, meta)
     paths["md"].write_text(md, encoding="utf-8")
-    figs = [f for f in (claims_figure(rows, "level"), claims_figure(rows, "outcome")) if f]
+    figs = [f for f in (claims_figure(rows, "level"), claims_figure(rows, "outcome"), flags_figure(rows)) if f]
     body = "".join(f"<p>{html.escape(line)}</p>" if not line.startswith("|") else "" for line in md.splitlines()[2:])
     table = ("<table>" + "".join(f"<tr><td>{o}</td><td>{summary['counts'][o]}</td><td>{_pct(summary['shares'].get(o))}"
                                  "</td></tr>" for o in OUTCOMES if o != "not_verified" or summary["counts"][o])
