@@ -150,7 +150,7 @@ def _missing_kernels(unit, pairs, lost, unit_id, src, arch, options, origin) -> 
         else:
             why = f"kernel {f.name} has no entry in the PTX"
         p = _failed(unit_id, "cuda", f.text, arch, options, origin, why)
-        p.id, p.kernel_name = f"{unit_id}:failed:{f.name}", f.name
+        p.pair_id, p.kernel_name = f"{unit_id}:failed:{f.name}", f.name
         p.meta["kernel"] = f.name
         out.append(p)
     return out
