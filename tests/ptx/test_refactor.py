@@ -72,3 +72,23 @@ def test_refactor_keeps_checked_parens_on_compiler_style_code():
     (step,) = res.steps
     assert step.kept and step.changes > 5 and len(res.source) < len(src)
     assert "C[(int)blockIdx.x * 128 + (int)threadIdx.x * 2]" in res.source
+
+
+def test_a_file_whose_added_instances_do_not_compile_is_checked_without_them():
+    # issue 44: a template argument that is a host-local constexpr made the added instance
+    # `k<n>` fail, and the whole file was given up ("original cannot be checked")
+    from kernelmill.cudasrc import refactor_cuda
+
+    src = r"""
+template <int N> __global__ void scaled(float* x) { x[threadIdx.x] = x[threadIdx.x] * N; }
+__global__ void twice(float* x) { int i = (threadIdx.x); x[(i)] = ((x[(i)]) * 2.0f); }
+void launch(float* x) {
+    constexpr int n = 4;
+    scaled<n><<<1, 32>>>(x);
+    twice<<<1, 32>>>(x);
+}
+"""
+    res = refactor_cuda(src, cse=False)
+    (step,) = res.steps
+    assert step.checked and step.kept and step.changes > 0, step
+    assert "((x[(i)])" not in res.source

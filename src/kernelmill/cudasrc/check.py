@@ -95,10 +95,11 @@ class RefactorResult:
         return all(s.kept for s in self.steps if s.changes)
 
 
-def compile_checked(src: str, opts: NvccOptions) -> tuple[str, list[str]]:
+def compile_checked(src: str, opts: NvccOptions, instantiate: bool = True) -> tuple[str, list[str]]:
     """PTX of the source as the check sees it, and its functions' names; CompileFailed
-    if nvcc rejects it or the PTX holds no function (nothing could be compared)."""
-    unit = device_unit(src)
+    if nvcc rejects it or the PTX holds no function (nothing could be compared).
+    `instantiate`: with the template instances device_unit adds from launch sites."""
+    unit = device_unit(src, instantiate=instantiate)
     o = NvccOptions(opts.arch, opts.opt, opts.unroll, opts.extra + unit.flags, opts.include)
     ptx = nvcc_ptx(unit.source, o)
     try:
@@ -134,17 +135,30 @@ def checked_ranges(src: str, ptx_names: list[str]) -> list[tuple[int, int]]:
     return sorted((f.start, f.end) for f in seen.values())
 
 
+def compile_original(src: str, opts: NvccOptions) -> tuple[str, list[str], bool]:
+    """`compile_checked` of an original source, and whether its added template instances
+    are in: when they do not compile (a template argument that is a host-local constexpr),
+    the file is checked without them rather than given up (issue 44: 11 files were lost so);
+    the refactored source is then compiled the same way."""
+    try:
+        return (*compile_checked(src, opts), True)
+    except CompileFailed:
+        if not device_unit(src).instances:
+            raise
+        return (*compile_checked(src, opts, instantiate=False), False)
+
+
 def same_ptx(a: str, b: str, opts: NvccOptions) -> tuple[bool, str]:
     try:
-        pa, _ = compile_checked(a, opts)
+        pa, _, inst = compile_original(a, opts)
     except CompileFailed as exc:
         return False, f"original cannot be checked: {exc}"
-    return _same_as(pa, b, opts)
+    return _same_as(pa, b, opts, inst)
 
 
-def _same_as(pa: str, b: str, opts: NvccOptions) -> tuple[bool, str]:
+def _same_as(pa: str, b: str, opts: NvccOptions, instantiate: bool = True) -> tuple[bool, str]:
     try:
-        pb, _ = compile_checked(b, opts)
+        pb, _ = compile_checked(b, opts, instantiate)
     except CompileFailed as exc:
         return False, f"refactored source cannot be checked: {exc}"
     na, nb = normalize_ptx(pa), normalize_ptx(pb)
@@ -168,10 +182,10 @@ def refactor_cuda(src: str, opts: NvccOptions = NvccOptions(), check: bool = Tru
         steps.append(("cse", extract_index_cse))
     if parens:
         steps.append(("parens", remove_redundant_parens))
-    ptx, why = None, ""
+    ptx, why, inst = None, "", True
     if check:
         try:
-            ptx, names = compile_checked(src, opts)
+            ptx, names, inst = compile_original(src, opts)
         except CompileFailed as exc:
             why = f"original cannot be checked: {exc}"
     for name, fn in steps:
@@ -184,7 +198,7 @@ def refactor_cuda(src: str, opts: NvccOptions = NvccOptions(), check: bool = Tru
         if n == 0 or new == res.source:
             res.steps.append(StepResult(name, 0, True))
             continue
-        ok, reason = _same_as(ptx, new, opts) if check else (True, "not checked")
+        ok, reason = _same_as(ptx, new, opts, inst) if check else (True, "not checked")
         res.steps.append(StepResult(name, n, ok, reason, checked=check))
         if ok:
             res.source = new
