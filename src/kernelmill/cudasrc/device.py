@@ -132,7 +132,27 @@ def _drop_ranges(src: str) -> tuple[list[tuple[int, int, object]], bool]:
             break
         for n in more:
             dropped[n.id] = n
-    return sorted((n.start_byte, n.end_byte, n) for n in dropped.values()), torch_include
+    ranges = [(n.start_byte, n.end_byte, n) for n in dropped.values()]
+    return sorted(ranges + _dropped_gaps(src, nodes, types)), torch_include
+
+
+def _dropped_gaps(src: str, nodes: list, gone: set[str]) -> list[tuple[int, int, None]]:
+    """Text between top-level nodes that the parser placed in no node (a macro invoked at
+    file scope without a semicolon: LeetCUDA's `TORCH_BINDING_RELU(f32, torch::kFloat32,
+    float, 1)`), dropped when it names torch or a dropped macro: the invocation stayed
+    while its #define went, and nvcc stopped there (issue 44: 13 files)."""
+    data, out, pos = src.encode(), [], 0
+    for n, _ in list(nodes) + [(None, None)]:
+        end = n.start_byte if n is not None else len(data)
+        gap = data[pos:end].decode(errors="replace")
+        # a conditional block's own lines (#if, #endif) fall between its children: never cut those
+        if gap.strip() and not re.search(r"^\s*#", gap, re.M):
+            words = {m.group(1) + "::" if m.group(2) else m.group(1) for m in _WORD.finditer(gap)}
+            if any(_is_host_name(w) for w in words) or words & gone:
+                out.append((pos, end, None))
+        if n is not None:
+            pos = max(pos, n.end_byte)
+    return out
 
 
 _POINTER_ARG = [re.compile(r"\.\s*(?:data_ptr|data|mutable_data_ptr|const_data_ptr)\s*<\s*(?:const\s+)?"
