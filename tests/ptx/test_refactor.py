@@ -75,16 +75,16 @@ def test_refactor_keeps_checked_parens_on_compiler_style_code():
 
 
 def test_a_file_whose_added_instances_do_not_compile_is_checked_without_them():
-    # issue 44: a template argument that is a host-local constexpr made the added instance
-    # `k<n>` fail, and the whole file was given up ("original cannot be checked")
+    # issue 44: a template argument local to the host function (here a type alias) makes the
+    # added instance `scaled<Elem>` fail, and the whole file was given up ("original cannot be checked")
     from kernelmill.cudasrc import refactor_cuda
 
     src = r"""
-template <int N> __global__ void scaled(float* x) { x[threadIdx.x] = x[threadIdx.x] * N; }
+template <typename T> __global__ void scaled(T* x) { x[threadIdx.x] = x[threadIdx.x] * T(4); }
 __global__ void twice(float* x) { int i = (threadIdx.x); x[(i)] = ((x[(i)]) * 2.0f); }
 void launch(float* x) {
-    constexpr int n = 4;
-    scaled<n><<<1, 32>>>(x);
+    using Elem = float;
+    scaled<Elem><<<1, 32>>>(x);
     twice<<<1, 32>>>(x);
 }
 """
@@ -92,3 +92,23 @@ void launch(float* x) {
     (step,) = res.steps
     assert step.checked and step.kept and step.changes > 0, step
     assert "((x[(i)])" not in res.source
+
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_a_host_local_constant_template_argument_is_instantiated_with_its_value():
+    from kernelmill.cudasrc import device_unit
+    from kernelmill.ptx import nvcc_ptx
+
+    src = r"""
+template <int N> __global__ void scaled(float* x) { x[threadIdx.x] = x[threadIdx.x] * N; }
+void launch(float* x) {
+    constexpr int n = 4;
+    const int m = n * 2;
+    scaled<n><<<1, 32>>>(x);
+    scaled<m><<<1, 32>>>(x);
+}
+"""
+    unit = device_unit(src)
+    assert unit.instances == ["scaled<(4)>", "scaled<((4) * 2)>"]
+    assert nvcc_ptx(unit.source, NvccOptions("sm_90")).count(".entry") == 2

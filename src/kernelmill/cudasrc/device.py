@@ -202,11 +202,24 @@ def _scalar_types(dispatch: str | None) -> tuple[str, ...] | None:
     return None
 
 
+def _with_constants(args: str, constants: dict[str, str]) -> str:
+    """Template arguments with the launch's host-local constants replaced by their values
+    (`k<n>` with `constexpr int n = 4` before it is `k<(4)>`: issue 44, 52 instances
+    failed with the name); a few rounds, for constants defined by other constants."""
+    for _ in range(4):
+        new = re.sub(r"\b([A-Za-z_]\w*)\b", lambda m: f"({constants[m.group(1)]})" if m.group(1) in constants
+                     else m.group(1), args)
+        if new == args:
+            break
+        args = new
+    return args
+
+
 def _instances_at(fn: CudaFunction, site) -> tuple[list[str], str]:
     """Template argument lists for one launch of a template kernel, or ([], why)."""
     params = _template_params(fn)
     if site.template_args is not None:
-        args = [site.template_args[1:-1].strip()]
+        args = [_with_constants(site.template_args[1:-1].strip(), getattr(site, "constants", None) or {})]
     else:
         bound: dict[str, str] = {}
         for ptype, arg in zip(_pointer_params(fn), site.args):

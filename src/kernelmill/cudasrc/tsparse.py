@@ -95,6 +95,9 @@ class LaunchSite:
     args: list[str] = field(default_factory=list)
     template_args: str | None = None  # `<float, 4>` as written at the launch, if any
     dispatch: str | None = None       # the enclosing AT_DISPATCH_* macro, if any
+    # `constexpr` / `const` scalars of the enclosing function written before the launch
+    # (name -> initialiser): a template argument naming one is replaced by its value
+    constants: dict[str, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         keys = ("grid", "block", "shared_mem", "stream")
@@ -187,12 +190,28 @@ def launch_sites(src: str) -> list[LaunchSite]:
                 fn = n.child_by_field_name("function")
                 targs = fn.child_by_field_name("arguments") if fn is not None else None
                 out.append(LaunchSite(text(fn).split("<")[0] if fn else "", cfg, argv,
-                                      text(targs) if targs is not None else None, _dispatch_of(n)))
+                                      text(targs) if targs is not None else None, _dispatch_of(n),
+                                      _constants_before(n)))
         for c in n.children:
             walk(c)
 
     walk(parse_cuda(src).root_node)
     return out
+
+
+_CONSTANT = re.compile(r"\b(?:constexpr|const)\s+(?:static\s+)?(?:unsigned\s+|signed\s+)?"
+                       r"(?:int|long|short|char|bool|size_t|int\d+_t|uint\d+_t|auto)\s+(\w+)\s*=\s*([^;{}]+);")
+
+
+def _constants_before(n) -> dict[str, str]:
+    """The scalar constants of the function around a launch, declared before it."""
+    p = n.parent
+    while p is not None and p.type != "function_definition":
+        p = p.parent
+    if p is None:
+        return {}
+    before = p.text[: n.start_byte - p.start_byte].decode(errors="replace")
+    return {m.group(1): m.group(2).strip() for m in _CONSTANT.finditer(before)}
 
 
 def _dispatch_of(n) -> str | None:
