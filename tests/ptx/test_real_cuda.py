@@ -117,15 +117,16 @@ def test_pairs_on_a_real_extension_report_every_kernel(tmp_path):
 
 @needs_nvcc
 def test_instances_that_do_not_compile_are_reported_not_fatal(tmp_path):
-    src = ("template <int N> __global__ void k(float* x) { x[threadIdx.x] *= N; }\n"
+    src = ("template <typename T> __global__ void k(T* x) { x[threadIdx.x] *= T(4); }\n"
            "__global__ void other(float* x) { x[0] = 1.f; }\n"
            "torch::Tensor launch(torch::Tensor x) {\n"
-           "  constexpr int LOCAL = 4; k<LOCAL><<<1, 32>>>(x.data_ptr<float>()); return x; }\n")
+           "  using LOCAL = float; k<LOCAL><<<1, 32>>>(x.data_ptr<float>()); return x; }\n")
     (tmp_path / "a.cu").write_text(src)
     out = tmp_path / "p.jsonl"
     s = build_pairs([tmp_path / "a.cu"], out, PairConfig())
     pairs = read_jsonl(out, Pair)
-    # `LOCAL` only exists in the host function: the instance fails, the rest of the unit does not
+    # the alias `LOCAL` only exists in the host function: the instance fails, the rest of the unit
+    # does not (a host-local constant is instantiated with its value: test_refactor.py)
     assert [p.kernel_name for p in pairs if p.meta["status"] == "ok"] == ["other"]
     (bad,) = [p for p in pairs if p.meta["status"] == "failed"]
     assert bad.kernel_name == "k" and "k<LOCAL>" in bad.meta["error"] and s.failed == 1
