@@ -29,3 +29,17 @@ def shared_build_cache(tmp_path_factory) -> str:
     so sharing is safe, and each candidate and precompiled header is built once
     however many tests verify it (a GPU build costs seconds of device time)."""
     return str(tmp_path_factory.mktemp("build-cache"))
+
+
+@pytest.fixture(scope="session")
+def chromium(tmp_path_factory):
+    """A real headless Chromium (tests/browser_cdp.py), installed from Debian's package
+    when the machine has none: the report's and the audit's pages are driven in it."""
+    from browser_cdp import Browser, find_or_install_chromium
+
+    path, why = find_or_install_chromium(log=tmp_path_factory.mktemp("chromium") / "install.log")
+    if path is None:
+        pytest.skip(f"no headless Chromium: {why}")
+    browser = Browser(path)
+    yield browser
+    browser.close()

@@ -214,3 +214,28 @@ def test_only_a_policy_rejection_keeps_its_measured_speedup():
     assert measured_interval(_v("rejected", flags=["precision_downgrade"], **timed)) == (3.0, [2.8, 3.2], False)
     assert measured_interval(_v("rejected", flags=["input_mutation"], **timed)) == (None, None, False)
     assert measured_interval(_v("incorrect", **timed)) == (None, None, False)
+
+
+def test_the_audit_page_in_a_browser_searches_and_sorts(tmp_path, chromium):
+    rows = [{"row_id": rid, "level": 1, "claimed_speedup": c, "speedup": s, "speedup_lo": s * 0.9,
+             "speedup_hi": s * 1.1, "awarded": True, "status": "ok", "outcome": o, "flags": [], "exploit_classes": [],
+             "message": msg, "where": f"k.jsonl:{i}"}
+            for i, (rid, c, s, o, msg) in enumerate([("alpha", 2.0, 1.0, "slower", ""),
+                                                      ("bravo", 1.0, 3.0, "beats_claim", "fast path"),
+                                                      ("charlie", 1.5, 1.5, "holds", "")], 1)]
+    meta = {"source": "k.jsonl", "harness_version": HARNESS_VERSION, "guards": "standard", "device": "cpu",
+            "claimed_hardware": []}
+    page = write_report(tmp_path, rows, summarize(rows), meta)["html"]
+    chromium.open(page.as_uri())
+    assert chromium.console_errors() == []
+    visible = "[...document.querySelectorAll('#t tr.row')].filter(r => r.style.display !== 'none').map(r => r.children[0].textContent)"
+    assert chromium.eval(visible) == ["alpha", "bravo", "charlie"]
+    chromium.eval("document.getElementById('q').value = 'fast path'; filt()")
+    assert chromium.eval(visible) == ["bravo"]  # found by its message, in the detail row
+    chromium.eval("document.getElementById('q').value = ''; filt()")
+    chromium.eval("document.querySelectorAll('#t th')[3].click()")  # measured, ascending
+    assert chromium.eval(visible) == ["alpha", "charlie", "bravo"]
+    chromium.eval("document.querySelectorAll('#t th')[3].click()")  # and descending
+    assert chromium.eval(visible) == ["bravo", "charlie", "alpha"]
+    rows_after = "[...document.querySelectorAll('#t tbody tr')].map(r => r.className)"
+    assert chromium.eval(rows_after) == ["row", "detail"] * 3  # each detail row still under its own
