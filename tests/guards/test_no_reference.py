@@ -26,9 +26,15 @@ def _verify(tmp_path, name, language, code, guards, device="cpu", cache=None):
     return v
 
 
+def _found_nothing(v) -> bool:
+    """The hunter's answer is wrong, or its search itself was refused (it opened the other
+    processes' files in the harness's work folder: shared_answers, issue 42)."""
+    return v.status == "incorrect" or (v.status == "rejected" and set(v.flags) <= {"shared_answers", "constant_output"})
+
+
 def test_torch_hunter_finds_nothing_when_guarded(tmp_path):
     v = _verify(tmp_path, "hunt_torch", "torch", TORCH_HUNTER, "standard")
-    assert v.status == "incorrect", (v.status, v.flags, v.message[:500])
+    assert _found_nothing(v), (v.status, v.flags, v.message[:500])
 
 
 def test_torch_hunter_finds_the_reference_without_guards(tmp_path):
@@ -39,7 +45,7 @@ def test_torch_hunter_finds_the_reference_without_guards(tmp_path):
 @pytest.mark.slow
 def test_cpp_hunter_finds_nothing_when_guarded(tmp_path, shared_build_cache):
     v = _verify(tmp_path, "hunt_cpp", "cpp", CPP_HUNTER, "standard", cache=shared_build_cache)
-    assert v.status == "incorrect", (v.status, v.flags, v.message[:500])
+    assert _found_nothing(v), (v.status, v.flags, v.message[:500])
 
 
 @pytest.mark.gpu

@@ -128,3 +128,12 @@ def test_nothing_was_written_into_the_package():
     from pathlib import Path
 
     assert not (Path(kv.__file__).parent / "x_patch.py").exists()
+
+
+def test_a_refusal_that_makes_the_candidate_fail_still_rejects_it(tmp_path):
+    # the hook's PermissionError is often the run's failure itself: the trick outranks it
+    task = Task(task_id="t/relu", code=TASK, name="relu", level=1)
+    code = cand("import os, signal", "os.kill(os.getppid(), signal.SIGCONT)\n        return torch.relu(x)")
+    (v,) = verify_samples({task.task_id: task}, [Sample("dies", task.task_id, "torch", code)],
+                          VerifyConfig(device="cpu", trials=2, time=False, cache_dir=str(tmp_path / "c")))
+    assert v.status == "rejected" and "harness_tampering" in v.flags, (v.status, v.flags, v.message[:300])

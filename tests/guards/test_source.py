@@ -88,8 +88,13 @@ def test_decide_status_and_policy():
 
 
 def test_every_flag_has_a_status_and_item():
-    assert all(status in ("rejected", "incorrect") and 1 <= item <= 21 for status, item, _ in FLAGS.values())
+    assert all(status in ("rejected", "incorrect") and 1 <= item <= 36 for status, item, _ in FLAGS.values())
     assert {FLAGS[f][1] for f in ("l2_persistence", "forged_output", "launch_failure")} == {16, 20, 21}
+    # issue 42's classes
+    assert {f: FLAGS[f][1] for f in ("harness_tampering", "shared_answers", "forbidden_library", "fake_fusion",
+                                     "runtime_install")} == {"harness_tampering": 28, "shared_answers": 29,
+                                                             "forbidden_library": 30, "fake_fusion": 35,
+                                                             "runtime_install": 36}
 
 
 # every way of naming torch.backends.cudnn / torch.backends.cuda in a module

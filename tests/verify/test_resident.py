@@ -99,14 +99,19 @@ def test_a_hunter_after_other_jobs_finds_no_reference(tmp_path):
         verifier.close()
     assert honest.status == "ok", honest.message[:500]
     assert hunter.phases["resident_jobs"] == 2
-    assert hunter.status == "incorrect", (hunter.status, hunter.flags, hunter.message[:500])
+    # its answer is wrong, or its search of the other processes' files was refused (shared_answers)
+    assert hunter.status == "incorrect" or (hunter.status == "rejected" and "shared_answers" in hunter.flags), \
+        (hunter.status, hunter.flags, hunter.message[:500])
 
 
 def test_a_killed_or_stuck_resident_is_replaced(tmp_path):
     """A candidate that kills its supervisor, and one that outlives the deadline (its
     group killed, the resident with it): each gets its verdict, the next jobs a new resident."""
     verifier = Verifier(_config(tmp_path, run_timeout=6), None)
-    killer = candidate("os.kill(os.getppid(), signal.SIGKILL)\nreturn x", imports="import os, signal")
+    # through libc: os.kill of the parent is refused by the audit hook (harness_tampering,
+    # tests/guards/test_runtime_hooks.py), a kill the hook does not see must still be survived
+    killer = candidate("ctypes.CDLL(None).kill(os.getppid(), signal.SIGKILL)\nreturn x",
+                       imports="import ctypes, os, signal")
     sleeper = candidate("time.sleep(60)\nreturn x", imports="import time")
     try:
         ok1 = verify_samples([RELU_TASK], [sample("ok1", candidate("return x.clamp_min(0)"))], verifier=verifier)[0]

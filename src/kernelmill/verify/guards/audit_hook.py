@@ -50,12 +50,12 @@ def _own_and_others() -> tuple[str, str | None]:
 
 
 def _words(args) -> list[str]:
+    """The strings of an audit event's arguments, and of a list among them (a command line)."""
     out: list[str] = []
     for a in args:
-        if isinstance(a, (str, bytes, os.PathLike)):
-            out.append(os.fsdecode(a))
-        elif isinstance(a, (list, tuple)):
-            out.extend(_words(a))
+        for x in (a if isinstance(a, (list, tuple)) else [a]):
+            if isinstance(x, (str, bytes, os.PathLike)):
+                out.append(os.fsdecode(x))
     return out
 
 
@@ -125,3 +125,9 @@ def install(facts: dict, harness_dirs: tuple[str, ...] = ()) -> None:
                 note("runtime_install", f"{event} of {tool!r}")
 
     sys.addaudithook(hook)
+
+
+def findings_of(facts: dict) -> list[tuple[str, str]]:
+    """(flag, detail) of what the hook refused in the candidate's process (its facts)."""
+    return [(key, "; ".join(facts[key][:3])) for key in ("harness_tampering", "runtime_install", "shared_answers")
+            if facts.get(key)]

@@ -10,6 +10,7 @@ from ..measure.correctness import CheckRule, compare, flatten_outputs
 from ..measure.oracle import budget
 from ..measure.trivial import weak_by, weak_note
 from ..measure import inputs as inp
+from .audit_hook import findings_of
 from .flags import FLAGS, decide
 from .source import own_kernel_names
 from .speed import fastest_possible_ms, needed_bytes
@@ -171,9 +172,8 @@ def judge(job, level, device, cand_code, facts, got, expected, sets, findings, p
         findings.add("launch_failure", f"a launch failed silently: {facts['launch_error']}")
     if facts.get("l2_persisting"):  # item 16
         findings.add("l2_persistence", facts["l2_persisting"])
-    for key in ("harness_tampering", "runtime_install", "shared_answers"):  # items 28, 36, 23/29 (guards/audit_hook.py)
-        if facts.get(key):
-            findings.add(key, "; ".join(facts[key][:3]))
+    for flag, detail in findings_of(facts):  # items 28, 36, 23/29 (guards/audit_hook.py)
+        findings.add(flag, detail)
     if facts.get("rebound"):
         findings.add("harness_patched", "rebound in the candidate's process: " + ", ".join(facts["rebound"][:5]))
 

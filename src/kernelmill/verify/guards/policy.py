@@ -5,7 +5,7 @@ Not tricks but policies, so they are flags a user turns into rejections
 as it declares `SHAPE_VARIANTS`:
 
 - ``FORBID_LIBRARIES = ["cublas", "cudnn"]``: origins of kernels the candidate may not run
-  (the provenance's origins: cublas, cudnn, cutlass, aten, triton): a library call hidden in
+  (the provenance's origins, `measure/kernel_time.origins()`): a library call hidden in
   C++ (`at::matmul`, cuBLASLt inside `load_inline`) shows in what ran, whatever the source says
   (item 30, ``forbidden_library``);
 - ``MAX_LAUNCHES_PER_CALL = 1``: more launches per call than the task allows (many kernels
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from typing import Any
 
-ORIGINS = ("cublas", "cudnn", "cutlass", "aten", "triton", "jit", "other")
 POLICY_FLAGS = ("forbidden_library", "fake_fusion")
 
 
@@ -26,9 +25,11 @@ class PolicyError(ValueError):
 
 def task_policy(ref_mod: Any) -> dict:
     """{"forbid": [...], "max_launches": int | None} from the task module's names."""
+    from ..measure.kernel_time import origins
+
     forbid = getattr(ref_mod, "FORBID_LIBRARIES", None) or []
-    if not isinstance(forbid, (list, tuple)) or any(f not in ORIGINS for f in forbid):
-        raise PolicyError(f"FORBID_LIBRARIES must list origins among {', '.join(ORIGINS)}, not {forbid!r}")
+    if not isinstance(forbid, (list, tuple)) or any(f not in origins() for f in forbid):
+        raise PolicyError(f"FORBID_LIBRARIES must list origins among {', '.join(origins())}, not {forbid!r}")
     most = getattr(ref_mod, "MAX_LAUNCHES_PER_CALL", None)
     if most is not None and (isinstance(most, bool) or not isinstance(most, int) or most < 1):
         raise PolicyError(f"MAX_LAUNCHES_PER_CALL must be a positive integer, not {most!r}")

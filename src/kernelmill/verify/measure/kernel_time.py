@@ -188,6 +188,11 @@ _ORIGINS = (
 )
 
 
+def origins() -> tuple[str, ...]:
+    """Every origin `origin` may answer but "own" and "harness" (what a task may forbid)."""
+    return tuple(dict.fromkeys(label for label, _ in _ORIGINS if label != "harness")) + ("other",)
+
+
 def own_kernel_names(code: str) -> frozenset[str]:
     """The kernels a candidate's source defines, in any language (`languages`)."""
     return languages.own_kernel_names(code)

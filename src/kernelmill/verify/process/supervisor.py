@@ -38,6 +38,7 @@ from ..measure import gpu_clocks
 from ..measure.tree import map_tensors
 from ..measure.timing import Bench, Comparison, Round, TimingConfig, compare, timing_numerics
 from ..measure import inputs as inp
+from ..guards import audit_hook
 from ..guards.flags import Findings, decide
 from ..guards.judge import fp32_task, judge, task_weak_by
 from . import cuda_ipc
@@ -288,9 +289,12 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
     phases.update(_exchange_parts(t0, marks, facts.get("phases") or {}))
     if facts["status"] != "ran":
         # the candidate failed before it ran; a trick its source shows (importing the
-        # reference) still decides, as everywhere: a rejection outranks the failure.
+        # reference) or its process tried (guards/audit_hook.py: refused, often the very
+        # failure) still decides, as everywhere: a rejection outranks the failure.
         # So does a launch that failed before the stage that raised (item 21: the
         # error an illegal launch left is raised by a later call, e.g. the profiled one)
+        for flag, detail in audit_hook.findings_of(facts):
+            findings.add(flag, detail)
         if facts.get("launch_error"):
             findings.add("launch_failure", f"a launch failed silently: {facts['launch_error']}")
             facts["status"] = "incorrect"  # the catalogue's status for item 21; the later error stays in the message
