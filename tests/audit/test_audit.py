@@ -239,3 +239,18 @@ def test_the_audit_page_in_a_browser_searches_and_sorts(tmp_path, chromium):
     assert chromium.eval(visible) == ["bravo", "charlie", "alpha"]
     rows_after = "[...document.querySelectorAll('#t tbody tr')].map(r => r.className)"
     assert chromium.eval(rows_after) == ["row", "detail"] * 3  # each detail row still under its own
+
+
+def test_regrade_reads_a_result_store(tmp_path):
+    from kernelmill.verify import ResultStore
+
+    store = ResultStore(tmp_path / "s.sqlite")
+    store.put("k1", _v("ok", 9.0, [8.0, 10.0], flags=["suspicious_speed"], sid="fast"))
+    store.put("k2", _v("ok", 1.0, [0.9, 1.1], sid="fine"))
+    store.close()
+    rg = _km("regrade", str(tmp_path / "s.sqlite"), "-o", str(tmp_path / "rg"), cwd=tmp_path)
+    assert rg.returncode == 0, rg.stderr[-2000:]
+    report = json.loads((tmp_path / "rg" / "regrade.json").read_text())
+    assert report["verdicts"] == 2 and [c["sample_id"] for c in report["changed"]] == ["fast"]
+    missing = _km("regrade", str(tmp_path / "none.sqlite"), "-o", str(tmp_path / "rg2"), cwd=tmp_path)
+    assert missing.returncode != 0 and "no such file" in missing.stderr

@@ -70,7 +70,8 @@ def audit_command(
 
 @with_verify_options()
 def regrade_command(
-    verdicts_path: Path = typer.Argument(..., metavar="VERDICTS.jsonl", help="Stored verdicts to judge again."),
+    verdicts_path: Path = typer.Argument(..., metavar="VERDICTS_OR_STORE", help="Stored verdicts to judge again: a "
+                                         "verdicts JSONL, or a result store (.sqlite; the newest verdict per sample)."),
     out_dir: Path = typer.Option(..., "-o", "--out", help="Folder for regrade.json (every change with its reason) and "
                                                           "verdicts.jsonl (the verdicts under this harness)."),
     samples_path: Path = typer.Option(None, "--samples", help="The samples the verdicts are of: needed to re-run "
@@ -91,7 +92,20 @@ def regrade_command(
     from .common import load_samples_or_exit
     from .runs import run_verify
 
-    old = {v.sample_id: v for v in read_jsonl(verdicts_path, Verdict, [])}
+    if not verdicts_path.exists():
+        fail(f"{verdicts_path}: no such file")
+    if verdicts_path.suffix in (".sqlite", ".db"):
+        from ..verify import ResultStore, StoreError
+
+        try:
+            store_in = ResultStore(verdicts_path)
+            stored = store_in.all()
+            store_in.close()
+        except StoreError as exc:
+            fail(str(exc))
+        old = {v.sample_id: v for v in stored}  # a later verdict of the same sample wins
+    else:
+        old = {v.sample_id: v for v in read_jsonl(verdicts_path, Verdict, [])}
     if not old:
         fail(f"{verdicts_path}: no verdicts")
     p = plan(list(old.values()), verify_config.fallback, every)

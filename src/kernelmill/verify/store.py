@@ -91,6 +91,12 @@ class ResultStore:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot write to the result store {self.path}: {exc}") from None
 
+    def all(self) -> list[Verdict]:
+        """Every stored verdict, oldest first (`kernelmill regrade` of a store)."""
+        with self._lock:
+            rows = self._db.execute("SELECT verdict FROM verdicts ORDER BY created").fetchall()
+        return [from_dict(Verdict, json.loads(text)) for (text,) in rows]
+
     def __len__(self) -> int:
         with self._lock:
             return self._db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
