@@ -174,3 +174,30 @@ def test_a_structured_draw_the_reference_does_not_define_asks_nothing(tmp_path):
     cfg = VerifyConfig(device="cpu", trials=5, time=False, guards="strict", cache_dir=str(tmp_path / "c"))
     (v,) = verify_samples({task.task_id: task}, [Sample("shifted", task.task_id, "torch", SHIFTED)], cfg)
     assert v.status == "ok", v.message
+
+
+def test_a_failure_replays_from_its_recorded_seed(tmp_path):
+    """Issue 42: an incorrect verdict records the seed of its inputs; verifying again with
+    that seed draws the same inputs and fails the same way, and `show` prints the command."""
+    from kernelmill.report.show import SampleView, render_text
+
+    # wrong only where an input element exceeds 3.9: a rare element, so where it fails depends on the seed
+    task = Task(task_id="t/norm", code=TASK, name="norm", level=1)
+    rare = NO_EPS.replace("return (x - x.mean(-1, keepdim=True)) / x.std(-1, unbiased=False, keepdim=True)",
+                          "y = (x - x.mean(-1, keepdim=True)) / torch.sqrt(((x - x.mean(-1, keepdim=True)) ** 2)"
+                          ".mean(-1, keepdim=True) + 1e-5)\n        return torch.where(x > 3.9, y * 1.5, y)")
+    sample = Sample("rare", task.task_id, "torch", rare)
+    cfg = dict(device="cpu", trials=2, time=False, guards="off", cache_dir=str(tmp_path / "c"))
+    first = None
+    for _ in range(6):  # until a run draws an input above 3.9 (~3 in 64k normal draws: nearly every run)
+        (v,) = verify_samples({task.task_id: task}, [sample], VerifyConfig(**cfg), rerun=True)
+        if v.status == "incorrect":
+            first = v
+            break
+    assert first is not None, "precondition: some draw must hit the wrong branch"
+    replay = first.measurement["replay"]
+    (again,) = verify_samples({task.task_id: task}, [sample], VerifyConfig(**cfg, input_seed=replay["input_seed"]),
+                              rerun=True)
+    assert again.status == "incorrect" and again.message == first.message
+    text = render_text(SampleView("rare", sample, first, task))
+    assert f"--input-seed {replay['input_seed']} --trials 2" in text

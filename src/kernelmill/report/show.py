@@ -133,6 +133,10 @@ def render_text(view: SampleView, code: bool = True, task_code: bool = False) ->
         if v.message:
             lines.append("reason:")
             lines += ["  " + x for x in v.message.rstrip().splitlines()]
+        replay = (v.measurement or {}).get("replay")
+        if replay:  # the inputs it failed on, drawn again (an incorrect verdict records their seed)
+            lines.append(f"replay   kernelmill verify TASKS SAMPLES.jsonl -o replay.jsonl --tasks {v.task_id} "
+                         f"--input-seed {replay['input_seed']} --trials {replay['trials']} --rerun")
     for note in view.notes:
         lines.append(f"note     {note}")
     if task_code and t is not None:

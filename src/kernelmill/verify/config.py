@@ -35,6 +35,8 @@ FIELD_HELP: dict[str, str] = {
     "check": "Correctness rule: allclose (per-dtype atol/rtol, docs/SEMANTICS.md) or max_norm_abs "
              "(max|a-b| / max|ref| <= --norm-tol).",
     "norm_tol": "Tolerance of --check max_norm_abs.",
+    "input_seed": "The seed of the input sets (default: a new secret one per run, which an incorrect verdict "
+                  "records): give a recorded one to replay the inputs a candidate failed on.",
     "policy": "What a task's FORBID_LIBRARIES / MAX_LAUNCHES_PER_CALL do when what ran breaks them (GPU): flag the "
               "verdict, or reject it.",
     "fp64_k": "Also hold the first trial's output to k times the float32 reference's own error against the reference "
@@ -124,6 +126,7 @@ class VerifyConfig:
     norm_tol: float = 1e-3
     fp64_k: float = 0.0  # the float64 error budget (verify/measure/oracle.py); 0: off
     policy: str = "flag"  # a task's library and launch policy (guards/policy.py): "flag" or "reject"
+    input_seed: int | None = None  # None: a secret per run; a number replays a recorded failure
     time: bool = True  # measure speed of correct candidates
     timing: TimingConfig = field(default_factory=TimingConfig)  # or a dict of its fields
     weight_seed: int = 42  # both models are built under this seed
@@ -241,6 +244,9 @@ class VerifyConfig:
         for name in ("build_timeout", "run_timeout", "memory_limit_gb", "norm_tol", "compile_timeout"):
             if not getattr(self, name) > 0:
                 out.append(f"{name} must be positive, not {getattr(self, name)}")
+        if self.input_seed is not None and (isinstance(self.input_seed, bool) or not isinstance(self.input_seed, int)
+                                            or not 0 <= self.input_seed < 2**31):
+            out.append(f"input_seed must be an integer from 0 to 2**31-1 (or unset), not {self.input_seed!r}")
         if not (isinstance(self.fp64_k, (int, float)) and self.fp64_k >= 0):
             out.append(f"fp64_k must be 0 (off) or a positive factor, not {self.fp64_k}")
         if not 0 <= self.build_nice <= 19:
@@ -344,7 +350,8 @@ class VerifyConfig:
             "limits": [self.build_timeout, self.run_timeout, self.memory_limit_gb, self.max_procs],
             "trials": self.trials, "profile": self.resolved_profile(device), "check": self.check,
             "tolerances": {k: list(v) for k, v in sorted(self.tolerances.items())},
-            "norm_tol": self.norm_tol, "fp64_k": self.fp64_k, "policy": self.policy, "time": self.time, "timing": asdict(self.timing),
+            "norm_tol": self.norm_tol, "fp64_k": self.fp64_k, "policy": self.policy, "input_seed": self.input_seed,
+            "time": self.time, "timing": asdict(self.timing),
             "weight_seed": self.weight_seed, "harness": HARNESS_VERSION,
             "guards": self.guards, "fallback": self.fallback,
         }

@@ -482,7 +482,9 @@ class Verifier:
         run_device = backend.run_device(self.device)
         extra = {
             "device": run_device, "sizes": job.task.sizes.get(self.profile, {}) if self.profile != "full" else {},
-            "trials": self.config.trials, "input_seed": secrets.randbelow(2**31),
+            # a secret per run (no candidate can read it); a fixed one replays a failure (--input-seed)
+            "trials": self.config.trials,
+            "input_seed": self.config.input_seed if self.config.input_seed is not None else secrets.randbelow(2**31),
             "weight_seed": self.config.weight_seed, "check": self.config.check_rule(), "time": self.config.time,
             "timing": self.config.timing, "skip_timing_reason": backend.timing_skip_reason(run_device),
             "import_is_build": not backend.compiles_extension,
@@ -522,6 +524,9 @@ class Verifier:
                             measured_here=isinstance(measured, dict))
         # the whole run process (start-up and imports included): the GPU's time on this candidate
         data.setdefault("phases", {})["run_wall_s"] = job.spans[-1][2] - m0
+        if data.get("status") == "incorrect":  # the inputs it failed on replay from this seed (kernelmill show)
+            data["measurement"] = {**(data.get("measurement") or {}),
+                                   "replay": {"input_seed": extra["input_seed"], "trials": extra["trials"]}}
         return self._verdict(job, data)
 
     def cleanup(self, job: RunnerJob) -> None:
