@@ -22,8 +22,11 @@ from typing import Any, Iterable, Iterator, TypeVar
 from . import languages as _languages
 
 # bumped when what a verdict means changes (its store key holds it): 0.2.0 = GPU time
-# from the device's activity records, timed calls under PyTorch's numerics (issue 39)
-HARNESS_VERSION = "0.2.0"
+# from the device's activity records, timed calls under PyTorch's numerics (issue 39);
+# 0.3.0 = issue 42's guards decided by what the candidate's process did (runtime_install,
+# harness_tampering, shared_answers), code patched in place (harness_patched), an honest
+# NaN output no longer deferred_work, task policies (`kernelmill regrade` re-runs older verdicts)
+HARNESS_VERSION = "0.3.0"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/
 OP_TYPES = ("single", "fusion", "network")

@@ -58,7 +58,9 @@ def audit_rows(rows: list[AuditRow], verdicts: dict[str, Any]) -> list[dict]:
 
 def audit_meta(source: Path, rows: list[AuditRow], verdicts: dict[str, Any], guards: str) -> dict:
     devices = sorted({v.device for v in verdicts.values() if getattr(v, "device", None)})
-    return {"source": str(source), "harness_version": HARNESS_VERSION, "guards": guards,
+    # the harness versions that made the verdicts (a resumed audit may hold several), not this one's
+    versions = sorted({v.harness_version for v in verdicts.values()}) or [HARNESS_VERSION]
+    return {"source": str(source), "harness_version": ", ".join(versions), "guards": guards,
             "device": ", ".join(devices) or "-",
             "claimed_hardware": sorted({r.claimed_hardware for r in rows if r.claimed_hardware}),
             "verified": len(verdicts), "rows": len(rows)}

@@ -350,11 +350,12 @@ class VerifyConfig:
             "limits": [self.build_timeout, self.run_timeout, self.memory_limit_gb, self.max_procs],
             "trials": self.trials, "profile": self.resolved_profile(device), "check": self.check,
             "tolerances": {k: list(v) for k, v in sorted(self.tolerances.items())},
-            "norm_tol": self.norm_tol, "fp64_k": self.fp64_k, "policy": self.policy, "input_seed": self.input_seed,
-            "time": self.time, "timing": asdict(self.timing),
+            "norm_tol": self.norm_tol, "fp64_k": self.fp64_k, "policy": self.policy, "time": self.time, "timing": asdict(self.timing),
             "weight_seed": self.weight_seed, "harness": HARNESS_VERSION,
             "guards": self.guards, "fallback": self.fallback,
         }
+        if self.input_seed is not None:  # a replay draws other inputs than a run with a secret seed
+            relevant["input_seed"] = self.input_seed
         if self.compile_baseline:  # verdicts then carry the compiled baseline too
             relevant["compiled"] = [self.compile_mode, self.compile_backend]
         return hashlib.sha256(json.dumps(relevant, sort_keys=True).encode()).hexdigest()[:16]
