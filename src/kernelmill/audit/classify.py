@@ -24,7 +24,7 @@ from ..verify import FALLBACK_FLAGS, FLAGS
 
 OUTCOMES = ("holds", "beats_claim", "slower", "unclaimed", "wrong", "broken", "fallback", "precision", "exploit",
             "not_verified")
-POLICY_FLAGS = {"precision_downgrade"}
+PRECISION_FLAGS = {"precision_downgrade"}
 
 
 def _get(v: Any, key: str):
@@ -37,7 +37,7 @@ def measured_interval(v: Any) -> tuple[float | None, list[float] | None, bool]:
     if _get(v, "status") == "ok":
         return _get(v, "speedup"), _get(v, "speedup_ci"), True
     flags = set(_get(v, "flags") or []) & set(FLAGS)
-    if _get(v, "status") != "rejected" or not flags or not flags <= FALLBACK_FLAGS | POLICY_FLAGS:
+    if _get(v, "status") != "rejected" or not flags or not flags <= FALLBACK_FLAGS | PRECISION_FLAGS:
         return None, None, False  # a wrong answer's or a trick's time is no figure of the kernel
     timed = (_get(v, "measurement") or {}).get("timed") or {}
     return timed.get("speedup"), timed.get("speedup_ci"), False
@@ -55,7 +55,7 @@ def outcome(v: Any, claimed: float | None) -> str:
     if status == "rejected":
         if flags and flags <= FALLBACK_FLAGS:
             return "fallback"
-        if flags and flags <= FALLBACK_FLAGS | POLICY_FLAGS:
+        if flags and flags <= FALLBACK_FLAGS | PRECISION_FLAGS:
             return "precision"
         return "exploit"
     if status == "incorrect":
@@ -65,7 +65,7 @@ def outcome(v: Any, claimed: float | None) -> str:
 
 def exploit_classes(v: Any) -> list[str]:
     """The trick flags of a rejected verdict (not the fallback or policy ones)."""
-    return sorted(f for f in (_get(v, "flags") or []) if f in FLAGS and f not in FALLBACK_FLAGS | POLICY_FLAGS
+    return sorted(f for f in (_get(v, "flags") or []) if f in FLAGS and f not in FALLBACK_FLAGS | PRECISION_FLAGS
                   and FLAGS[f][0] == "rejected")
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from typing import Any
 
-POLICY_FLAGS = ("forbidden_library", "fake_fusion")
 
 
 class PolicyError(ValueError):
