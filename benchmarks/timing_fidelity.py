@@ -283,8 +283,8 @@ def measure_in_process(spec: dict) -> dict:
             flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size // 4, dtype=torch.int32,
                                 device="cuda")
 
-            def kernel_ms(model, calls=20):
-                return _profiled_kernel_ms(lambda: model(*inputs), flush, calls)
+            def kernel_ms(model):
+                return _profiled_kernel_ms(lambda: model(*inputs), flush, int(spec.get("calls", 10)))
         else:
             from torch.utils.benchmark import Timer
 
@@ -677,9 +677,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--measure-timeout", type=float, default=900.0,
                     help="seconds one independent (or KernelBench) measurement may take before it is recorded as an error")
     ap.add_argument("--limit-s", type=float, default=0, help="stop measuring after this many seconds (resume later)")
+    ap.add_argument("--stop-at", type=float, default=0,
+                    help="stop starting measurements at this Unix time (a whole call's deadline; resume later)")
     ap.add_argument("--prebuild", type=int, default=0, metavar="N",
                     help="cuda: compile the timed load_inline candidates first, N at a time, into the build "
                          "folders both independent sides then load from")
+    ap.add_argument("--calls", type=int, default=10,
+                    help="cuda: profiled calls per side per round (each in its own profiler session); the median is the round's figure")
+    ap.add_argument("--kernelbench-rows", choices=("all", "external"), default="all",
+                    help="which rows KernelBench's harness also measures (external: the --external table's only)")
     ap.add_argument("--per-card", action=argparse.BooleanOptionalAction, default=True,
                     help="measure each candidate on the card kernelmill timed it on, the cards side by side")
     ap.add_argument("--measure-one", help=argparse.SUPPRESS)
@@ -744,6 +750,9 @@ def main(argv: list[str] | None = None) -> int:
     # on the card kernelmill timed it on (its verdict's gpu_uuid): one queue per card, the
     # cards side by side (each card runs one measurement at a time)
     timed = [c for c in cands if device != "cuda" or timed_figures(verdicts.get(c.name) or {}).get("speedup")]
+    # the external table first, then the builtin corpus, then the LLM-style one: a run cut by
+    # --limit-s has measured the rows the issue counts first
+    timed.sort(key=lambda c: (not c.style.startswith("external"), c.name.startswith("llm_"), c.name))
     todo = pending(timed, results, args.resume)
     queues: dict[str | None, list[Candidate]] = {}
     for c in todo:
@@ -774,18 +783,20 @@ def main(argv: list[str] | None = None) -> int:
 
     def work(card: str | None, queue: list[Candidate]) -> None:
         for c in queue:
-            if stop.is_set() or (args.limit_s and time.perf_counter() - t_start > args.limit_s):
+            if (stop.is_set() or (args.limit_s and time.perf_counter() - t_start > args.limit_s)
+                    or (args.stop_at and time.time() > args.stop_at)):
                 print(f"--limit-s reached: candidates left for --resume on card {card}", flush=True)
                 return
             tp = task_path(corpus, c.task)
             spec = {"task": str(tp), "candidate": c.path, "device": device, "language": c.language,
                     "sizes": task_sizes(tp.read_text(encoding="utf-8"), profile), "rounds": args.rounds,
                     "seed": WEIGHT_SEED, "input_seed": INPUT_SEED, "min_run_time": args.min_run_time,
-                    "numerics": args.numerics, "card": card, "ext_dir": str(ext_root / c.name)}
+                    "numerics": args.numerics, "card": card, "ext_dir": str(ext_root / c.name), "calls": args.calls}
             t0 = time.perf_counter()
             ind = measure(spec, args.measure_timeout)
             kb = None
-            if args.kernelbench and device == "cuda" and c.name not in results.setdefault("kernelbench", {}):
+            kb_row = args.kernelbench_rows == "all" or c.style.startswith("external")
+            if args.kernelbench and kb_row and device == "cuda" and c.name not in results.setdefault("kernelbench", {}):
                 kb = measure({"task": str(tp), "candidate": c.path, "device": device, "card": card,
                               "ext_dir": str(ext_root / c.name),
                               "kernelbench": str(args.kernelbench.resolve())}, args.measure_timeout)
