@@ -94,6 +94,18 @@ CASES = {
 
         _t.Bench.round.__code__ = _fast.__code__
     """), "harness_patched"),
+    # what Triton does in a spare (found on the GPU: every Triton candidate was flagged): its
+    # own job folder listed, a driver cache under the folder its process was started in
+    "honest_own_folder_and_cache": (cand("""
+        import os
+        home = os.path.realpath(os.environ["HOME"])
+        os.listdir(home)
+        cache = os.path.join(os.path.dirname(home), ".triton-like", "cache")
+        os.makedirs(cache, exist_ok=True)
+        with open(os.path.join(cache, "util.so"), "wb") as f:
+            f.write(b"0")
+        open(os.path.join(cache, "util.so"), "rb").read()
+    """), None),
     "honest_subprocess": (cand("""
         import subprocess
         subprocess.run(["true"])
@@ -121,6 +133,25 @@ def test_runtime_hooks(verdicts, name):
     else:
         assert v.status == "rejected" and flag in v.flags, (v.status, v.flags, v.message[:300])
         assert "refused" not in v.message or flag in v.message
+
+
+@pytest.mark.parametrize("path, flagged", [
+    ("/w/work/spare-a/job-2/candidate/x.py", False),   # its own job folder
+    ("/w/work/spare-a/job-2", False),                  # that folder itself, listed
+    ("/w/work/spare-a/.triton/cache/k/util.so", False),  # the spare's own caches
+    ("/w/work/spare-a", False),
+    ("/w/work/spare-a/job-1/candidate/x.py", True),    # an earlier job of the same resident
+    ("/w/work/spare-b/job-7/out.pt", True),            # another spare's candidate
+    ("/w/work/spare-b/.triton/cache/k/util.so", True), # another spare's caches
+    ("/w/work", True),
+    ("/dev/shm/answers", True),
+    ("/tmp/elsewhere", False),
+])
+def test_which_paths_are_anothers(path, flagged):
+    from kernelmill.verify.guards.audit_hook import reads_others
+
+    assert reads_others(path, "/w/work/spare-a/job-2/", "/w/work/") is flagged
+    assert reads_others(path, "/w/work/spare-a/job-2/", None) is path.startswith("/dev/shm/")
 
 
 def test_nothing_was_written_into_the_package():

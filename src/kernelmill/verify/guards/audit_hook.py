@@ -10,8 +10,8 @@ once added; this one records and refuses:
 - **harness_tampering** (28): a signal sent to the supervisor (its parent) or its process
   group, or a file opened for writing inside kernelmill's or torch's installation;
 - **shared_answers** (23, 29): a file of another candidate's folder (the harness's work
-  folder holds every candidate's, its own is its HOME) or of shared memory (/dev/shm)
-  opened: answers replayed from an earlier run or read from a neighbour.
+  folder holds every candidate's, its own is its HOME; `reads_others`) or of shared memory
+  (/dev/shm) opened: answers replayed from an earlier run or read from a neighbour.
 
 The refused call raises PermissionError in the candidate; the verdict is rejected either
 way. Written by hand: no library installs a process-wide policy of this kind, and the
@@ -47,6 +47,27 @@ def _own_and_others() -> tuple[str, str | None]:
     own = os.path.realpath(os.environ.get("HOME") or os.getcwd())
     work = os.path.dirname(os.path.dirname(own))
     return own + os.sep, (work + os.sep if os.path.basename(work) == "work" else None)
+
+
+_JOB_FOLDERS = ("job-", "run")  # the job folders inside a spare's or a run's folder
+
+
+def reads_others(full: str, own: str, others: str | None) -> bool:
+    """Whether the absolute path `full` is another candidate's: in shared memory, or in
+    the work folder (`others`) outside this candidate's job folder (`own`). The folder its
+    process was started in (the job folder's parent: a spare's or a resident's) is its own
+    too (Triton keeps its driver and kernel cache under that folder's HOME), except the
+    other job folders there (earlier candidates of the same resident)."""
+    if full.startswith(_SHARED_MEMORY):
+        return True
+    here = full.rstrip(os.sep) + os.sep  # the folder itself, listed or opened, is inside it
+    if others is None or not here.startswith(others) or here.startswith(own):
+        return False
+    parent = os.path.dirname(own.rstrip(os.sep)) + os.sep
+    if not here.startswith(parent) or parent == others:
+        return True
+    first = here[len(parent):].split(os.sep, 1)[0]
+    return first.startswith(_JOB_FOLDERS)
 
 
 def _words(args) -> list[str]:
@@ -103,7 +124,7 @@ def install(facts: dict, harness_dirs: tuple[str, ...] = ()) -> None:
                 note("harness_tampering", f"opened {full} for writing")
             if full.startswith(mine):
                 return
-            if full.startswith(_SHARED_MEMORY) or (others and full.startswith(others) and not full.startswith(own)):
+            if reads_others(full, own, others):
                 note("shared_answers", f"opened {full}")
         elif event in ("os.kill", "os.killpg"):
             target, sig = args[0], args[1]
