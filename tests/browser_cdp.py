@@ -35,6 +35,19 @@ def find_or_install_chromium(log: Path | None = None) -> tuple[str | None, str]:
     found = _find()
     if found:
         return found, ""
+    # one installer at a time (pytest-xdist's workers each ask for the browser): the others
+    # wait for it, then find what it installed
+    import fcntl
+
+    with open(Path(tempfile.gettempdir()) / "kernelmill-chromium-install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _install(log)
+
+
+def _install(log: Path | None) -> tuple[str | None, str]:
+    found = _find()
+    if found:
+        return found, ""
     if not shutil.which("apt-get"):
         return None, "no Chromium installed and no apt-get to install Debian's chromium package"
     prefix = []

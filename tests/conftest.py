@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 
@@ -15,6 +17,7 @@ def _has_cuda() -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
+    _slow_files_first(items)
     if _has_cuda():
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU (runs on the device machine)")
@@ -23,12 +26,34 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+def _slow_files_first(items) -> None:
+    """The files holding a test marked `slow` (tens of seconds to minutes: C++ builds,
+    nvcc, training) run first, each file's tests in their order. pytest-xdist's
+    `--dist loadfile` hands files out in this order, so the long ones start while the
+    short ones can still fill the other worker, instead of one of them starting last
+    and the run waiting on it alone."""
+    slow = {item.path for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: item.path not in slow)  # stable: the order within each group is kept
+
+
 @pytest.fixture(scope="session")
 def shared_build_cache(tmp_path_factory) -> str:
     """One build cache for the whole test session. Entries are content-addressed,
     so sharing is safe, and each candidate and precompiled header is built once
-    however many tests verify it (a GPU build costs seconds of device time)."""
-    return str(tmp_path_factory.mktemp("build-cache"))
+    however many tests verify it (a GPU build costs seconds of device time; a
+    precompiled torch header a minute of a CI core and half a gigabyte of disk).
+
+    A verifier's cache folder (VerifyConfig.cache_dir, KERNELMILL_CACHE) also holds
+    per-candidate folders (work/, ext/); those stay per xdist worker. Its build/
+    folder, the content-addressed BuildCache (one flock per key, entries published
+    by rename: made for many processes at once), is one for all the workers of a run."""
+    cache = tmp_path_factory.mktemp("build-cache")
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker:  # basetemp is <run's folder>/<worker>: the run's folder is the workers' common parent
+        common = tmp_path_factory.getbasetemp().parent / "build-cache-shared"
+        common.mkdir(exist_ok=True)
+        (cache / "build").symlink_to(common, target_is_directory=True)
+    return str(cache)
 
 
 @pytest.fixture(scope="session")

@@ -21,12 +21,16 @@ from kernelmill.tasks.builtin import builtin_samples  # noqa: E402
 from kernelmill.verify import TimingConfig, VerifyConfig, verify_samples  # noqa: E402
 from kernelmill.verify.guards import FLAGS  # noqa: E402
 
+pytestmark = pytest.mark.slow  # the module's fixture verifies dozens of candidates
+
 CPU_LANGUAGES = ("torch", "cpp", "triton")
 
 
-def _config(tmp, guards: str, resident: str = "auto") -> VerifyConfig:
+def _config(cache: str, guards: str, resident: str = "auto") -> VerifyConfig:
+    # cache: the session's build cache (tests/conftest.py): the C++ candidates (ours and the
+    # builtin suite's) are built once for both hostile runs, the honest run and the demo
     return VerifyConfig(device="cpu", trials=2, build_timeout=300, run_timeout=60, workers=2, memory_limit_gb=4,
-                        max_procs=64, cache_dir=str(tmp / "cache"), guards=guards, resident=resident,
+                        max_procs=64, cache_dir=cache, guards=guards, resident=resident,
                         timing=TimingConfig(warmup_ms=5, round_ms=3, budget_ms=20, min_rounds=4, max_rounds=6))
 
 
@@ -36,30 +40,27 @@ def _samples(corpus: dict) -> list[Sample]:
 
 
 @pytest.fixture(scope="module", params=["off", "on"], ids=["fresh", "resident"])
-def hostile(tmp_path_factory, request):
+def hostile(shared_build_cache, request):
     """Once with a new supervisor per candidate (a CPU's default) and once with resident
     supervisors, each taking job after job (a GPU's default: verify/pools/resident.py)."""
-    tmp = tmp_path_factory.mktemp("hostile")
-    cfg = _config(tmp, "standard", resident=request.param)
+    cfg = _config(shared_build_cache, "standard", resident=request.param)
     return {v.sample_id: v for v in verify_samples(T.ALL, _samples(HOSTILE), cfg)}
 
 
 @pytest.fixture(scope="module")
-def honest(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("honest")
+def honest(shared_build_cache):
     builtin = [s for s in builtin_samples() if s.meta.get("expect") == "ok" and s.language in CPU_LANGUAGES]
     tasks = {t.task_id: t for t in T.ALL}
     tasks.update(load_tasks("builtin").by_id())
-    out = verify_samples(tasks, _samples(HONEST) + builtin, _config(tmp, "strict"))
+    out = verify_samples(tasks, _samples(HONEST) + builtin, _config(shared_build_cache, "strict"))
     return {v.sample_id: v for v in out}
 
 
 @pytest.fixture(scope="module")
-def unguarded(tmp_path_factory):
+def unguarded(shared_build_cache):
     """A few tricks with the guards off: they pass, so the guards are what catches them."""
-    tmp = tmp_path_factory.mktemp("off")
     names = ["i10_zeros", "i14_caller_frames", "i12_reads_seed", "i6_allclose"]
-    out = verify_samples(T.ALL, _samples({n: HOSTILE[n] for n in names}), _config(tmp, "off"))
+    out = verify_samples(T.ALL, _samples({n: HOSTILE[n] for n in names}), _config(shared_build_cache, "off"))
     return {v.sample_id: v for v in out}
 
 

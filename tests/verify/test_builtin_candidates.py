@@ -14,13 +14,18 @@ from kernelmill.tasks import load_tasks
 from kernelmill.tasks.builtin import builtin_samples
 from kernelmill.verify import VerifyConfig, verify_samples
 
+pytestmark = pytest.mark.slow  # the module's fixture verifies dozens of candidates
+
 
 @pytest.fixture(scope="session")
-def demo_run(tmp_path_factory):
+def demo_run(tmp_path_factory, shared_build_cache):
     """`kernelmill demo` on the CPU, once for the session: it verifies every
-    builtin candidate this machine can run (torch, C++, Triton interpreter)."""
+    builtin candidate this machine can run (torch, C++, Triton interpreter). Its
+    builds go to the session's build cache (content-addressed: what they answer is
+    the same), where the guard corpus's and other tests' builds of the same
+    candidates and the precompiled torch headers are found instead of made again."""
     tmp = tmp_path_factory.mktemp("demo")
-    env = {**os.environ, "KERNELMILL_CACHE": str(tmp / "cache")}
+    env = {**os.environ, "KERNELMILL_CACHE": shared_build_cache}
     cmd = [sys.executable, "-m", "kernelmill.cli", "demo", "-o", str(tmp / "out"), "--device", "cpu",
            "--trials", "2"]
     res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1200)

@@ -44,6 +44,7 @@ def check_consistent(v: Verdict) -> dict:
 
 @pytest.mark.skipif(shutil.which("g++") is None and shutil.which("gcc") is None,
                     reason="inductor on a CPU needs a C++ compiler")
+@pytest.mark.slow
 def test_cpu_inductor_once_per_task_both_speedups(tmp_path):
     # two candidates of one task (different code, so both run): the first run compiles the reference
     second = replace(RELU, sample_id="relu-second", code=RELU.code + "\n# the same kernel, another sample\n")

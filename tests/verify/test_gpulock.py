@@ -222,17 +222,18 @@ def test_a_gated_spare_warms_up_after_the_next_timing(tmp_path, monkeypatch):
         waited = wait_for_timing("cuda:0", r)
         done = time.monotonic()
         kind, timed_at = log.get(timeout=10)
-        assert 0.3 < waited < 5 and timed_at <= done  # it waited for the timing, and only for it
+        # it waited for the timing, and only for it (max_s is 10: the bound leaves a loaded machine room)
+        assert 0.3 < waited < 9.5 and timed_at <= done
         # the count has passed: a second wait with the same start value returns at once
-        assert wait_for_timing("cuda:0", r) < 0.2
+        assert wait_for_timing("cuda:0", r) < 2  # at once, not the 10 s of max_s
         # a job arriving (readable stdin) ends the wait before any timing
         monkeypatch.setenv(GATE_ENV, gate_env("cuda:0", dict(os.environ), 10)[GATE_ENV])
         os.write(w, b"x")
-        assert wait_for_timing("cuda:0", r) < 0.2
+        assert wait_for_timing("cuda:0", r) < 2
         os.read(r, 1)
         # with no timing and no job it gives up after max_s
         monkeypatch.setenv(GATE_ENV, gate_env("cuda:0", dict(os.environ), 0.3)[GATE_ENV])
-        assert 0.25 < wait_for_timing("cuda:0", r) < 2
+        assert 0.25 < wait_for_timing("cuda:0", r) < 5
     finally:
         os.close(r)
         os.close(w)

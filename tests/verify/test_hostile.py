@@ -11,6 +11,8 @@ from kernelmill.verify import verify_samples
 
 from verify_support import LINEAR_TASK, RELU_TASK, candidate, fast_config, sample
 
+pytestmark = pytest.mark.slow  # the module's fixture verifies dozens of candidates
+
 CANDIDATES = {
     "ok": candidate("return x.clamp_min(0)"),
     "ok_weights": (

@@ -10,6 +10,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from kernelmill.records import Sample, write_jsonl
 
 from verify_support import RELU_TASK, candidate
@@ -25,6 +27,7 @@ def _cli(*args, env):
     return [sys.executable, "-m", "kernelmill.cli", *args]
 
 
+@pytest.mark.slow
 def test_kill_and_resume(tmp_path):
     tasks = tmp_path / "tasks" / "level1"
     tasks.mkdir(parents=True)

@@ -98,6 +98,7 @@ def _build(cache, name, src, mode="slim"):
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_slim_builds_answer_as_torchs_units_and_share_their_binding(tmp_path):
     cache = tmp_path / "cache"
     first = _build(cache, "km_slim_a", CANDIDATE)
@@ -114,6 +115,7 @@ def test_slim_builds_answer_as_torchs_units_and_share_their_binding(tmp_path):
     assert off["raised"] == first["raised"]
 
 
+@pytest.mark.slow
 def test_code_that_needs_the_full_header_goes_back_to_torchs_units(tmp_path):
     # torch::nn is declared by torch/extension.h, not by torch/types.h: the slim unit fails
     needs_nn = CANDIDATE.replace("return x.clamp_min(0);", "return torch::nn::functional::relu(x);")
@@ -367,6 +369,7 @@ except RuntimeError as exc:
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not __import__("shutil").which("nvcc"), reason="needs nvcc (CUDA's compilers; no GPU)")
 def test_a_slim_cuda_extension_compiles_links_and_answers_through_torchs_error_handling(tmp_path):
     """Real compilers on a machine without a GPU: nvcc's kernel unit, the host code against

@@ -104,6 +104,7 @@ def test_a_zygote_that_cannot_start_says_where_to_look(tmp_path):
 IDS = ["builtin/level1/01_ReLU/cpp__ok", "builtin/level1/01_ReLU/torch__ok", "builtin/level1/06_Sum/torch__incorrect"]
 
 
+@pytest.mark.slow
 def test_verdicts_through_forked_spares_are_those_of_fresh_processes(tmp_path, shared_build_cache):
     tasks = load_tasks("builtin").by_id()
     samples = [s for s in builtin_samples() if s.sample_id in IDS]
