@@ -1,25 +1,35 @@
 """The calibration table (issue 42): which check catches which plausible wrong kernel, and
-which honest control a check flags by mistake.
+which honest control a check flags by mistake, by op family, language and bug style.
 
-Checks, each on every kernel of `families.py`:
-- ``kb_allclose``: KernelBench's own rule, written here with nothing of kernelmill: 5 trials of
-  the task's `get_inputs()` (seeds 0-4), ``torch.allclose(atol=rtol=1e-2)``;
+Checks, each on every kernel of the suite (`families.all_kernels()`) meant for the device:
+- ``kb_allclose``: KernelBench's own rule, written here with nothing of kernelmill's checks:
+  5 trials of the task's `get_inputs()` (seeds 0-4), ``torch.allclose(atol=rtol=1e-2)``, in
+  worker processes of this script (extensions are built through kernelmill's cached
+  builder when it is there, torch's ``load_inline`` otherwise: the same module either way);
 - ``kernelmill``: `verify` with its defaults (guards standard: trials over several input
-  distributions, float32 tolerance 1e-4, timed-call checks);
+  distributions, float32 tolerance 1e-4, the guards' flags);
 - ``kernelmill_fp64``: the same with the float64 error budget (``--fp64-k 8``);
-- ``strict_fp64``: and ``--guards strict`` (its trials add structure-aware draws: a wide
-  dynamic range, all non-negative).
+- ``strict_fp64``: and ``--guards strict`` (structure-aware trials: a wide dynamic range,
+  all non-negative).
 
-    python benchmarks/calibration/run.py [--device cpu] [--json out.json] [--markdown out.md]
+    python benchmarks/calibration/run.py --device cpu --out /tmp/cal      # torch, C++, Triton (interpreter)
+    python benchmarks/calibration/run.py --device cuda --out $OUT/cal --gpus 0,1,2,3   # everything
+
+Writes ``calibration_<device>.json`` (every row, every verdict's message) and
+``calibration_<device>.md`` (the tables) to --out.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
+import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter, defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -27,72 +37,290 @@ sys.path.insert(0, str(HERE))
 
 import families as F  # noqa: E402
 
+CHECKS = ("kb_allclose", "kernelmill", "kernelmill_fp64", "strict_fp64")
+KM_CHECKS = {"kernelmill": {}, "kernelmill_fp64": {"fp64_k": None}, "strict_fp64": {"fp64_k": None, "guards": "strict"}}
 
-def kb_allclose(task: str, kernel: str, device: str) -> bool:
-    """True when KernelBench's rule passes the kernel (its 5 trials all within 1e-2)."""
+
+# ---------------------------------------------------------------- KernelBench's rule
+def kb_worker() -> int:
+    """``run.py --kb-worker``: read [{id, task, code}] as JSON on stdin, print one JSON line
+    per kernel ({id, passed, why}); exits after a CUDA error (its context is then unusable)."""
+    items = json.loads(sys.stdin.read())
+    device = os.environ["CAL_DEVICE"]
     import torch
 
-    ns_t, ns_k = {}, {}
-    exec(compile(task, "<task>", "exec"), ns_t)
-    exec(compile(kernel, "<kernel>", "exec"), ns_k)
-    ref, cand = ns_t["Model"]().to(device), ns_k["ModelNew"]().to(device)
-    with torch.no_grad():
-        for seed in range(5):
-            torch.manual_seed(seed)
-            inputs = [x.to(device) for x in ns_t["get_inputs"]()]
-            r, c = ref(*[x.clone() for x in inputs]), cand(*[x.clone() for x in inputs])
-            if c.shape != r.shape or not torch.allclose(c.float(), r.float(), atol=1e-2, rtol=1e-2):
-                return False
-    return True
+    cache = os.environ.get("CAL_BUILD_CACHE")
+    if cache:
+        try:
+            from kernelmill.verify.build.inline_build import install
+            install(cache)
+        except Exception as exc:  # noqa: BLE001 - torch's own load_inline then builds
+            print(f"kb worker: torch's load_inline ({exc})", file=sys.stderr)
+    for it in items:
+        passed, why = True, "5 trials within atol=rtol=1e-2"
+        try:
+            ns_t, ns_k = {}, {}
+            exec(compile(it["task"], "<task>", "exec"), ns_t)
+            exec(compile(it["code"], f"<{it['id']}>", "exec"), ns_k)
+            ref, cand = ns_t["Model"]().to(device), ns_k["ModelNew"]().to(device)
+            with torch.no_grad():
+                for seed in range(5):
+                    torch.manual_seed(seed)
+                    inputs = [x.to(device) for x in ns_t["get_inputs"]()]
+                    r, c = ref(*[x.clone() for x in inputs]), cand(*[x.clone() for x in inputs])
+                    if not isinstance(c, torch.Tensor) or c.shape != r.shape:
+                        passed, why = False, f"seed {seed}: output shape {getattr(c, 'shape', type(c))} != {r.shape}"
+                        break
+                    if not torch.allclose(c.float(), r.float(), atol=1e-2, rtol=1e-2):
+                        err = (c.float() - r.float()).abs()
+                        passed, why = False, f"seed {seed}: allclose fails (max abs err {float(err.nan_to_num(float('inf')).max()):.3g})"
+                        break
+        except Exception as exc:  # noqa: BLE001 - an exception is a failed check
+            passed, why = False, f"error: {type(exc).__name__}: {str(exc)[:200]}"
+            if device == "cuda" and ("CUDA" in str(exc) or "cuda" in type(exc).__name__.lower()):
+                print(json.dumps({"id": it["id"], "passed": passed, "why": why}), flush=True)
+                return 3
+        print(json.dumps({"id": it["id"], "passed": passed, "why": why}), flush=True)
+    return 0
+
+
+def kb_allclose(kernels: list, device: str, jobs: int, gpus: list[int] | None, build_cache: str | None) -> dict:
+    """{kernel_id: (passed, why)} from `jobs` worker processes (restarted after a crash)."""
+    pending = [{"id": k.kernel_id, "task": F.task_code(k.task), "code": k.code} for k in kernels]
+    chunks = [pending[i::jobs] for i in range(jobs)]
+    results: dict[str, tuple[bool, str]] = {}
+    with tempfile.TemporaryDirectory(prefix="cal-kb-") as tmp:
+        procs = []
+
+        def start(i: int, items: list):
+            env = dict(os.environ, CAL_DEVICE=device, TORCH_EXTENSIONS_DIR=str(Path(tmp) / f"ext{i}"),
+                       MAX_JOBS=os.environ.get("MAX_JOBS", "4"))
+            if build_cache:
+                env["CAL_BUILD_CACHE"] = build_cache
+            if device == "cpu":
+                env["TRITON_INTERPRET"] = "1"
+            elif gpus:
+                env["CUDA_VISIBLE_DEVICES"] = str(gpus[i % len(gpus)])
+            p = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--kb-worker"], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+            p.stdin.write(json.dumps(items))
+            p.stdin.close()
+            return p
+
+        for i, items in enumerate(chunks):
+            if items:
+                procs.append((i, items, start(i, items)))
+        while procs:
+            i, items, p = procs.pop(0)
+            for line in p.stdout:
+                if line.startswith("{"):
+                    d = json.loads(line)
+                    results[d["id"]] = (d["passed"], d["why"])
+            p.wait()
+            rest = [it for it in items if it["id"] not in results]
+            if rest:  # the worker died (or stopped after a CUDA error) on rest[0]
+                results[rest[0]["id"]] = (False, f"error: the KernelBench worker died (exit {p.returncode})")
+                if rest[1:]:
+                    procs.append((i, rest[1:], start(i, rest[1:])))
+    return results
+
+
+# ---------------------------------------------------------------- kernelmill's checks
+def caught_by(status: str, flags: list, message: str) -> str:
+    """What decided a verdict that is not ok: a guard flag, the float64 budget, or the
+    distribution of the trial that failed."""
+    if status == "ok":
+        return ""
+    real = [f for f in flags if f not in ("weak_task", "timing_skipped")]
+    if real:
+        return f"flag:{real[0]}"
+    if "float64 error budget" in message:
+        return "fp64_budget"
+    m = re.search(r"trial \d+/\d+ \((\w+) inputs\)", message)
+    if m:
+        return f"trial:{m.group(1)}"
+    if "shape variant" in message:
+        return "shape_variant"
+    return status
+
+
+def kernelmill_checks(kernels: list, device: str, cache_dir: str, fp64_k: float, gpus, cpu_runners: int,
+                      checks: list[str]) -> dict:
+    from kernelmill.records import Sample, Task
+    from kernelmill.verify import VerifyConfig, verify_samples
+
+    tasks = {f"cal/{t}": Task(task_id=f"cal/{t}", code=F.task_code(t), name=t, level=1)
+             for t in sorted({k.task for k in kernels})}
+    samples = [Sample(k.kernel_id, f"cal/{k.task}", k.language, k.code, meta={"kind": k.kind}) for k in kernels]
+    out: dict[str, dict] = defaultdict(dict)
+    for check in checks:
+        extra = {key: (fp64_k if val is None else val) for key, val in KM_CHECKS[check].items()}
+        cfg = VerifyConfig(device=device, time=False, cache_dir=cache_dir, gpus=gpus, cpu_runners=cpu_runners, **extra)
+        t0 = time.perf_counter()
+        for v in verify_samples(tasks, samples, cfg):
+            out[v.sample_id][check] = {"passed": v.status == "ok", "status": v.status, "flags": list(v.flags),
+                                       "caught_by": caught_by(v.status, v.flags, v.message or ""),
+                                       "why": (v.message or "")[:300]}
+        print(f"{check}: {len(samples)} kernels in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+    return out
+
+
+# ---------------------------------------------------------------- tables
+def summarise(rows: list[dict], checks: list[str]) -> dict:
+    s = {"wrong": sum(r["kind"] == "wrong" for r in rows), "controls": sum(r["kind"] == "control" for r in rows)}
+    for c in checks:
+        s[f"{c}_caught"] = sum(r["kind"] == "wrong" and not r[c]["passed"] for r in rows)
+        s[f"{c}_false_flags"] = sum(r["kind"] == "control" and not r[c]["passed"] for r in rows)
+    return s
+
+
+def markdown(rows: list[dict], checks: list[str], header: str) -> str:
+    L = [header, ""]
+
+    def grouped(key: str, title: str):
+        L.extend([f"### By {title}", "", f"| {title} | wrong | " + " | ".join(f"{c} caught" for c in checks)
+                  + " | controls | " + " | ".join(f"{c} false flags" for c in checks) + " |",
+                  "|" + " --- |" * (3 + 2 * len(checks))])
+        groups = defaultdict(list)
+        for r in rows:
+            groups[r[key]].append(r)
+        for name in sorted(groups) + ["**all**"]:
+            g = rows if name == "**all**" else groups[name]
+            s = summarise(g, checks)
+            L.append(f"| {name} | {s['wrong']} | " + " | ".join(str(s[f'{c}_caught']) for c in checks)
+                     + f" | {s['controls']} | " + " | ".join(str(s[f'{c}_false_flags']) for c in checks) + " |")
+        L.append("")
+
+    grouped("family", "family")
+    grouped("language", "language")
+    wrong = [r for r in rows if r["kind"] == "wrong"]
+    # by bug style: wrong kernels only
+    L.extend(["### Wrong kernels by bug style", "", "| style | wrong | " + " | ".join(f"{c} caught" for c in checks) + " |",
+              "|" + " --- |" * (2 + len(checks))])
+    styles = defaultdict(list)
+    for r in wrong:
+        styles[r["style"]].append(r)
+    for st in sorted(styles):
+        L.append(f"| {st} | {len(styles[st])} | " + " | ".join(str(sum(not r[c]['passed'] for r in styles[st])) for c in checks) + " |")
+    L.append("")
+    # which check caught it: the first check (in the order above) to catch each wrong kernel,
+    # and what decided kernelmill's verdicts
+    first = Counter()
+    for r in wrong:
+        first[next((c for c in checks if not r[c]["passed"]), "missed by every check")] += 1
+    L.extend(["### Which check caught it", "", "First check (in the order kb_allclose, kernelmill, +fp64, +strict) to catch "
+              "each wrong kernel:", "", "| first caught by | wrong kernels |", "| --- | --- |"]
+             + [f"| {c} | {first[c]} |" for c in [*checks, "missed by every check"] if first[c]] + [""])
+    km = [c for c in checks if c != "kb_allclose"]
+    if km:
+        reasons = sorted({r[c]["caught_by"] for r in wrong for c in km if not r[c]["passed"]})
+        L.extend(["What decided kernelmill's verdict on the wrong kernels it caught (a guard's flag, the float64 budget, "
+                  "or the input distribution of the first failing trial):", "",
+                  "| decided by | " + " | ".join(km) + " |", "|" + " --- |" * (1 + len(km))])
+        for reason in reasons:
+            L.append(f"| {reason} | " + " | ".join(str(sum(r[c]['caught_by'] == reason for r in wrong)) for c in km) + " |")
+        L.append("")
+    # misses and false flags
+    L.extend(["### Misses (wrong kernels a check passed)", ""])
+    for c in checks:
+        missed = [r for r in wrong if r[c]["passed"]]
+        L.append(f"- **{c}**: {len(missed)} of {len(wrong)}" + (": " + ", ".join(f"`{r['kernel']}`" for r in missed) if missed else ""))
+    L.append("")
+    last = checks[-1]
+    for r in wrong:
+        if r[last]["passed"]:
+            L.append(f"- missed by {last}: `{r['kernel']}` ({r['style']}): {r['why']}")
+    L.extend(["", "### False flags (honest controls a check failed)", ""])
+    flagged = [(r, c) for r in rows if r["kind"] == "control" for c in checks if not r[c]["passed"]]
+    L.extend([f"- `{r['kernel']}` by {c}: {r[c]['why'][:240]}" for r, c in flagged] or ["- none"])
+    L.extend(["", "### Every kernel", "", "| kernel | family | kind | style | " + " | ".join(checks) + " |",
+              "|" + " --- |" * (4 + len(checks))])
+    for r in rows:
+        cells = []
+        for c in checks:
+            ok = r[c]["passed"]
+            tag = r[c].get("caught_by") or ""
+            if r["kind"] == "wrong":
+                cells.append("passes" if ok else f"**caught**{' (' + tag + ')' if tag else ''}")
+            else:
+                cells.append("ok" if ok else f"**false flag**{' (' + tag + ')' if tag else ''}")
+        L.append(f"| {r['kernel']} | {r['family']} | {r['kind']} | {r['style']} | " + " | ".join(cells) + " |")
+    return "\n".join(L) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    ap.add_argument("--out", type=Path, required=False, help="directory for calibration_<device>.json and .md")
     ap.add_argument("--fp64-k", type=float, default=8.0)
-    ap.add_argument("--json", type=Path)
-    ap.add_argument("--markdown", type=Path)
+    ap.add_argument("--gpus", help="GPU indices for verify and the KernelBench workers, e.g. 0,1,2,3 (default all)")
+    ap.add_argument("--checks", default=",".join(CHECKS), help="a subset of " + ",".join(CHECKS))
+    ap.add_argument("--languages", default="torch,cpp,triton,cuda")
+    ap.add_argument("--only", default="", help="only kernels whose id contains one of these comma-separated strings")
+    ap.add_argument("--cache-dir", help="kernelmill's cache (builds are reused between runs); default: a temporary one")
+    ap.add_argument("--kb-jobs", type=int, default=0, help="KernelBench worker processes (0: 2 on a CPU, 2 per GPU)")
+    ap.add_argument("--cpu-runners", type=int, default=2, help="verify's candidates at once on a CPU (correctness only)")
+    ap.add_argument("--kb-worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.kb_worker:
+        return kb_worker()
 
-    from kernelmill.records import Sample, Task
-    from kernelmill.verify import VerifyConfig, verify_samples
-
-    tasks = {f"cal/{fam}": Task(task_id=f"cal/{fam}", code=F.task_code(fam), name=fam, level=1) for fam in F.TASKS}
-    samples = [Sample(f"{fam}/{name}", f"cal/{fam}", "torch", F.kernel_code(fam, body), meta={"kind": kind})
-               for fam, name, kind, body in F.KERNELS]
-    rows = {s.sample_id: {"family": s.task_id[4:], "kernel": s.sample_id, "kind": s.meta["kind"]} for s in samples}
+    checks = [c for c in args.checks.split(",") if c]
+    if any(c not in CHECKS for c in checks):
+        ap.error(f"--checks: one of {', '.join(CHECKS)}")
+    gpus = [int(g) for g in args.gpus.split(",")] if args.gpus else None
+    langs = set(args.languages.split(","))
+    only = [o for o in args.only.split(",") if o]
+    kernels = [k for k in F.all_kernels() if args.device in k.devices and k.language in langs
+               and (not only or any(o in k.kernel_id for o in only))]
+    if not kernels:
+        ap.error("no kernels selected")
     t0 = time.perf_counter()
-    for s in samples:
-        rows[s.sample_id]["kb_allclose"] = kb_allclose(tasks[s.task_id].code, s.code, args.device)
-    with tempfile.TemporaryDirectory(prefix="calibration-") as tmp:
-        for check, extra in (("kernelmill", {}), ("kernelmill_fp64", {"fp64_k": args.fp64_k}),
-                             ("strict_fp64", {"fp64_k": args.fp64_k, "guards": "strict"})):
-            cfg = VerifyConfig(device=args.device, time=False, cache_dir=str(Path(tmp) / "cache"), **extra)
-            for v in verify_samples(tasks, samples, cfg):
-                rows[v.sample_id][check] = v.status == "ok"
-                rows[v.sample_id][check + "_why"] = v.message[:160]
-    checks = ("kb_allclose", "kernelmill", "kernelmill_fp64", "strict_fp64")
+    tmp = tempfile.TemporaryDirectory(prefix="calibration-")
+    cache_dir = args.cache_dir or tmp.name
+    rows = {k.kernel_id: {"kernel": k.kernel_id, "task": k.task, "family": k.family, "language": k.language,
+                          "kind": k.kind, "style": k.style, "why": k.why} for k in kernels}
+    km = [c for c in checks if c != "kb_allclose"]
+    seconds = {}
+    if km:
+        t = time.perf_counter()
+        for kid, res in kernelmill_checks(kernels, args.device, cache_dir, args.fp64_k, gpus, args.cpu_runners, km).items():
+            rows[kid].update(res)
+        seconds["kernelmill"] = round(time.perf_counter() - t, 1)
+    if "kb_allclose" in checks:
+        t = time.perf_counter()
+        n_gpu = len(gpus) if gpus else (_gpu_count() if args.device == "cuda" else 0)
+        jobs = args.kb_jobs or (2 * max(1, n_gpu) if args.device == "cuda" else 2)
+        for kid, (passed, why) in kb_allclose(kernels, args.device, jobs, gpus, str(Path(cache_dir) / "build")).items():
+            rows[kid]["kb_allclose"] = {"passed": passed, "why": why, "caught_by": "" if passed else "allclose"}
+        seconds["kb_allclose"] = round(time.perf_counter() - t, 1)
     table = list(rows.values())
-    summary = {"seconds": round(time.perf_counter() - t0, 1), "device": args.device,
-               "wrong": sum(r["kind"] == "wrong" for r in table), "controls": sum(r["kind"] == "control" for r in table),
-               "families": len(F.TASKS)}
-    for c in checks:
-        summary[f"{c}_caught"] = sum(r["kind"] == "wrong" and not r[c] for r in table)
-        summary[f"{c}_false_flags"] = sum(r["kind"] == "control" and not r[c] for r in table)
-    lines = ["| family | kernel | kind | " + " | ".join(checks) + " |", "|" + " --- |" * (3 + len(checks))]
-    mark = {True: "passes", False: "**caught**"}
-    for r in table:
-        cells = [mark[r[c]] if r["kind"] == "wrong" else ("ok" if r[c] else "**false flag**") for c in checks]
-        lines.append(f"| {r['family']} | {r['kernel'].split('/')[1]} | {r['kind']} | " + " | ".join(cells) + " |")
-    lines += ["", f"wrong kernels caught, of {summary['wrong']}: " + ", ".join(f"{c} {summary[c + '_caught']}" for c in checks),
-              f"controls flagged, of {summary['controls']}: " + ", ".join(f"{c} {summary[c + '_false_flags']}" for c in checks)]
-    text = "\n".join(lines)
+    summary = {"device": args.device, "seconds": round(time.perf_counter() - t0, 1), "phase_seconds": seconds,
+               "families": len({r["family"] for r in table}), "fp64_k": args.fp64_k,
+               "by_language": dict(Counter(f"{r['language']}/{r['kind']}" for r in table)), **summarise(table, checks)}
+    header = (f"## Calibration on {args.device}: {summary['wrong']} wrong kernels, {summary['controls']} controls, "
+              f"{summary['families']} op families ({summary['seconds']:.0f} s)\n\n"
+              f"wrong kernels caught, of {summary['wrong']}: "
+              + ", ".join(f"{c} {summary[c + '_caught']}" for c in checks)
+              + f"  \ncontrols flagged, of {summary['controls']}: "
+              + ", ".join(f"{c} {summary[c + '_false_flags']}" for c in checks))
+    text = markdown(table, checks, header)
     print(text)
-    if args.markdown:
-        args.markdown.write_text(text + "\n", encoding="utf-8")
-    if args.json:
-        args.json.write_text(json.dumps({"summary": summary, "rows": table}, indent=1), encoding="utf-8")
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / f"calibration_{args.device}.md").write_text(text, encoding="utf-8")
+        (args.out / f"calibration_{args.device}.json").write_text(
+            json.dumps({"summary": summary, "checks": checks, "rows": table}, indent=1), encoding="utf-8")
+    tmp.cleanup()
     return 0
+
+
+def _gpu_count() -> int:
+    try:
+        import torch
+        return torch.cuda.device_count()
+    except Exception:  # noqa: BLE001
+        return 1
 
 
 if __name__ == "__main__":

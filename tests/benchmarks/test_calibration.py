@@ -1,0 +1,111 @@
+"""benchmarks/calibration (issue 42): the suite's shape, its honest PyTorch controls, the
+table's bookkeeping, and one small run of the checks on a CPU (~30 s)."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import torch
+
+CAL = Path(__file__).resolve().parents[2] / "benchmarks" / "calibration"
+sys.path.insert(0, str(CAL))
+
+import families as F  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location("calibration_run", CAL / "run.py")
+R = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(R)
+
+KERNELS = F.all_kernels()
+
+
+def test_the_suite_has_what_the_issue_asks():
+    kinds = Counter(k.kind for k in KERNELS)
+    assert kinds["wrong"] >= 60 and kinds["control"] >= 60
+    assert len({k.family for k in KERNELS}) >= 8
+    assert {k.language for k in KERNELS} == {"torch", "cpp", "triton", "cuda"}
+    for k in KERNELS:
+        assert k.style and k.why and k.devices, k.kernel_id
+        ast.parse(k.code)  # every candidate is a module
+        assert "class ModelNew" in k.code
+        ast.parse(F.task_code(k.task))
+    # the CPU run has its own 60 + 60 minus what only a GPU runs
+    cpu = Counter(k.kind for k in KERNELS if "cpu" in k.devices)
+    assert cpu["wrong"] >= 50 and cpu["control"] >= 50
+    # styles the issue names are all there
+    styles = {k.style for k in KERNELS if k.kind == "wrong"}
+    assert {"off_by_one", "missed_tail", "race", "uninitialised_memory", "wrong_broadcast", "approximation",
+            "reduction_precision"} <= styles
+    controls = {k.style for k in KERNELS if k.kind == "control"}
+    assert {"summation_order", "kahan", "tf32_off", "fused_epilogue", "online_softmax", "welford", "atomic_order"} <= controls
+
+
+def test_cuda_candidates_define_what_they_bind():
+    from kernelmill.tasks.builtin.nvcc_check import extract_cuda_source
+
+    for k in KERNELS:
+        if k.language == "cuda":
+            code, funcs = extract_cuda_source(k.code, k.kernel_id)
+            assert funcs == ["run"] and "torch::Tensor run(" in code and "__global__" in code, k.kernel_id
+            assert k.devices == ("cuda",)
+
+
+@pytest.mark.parametrize("k", [k for k in KERNELS if k.language == "torch" and k.kind == "control"],
+                         ids=lambda k: k.kernel_id)
+def test_torch_controls_match_the_reference(k):
+    ns_t, ns_k = {}, {}
+    exec(F.task_code(k.task), ns_t)
+    exec(k.code, ns_k)
+    torch.manual_seed(1)
+    inputs = ns_t["get_inputs"]()
+    ref = ns_t["Model"]()(*[x.clone() for x in inputs])
+    got = ns_k["ModelNew"]()(*[x.clone() for x in inputs])
+    assert got.shape == ref.shape
+    assert float((got.double() - ref.double()).abs().max()) <= 2e-6 * max(1.0, float(ref.abs().max()))
+
+
+def test_caught_by_names_what_decided():
+    assert R.caught_by("ok", [], "") == ""
+    assert R.caught_by("rejected", ["weak_task", "precision_downgrade"], "x") == "flag:precision_downgrade"
+    assert R.caught_by("incorrect", [], "trial 1 (float64 error budget): output: error ...") == "fp64_budget"
+    assert R.caught_by("incorrect", [], "trial 4/5 (wide_range inputs): output: NaN") == "trial:wide_range"
+    assert R.caught_by("runtime_error", [], "boom") == "runtime_error"
+
+
+def test_the_table_lists_every_miss_and_false_flag():
+    def row(kid, kind, passes):
+        return {"kernel": kid, "family": "f", "language": "torch", "kind": kind, "style": "s", "why": "w",
+                **{c: {"passed": p, "why": "because", "caught_by": "" if p else "trial:normal"} for c, p in
+                   zip(R.CHECKS, passes)}}
+
+    rows = [row("t/torch/missed", "wrong", [True, True, True, True]),
+            row("t/torch/caught_late", "wrong", [True, True, False, False]),
+            row("t/torch/flagged", "control", [True, False, True, True])]
+    text = R.markdown(rows, list(R.CHECKS), "h")
+    assert "missed by strict_fp64: `t/torch/missed`" in text
+    assert "`t/torch/flagged` by kernelmill" in text
+    assert "| kernelmill_fp64 | 1 |" in text  # the first check to catch caught_late
+    s = R.summarise(rows, list(R.CHECKS))
+    assert (s["kb_allclose_caught"], s["strict_fp64_caught"], s["kernelmill_false_flags"]) == (0, 1, 1)
+
+
+def test_a_small_cpu_run(tmp_path):
+    """KernelBench's rule passes the softmax without its max shift (normal inputs never
+    overflow); strict's wide-range trial catches it; the honest max-shifted one passes both."""
+    only = "softmax/torch/no_max_subtraction,softmax/torch/max_shift"
+    assert R.main(["--device", "cpu", "--only", only, "--checks", "kb_allclose,strict_fp64",
+                   "--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "calibration_cpu.json").read_text())
+    rows = {r["kernel"]: r for r in data["rows"]}
+    wrong, control = rows["softmax/torch/no_max_subtraction"], rows["softmax/torch/max_shift"]
+    assert wrong["kb_allclose"]["passed"] and not wrong["strict_fp64"]["passed"]
+    assert wrong["strict_fp64"]["caught_by"] == "trial:wide_range"
+    assert control["kb_allclose"]["passed"] and control["strict_fp64"]["passed"]
+    assert data["summary"]["strict_fp64_caught"] == 1 and data["summary"]["strict_fp64_false_flags"] == 0
+    assert "softmax" in (tmp_path / "calibration_cpu.md").read_text()
