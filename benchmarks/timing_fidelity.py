@@ -264,11 +264,19 @@ def measure_in_process(spec: dict) -> dict:
     ref_t, cand_t = [], []
     ref_k, cand_k = [], []
     with torch.no_grad():
-        want = _flat(ref(*inputs))
-        got = _flat(cand(*inputs))
         # each side runs under its own backend settings, as kernelmill's separate processes
         # do: a candidate's import, init or first call may switch TF32 or cudnn.benchmark on,
-        # and in one process that would also speed up the reference (docs/SEMANTICS.md)
+        # and in one process that would also speed up the reference (docs/SEMANTICS.md). The
+        # reference's first call too: cuDNN's plan for a shape is chosen at its first call and
+        # kept whatever the flags are later, so a candidate's __init__ that turned benchmark on
+        # made the reference's first call a tuned one (cuda-l1 L1-54: 1.38 ms here, 1.85 ms in
+        # its own process). Where both sides run one convolution key, the reference's plan is
+        # the candidate's too (a limit of one process; kernelmill's processes do not share it).
+        init_flags = _backend_flags()
+        _set_backend_flags(ref_flags)
+        want = _flat(ref(*inputs))
+        _set_backend_flags(init_flags)
+        got = _flat(cand(*inputs))
         cand_flags = _backend_flags()
         _set_backend_flags(ref_flags)
         max_err = max((float((g.float() - w.float()).abs().max()) for g, w in zip(got, want) if w.numel()),
@@ -415,6 +423,16 @@ def kb_in_process(spec: dict) -> dict:
 
 
 # ------------------------------------------------------------ kernelmill side
+
+def local_cards() -> list[str]:
+    """This machine's GPU UUIDs (nvidia-smi), [] if it cannot say."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=uuid", "--format=csv,noheader"], capture_output=True,
+                             text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [line.strip() for line in out.splitlines() if line.strip().startswith("GPU-")]
+
 
 def write_samples(cands: list[Candidate], path: Path) -> None:
     with open(path, "w", encoding="utf-8") as f:
@@ -755,8 +773,11 @@ def main(argv: list[str] | None = None) -> int:
     timed.sort(key=lambda c: (not c.style.startswith("external"), c.name.startswith("llm_"), c.name))
     todo = pending(timed, results, args.resume)
     queues: dict[str | None, list[Candidate]] = {}
+    here, elsewhere = (local_cards() if device == "cuda" else []), {}
     for c in todo:
         card = ((verdicts.get(c.name) or {}).get("measurement") or {}).get("gpu_uuid") if device == "cuda" else None
+        if card and here and card not in here:  # verdicts of another machine: its cards map onto this one's
+            card = elsewhere.setdefault(card, here[len(elsewhere) % len(here)])
         queues.setdefault(card if args.per_card else None, []).append(c)
     ext_root = Path(tempfile.mkdtemp(prefix="fidelity-ext-"))
     t_start = time.perf_counter()
@@ -785,7 +806,8 @@ def main(argv: list[str] | None = None) -> int:
         for c in queue:
             if (stop.is_set() or (args.limit_s and time.perf_counter() - t_start > args.limit_s)
                     or (args.stop_at and time.time() > args.stop_at)):
-                print(f"--limit-s reached: candidates left for --resume on card {card}", flush=True)
+                print(f"time limit reached (--limit-s/--stop-at): candidates left for --resume on card {card}",
+                      flush=True)
                 return
             tp = task_path(corpus, c.task)
             spec = {"task": str(tp), "candidate": c.path, "device": device, "language": c.language,
