@@ -106,6 +106,28 @@ CASES = {
             f.write(b"0")
         open(os.path.join(cache, "util.so"), "rb").read()
     """), None),
+    # item 24 spelled past the static scan (26): who called? the checker gets the answer,
+    # anything else (the timer) gets an empty tensor
+    "dual_path_by_stack": (cand("""
+        import importlib
+        _s = importlib.import_module("s" + "ys")
+
+        def _caller():
+            return getattr(_s, "_get" + "frame")(2).f_code.co_name
+    """, "return torch.relu(x) if 'check' in _caller() else torch.empty_like(x)"), "harness_introspection"),
+    "dual_path_by_exec": (cand("""
+        def _caller():
+            g = {}
+            exec("import sys as s\\nname = s._get" + "frame(3).f_code.co_name", g)
+            return g["name"]
+    """, "return torch.relu(x) if 'check' in _caller() else torch.empty_like(x)"), "harness_introspection"),
+    # libraries that read frames for themselves, called by an honest candidate
+    "honest_libraries_that_read_frames": (cand("""
+        import collections, logging, typing
+        Pair = collections.namedtuple("Pair", "a b")
+        T = typing.TypeVar("T")
+        logging.getLogger("honest").debug("loaded")
+    """, "Pair(1, 2)\n        return torch.relu(x)"), None),
     "honest_subprocess": (cand("""
         import subprocess
         subprocess.run(["true"])
@@ -133,6 +155,38 @@ def test_runtime_hooks(verdicts, name):
     else:
         assert v.status == "rejected" and flag in v.flags, (v.status, v.flags, v.message[:300])
         assert "refused" not in v.message or flag in v.message
+
+
+def test_the_stack_reader_is_the_first_frame_with_a_file_of_its_own():
+    import collections
+    import inspect
+    import sys
+
+    from kernelmill.verify.guards.audit_hook import stack_reader
+
+    here = (__file__,)
+    assert stack_reader(sys._getframe(0), here)  # this test's own code
+    frames = []
+    g = {"sys": sys, "frames": frames}
+    exec("frames.append(sys._getframe(0))", g)  # exec'd code: its caller decides
+    assert stack_reader(frames[0], here)
+    frame = inspect.currentframe()
+    assert stack_reader(frame, here)
+    assert not stack_reader(sys._getframe(0), ("/elsewhere/",))
+    # a library reading frames for itself stops the walk at its own file
+    seen = []
+    real = sys._getframe
+
+    def spy(depth=0):
+        seen.append(real(1))
+        return real(depth + 1)
+
+    sys._getframe = spy
+    try:
+        collections.namedtuple("P", "a")
+    finally:
+        sys._getframe = real
+    assert seen and not stack_reader(seen[0], here)
 
 
 @pytest.mark.parametrize("path, flagged", [

@@ -9,6 +9,10 @@ once added; this one records and refuses:
   harness's own business);
 - **harness_tampering** (28): a signal sent to the supervisor (its parent) or its process
   group, or a file opened for writing inside kernelmill's or torch's installation;
+- **harness_introspection** (24, and 26's spellings of it): the call stack read by the
+  candidate's own code (`sys._getframe`, `sys._current_frames`, or `inspect`'s stack
+  functions called from it, however spelled or `exec`-ed): the dual path that checks who
+  called it (the checker or the timer) before choosing to compute;
 - **shared_answers** (23, 29): a file of another candidate's folder (the harness's work
   folder holds every candidate's, its own is its HOME; `reads_others`) or of shared memory
   (/dev/shm) opened: answers replayed from an earlier run or read from a neighbour.
@@ -25,7 +29,9 @@ from pathlib import Path
 
 _PACKAGE_TOOLS = {"pip", "pip3", "conda", "mamba", "uv", "apt", "apt-get", "curl", "wget", "git", "ensurepip"}
 _WATCHED = {"subprocess.Popen", "os.system", "os.posix_spawn", "os.exec", "os.spawn", "socket.connect",
-            "socket.getaddrinfo", "urllib.Request", "os.kill", "os.killpg", "open"}
+            "socket.getaddrinfo", "urllib.Request", "os.kill", "os.killpg", "open", "sys._getframe",
+            "sys._current_frames"}
+_STACK_HELPERS = (os.sep + "inspect.py",)  # a library whose stack functions read frames for their caller
 _installed = False
 
 
@@ -89,11 +95,26 @@ def _package_tool(words: list[str]) -> str | None:
     return None
 
 
-def install(facts: dict, harness_dirs: tuple[str, ...] = ()) -> None:
+def stack_reader(frame, own_files: tuple[str, ...]) -> bool:
+    """Whether the code that asked for a frame (`frame`: the caller of `sys._getframe`)
+    is the candidate's: walking outwards past `inspect` and code without a file of its
+    own (`exec`/`compile` of a built string: "<...>"), the first frame with a real file
+    is in `own_files` (its module, its folder). A library that reads frames for itself
+    (typing, collections, logging, torch) stops the walk at its own file."""
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not (name.startswith("<") or name.endswith(_STACK_HELPERS)):
+            return name.startswith(own_files)
+        frame = frame.f_back
+    return False
+
+
+def install(facts: dict, harness_dirs: tuple[str, ...] = (), candidate_file: str | None = None) -> None:
     """Add the hook to this (the candidate's) process; findings go to `facts` lists
     `runtime_install`, `harness_tampering` and `shared_answers`. `harness_dirs`: the
     folders the harness itself hands tensors through (its exchange folder, which may be
-    in /dev/shm). Once per process."""
+    in /dev/shm); `candidate_file`: the candidate's module (its code is the stack reader
+    looked for). Once per process."""
     global _installed
     if _installed:
         return
@@ -102,6 +123,8 @@ def install(facts: dict, harness_dirs: tuple[str, ...] = ()) -> None:
     own, others = _own_and_others()
     mine = tuple(os.path.realpath(d) + os.sep for d in harness_dirs if d)
     parent_group = os.getpgid(parent) if parent > 1 else None
+    own_files = tuple(p for p in (own, candidate_file and os.path.realpath(candidate_file), candidate_file) if p)
+    busy = [False]  # the hook reads a frame itself: that read raises the same event
 
     def note(key: str, what: str):
         found = facts.setdefault(key, [])
@@ -111,6 +134,18 @@ def install(facts: dict, harness_dirs: tuple[str, ...] = ()) -> None:
 
     def hook(event: str, args: tuple) -> None:
         if event not in _WATCHED:
+            return
+        if event.startswith("sys._"):
+            if busy[0]:
+                return
+            busy[0] = True
+            try:
+                caller = sys._getframe(1)
+                if stack_reader(caller, own_files):
+                    note("harness_introspection", f"{event} from line {caller.f_lineno} of {caller.f_code.co_filename}: "
+                                                  "the candidate read the call stack")
+            finally:
+                busy[0] = False
             return
         if event == "open":
             path, mode = args[0], args[1] if len(args) > 1 else "r"
@@ -150,5 +185,5 @@ def install(facts: dict, harness_dirs: tuple[str, ...] = ()) -> None:
 
 def findings_of(facts: dict) -> list[tuple[str, str]]:
     """(flag, detail) of what the hook refused in the candidate's process (its facts)."""
-    return [(key, "; ".join(facts[key][:3])) for key in ("harness_tampering", "runtime_install", "shared_answers")
-            if facts.get(key)]
+    return [(key, "; ".join(facts[key][:3])) for key in ("harness_tampering", "runtime_install", "shared_answers",
+                                                         "harness_introspection") if facts.get(key)]

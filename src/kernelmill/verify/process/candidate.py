@@ -236,7 +236,7 @@ def run_candidate(job: CandidateJob, commands, report: Reporter) -> None:
     settle_process(device, job.timing)
     t0 = time.perf_counter()
     if job.guards != "off":  # items 28 and 36: what the process does, whatever the text says
-        audit_hook.install(facts, (os.path.dirname(job.inputs), os.path.dirname(job.outputs)))
+        audit_hook.install(facts, (os.path.dirname(job.inputs), os.path.dirname(job.outputs)), job.candidate)
     try:
         before = set(sys.modules)
         try:
