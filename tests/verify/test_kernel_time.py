@@ -246,3 +246,38 @@ def test_timing_settings_are_checked_and_reach_the_cli():
     assert cfg.timing.numerics == "strict" and not cfg.timing.kernel_time
     out = CliRunner().invoke(app, ["verify", "--help"], env={"COLUMNS": "200"}).output
     assert "--numerics" in out and "--kernel-time" in out
+
+
+def test_arithmetic_floor_is_the_fastest_rate_doubled():
+    from kernelmill.verify.measure.sol import arithmetic_floor_ms
+
+    peaks = {"bandwidth": 4.8e12, "float32": 67e12, "float16": 989e12, "bfloat16": 989e12}
+    assert arithmetic_floor_ms(1.978e12, peaks, slack=1) == pytest.approx(1.0)  # 1.978 TFLOP at 2x989 TFLOP/s
+    assert arithmetic_floor_ms(1.978e12, peaks) == pytest.approx(0.25)  # with the default slack (4)
+    assert arithmetic_floor_ms(0.0, peaks) is None
+    assert arithmetic_floor_ms(1e12, {"bandwidth": 4.8e12}) is None
+
+
+@pytest.mark.parametrize("runtime_ms, guards, rejected", [(0.001, "standard", True), (0.02, "standard", False),
+                                                         (0.001, "off", False)])
+def test_a_call_faster_than_any_arithmetic_rate_is_suspicious(runtime_ms, guards, rejected):
+    # item 22 (issue 42): a 4096^3 GEMM (137 GFLOP) cannot take under 0.069 ms on an H200 at
+    # fp8's rate, 0.017 ms with the slack for algorithms that skip work
+    from kernelmill.records import Sample, Task
+    from kernelmill.verify import VerifyConfig
+    from kernelmill.verify.runner import RunnerJob, Verifier
+
+    class F:
+        error = None
+        flops, bytes_moved, dtypes = 2 * 4096.0 ** 3, 3 * 4096 * 4096 * 4.0, ["float32"]
+
+    v = object.__new__(Verifier)  # only the verdict's assembly: no devices, no workers
+    v.config, v.profile, v.device_name = VerifyConfig(device="cpu", guards=guards), "full", "H200 (recorded)"
+    v._feature_cache = {"t/mm": F}
+    task = Task(task_id="t/mm", code="", name="mm", level=1)
+    job = RunnerJob(key="k", task=task, sample=Sample("s", "t/mm", "torch", ""))
+    peaks = {"bandwidth": 4.8e12, "float32": 67e12, "float16": 989e12, "bfloat16": 989e12}
+    got = v._verdict(job, {"status": "ok", "runtime_ms": runtime_ms, "ref_runtime_ms": 2.0, "speedup": 2.0 / runtime_ms,
+                           "measurement": {"peaks": peaks}, "flags": []})
+    assert (got.status == "rejected" and "suspicious_speed" in got.flags) is rejected, (got.status, got.flags)
+    assert got.sol_fraction is not None

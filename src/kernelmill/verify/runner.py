@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..languages import get_language
-from .measure.sol import sol_fraction
+from .measure.sol import arithmetic_floor_ms, sol_fraction
 from ..records import LANGUAGES, Sample, Task, Verdict
 from .measure.compiled import attach as attach_compiled
 from .config import ConfigError, VerifyConfig
@@ -413,7 +413,15 @@ class Verifier:
                 "rule": _size_rule(job.task)}}
         peaks = (fields.get("measurement") or {}).get("peaks")
         if data["status"] == "ok" and peaks and fields.get("runtime_ms"):
-            fields["sol_fraction"] = sol_fraction(self._features(job.task), peaks, fields["runtime_ms"])
+            features = self._features(job.task)
+            fields["sol_fraction"] = sol_fraction(features, peaks, fields["runtime_ms"])
+            floor = None if features is None or getattr(features, "error", None) else \
+                arithmetic_floor_ms(features.flops, peaks)
+            if floor is not None and fields["runtime_ms"] < floor and self.config.guards != "off":  # item 22, issue 42
+                data = {**data, "status": "rejected", "flags": [*(data.get("flags") or []), "suspicious_speed"],
+                        "message": "; ".join(filter(None, [
+                            data.get("message"), f"suspicious_speed: {fields['runtime_ms']:.5f} ms per call; the task's "
+                            f"{features.flops:.3g} FLOPs take at least {floor:.5f} ms at this GPU's fastest rate"]))}
         return Verdict(sample_id=job.sample.sample_id, task_id=job.sample.task_id, status=data["status"],
                        message=str(data.get("message") or "")[: self.config.output_limit],
                        flags=list(data.get("flags") or []), device=self.device_name,

@@ -63,6 +63,20 @@ def bound_ms(flops: float, nbytes: float, dtypes: list[str], peaks: dict[str, fl
     return max(flops / rate, nbytes / peaks["bandwidth"]) * 1e3
 
 
+FLOOR_SLACK = 4.0  # fast algorithms do fewer FLOPs than the traced ones: Winograd 2.25x, symmetry 2x
+
+
+def arithmetic_floor_ms(flops: float, peaks: dict[str, float] | None, slack: float = FLOOR_SLACK) -> float | None:
+    """The time below which no kernel can do the task's traced `flops` on this GPU: its
+    fastest tensor-core rate known here (16-bit dense) doubled for fp8, divided by
+    `slack` for algorithms that skip work honestly. Item 22 of issue 42: a call forged to
+    ~0 time is flagged as suspicious_speed (item 15 does the same for bytes)."""
+    rates = [v for k, v in (peaks or {}).items() if k != "bandwidth" and v]
+    if not flops or not rates:
+        return None
+    return flops / (2 * max(rates)) / slack * 1e3
+
+
 def sol_fraction(features: Any, peaks: dict[str, float] | None, runtime_ms: float | None) -> float | None:
     """bound / runtime from a task's `dsl.features.Features` (None if either is unknown)."""
     if features is None or getattr(features, "error", None) or not runtime_ms or runtime_ms <= 0:
