@@ -56,10 +56,12 @@ def corpus(tmp_path):
 
 
 def _spec(corpus, name):
+    # rounds of 0.1 s: a 20 ms round read one side 5x slower on the 2-core machine with other
+    # builds beside it (the claim is the measurer's arithmetic, not the machine's quiet)
     task = corpus / "tasks" / "double.py"
     return {"task": str(task), "candidate": str(corpus / "honest" / f"{name}.py"), "device": "cpu",
             "language": "torch", "sizes": tf.task_sizes(task.read_text(), "small"), "rounds": 5,
-            "min_run_time": 0.02}
+            "min_run_time": 0.1}
 
 
 def test_independent_measurer_on_tiny_cpu_candidates(corpus):
