@@ -114,36 +114,45 @@ def pairs(sources: list[Path] = typer.Argument(..., help=".cu files, Python cand
                   f"{s.skipped} already done, {s.failed} failed)")
 
 
+_JOBS = typer.Option(0, "--jobs", "-j", help="Worker processes, one kernel a task (0: one per CPU; "
+                     "the output does not depend on it).")
+
+
+def _jobs(jobs: int) -> int | None:
+    if jobs < 0:
+        fail(f"--jobs must be >= 0, not {jobs}")
+    return jobs or None
+
+
 @app.command()
 def stats(files: list[Path] = typer.Argument(..., help="PTX files (rerolled in memory)."),
-          strategy: str = _STRATEGY, geometric: bool = _GEOMETRIC) -> None:
-    """Length in tokens before/after rerolling, and reroll speed."""
+          strategy: str = _STRATEGY, geometric: bool = _GEOMETRIC, jobs: int = _JOBS) -> None:
+    """Length in tokens before/after rerolling, and reroll speed (all files' kernels in parallel)."""
+    from ..ptx.batch import reroll_texts
     from ..ptx.lexer import PtxSyntaxError, count_tokens
-    from ..ptx.reroll import RerollStats, reroll_text
     cfg = _config(strategy, geometric)
+    n_jobs = _jobs(jobs)
+    texts = [_read(f) for f in files]
+    t0 = time.perf_counter()
+    try:
+        done = reroll_texts([(t, str(f)) for t, f in zip(texts, files)], cfg, n_jobs)
+    except PtxSyntaxError as exc:
+        fail(f"{exc}", 1)
+    took = time.perf_counter() - t0
     table = Table(title="Rolled-PTX length")
     for c in ("file", "tokens", "rolled", "reduction", "loops", "round trip"):
         table.add_column(c)
     tot_a = tot_b = size = 0
-    took = 0.0
-    for f in files:
-        text = _read(f)
-        st = RerollStats()
-        t0 = time.perf_counter()
-        try:
-            rolled = reroll_text(text, str(f), cfg, stats=st)
-        except PtxSyntaxError as exc:
-            fail(f"{exc}", 1)
-        took += time.perf_counter() - t0
+    for f, text, r in zip(files, texts, done):
         size += len(text.encode())
-        a, b = count_tokens(text), count_tokens(rolled)
+        a, b = count_tokens(text), count_tokens(r.text)
         tot_a, tot_b = tot_a + a, tot_b + b
-        table.add_row(str(f), str(a), str(b), f"{100 * (a - b) / max(a, 1):.1f}%", str(st.loops),
-                      "ok" if st.failed == 0 else f"{st.failed} failed")
+        table.add_row(str(f), str(a), str(b), f"{100 * (a - b) / max(a, 1):.1f}%", str(r.stats.loops),
+                      "ok" if r.stats.failed == 0 else f"{r.stats.failed} failed")
     if len(files) > 1:
         table.add_row("total", str(tot_a), str(tot_b), f"{100 * (tot_a - tot_b) / max(tot_a, 1):.1f}%", "", "")
     console.print(table)
-    console.print(f"rerolled {size / 1e6:.3f} MB in {took:.2f} s ({size / 1e6 / max(took, 1e-9):.2f} MB/s, "
+    console.print(f"rerolled {size / 1e6:.3f} MB in {took:.2f} s ({size / 1e6 / max(took, 1e-9):.2f} MB/s wall, "
                   f"parse + reroll + round-trip check)")
 
 
@@ -156,7 +165,8 @@ def export_command(pairs: Path = typer.Argument(..., help="Pairs JSONL from `ker
                                               "strategies, table terms) or fast (greedy, no tables: ~12x faster, "
                                               "~2 points less reduction on augmented pairs; docs/benchmarks.md)."),
                    test_frac: float = typer.Option(0.1, help="Share of subgraphs (or source units) held out."),
-                   seed: int = typer.Option(0, help="Seed of the split (stable as pairs are added).")) -> None:
+                   seed: int = typer.Option(0, help="Seed of the split (stable as pairs are added)."),
+                   jobs: int = _JOBS) -> None:
     """PtxDec SFT rows: PTX (or Rolled-PTX) in the PTX->CUDA prompt, CUDA out; split by subgraph
     so no test kernel's subgraph is in training (configs/ptxdec_sft.yaml reads train.jsonl)."""
     from ..ptx.export import export_sft
@@ -165,7 +175,8 @@ def export_command(pairs: Path = typer.Argument(..., help="Pairs JSONL from `ker
     if not pairs.is_file():
         fail(f"no pairs file at {pairs}")
     try:
-        summary = export_sft(pairs, out, rolled=rolled, test_frac=test_frac, seed=seed, reroll=reroll)
+        summary = export_sft(pairs, out, rolled=rolled, test_frac=test_frac, seed=seed, reroll=reroll,
+                             jobs=_jobs(jobs))
     except (RecordError, ValueError) as exc:
         fail(str(exc))
     console.print(f"train {summary.train} rows ({summary.train_groups} groups), test {summary.test} rows "

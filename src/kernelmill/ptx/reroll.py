@@ -27,8 +27,9 @@ from dataclasses import dataclass, field, replace
 
 from .expand import expand_stmts
 from .lexer import count_tokens
+from .holes import split
 from .search import Segment
-from .syntax import Block, Directive, Function, Instr, Loop, Module, Stmt, fmt_stmt, fmt_stmts
+from .syntax import Block, Directive, Function, Instr, Loop, Module, Stmt, fmt_stmt
 
 # opcodes that end a basic block (never inside a loop body)
 _CONTROL = {"brx", "ret", "exit", "trap", "call", "brkpt"}
@@ -72,30 +73,61 @@ def _tokens(s: Stmt) -> int:
     return count_tokens("\n".join(fmt_stmt(s)))
 
 
+class _Known:
+    """What one reroll knows of each statement object: its tokens as printed and its
+    holes.split. Passes and plans hand the same objects on (only new loops are new),
+    so each statement is printed and split once, not once per segment and pass."""
+
+    def __init__(self):
+        self._toks: dict[int, tuple[Stmt, int]] = {}   # id -> (the statement, keeping it alive)
+        self._split: dict[int, tuple[Stmt, tuple]] = {}
+
+    def tokens(self, s: Stmt) -> int:
+        e = self._toks.get(id(s))
+        if e is None:
+            e = self._toks[id(s)] = (s, _tokens(s))
+        return e[1]
+
+    def split(self, s: Stmt) -> tuple:
+        e = self._split.get(id(s))
+        if e is None:
+            e = self._split[id(s)] = (s, split(s))
+        return e[1]
+
+    def length(self, stmts) -> int:
+        """count_tokens(fmt_stmts(stmts)): tokens never span lines, so the sum per statement."""
+        return sum(map(self.tokens, stmts))
+
+
 def _roll_stream(stmts, cfg: RerollConfig, stats: RerollStats, strategy: str,
-                 cache: dict, free: tuple = ()) -> list[Stmt]:
+                 cache: dict, known: _Known, free: tuple = ()) -> list[Stmt]:
     out: list[Stmt] = []
     seg: list[Stmt] = []
 
     def flush():
         if len(seg) >= 4:
+            # the plans start from the same segments; a statement's hash walks its tree,
+            # so the segment's is taken once and the cache is keyed by it
             items = tuple(seg)
-            key = (items, free, cfg.tables)  # the plans start from the same segments
-            if key not in cache:
-                twin = cache.get((items, free, not cfg.tables))
-                cache[key] = (twin.with_config(cfg) if twin is not None else
-                              Segment(list(seg), cfg, [_tokens(s) for s in seg], free))
-            out.extend(cache[key].roll(stats, strategy))
+            h = hash(items)
+            found = _cached(cache, (h, free, cfg.tables), items)
+            if found is None:
+                twin = _cached(cache, (h, free, not cfg.tables), items)
+                found = (twin.with_config(cfg) if twin is not None else
+                         Segment(list(items), cfg, [known.tokens(s) for s in items], free,
+                                 [known.split(s) for s in items]))
+                cache.setdefault((h, free, cfg.tables), []).append((items, found))
+            out.extend(found.roll(stats, strategy))
         else:
             out.extend(seg)
         seg.clear()
 
     for s in stmts:
         if isinstance(s, Block):  # a scope is one statement of the stream
-            seg.append(Block(tuple(_roll_stream(s.body, cfg, stats, strategy, cache, free))))
+            seg.append(_same_or(s, Block(tuple(_roll_stream(s.body, cfg, stats, strategy, cache, known, free)))))
         elif isinstance(s, Loop):  # folds as one statement; its body is rolled too
-            seg.append(Loop(s.var, s.start, s.limit, s.step,
-                            tuple(_roll_stream(s.body, cfg, stats, strategy, cache, free + (s.var,)))))
+            body = tuple(_roll_stream(s.body, cfg, stats, strategy, cache, known, free + (s.var,)))
+            seg.append(_same_or(s, Loop(s.var, s.start, s.limit, s.step, body)))
         elif _is_barrier(s):
             flush()
             out.append(s)
@@ -105,12 +137,22 @@ def _roll_stream(stmts, cfg: RerollConfig, stats: RerollStats, strategy: str,
     return out
 
 
+def _cached(cache: dict, key: tuple, items: tuple) -> Segment | None:
+    return next((seg for its, seg in cache.get(key, ()) if its == items), None)
+
+
+def _same_or(old: Block | Loop, new: Block | Loop) -> Block | Loop:
+    """`old` itself when rolling its body changed nothing (so what is known of it holds)."""
+    same = len(old.body) == len(new.body) and all(a is b for a, b in zip(old.body, new.body))
+    return old if same else new
+
+
 def _reroll_with(stmts, cfg: RerollConfig, stats: RerollStats, strategy: str,
-                 cache: dict) -> list[Stmt]:
+                 cache: dict, known: _Known) -> list[Stmt]:
     cur = list(stmts)
     for _ in range(cfg.max_passes):
         before = stats.loops
-        cur = _roll_stream(cur, cfg, stats, strategy, cache)
+        cur = _roll_stream(cur, cfg, stats, strategy, cache, known)
         if stats.loops == before:
             break
     return cur
@@ -126,21 +168,19 @@ def reroll_stmts(stmts, cfg: RerollConfig | None = None,
     cfg = cfg or RerollConfig()
     stats = stats if stats is not None else RerollStats()
     plans = [("dp", cfg), ("greedy", cfg)] if cfg.strategy == "best" else [(cfg.strategy, cfg)]
-    best, cache = None, {}
+    best, cache, known = None, {}, _Known()
     for plan, c in plans:
         st = RerollStats()
-        out = _reroll_with(stmts, c, st, plan, cache)
+        out = _reroll_with(stmts, c, st, plan, cache, known)
         if c.tables and st.table_loops and cfg.strategy == "best" and len(plans) < 3:
             # a table over a whole run can win a pass and then block the nested fold that
             # the next pass would find: where tables were used, a plan without is tried too
             plans.append(("dp", replace(cfg, tables=False)))
-        n = count_tokens(fmt_stmts(out)) if cfg.strategy == "best" else 0
+        n = known.length(out)
         if best is None or n < best[0]:
             best = (n, out, st)
     n, out, st = best
-    if cfg.strategy != "best":
-        n = count_tokens(fmt_stmts(out))
-    if n > count_tokens(fmt_stmts(stmts)):  # scores are exact, but never make the text longer
+    if n > known.length(stmts):  # scores are exact, but never make the text longer
         return list(stmts)
     stats.loops += st.loops
     stats.geometric_loops += st.geometric_loops

@@ -18,7 +18,9 @@ plans on the same segment costs one search.
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from itertools import compress, islice
+from operator import eq, sub
 
 from .expand import expand_stmts
 from .holes import GEOMETRIC_KINDS, cost, fit, linear_cost, predict, split, template, vars_in
@@ -46,26 +48,54 @@ class _Cand:
     copies: int
     deltas: list       # per body statement, per hole: the linear step
     geo: list | None   # per body statement, per hole: models (holes.py), if not all linear
-    tables: bool = False  # some hole is a table `[v0,v1,...][i]` (geo holds the models)
+    tables: bool = False  # some hole is a table `[v0,v1,...][i]`
+    left: dict | None = None  # tables: (statement, hole) -> the copy where it leaves its linear model
 
-    @property
-    def models(self) -> list:
-        return self.geo or [tuple(("lin", d) for d in dk) for dk in self.deltas]
+
+class _Runs:
+    """For one body size p, per statement x of a segment: how the copies x, x+p, x+2p, ...
+    continue. `same[x]`: copies with x's skeleton; `lin[x]`: copies whose holes keep to
+    the linear model of the first two (`step[x]`, None where the skeleton changes at x+p).
+    A loop of body p at `pos` then has `min(same[pos:pos+p])` copies by skeleton and
+    `min(lin[pos:pos+p])` linear ones: one pass over the segment per body size instead
+    of a scan per (position, body size)."""
+
+    __slots__ = ("same", "lin", "step", "_lcost", "_kinds")
+
+    def __init__(self, sk: list, vals: list, kinds: list, p: int):
+        n = len(sk)
+        same, lin, step = [1] * n, [1] * n, [None] * n
+        # only statements whose skeleton recurs p later can start a run (found at C speed)
+        for x in reversed(list(compress(range(n - p), map(eq, sk, islice(sk, p, None))))):
+            y = x + p
+            same[x] = same[y] + 1
+            d = step[x] = tuple(map(sub, vals[y], vals[x]))
+            lin[x] = lin[y] + 1 if step[y] == d else 2
+        self.same, self.lin, self.step, self._lcost, self._kinds = same, lin, step, None, kinds
+
+    def lcost(self, lo: int, hi: int) -> int:
+        """Tokens the linear terms of statements lo..hi-1 cost (holes.linear_cost)."""
+        if self._lcost is None:  # made on first use: most body sizes never pay
+            self._lcost = [0 if d is None or not any(d) else
+                           sum(linear_cost(kd, v) for kd, v in zip(kinds, d) if v)
+                           for kinds, d in zip(self._kinds, self.step)]
+        return sum(self._lcost[lo:hi])
 
 
 class Segment:
     """One straight-line run of statements, its skeletons, hole values and token counts.
 
     `cfg` is a reroll.RerollConfig (max_period, max_candidates, geometric); `toks` the
-    tokens of each statement as printed; `free` the variables of enclosing loops."""
+    tokens of each statement as printed; `free` the variables of enclosing loops;
+    `splits` (optional) each statement's holes.split, when the caller has them."""
 
-    def __init__(self, items: list[Stmt], cfg, toks: list[int], free: tuple = ()):
+    def __init__(self, items: list[Stmt], cfg, toks: list[int], free: tuple = (), splits=None):
         self.items, self.cfg, self.free = items, cfg, free
         ids: dict[str, int] = {}
         self.sk, self.vals, self.kinds, self.shapes = [], [], [], []
         self.where: dict[int, list[int]] = {}
         for k, s in enumerate(items):
-            key, v, kd, sh = split(s)
+            key, v, kd, sh = split(s) if splits is None else splits[k]
             sid = ids.setdefault(key, len(ids))
             self.sk.append(sid)
             self.vals.append(v)
@@ -75,16 +105,27 @@ class Segment:
         self.cum = [0]
         for t in toks:
             self.cum.append(self.cum[-1] + t)
-        # (pos, period) -> (copies, deltas) of all-linear runs, reused by pos - period
-        self.linear: dict[tuple[int, int], tuple[int, list]] = {}
+        self.runs: dict[int, _Runs] = {}  # body size -> its runs (independent of cfg, shared)
         self.memo: dict[int, list[_Cand]] = {}  # shared by the plans (see reroll_stmts)
+        self.made: dict[int, Loop | None] = {}  # id(candidate) -> its checked loop (shared)
+        self.tabled: Segment | None = None  # the same search with tables: its options, filtered
 
     def with_config(self, cfg) -> "Segment":
-        """The same segment (skeletons, values, linear runs shared) searched under `cfg`."""
+        """The same segment (skeletons, values, runs, made loops shared) searched under `cfg`."""
         other = object.__new__(Segment)
         other.__dict__.update(self.__dict__)
-        other.cfg, other.memo = cfg, {}
+        other.cfg, other.memo, other.tabled = cfg, {}, None
+        # without tables the options are those with tables, less the table candidates
+        # (_options offers them last for each body size and changes nothing else)
+        if self.cfg.tables and not cfg.tables and replace(cfg, tables=True) == self.cfg:
+            other.tabled = self
         return other
+
+    def _runs(self, p: int) -> _Runs:
+        r = self.runs.get(p)
+        if r is None:
+            r = self.runs[p] = _Runs(self.sk, self.vals, self.kinds, p)
+        return r
 
     def _copies(self, pos: int, p: int, models: list, start: int) -> int:
         n, sk, vals = len(self.items), self.sk, self.vals
@@ -94,19 +135,6 @@ class Segment:
             if sk[s0:s0 + p] != sk[pos:pos + p]:
                 break
             if any(vals[s0 + k] != tuple(predict(m, v, c) for m, v in zip(models[k], base[k]))
-                   for k in range(p)):
-                break
-            c += 1
-        return c
-
-    def _copies_linear(self, pos: int, p: int, deltas: list) -> int:
-        n, sk, vals = len(self.items), self.sk, self.vals
-        base, c = vals[pos:pos + p], 2
-        while pos + (c + 1) * p <= n:
-            s0 = pos + c * p
-            if sk[s0:s0 + p] != sk[pos:pos + p]:
-                break
-            if any(vals[s0 + k] != tuple(a + c * d for a, d in zip(base[k], deltas[k]))
                    for k in range(p)):
                 break
             c += 1
@@ -123,60 +151,54 @@ class Segment:
 
     def options(self, pos: int) -> list[_Cand]:
         """Loops that may start at `pos`: (body size, copies) with a positive gain."""
-        if pos not in self.memo:
-            self.memo[pos] = self._options(pos)
-        return self.memo[pos]
+        m = self.memo.get(pos)
+        if m is None:
+            m = self.memo[pos] = ([c for c in self.tabled.options(pos) if not c.tables]
+                                  if self.tabled is not None else self._options(pos))
+        return m
 
     def _options(self, pos: int) -> list[_Cand]:
-        n, sk, vals, cfg, cum = len(self.items), self.sk, self.vals, self.cfg, self.cum
-        occ = self.where[sk[pos]]
+        n, vals, cfg, cum = len(self.items), self.vals, self.cfg, self.cum
+        occ = self.where[self.sk[pos]]
         j = bisect_right(occ, pos)
         out: list[_Cand] = []
-        found: list[tuple[int, int]] = []  # (period, copies) of runs found here
+        # a multiple of a period whose run already covers two of its bodies is the
+        # same loop with a longer body: never better, so not searched
+        blocked: set[int] = set()
+        all_runs, max_p = self.runs, min(cfg.max_period, (n - pos) // 2)
         for q in occ[j:j + cfg.max_candidates]:
             p = q - pos
-            if p > cfg.max_period or pos + 2 * p > n:
+            if p > max_p:
                 break
-            # a multiple of a period whose run already covers two of its bodies is
-            # the same loop with a longer body: never better, so not searched
-            if any(p % p0 == 0 and c0 * p0 >= 2 * p for p0, c0 in found):
+            if p in blocked:
                 continue
-            body_sk = sk[pos:q]
-            if body_sk != sk[q:q + p]:
+            runs = all_runs.get(p) or self._runs(p)
+            cs = min(runs.same[pos:q])  # copies by skeleton alone (>= 2: the body repeats)
+            if cs < 2:
                 continue
-            # copies by skeleton alone bound the run: skip bodies that cannot pay
-            cs = 2
-            while pos + (cs + 1) * p <= n and sk[pos + cs * p:pos + (cs + 1) * p] == body_sk:
-                cs += 1
+            # they bound the run: skip bodies that cannot pay
             if cum[pos + cs * p] - cum[q] <= HEADER_TOKENS:
-                found.append((p, cs))
+                blocked.update(range(2 * p, min(cs // 2 * p, max_p) + 1, p))
                 continue
-            deltas = [tuple(b - a for a, b in zip(v0, v1)) for v0, v1 in zip(vals[pos:q], vals[q:q + p])]
+            deltas = runs.step[pos:q]
+            c = min(runs.lin[pos:q])
             models = None  # all linear, given by deltas
-            nxt = self.linear.get((q, p))
-            if nxt is not None and nxt[1] == deltas:
-                c = nxt[0] + 1  # the run found one period later, plus this copy
-            else:
-                c = self._copies_linear(pos, p, deltas)
-                if c == 2 and cfg.geometric and cs > 2 and self._may_be_geometric(pos, p, deltas):
-                    geo = [tuple(fit(kd, a, b, e) for kd, a, b, e in
-                                 zip(self.kinds[pos + k], vals[pos + k], vals[q + k], vals[q + p + k]))
-                           for k in range(p)]
-                    if any(m[0] != "lin" for mk in geo for m in mk):
-                        c3 = self._copies(pos, p, geo, 2)
-                        if c3 > 2:
-                            c, models = c3, geo
-            if models is None:
-                self.linear[(pos, p)] = (c, deltas)
-            found.append((p, c))
+            if c == 2 and cfg.geometric and cs > 2 and self._may_be_geometric(pos, p, deltas):
+                geo = [tuple(fit(kd, a, b, e) for kd, a, b, e in
+                             zip(self.kinds[pos + k], vals[pos + k], vals[q + k], vals[q + p + k]))
+                       for k in range(p)]
+                if any(m[0] != "lin" for mk in geo for m in mk):
+                    c3 = self._copies(pos, p, geo, 2)
+                    if c3 > 2:
+                        c, models = c3, geo
+            blocked.update(range(2 * p, min(c // 2 * p, max_p) + 1, p))
             fixed = HEADER_TOKENS + cum[q] - cum[pos]
             if models is None and cfg.tables and cs > c:
                 self._table_options(pos, p, deltas, c, cs, fixed, out)
             if cum[pos + c * p] - cum[pos] <= fixed:
                 continue  # not even the longest run pays for its header
             if models is None:
-                kinds = self.kinds
-                fixed += sum(linear_cost(kd, d) for k in range(p) for kd, d in zip(kinds[pos + k], deltas[k]) if d)
+                fixed += runs.lcost(pos, q)
             else:
                 fixed += sum(cost(kd, v, m, sh) for k in range(p) for kd, v, m, sh in
                              zip(self.kinds[pos + k], vals[pos + k], models[k], self.shapes[pos + k]))
@@ -195,43 +217,43 @@ class Segment:
         cmax = min(cs, self.cfg.max_table)
         if cmax <= c:
             return
-        vals, kinds, cum = self.vals, self.kinds, self.cum
-        base = vals[pos:pos + p]
+        vals, kinds, cum, runs = self.vals, self.kinds, self.cum, self._runs(p)
         # the linear model restarting after c copies is a nested unroll: the next pass
         # folds these runs into an outer loop, shorter than one table over all of them
-        if cs >= 2 * c and all(vals[pos + (c + t) * p + k] == tuple(a + t * d for a, d in zip(vals[pos + c * p + k], deltas[k]))
-                               for t in range(1, c) for k in range(p)):
+        s = pos + c * p
+        if cs >= 2 * c and runs.step[s:s + p] == deltas and min(runs.lin[s:s + p]) >= c:
             return
-        # for each hole: copies it keeps to its linear model (>= c), its linear cost
-        holes = [(k, h) for k in range(p) for h in range(len(base[k]))]
-        lin = {kh: linear_cost(kinds[pos + kh[0]][kh[1]], deltas[kh[0]][kh[1]]) for kh in holes}
-        live = set(holes)
+        # each hole that leaves its linear model before cmax, at the copy where it does:
+        # only statements whose linear run ends there have such holes
         leaves: dict[int, list] = {}   # copy index -> holes that leave their model there
         left: dict[tuple, int] = {}
-        for t in range(c, cmax):
-            s0 = pos + t * p
-            for kh in list(live):
-                k, h = kh
-                if vals[s0 + k][h] != base[k][h] + t * deltas[k][h]:
-                    live.discard(kh)
-                    leaves.setdefault(t, []).append(kh)
-                    left[kh] = t
+        for k in range(p):
+            r = runs.lin[pos + k]
+            if r >= cmax:
+                continue
+            b, d = vals[pos + k], deltas[k]
+            for h in range(len(b)):
+                for t in range(r, cmax):
+                    if vals[pos + t * p + k][h] != b[h] + t * d[h]:
+                        leaves.setdefault(t, []).append((k, h))
+                        left[(k, h)] = t
+                        break
 
         tabled: list = []
         # per tabled hole: table cost minus 2 per value (added per copy below)
-        lin_sum, tab_fixed, negs = sum(lin.values()), 0, 0
+        lin_sum, tab_fixed, negs = runs.lcost(pos, pos + p), 0, 0
         best: list[tuple[int, int]] = []
         for cc in range(c + 1, cmax + 1):
             t = cc - 1  # the copy added
             for kh in leaves.get(t, ()):
                 k, h = kh
                 tabled.append(kh)
-                lin_sum -= lin[kh]
                 kd = kinds[pos + k][h]
+                lin_sum -= linear_cost(kd, deltas[k][h])
                 if self.shapes[pos + k][h] != ((), (), ()):
                     tab_fixed += 10**6  # tables on folded holes: not offered (rare)
                 tab_fixed += 4 + (2 if kd in ("reg", "sym") else 1 if kd == "off0" else
-                                  -(2 if base[k][h] < 0 else 1))
+                                  -(2 if vals[pos + k][h] < 0 else 1))
                 negs += sum(vals[pos + u * p + k][h] < 0 for u in range(t))
             negs += sum(vals[pos + t * p + k][h] < 0 for k, h in tabled)
             if not tabled:
@@ -241,10 +263,18 @@ class Segment:
             if gain > 0:
                 best.append((gain, cc))
         for gain, cc in sorted(best, reverse=True)[:3]:
-            models = [tuple(("tab", tuple(vals[pos + u * p + k][h] for u in range(cc)))
-                            if left.get((k, h), cmax) < cc else ("lin", deltas[k][h])
-                            for h in range(len(base[k]))) for k in range(p)]
-            out.append(_Cand(gain, pos, p, cc, deltas, models, tables=True))
+            out.append(_Cand(gain, pos, p, cc, deltas, None, tables=True, left=left))
+
+    def _models(self, b: _Cand) -> list:
+        """Per body statement, per hole: the model the template writes."""
+        if b.geo is not None:
+            return b.geo
+        if not b.tables:
+            return [tuple(("lin", d) for d in dk) for dk in b.deltas]
+        vals, p, pos = self.vals, b.period, b.pos
+        return [tuple(("tab", tuple(vals[pos + u * p + k][h] for u in range(b.copies)))
+                      if b.left.get((k, h), b.copies) < b.copies else ("lin", b.deltas[k][h])
+                      for h in range(len(vals[pos + k]))) for k in range(p)]
 
     def _plan_dp(self) -> list[_Cand | None]:
         """The non-overlapping loops that save the most tokens in this segment."""
@@ -291,9 +321,8 @@ class Segment:
         while pos < n:
             b = choice[pos]
             if b is not None:
-                loop = self._make(b)
-                span = self.items[pos:pos + b.period * b.copies]
-                if self._same(loop, span):
+                loop = self._checked(b)
+                if loop is not None:
                     out.append(loop)
                     stats.loops += 1
                     stats.geometric_loops += b.geo is not None and not b.tables
@@ -304,6 +333,15 @@ class Segment:
             out.append(self.items[pos])
             pos += 1
         return out
+
+    def _checked(self, b: _Cand) -> Loop | None:
+        """The candidate's loop if it expands to the statements it replaces (once per
+        candidate: the plans and the table-free twin share candidates)."""
+        key = id(b)  # candidates live in the memos as long as this segment
+        if key not in self.made:
+            loop = self._make(b)
+            self.made[key] = loop if self._same(loop, self.items[b.pos:b.pos + b.period * b.copies]) else None
+        return self.made[key]
 
     def _same(self, loop: Loop, span: list[Stmt]) -> bool:
         # inside a loop body the enclosing variables are free: spot-check them at
@@ -317,6 +355,7 @@ class Segment:
     def _make(self, b: _Cand) -> Loop:
         p, pos = b.period, b.pos
         var = _fresh_var(self.items[pos:pos + p * b.copies], self.free)
-        body = tuple(template(self.items[pos + k], self.vals[pos + k], b.models[k], var)
+        models = self._models(b)
+        body = tuple(template(self.items[pos + k], self.vals[pos + k], models[k], var)
                      for k in range(p))
         return Loop(var, 0, b.copies, 1, body)

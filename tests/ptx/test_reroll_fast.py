@@ -1,0 +1,178 @@
+"""The fast reroll path (issue 44): run tables per body size, the table-free plan's shared
+options, per-statement token sums, and the parallel batch over kernels used by
+`ptx stats` and `ptx export --rolled`. Each fast path must give what the plain one gives."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from kernelmill.cli import app
+from kernelmill.ptx import (RerollConfig, count_tokens, expand_text, fmt_stmts, parse_statements,
+                            reroll_stmts, reroll_text)
+from kernelmill.ptx.batch import reroll_texts
+from kernelmill.ptx.reroll import _is_barrier, _Known, _tokens
+from kernelmill.ptx.search import Segment, _Runs
+from kernelmill.records import Pair, write_jsonl
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+# --- run tables -------------------------------------------------------------------
+@st.composite
+def runs_input(draw):
+    n = draw(st.integers(1, 40))
+    sk = draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
+    width = {s: draw(st.integers(0, 2)) for s in set(sk)}  # a skeleton fixes the hole count
+    vals = [tuple(draw(st.integers(-3, 3)) for _ in range(width[s])) for s in sk]
+    return sk, vals, [("imm",) * len(v) for v in vals], draw(st.integers(1, 8))
+
+
+@SETTINGS
+@given(runs_input())
+def test_run_tables_match_their_definition(case):
+    sk, vals, kinds, p = case
+    r = _Runs(sk, vals, kinds, p)
+    n = len(sk)
+    for x in range(n):
+        same = 1
+        while x + same * p < n and sk[x + same * p] == sk[x]:
+            same += 1
+        assert r.same[x] == same
+        if same < 2:
+            assert r.lin[x] == 1 and r.step[x] is None
+            continue
+        d = tuple(b - a for a, b in zip(vals[x], vals[x + p]))
+        lin = 2
+        while lin < same and vals[x + lin * p] == tuple(a + lin * s for a, s in zip(vals[x], d)):
+            lin += 1
+        assert r.step[x] == d and r.lin[x] == lin
+
+
+# --- streams with loops, breaks in them, and barriers -------------------------------
+@st.composite
+def stream(draw):
+    lines = []
+    for _ in range(draw(st.integers(1, 4))):
+        copies = draw(st.integers(2, 9))
+        body = draw(st.lists(st.tuples(st.sampled_from(["add.s32", "mul.lo.s32", "ld.shared.f32"]),
+                                       st.integers(0, 30), st.sampled_from([0, 1, 2, 4, -4])),
+                             min_size=1, max_size=4))
+        breaks = draw(st.dictionaries(st.tuples(st.integers(0, copies - 1), st.integers(0, 3)),
+                                      st.integers(0, 60), max_size=2))
+        for t in range(copies):
+            for k, (op, base, d) in enumerate(body):
+                v = breaks.get((t, k), base + t * d + 40)
+                lines.append(f"{op} %r{v}, %r{base + 2 * t}, [%rd2+{4 * v}];" if op == "ld.shared.f32"
+                             else f"{op} %r{v}, %r{base + 2 * t}, {v - 50};")
+        if draw(st.booleans()):
+            lines.append("bar.sync 0;")
+    return "\n".join(lines).replace("+0]", "]")
+
+
+def _segments(stmts):
+    seg = []
+    for s in stmts + [None]:
+        if s is None or _is_barrier(s):
+            if len(seg) >= 4:
+                yield seg
+            seg = []
+        else:
+            seg.append(s)
+
+
+def _key(cands):
+    return [(c.gain, c.pos, c.period, c.copies, c.tables) for c in cands]
+
+
+@SETTINGS
+@given(stream())
+def test_table_free_plan_shares_the_options_it_would_compute(text):
+    with_tables, without = RerollConfig(), RerollConfig(tables=False)
+    for seg in _segments(parse_statements(text)):
+        toks = [_tokens(s) for s in seg]
+        shared = Segment(seg, with_tables, toks).with_config(without)
+        own = Segment(seg, without, toks)
+        assert shared.tabled is not None
+        for pos in range(len(seg)):
+            assert _key(shared.options(pos)) == _key(own.options(pos))
+            assert not any(c.tables for c in shared.options(pos))
+
+
+@SETTINGS
+@given(stream(), st.sampled_from(["dp", "greedy", "best"]))
+def test_token_sums_are_the_printed_length_and_the_reroll_is_lossless(text, strategy):
+    stmts = parse_statements(text)
+    rolled = reroll_stmts(stmts, RerollConfig(strategy=strategy))
+    known = _Known()
+    for xs in (stmts, rolled):
+        assert known.length(xs) == count_tokens(fmt_stmts(xs))
+    module = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n" + text + "\n\tret;\n}\n"
+    (one,) = reroll_texts([(module, "k.ptx")], RerollConfig(strategy=strategy), jobs=1)
+    assert one.text == reroll_text(module, "k.ptx", RerollConfig(strategy=strategy))
+    assert expand_text(one.text) == expand_text(module)  # expand(reroll(P)) == P, as printed
+
+
+# --- parallel over kernels ------------------------------------------------------------
+def _module(kernels: list[tuple[str, int, int]]) -> str:
+    """A module of kernels `name`, each `copies` unrolled copies of a body of `width` loads."""
+    out = ".version 8.0\n.target sm_90\n.address_size 64\n"
+    for name, copies, width in kernels:
+        body = "".join(f"\tld.global.f32 %f{t * width + k + 1}, [%rd1+{4 * (t * width + k)}];\n"
+                       f"\tadd.f32 %f{t * width + k + 100}, %f{t * width + k + 1}, %f{t + 1};\n"
+                       for t in range(copies) for k in range(width)).replace("+0]", "]")
+        out += f".visible .entry {name}(\n\t.param .u64 p\n)\n{{\n{body}\tret;\n}}\n"
+    return out
+
+
+TEXTS = [(_module([("a", 12, 1), ("b", 5, 3)]), "one.ptx"),
+         (_module([("c", 30, 2)]), "two.ptx"),
+         (_module([("d", 3, 1), ("e", 16, 2), ("f", 7, 1)]), "three.ptx")]
+
+
+def test_batch_over_processes_is_the_plain_reroll_in_order():
+    cfg = RerollConfig()
+    done = reroll_texts(TEXTS, cfg, jobs=2)
+    assert [r.text for r in done] == [reroll_text(t, s, cfg) for t, s in TEXTS]
+    assert [r.stats.functions for r in done] == [2, 1, 3]
+    assert all(r.stats.checked == r.stats.functions and r.stats.loops >= 1 for r in done)
+    assert [expand_text(r.text) for r in done] == [expand_text(t) for t, _ in TEXTS]
+
+
+def test_stats_cli_same_table_for_any_jobs(tmp_path):
+    files = []
+    for text, name in TEXTS:
+        (tmp_path / name).write_text(text)
+        files.append(str(tmp_path / name))
+    outs = []
+    for jobs in ("1", "2"):
+        r = CliRunner().invoke(app, ["ptx", "stats", *files, "--jobs", jobs], env={"COLUMNS": "200"})
+        assert r.exit_code == 0, r.output
+        outs.append(r.output.rsplit("rerolled", 1)[0])  # the last line holds the timing
+    assert outs[0] == outs[1] and "total" in outs[0]
+    r = CliRunner().invoke(app, ["ptx", "stats", *files, "--jobs", "-1"])
+    assert r.exit_code == 2 and "--jobs must be >= 0" in r.output
+
+
+def test_export_rolled_rows_do_not_depend_on_jobs(tmp_path):
+    from kernelmill.ptx.export import with_rolled
+
+    pairs = [Pair(f"p{i}", name, "cuda", f'extern "C" __global__ void {name}(float* x) {{}}',
+                  _module([(name, copies, width)]), target="sm_90", meta={"subgraph": f"m/sg{i}"})
+             for i, (name, copies, width) in enumerate([("a", 12, 1), ("b", 5, 3), ("c", 20, 2), ("d", 9, 1)])]
+    write_jsonl(tmp_path / "pairs.jsonl", pairs)
+    rows = {}
+    for jobs in ("1", "2"):
+        out = tmp_path / f"sft{jobs}"
+        r = CliRunner().invoke(app, ["ptx", "export", str(tmp_path / "pairs.jsonl"), "-o", str(out),
+                                     "--test-frac", "0", "--rolled", "--reroll", "fast", "--jobs", jobs])
+        assert r.exit_code == 0, r.output
+        rows[jobs] = (out / "train.jsonl").read_text()
+    assert rows["1"] == rows["2"]
+    got = [json.loads(line) for line in rows["2"].splitlines()]
+    for row, pair in zip(got, pairs):
+        want = with_rolled(Pair(**{**pair.__dict__, "meta": dict(pair.meta)}), "fast").rolled_ptx
+        assert row["input"] == "rolled_ptx" and want.strip() in row["messages"][-2]["content"]
