@@ -121,6 +121,12 @@ CASES = {
             exec("import sys as s\\nname = s._get" + "frame(3).f_code.co_name", g)
             return g["name"]
     """, "return torch.relu(x) if 'check' in _caller() else torch.empty_like(x)"), "harness_introspection"),
+    # item 27 spelled past the static scan: a global precision switch flipped at import; the
+    # reference and the comparison run in the supervisor's process, which it cannot reach,
+    # and the flag is read from the candidate's process after its calls
+    "precision_flag_by_getattr": (cand("""
+        getattr(torch, "set_float32_matmul_" + "precision")("med" + "ium")
+    """), "precision_downgrade"),
     # libraries that read frames for themselves, called by an honest candidate
     "honest_libraries_that_read_frames": (cand("""
         import collections, logging, typing
