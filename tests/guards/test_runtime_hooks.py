@@ -221,6 +221,16 @@ def test_nothing_was_written_into_the_package():
     assert not (Path(kv.__file__).parent / "x_patch.py").exists()
 
 
+def test_a_patch_that_breaks_the_harness_still_rejects(tmp_path):
+    # found by the regrade of an old store (docs/results/issue43/regrade_cpu): with timing on,
+    # the patched Bench.round returned None, the timing loop broke, and the verdict read
+    # runtime_error; the failed run's facts now carry what was rebound
+    task = Task(task_id="t/relu", code=TASK, name="relu", level=1)
+    (v,) = verify_samples({task.task_id: task}, [Sample("swap", task.task_id, "torch", CASES["code_swapped_in_place"][0])],
+                          VerifyConfig(device="cpu", trials=2, time=True, cache_dir=str(tmp_path / "c")))
+    assert v.status == "rejected" and "harness_patched" in v.flags, (v.status, v.flags, v.message[:300])
+
+
 def test_a_refusal_that_makes_the_candidate_fail_still_rejects_it(tmp_path):
     # the hook's PermissionError is often the run's failure itself: the trick outranks it
     task = Task(task_id="t/relu", code=TASK, name="relu", level=1)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kernelmill.records import Sample, Task
 from kernelmill.verify import VerifyConfig, verify_samples
@@ -141,7 +143,9 @@ def test_strict_trials_draw_a_wide_range_and_catch_an_exp_without_its_shift(tmp_
 
     assert [inp.distribution_for(t) for t in range(5)] == ["normal", "uniform_offset", "laplace", "normal",
                                                            "uniform_offset"]
-    assert [inp.distribution_for(t, strict=True) for t in range(5)][3:] == ["wide_range", "non_negative"]
+    assert [inp.distribution_for(t, strict=True) for t in range(7)][3:] == ["wide_range", "non_negative", "ties",
+                                                                           "sorted_rows"]
+    assert inp.trial_count(5, strict=True) == 7 and inp.trial_count(5) == 5 and inp.trial_count(9, strict=True) == 9
     task = Task(task_id="t/softmax", code=SOFTMAX, name="softmax", level=1)
     samples = [Sample("no_max", task.task_id, "torch", NO_MAX), Sample("shifted", task.task_id, "torch", SHIFTED)]
 
@@ -201,3 +205,74 @@ def test_a_failure_replays_from_its_recorded_seed(tmp_path):
     assert again.status == "incorrect" and again.message == first.message
     text = render_text(SampleView("rare", sample, first, task))
     assert f"--input-seed {replay['input_seed']} --trials 2" in text
+
+
+ARGMAX = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.argmax(x, dim=-1)
+
+
+def get_inputs():
+    return [torch.randn(32, 64)]
+
+
+def get_init_inputs():
+    return []
+"""
+# a parallel max-reduction that keeps the last index it saw: right whenever the maximum
+# is unique (every usual draw), wrong on ties (item 32/33)
+LAST_MAX = """import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        n = x.shape[-1]
+        return n - 1 - torch.argmax(torch.flip(x, dims=[-1]), dim=-1)
+"""
+FIRST_MAX = """import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        m = x.amax(-1, keepdim=True)
+        idx = torch.arange(x.shape[-1]).expand_as(x)
+        return torch.where(x == m, idx, x.shape[-1]).amin(-1)
+"""
+
+
+def test_strict_trials_with_ties_catch_a_max_that_keeps_the_last_index(tmp_path):
+    task = Task(task_id="t/argmax", code=ARGMAX, name="argmax", level=1)
+    samples = [Sample("last", task.task_id, "torch", LAST_MAX), Sample("first", task.task_id, "torch", FIRST_MAX)]
+
+    def run(guards):
+        cfg = VerifyConfig(device="cpu", trials=5, time=False, guards=guards, cache_dir=str(tmp_path / guards))
+        return {v.sample_id: v for v in verify_samples({task.task_id: task}, samples, cfg)}
+
+    standard, strict = run("standard"), run("strict")
+    assert standard["last"].status == "ok"  # distinct maxima on every usual draw
+    assert strict["last"].status == "incorrect" and "ties inputs" in strict["last"].message, strict["last"].message
+    assert strict["first"].status == "ok", strict["first"].message
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=st.lists(st.integers(1, 9), min_size=1, max_size=3),
+       dtype=st.sampled_from([torch.float32, torch.float64, torch.float16]))
+def test_structured_draws_keep_shape_and_dtype_and_their_structure(shape, dtype):
+    from kernelmill.verify.measure import inputs as inp
+
+    for name, fn in inp.STRUCTURED.items():
+        torch.manual_seed(0)
+        t = fn(*shape, dtype=dtype)
+        assert t.shape == torch.Size(shape) and t.dtype == dtype and bool(torch.isfinite(t).all()), name
+        if name == "ties":
+            assert bool(((t * 2) == (t * 2).round()).all())
+        if name == "sorted_rows" and t.dim() and t.shape[-1] > 1:
+            assert bool((t[..., 1:] >= t[..., :-1]).all())
+        if name == "non_negative":
+            assert bool((t >= 0).all())

@@ -11,7 +11,7 @@ from ..measure.oracle import budget
 from ..measure.trivial import weak_by, weak_note
 from ..measure import inputs as inp
 from .audit_hook import findings_of
-from .flags import FLAGS, decide
+from .flags import FLAGS, Findings, decide
 from .source import own_kernel_names
 from .speed import fastest_possible_ms, needed_bytes
 
@@ -50,6 +50,17 @@ def rule_for(job: dict, ref_out, norm_wise: bool = False) -> CheckRule:
 # trials stay strict (TF32 off, the job's tolerances): these calls only have to show that
 # the timed path computes what the checked path did.
 TF32_TIMED_TOL = (1e-2, 1e-2)
+
+
+def process_tricks(facts: dict, findings: Findings) -> None:
+    """What the candidate's process did to the harness, whether its run went on or failed
+    (a refused or broken harness call is often the failure itself, and a rejection
+    outranks it): the audit hook's refusals (items 24, 28, 36, 23/29) and harness
+    callables rebound or patched in place (items 6, 25)."""
+    for flag, detail in findings_of(facts):
+        findings.add(flag, detail)
+    if facts.get("rebound"):
+        findings.add("harness_patched", "rebound in the candidate's process: " + ", ".join(facts["rebound"][:5]))
 
 
 def task_weak_by(job, expected_trials: list, trial_inputs: list) -> list[str]:
@@ -172,10 +183,7 @@ def judge(job, level, device, cand_code, facts, got, expected, sets, findings, p
         findings.add("launch_failure", f"a launch failed silently: {facts['launch_error']}")
     if facts.get("l2_persisting"):  # item 16
         findings.add("l2_persistence", facts["l2_persisting"])
-    for flag, detail in findings_of(facts):  # items 28, 36, 23/29 (guards/audit_hook.py)
-        findings.add(flag, detail)
-    if facts.get("rebound"):
-        findings.add("harness_patched", "rebound in the candidate's process: " + ", ".join(facts["rebound"][:5]))
+    process_tricks(facts, findings)
 
     prof = facts.get("profile") or {}
     language = job.language

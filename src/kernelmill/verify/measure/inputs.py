@@ -59,15 +59,42 @@ def _non_negative(*size, **kw):
     return t
 
 
+def _ties(*size, **kw):
+    # few distinct values (multiples of 1/2, mostly in -2..2): ties everywhere and the row
+    # maximum repeated (clustered maxima), where argmax/topk/sort must keep the reference's
+    # tie order and a max-reduction must not pick "any" of them; a kernel that assumes
+    # distinct values takes a shortcut here (items 32 and 33)
+    t = _REAL_RANDN(*size, **kw)
+    with torch.no_grad():
+        t.mul_(2.0).round_().div_(2.0)
+    return t
+
+
+def _sorted_rows(*size, **kw):
+    # ascending along the last dimension: a scan, a search or a "prefix decides" shortcut
+    # that only holds on shuffled data shows here (item 32)
+    t = _REAL_RANDN(*size, **kw)
+    if t.dim() == 0 or t.shape[-1] < 2:
+        return t
+    with torch.no_grad():
+        t.copy_(torch.sort(t, dim=-1).values)
+    return t
+
+
 DISTRIBUTIONS: dict[str, Callable[..., torch.Tensor] | None] = {
     "normal": None,  # the task's own draws
     "uniform_offset": _uniform_offset,
     "laplace": _laplace,
 }
-# structure-aware draws, in the trials of `--guards strict` after the three above
+# structure-aware draws, in the trials of `--guards strict` after the three above (written
+# as substitutes for torch.randn rather than Hypothesis strategies: the task's own
+# get_inputs draws its inputs, and only its draws can be swapped; tests/verify/test_oracle.py
+# checks these with Hypothesis)
 STRUCTURED: dict[str, Callable[..., torch.Tensor]] = {
     "wide_range": _wide_range,
     "non_negative": _non_negative,
+    "ties": _ties,
+    "sorted_rows": _sorted_rows,
 }
 
 
@@ -138,6 +165,12 @@ def warm_checks(device: torch.device) -> None:
         torch.zeros(1).add_(1)
     if device.type == "cuda":
         torch.cuda.synchronize(device)
+
+
+def trial_count(trials: int, strict: bool = False) -> int:
+    """How many correctness trials run: `trials`, and under strict guards at least one
+    of every distribution (the usual and the structured ones)."""
+    return max(trials, len(DISTRIBUTIONS) + len(STRUCTURED)) if strict else trials
 
 
 def distribution_for(trial: int, strict: bool = False) -> str:

@@ -38,9 +38,8 @@ from ..measure import gpu_clocks
 from ..measure.tree import map_tensors
 from ..measure.timing import Bench, Comparison, Round, TimingConfig, compare, timing_numerics
 from ..measure import inputs as inp
-from ..guards import audit_hook
 from ..guards.flags import Findings, decide
-from ..guards.judge import fp32_task, judge, task_weak_by
+from ..guards.judge import fp32_task, judge, process_tricks, task_weak_by
 from . import cuda_ipc
 from .launch import Launched, place, reap_descendants, shm_exchange_dir
 from ..guards.source import check_source
@@ -290,11 +289,10 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
     if facts["status"] != "ran":
         # the candidate failed before it ran; a trick its source shows (importing the
         # reference) or its process tried (guards/audit_hook.py: refused, often the very
-        # failure) still decides, as everywhere: a rejection outranks the failure.
+        # failure; a harness function patched so that the harness itself broke) still decides, as everywhere: a rejection outranks the failure.
         # So does a launch that failed before the stage that raised (item 21: the
         # error an illegal launch left is raised by a later call, e.g. the profiled one)
-        for flag, detail in audit_hook.findings_of(facts):
-            findings.add(flag, detail)
+        process_tricks(facts, findings)
         if facts.get("launch_error"):
             findings.add("launch_failure", f"a launch failed silently: {facts['launch_error']}")
             facts["status"] = "incorrect"  # the catalogue's status for item 21; the later error stays in the message
@@ -348,7 +346,7 @@ def _draw_sets(job, ref_mod, device: torch.device) -> dict[str, list]:
     with torch.device(device):
         return {
             "trials": [inp.draw_inputs(ref_mod, seed + t, inp.distribution_for(t, job.guards == "strict"))
-                       for t in range(job.trials)],
+                       for t in range(inp.trial_count(job.trials, job.guards == "strict"))],
             "checks": [inp.draw_inputs(ref_mod, seed + 1000 + k, "normal") for k in range(N_CHECK_SETS)],
             "timing": [inp.draw_inputs(ref_mod, seed + 2000 + k, "normal") for k in range(N_TIMING_SETS)],
             "variants": [inp.draw_inputs(ref_mod, seed + 3000 + j, "normal", v)
