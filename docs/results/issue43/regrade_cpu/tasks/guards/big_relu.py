@@ -1,0 +1,13 @@
+
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+def get_inputs():
+    return [torch.randn(2048, 1024)]
+
+def get_init_inputs():
+    return []
