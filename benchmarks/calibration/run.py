@@ -282,11 +282,19 @@ def main(argv: list[str] | None = None) -> int:
                           "kind": k.kind, "style": k.style, "why": k.why} for k in kernels}
     km = [c for c in checks if c != "kb_allclose"]
     seconds = {}
-    if km:
+    def partial():  # what is done so far, in case the device's time limit ends the run
+        if args.out:
+            args.out.mkdir(parents=True, exist_ok=True)
+            (args.out / f"calibration_{args.device}.partial.json").write_text(
+                json.dumps({"seconds": seconds, "rows": list(rows.values())}, indent=1), encoding="utf-8")
+
+    for check in km:
         t = time.perf_counter()
-        for kid, res in kernelmill_checks(kernels, args.device, cache_dir, args.fp64_k, gpus, args.cpu_runners, km).items():
+        for kid, res in kernelmill_checks(kernels, args.device, cache_dir, args.fp64_k, gpus, args.cpu_runners,
+                                          [check]).items():
             rows[kid].update(res)
-        seconds["kernelmill"] = round(time.perf_counter() - t, 1)
+        seconds[check] = round(time.perf_counter() - t, 1)
+        partial()
     if "kb_allclose" in checks:
         t = time.perf_counter()
         n_gpu = len(gpus) if gpus else (_gpu_count() if args.device == "cuda" else 0)
@@ -294,6 +302,7 @@ def main(argv: list[str] | None = None) -> int:
         for kid, (passed, why) in kb_allclose(kernels, args.device, jobs, gpus, str(Path(cache_dir) / "build")).items():
             rows[kid]["kb_allclose"] = {"passed": passed, "why": why, "caught_by": "" if passed else "allclose"}
         seconds["kb_allclose"] = round(time.perf_counter() - t, 1)
+    partial()
     table = list(rows.values())
     summary = {"device": args.device, "seconds": round(time.perf_counter() - t0, 1), "phase_seconds": seconds,
                "families": len({r["family"] for r in table}), "fp64_k": args.fp64_k,
@@ -311,6 +320,7 @@ def main(argv: list[str] | None = None) -> int:
         (args.out / f"calibration_{args.device}.md").write_text(text, encoding="utf-8")
         (args.out / f"calibration_{args.device}.json").write_text(
             json.dumps({"summary": summary, "checks": checks, "rows": table}, indent=1), encoding="utf-8")
+        (args.out / f"calibration_{args.device}.partial.json").unlink(missing_ok=True)
     tmp.cleanup()
     return 0
 
