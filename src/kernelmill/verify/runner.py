@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..languages import get_language
+from .measure.kernel_time import own_kernel_names
+from .measure.sanitizer import sanitize
 from .measure.sol import arithmetic_floor_ms, sol_fraction
 from ..records import LANGUAGES, Sample, Task, Verdict
 from .measure.compiled import attach as attach_compiled
@@ -298,6 +300,35 @@ class Verifier:
         # the task's code travels inside the job file (read and deleted by the
         # run process), never as a file beside the candidate
 
+    def _env(self, job: RunnerJob, run_device: str, gpu: int | None, home: Path) -> dict[str, str]:
+        """The environment of a process for `job` on `run_device`: its language's caches and
+        build folder (shared by its build, run and sanitizer processes), the GPU it may see."""
+        backend = get_language(job.sample.language)
+        ext_dir = self.cache_dir / "ext" / result_key(Task("", ""), job.sample, "", "")[:20]
+        env = backend.env(run_device, self.cache_dir, ext_dir, self.cuda_arch,
+                          build_jobs=max(1, (os.cpu_count() or 1) // max(1, self.build_workers)))
+        return scrubbed_env({**env, **self._visible(gpu)}, home=str(home))
+
+    def _sanitize(self, job: RunnerJob, gpu: int | None, extra: dict, data: dict) -> None:
+        """`--guards strict` on a GPU: compute-sanitizer's memcheck, racecheck and initcheck
+        over one call of an ok candidate with kernels of its own (measure/sanitizer.py);
+        an error inside them makes the verdict incorrect with the tool's flag."""
+        own = own_kernel_names(job.sample.code)
+        if not own:
+            return
+        home = job.workdir / "sanitize"
+        home.mkdir(exist_ok=True)
+        spec = {"task_code": job.task.code, "candidate": str(job.workdir / "candidate.py"),
+                "input_seed": extra["input_seed"], "weight_seed": extra.get("weight_seed") or 0,
+                "sizes": extra.get("sizes") or {}}
+        report = sanitize(spec, self._env(job, "cuda", gpu, home), own, timeout=self.config.run_timeout)
+        data["measurement"] = {**(data.get("measurement") or {}), "sanitizer": report["tools"]}
+        if report["findings"]:
+            data.update(status="incorrect", correct=False,
+                        flags=[*(data.get("flags") or []), *dict.fromkeys(f for f, _ in report["findings"])],
+                        message="; ".join(filter(None, [data.get("message"),
+                                                        *(f"{f}: {d}" for f, d in report["findings"])])))
+
     def _phase(self, job: RunnerJob, phase: str, run_device: str, gpu: int | None, extra: dict) -> tuple[PhaseResult, dict | None]:
         backend = get_language(job.sample.language)
         # a run on the run device goes to a spare started ahead (verify/standby.py)
@@ -305,10 +336,7 @@ class Verifier:
                  else self.build_standby.take(None) if self.build_standby is not None and phase == "build" else None)
         phase_dir = spare.dir if spare is not None else job.workdir / phase
         phase_dir.mkdir(exist_ok=True)
-        ext_dir = self.cache_dir / "ext" / result_key(Task("", ""), job.sample, "", "")[:20]
-        env = backend.env(run_device, self.cache_dir, ext_dir, self.cuda_arch,
-                          build_jobs=max(1, (os.cpu_count() or 1) // max(1, self.build_workers)))
-        env = scrubbed_env({**env, **self._visible(gpu)}, home=str(phase_dir))
+        env = self._env(job, run_device, gpu, phase_dir)
         requests_path = phase_dir / "build_requests.jsonl"
         defer = (phase == "run" and self.defer_builds and job.requeues < MAX_BUILD_REQUEUES
                  and self.config.fast_build and backend.compiles_extension)
@@ -532,6 +560,10 @@ class Verifier:
                             measured_here=isinstance(measured, dict))
         # the whole run process (start-up and imports included): the GPU's time on this candidate
         data.setdefault("phases", {})["run_wall_s"] = job.spans[-1][2] - m0
+        if data.get("status") == "ok" and self.config.guards == "strict" and run_device == "cuda":
+            m1 = time.monotonic()
+            self._sanitize(job, gpu, extra, data)
+            data["phases"]["sanitize_s"] = time.monotonic() - m1
         if data.get("status") == "incorrect":  # the inputs it failed on replay from this seed (kernelmill show)
             data["measurement"] = {**(data.get("measurement") or {}),
                                    "replay": {"input_seed": extra["input_seed"], "trials": extra["trials"]}}

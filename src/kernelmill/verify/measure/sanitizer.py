@@ -1,0 +1,153 @@
+"""compute-sanitizer over one call of a candidate (issue 42, `--guards strict` on a GPU).
+
+A kernel can pass every comparison and still read out of bounds (into padding that
+happens to hold zeros), race on shared memory (right 19 times in 20) or read memory it
+never wrote (an uninitialised tile that the caching allocator happens to hand over
+clean). NVIDIA's compute-sanitizer sees these as they happen: this module runs the
+candidate once on one input set under each of its tools (memcheck, racecheck,
+initcheck), in a fresh process (`python -m kernelmill.verify.measure.sanitizer --call`),
+and turns the reports into flags. Only errors inside the candidate's own kernels count
+(their names from its source, as provenance names them): library kernels (cuBLAS, cuDNN,
+ATen) are not the candidate's to answer for, and some of them read padding by design.
+
+Written by hand: compute-sanitizer is a command-line tool with a text report and no
+Python binding; the report's wording is NVIDIA's (CUDA 12 and 13 print the same lines)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+
+# tool -> the flag its errors give
+TOOLS = {"memcheck": "memory_error", "racecheck": "data_race", "initcheck": "uninitialized_read"}
+ERROR_EXIT = 86  # --error-exitcode: tells "the tool found errors" from "the call failed"
+
+_HEADER = re.compile(r"^=+\s+(?:Error:\s+)?((?:Invalid|Misaligned|Out-of-range|Uninitialized|Race reported|"
+                     r"Program hit|Barrier error|Potential).*)$")
+_WHERE = re.compile(r"\bat\s+(?:0x[0-9a-f]+\s+in\s+)?(?:void\s+)?([A-Za-z_][\w:]*(?:<[^()]*>)?)\s*\(")
+
+
+@dataclass
+class Finding:
+    tool: str
+    kernel: str  # the kernel's name as the report gives it ("" when it names none)
+    line: str  # the report's header line
+
+    @property
+    def flag(self) -> str:
+        return TOOLS[self.tool]
+
+
+def parse(tool: str, text: str) -> list[Finding]:
+    """The errors of one tool's report: each header line with the kernel named in it or
+    in the few lines after it ("at k(float*)+0x70 in file.cu:5")."""
+    lines = [ln.rstrip() for ln in text.splitlines()]
+    out = []
+    for i, line in enumerate(lines):
+        m = _HEADER.match(line)
+        if not m:
+            continue
+        kernel = ""
+        for near in lines[i:i + 5]:
+            w = _WHERE.search(near)
+            if w:
+                kernel = w.group(1).split("::")[-1].split("<")[0]
+                break
+        out.append(Finding(tool, kernel, m.group(1).strip()))
+    return out
+
+
+def own_findings(findings: list[Finding], own_kernels: set[str] | frozenset[str]) -> list[Finding]:
+    """The findings inside the candidate's own kernels (a name it defines is part of the
+    reported one: TileLang's `f` runs as `f_kernel`, templates carry arguments)."""
+    return [f for f in findings if f.kernel and any(k == f.kernel or k in f.kernel for k in own_kernels)]
+
+
+def available() -> str | None:
+    """The compute-sanitizer on PATH (or in CUDA's bin folder), None if there is none."""
+    found = shutil.which("compute-sanitizer")
+    if found:
+        return found
+    for root in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
+        path = os.path.join(root, "bin", "compute-sanitizer") if root else None
+        if path and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def sanitize(spec: dict, env: dict[str, str], own_kernels: set[str] | frozenset[str], timeout: float,
+             tools: tuple[str, ...] = tuple(TOOLS)) -> dict:
+    """Run the candidate's call (`spec`: task_code, candidate, input_seed, weight_seed,
+    sizes) under each tool; {"tools": {tool: "clean" | "errors" | why it did not run},
+    "findings": [(flag, detail), ...] in its own kernels}."""
+    exe = available()
+    if exe is None:
+        return {"tools": {t: "compute-sanitizer not found" for t in tools}, "findings": []}
+    report: dict = {"tools": {}, "findings": []}
+    with tempfile.TemporaryDirectory(prefix="km-sanitize-", dir=env.get("HOME")) as tmp:
+        spec_path = os.path.join(tmp, "call.json")
+        with open(spec_path, "w", encoding="utf-8") as f:
+            json.dump(spec, f)
+        for tool in tools:
+            cmd = [exe, "--tool", tool, "--error-exitcode", str(ERROR_EXIT), "--print-limit", "20",
+                   *(["--racecheck-report", "hazard"] if tool == "racecheck" else []),
+                   sys.executable, "-m", "kernelmill.verify.measure.sanitizer", "--call", spec_path]
+            try:
+                proc = subprocess.run(cmd, env=env, cwd=tmp, capture_output=True, text=True, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                report["tools"][tool] = f"timed out after {timeout:.0f} s"
+                continue
+            text = proc.stdout + "\n" + proc.stderr
+            mine = own_findings(parse(tool, text), own_kernels)
+            if proc.returncode not in (0, ERROR_EXIT) and not mine:
+                report["tools"][tool] = f"the call failed under {tool} (exit {proc.returncode}): " + \
+                    " | ".join(text.strip().splitlines()[-3:])[:300]
+                continue
+            report["tools"][tool] = "errors" if mine else "clean"
+            for f in mine[:3]:
+                report["findings"].append((f.flag, f"{tool}: {f.line} (in {f.kernel})"))
+    return report
+
+
+def _call(spec_path: str) -> None:
+    """The process compute-sanitizer watches: the task's reference module for the inputs
+    and init arguments, the candidate's ModelNew, one call, a device synchronise."""
+    import importlib.util
+
+    import torch
+
+    with open(spec_path, encoding="utf-8") as f:
+        spec = json.load(f)
+    task = type(sys)("kernelmill_sanitize_task")
+    exec(compile(spec["task_code"], "<task>", "exec"), task.__dict__)  # noqa: S102 - the task is trusted code
+    for key, value in (spec.get("sizes") or {}).items():
+        setattr(task, key, value)
+    loader = importlib.util.spec_from_file_location("candidate", spec["candidate"])
+    cand = importlib.util.module_from_spec(loader)
+    sys.modules["candidate"] = cand
+    loader.loader.exec_module(cand)
+    torch.manual_seed(int(spec.get("weight_seed", 0)))
+    init = task.get_init_inputs() if hasattr(task, "get_init_inputs") else []
+    device = torch.device(spec.get("device", "cuda"))
+    model = cand.ModelNew(*init).to(device)
+    torch.manual_seed(int(spec.get("input_seed", 0)))
+    inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
+    with torch.no_grad():
+        out = model(*inputs)
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    if spec.get("echo"):  # the tests' check that the call ran (nothing is compared here)
+        print(f"called: {type(out).__name__} {tuple(getattr(out, 'shape', ()))}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--call":
+        _call(sys.argv[2])
+    else:
+        sys.exit("usage: python -m kernelmill.verify.measure.sanitizer --call SPEC.json")

@@ -1,0 +1,146 @@
+"""compute-sanitizer under `--guards strict` (issue 42, measure/sanitizer.py): the report
+parser on reports in NVIDIA's wording, attribution to the candidate's own kernels, and the
+plumbing (a process per tool, exit codes, timeouts) through a stand-in compute-sanitizer
+that runs the call and prints a report. The real tool runs only on a GPU (test_gpu_corpus)."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import textwrap
+
+import pytest
+
+from kernelmill.verify.measure import sanitizer as san
+
+MEMCHECK = """\
+========= COMPUTE-SANITIZER
+========= Invalid __global__ write of size 4 bytes
+=========     at relu_tail_kernel(const float *, float *, int)+0x70 in /tmp/x/main.cu:9
+=========     by thread (31,0,0) in block (64,0,0)
+=========     Address 0x7f3a1c010000 is out of bounds
+=========     and is 0 bytes after the nearest allocation at 0x7f3a1c000000 of size 65536 bytes
+=========
+========= Invalid __global__ read of size 16 bytes
+=========     at void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm>(T1::Params)+0x1f0
+=========     by thread (0,0,0) in block (0,0,0)
+=========
+========= ERROR SUMMARY: 2 errors
+"""
+RACECHECK = """\
+========= COMPUTE-SANITIZER
+========= Error: Race reported between Write access at void block_sum<256>(const float *, float *, int)+0x1a0 in /tmp/r.cu:14
+=========     and Read access at void block_sum<256>(const float *, float *, int)+0x1c0 in /tmp/r.cu:16 [248 hazards]
+=========
+========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)
+"""
+INITCHECK = """\
+========= COMPUTE-SANITIZER
+========= Uninitialized __global__ memory read of size 4 bytes
+=========     at 0x1b0 in tile_kernel(float *, const float *)
+=========     by thread (3,0,0) in block (0,0,0)
+=========
+========= ERROR SUMMARY: 1 error
+"""
+CLEAN = "========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n"
+
+
+def test_each_tool_s_report_gives_its_errors_and_kernels():
+    mem = san.parse("memcheck", MEMCHECK)
+    assert [(f.kernel, f.flag) for f in mem] == [("relu_tail_kernel", "memory_error"), ("Kernel2", "memory_error")]
+    assert mem[0].line.startswith("Invalid __global__ write of size 4")
+    race = san.parse("racecheck", RACECHECK)
+    assert [(f.kernel, f.flag) for f in race] == [("block_sum", "data_race")]
+    init = san.parse("initcheck", INITCHECK)
+    assert [(f.kernel, f.flag) for f in init] == [("tile_kernel", "uninitialized_read")]
+    assert san.parse("memcheck", CLEAN) == []
+
+
+def test_only_the_candidate_s_own_kernels_count():
+    mem = san.parse("memcheck", MEMCHECK)
+    assert [f.kernel for f in san.own_findings(mem, {"relu_tail_kernel"})] == ["relu_tail_kernel"]
+    assert san.own_findings(mem, {"my_gemm"}) == []  # cuBLAS/CUTLASS's read is not the candidate's
+    tl = san.parse("initcheck", INITCHECK.replace("tile_kernel", "matmul_kernel"))
+    assert len(san.own_findings(tl, {"matmul"})) == 1  # TileLang's `matmul` runs as `matmul_kernel`
+
+
+TASK = """import torch
+import torch.nn as nn
+N = 64
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+def get_inputs():
+    return [torch.randn(N)]
+def get_init_inputs():
+    return []
+"""
+
+
+def _fake_tool(folder, report: str, exit_code: int, only: str | None = None) -> str:
+    """A compute-sanitizer stand-in: records its arguments, prints `report` and exits with
+    `exit_code` (for the tool `only` when given; a clean report for the others)."""
+    path = folder / "compute-sanitizer"
+    path.write_text(textwrap.dedent(f"""\
+        #!{sys.executable}
+        import json, sys
+        with open({str(folder / 'calls.jsonl')!r}, "a") as f:
+            f.write(json.dumps(sys.argv[1:]) + "\\n")
+        tool = sys.argv[sys.argv.index("--tool") + 1]
+        if {only!r} in (None, tool):
+            print({report!r})
+            sys.exit({exit_code})
+        print({CLEAN!r})
+        """))
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return str(folder)
+
+
+@pytest.mark.parametrize("report, code, want", [
+    (MEMCHECK, san.ERROR_EXIT, ["memory_error"]),   # its own kernel wrote out of bounds
+    (MEMCHECK.replace("relu_tail_kernel", "at_kernel"), san.ERROR_EXIT, []),  # a library's error only
+    (CLEAN, 0, []),
+])
+def test_sanitize_runs_each_tool_and_keeps_its_own_errors(tmp_path, monkeypatch, report, code, want):
+    import json
+
+    monkeypatch.setenv("PATH", _fake_tool(tmp_path, report, code, only="memcheck") + os.pathsep + os.environ["PATH"])
+    env = {**os.environ, "HOME": str(tmp_path)}
+    spec = {"task_code": TASK, "candidate": str(tmp_path / "candidate.py"), "input_seed": 3, "weight_seed": 0}
+    got = san.sanitize(spec, env, {"relu_tail_kernel"}, timeout=60)
+    assert sorted({f for f, _ in got["findings"]}) == want, got
+    assert got["tools"] == {"memcheck": "errors" if want else "clean", "racecheck": "clean", "initcheck": "clean"}
+    calls = [json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
+    assert [c[c.index("--tool") + 1] for c in calls] == ["memcheck", "racecheck", "initcheck"]
+    for c in calls:  # the watched process is the call of this module, with the tool's error exit code
+        assert c[c.index("-m") + 1] == "kernelmill.verify.measure.sanitizer" and c[-2] == "--call"
+        assert c[c.index("--error-exitcode") + 1] == str(san.ERROR_EXIT)
+
+
+def test_a_call_that_fails_under_the_tool_is_said_and_flags_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", _fake_tool(tmp_path, "Traceback: CUDA error: no device", 1) + os.pathsep
+                       + os.environ["PATH"])
+    got = san.sanitize({"task_code": TASK, "candidate": "c.py"}, {**os.environ, "HOME": str(tmp_path)},
+                       {"k"}, timeout=60, tools=("memcheck",))
+    assert got["findings"] == [] and got["tools"]["memcheck"].startswith("the call failed under memcheck (exit 1)")
+
+
+def test_no_tool_on_the_machine_is_said(monkeypatch):
+    monkeypatch.setattr(san, "available", lambda: None)
+    got = san.sanitize({}, {}, {"k"}, timeout=1)
+    assert got == {"tools": {t: "compute-sanitizer not found" for t in san.TOOLS}, "findings": []}
+
+
+def test_the_watched_call_loads_the_task_and_the_candidate_and_calls_once(tmp_path):
+    import json
+    import subprocess
+
+    (tmp_path / "candidate.py").write_text("import torch\nclass ModelNew(torch.nn.Module):\n"
+                                           "    def forward(self, x):\n        return x.clamp_min(0)\n")
+    spec = tmp_path / "call.json"
+    spec.write_text(json.dumps({"task_code": TASK, "candidate": str(tmp_path / "candidate.py"), "input_seed": 1,
+                                "sizes": {"N": 8}, "device": "cpu", "echo": True}))
+    proc = subprocess.run([sys.executable, "-m", "kernelmill.verify.measure.sanitizer", "--call", str(spec)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "called: Tensor (8,)" in proc.stdout, proc.stderr[-500:]
