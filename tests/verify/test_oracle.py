@@ -143,9 +143,9 @@ def test_strict_trials_draw_a_wide_range_and_catch_an_exp_without_its_shift(tmp_
 
     assert [inp.distribution_for(t) for t in range(5)] == ["normal", "uniform_offset", "laplace", "normal",
                                                            "uniform_offset"]
-    assert [inp.distribution_for(t, strict=True) for t in range(7)][3:] == ["wide_range", "non_negative", "ties",
-                                                                           "sorted_rows"]
-    assert inp.trial_count(5, strict=True) == 7 and inp.trial_count(5) == 5 and inp.trial_count(9, strict=True) == 9
+    assert [inp.distribution_for(t, strict=True) for t in range(9)][3:] == [
+        "wide_range", "non_negative", "non_positive", "large_offset", "ties", "sorted_rows"]
+    assert inp.trial_count(5, strict=True) == 9 and inp.trial_count(5) == 5 and inp.trial_count(12, strict=True) == 12
     task = Task(task_id="t/softmax", code=SOFTMAX, name="softmax", level=1)
     samples = [Sample("no_max", task.task_id, "torch", NO_MAX), Sample("shifted", task.task_id, "torch", SHIFTED)]
 
@@ -276,3 +276,55 @@ def test_structured_draws_keep_shape_and_dtype_and_their_structure(shape, dtype)
             assert bool((t[..., 1:] >= t[..., :-1]).all())
         if name == "non_negative":
             assert bool((t >= 0).all())
+        if name == "non_positive":
+            assert bool((t <= 0).all())
+
+
+VAR = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x.var(-1, unbiased=False)
+
+
+def get_inputs():
+    return [torch.randn(16, 4096)]
+
+
+def get_init_inputs():
+    return []
+"""
+ONE_PASS = """import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return (x * x).mean(-1) - x.mean(-1) ** 2
+"""
+SHIFTED_PASS = """import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        d = x - x[..., :1]
+        return (d * d).mean(-1) - d.mean(-1) ** 2
+"""
+
+
+def test_strict_trials_with_a_large_offset_catch_a_one_pass_variance(tmp_path):
+    task = Task(task_id="t/var", code=VAR, name="var", level=1)
+    samples = [Sample("one_pass", task.task_id, "torch", ONE_PASS), Sample("shifted", task.task_id, "torch", SHIFTED_PASS)]
+
+    def run(guards):
+        cfg = VerifyConfig(device="cpu", trials=5, time=False, guards=guards, cache_dir=str(tmp_path / guards))
+        return {v.sample_id: v for v in verify_samples({task.task_id: task}, samples, cfg)}
+
+    standard, strict = run("standard"), run("strict")
+    assert standard["one_pass"].status == "ok"  # mean 0 or 0.5: no cancellation worth the name
+    assert strict["one_pass"].status == "incorrect" and "large_offset inputs" in strict["one_pass"].message, \
+        strict["one_pass"].message
+    assert strict["shifted"].status == "ok", strict["shifted"].message

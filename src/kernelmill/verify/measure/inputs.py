@@ -59,6 +59,23 @@ def _non_negative(*size, **kw):
     return t
 
 
+def _large_offset(*size, **kw):
+    # a mean far above the spread (+64; +8 in 16-bit): a one-pass variance (E[x^2] - E[x]^2)
+    # cancels catastrophically here, a shifted or Welford one does not
+    t = _REAL_RANDN(*size, **kw)
+    with torch.no_grad():
+        t.add_(64.0 if t.dtype not in (torch.float16, torch.bfloat16) else 8.0)
+    return t
+
+
+def _non_positive(*size, **kw):
+    # all inputs <= 0: a running max started at 0 instead of -inf shows here
+    t = _REAL_RANDN(*size, **kw)
+    with torch.no_grad():
+        t.abs_().neg_()
+    return t
+
+
 def _ties(*size, **kw):
     # few distinct values (multiples of 1/2, mostly in -2..2): ties everywhere and the row
     # maximum repeated (clustered maxima), where argmax/topk/sort must keep the reference's
@@ -93,6 +110,8 @@ DISTRIBUTIONS: dict[str, Callable[..., torch.Tensor] | None] = {
 STRUCTURED: dict[str, Callable[..., torch.Tensor]] = {
     "wide_range": _wide_range,
     "non_negative": _non_negative,
+    "non_positive": _non_positive,
+    "large_offset": _large_offset,
     "ties": _ties,
     "sorted_rows": _sorted_rows,
 }
