@@ -328,3 +328,43 @@ def test_strict_trials_with_a_large_offset_catch_a_one_pass_variance(tmp_path):
     assert strict["one_pass"].status == "incorrect" and "large_offset inputs" in strict["one_pass"].message, \
         strict["one_pass"].message
     assert strict["shifted"].status == "ok", strict["shifted"].message
+
+
+VARIANTS = """import torch
+import torch.nn as nn
+batch = 16
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.softmax(x, dim=-1)
+
+
+def get_inputs():
+    return [torch.randn(batch, 32)]
+
+
+def get_init_inputs():
+    return []
+
+
+SHAPE_VARIANTS = [{"batch": 7}, {"batch": 33}]
+"""
+FIXED_BATCH = """import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.softmax(x[:16], dim=-1)
+"""
+
+
+def test_held_out_shapes_are_recorded_as_generalizes(tmp_path):
+    task = Task(task_id="t/variants", code=VARIANTS, name="variants", level=1)
+    samples = [Sample("fixed", task.task_id, "torch", FIXED_BATCH), Sample("any", task.task_id, "torch", SHIFTED)]
+    cfg = VerifyConfig(device="cpu", trials=2, time=False, cache_dir=str(tmp_path / "c"))
+    got = {v.sample_id: v for v in verify_samples({task.task_id: task}, samples, cfg)}
+    assert got["any"].status == "ok" and got["any"].measurement["generalizes"] == {"variants": 2, "ok": True}
+    assert got["fixed"].status == "incorrect" and "shape_specialised" in got["fixed"].flags
+    assert got["fixed"].measurement["generalizes"] == {"variants": 2, "ok": False}

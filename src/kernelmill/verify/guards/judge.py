@@ -165,6 +165,9 @@ def judge(job, level, device, cand_code, facts, got, expected, sets, findings, p
                         notes.append("warning: weak task (the reference output is tiny or near-constant; "
                                      "tolerances are scaled to it)")
     result.update(max_abs_err=worst_abs, max_rel_err=worst_rel)
+    if expected.get("variants") or facts.get("variant_error"):  # the task's other valid shapes (held out)
+        result["generalizes"] = {"variants": len(expected.get("variants") or []),
+                                 "ok": "shape_specialised" not in findings.flags()}
     fp64_budget(job, expected, got, ref_fp64, result)
 
     # facts from the candidate's process

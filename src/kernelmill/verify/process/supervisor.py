@@ -330,6 +330,8 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
     verdict["measurement"]["exchange"] = exchange + why_not_ipc
     if "checks" in verdict:  # the correctness decisions (allclose, float64 budget), how they were made
         verdict["measurement"]["checks"] = verdict.pop("checks")
+    if "generalizes" in verdict:  # the task's declared shape variants (SHAPE_VARIANTS): all passed?
+        verdict["measurement"]["generalizes"] = verdict.pop("generalizes")
     if comparison and comparison["timing"]["lock"].get("holders"):  # what the timing waited for (gpulock)
         verdict["measurement"]["timing_lock_holders"] = comparison["timing"]["lock"]["holders"]
     if ref_work.profiled:
