@@ -377,7 +377,7 @@ def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0].startswith("-"):
         raise SystemExit("usage: python -m kernelmill.verify.build.build_prepare CACHE_DIR [--cuda] [--specs JSON] "
-                         "[--nice N] [--apart] [--idle] [--no-slim] [--bindings FILE]")
+                         "[--nice N] [--apart] [--idle] [--no-slim] [--bindings FILE] [--no-identifiers]")
     if "--specs" in argv:
         try:
             specs = [(bool(c), tuple(a), tuple(b)) for c, a, b in json.loads(argv[argv.index("--specs") + 1])]
@@ -409,7 +409,25 @@ def main(argv: list[str] | None = None) -> None:
     out = prepare_pch(argv[0], specs, merged="--apart" not in argv, slim="--no-slim" not in argv)
     if bindings is not None:
         out["bindings"] = prepare_bindings(argv[0], bindings)
+    if "--no-identifiers" not in argv:
+        out["identifiers"] = prepare_identifiers(argv[0], specs)
     print(json.dumps(out))
+
+
+def prepare_identifiers(cache_root: str | Path, specs: list[Spec]) -> dict:
+    """The torch header's identifiers for the binding unit's flag sets, after the headers
+    (fail_fast.py: a build whose binding names something nothing declares fails at once;
+    without them the first such build of a flag set makes them, one ``-E``)."""
+    builder = InlineBuilder(cache_root)
+    inline_build.set_fingerprint("")
+    done, t0 = 0, time.perf_counter()
+    for spec in specs:
+        try:
+            flags = torch_flags("kernelmill_pch_probe", spec[0], list(spec[1]), list(spec[2]), None, None)
+        except Unsupported:
+            continue
+        done += builder.header_identifiers(flags["cxx"], flags["cflags"]) is not None
+    return {"made": done, "seconds": round(time.perf_counter() - t0, 2)}
 
 
 def builds_arch_env() -> None:

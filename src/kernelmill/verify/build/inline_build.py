@@ -30,16 +30,19 @@ standalone builds, a machinery failure) goes to torch's ``load_inline``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
+import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from .buildcache import BuildCache, content_key
@@ -190,9 +193,116 @@ def _include_dirs_id(paths) -> str:
     return "\n".join(parts)
 
 
+def _opens_with(source: str, header: str) -> bool:
+    """Whether `source`'s first line that is not blank or a comment is `header`'s one
+    include line (torch/extension.h or torch/types.h, as the precompiled headers hold)."""
+    want = header.strip()
+    if "\n" in want or not want.startswith("#include"):
+        return False
+    text = source.lstrip()
+    while text.startswith(("//", "/*")):
+        end = text.find("\n") if text.startswith("//") else text.find("*/")
+        if end < 0:
+            return False
+        text = text[end + (1 if text.startswith("//") else 2):].lstrip()
+    first = text.split("\n", 1)[0].strip()
+    return " ".join(first.split()) == " ".join(want.split())
+
+
 def _run(cmd: list[str], cwd: Path) -> tuple[int, str]:
-    res = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
-    return res.returncode, (res.stdout + res.stderr)
+    stop = getattr(_TLS, "stop", None)
+    if stop is None:
+        res = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+        return res.returncode, (res.stdout + res.stderr)
+    # a unit of a build that may be stopped (_Stop): the compiler is killed, tree and all, when
+    # another unit's error has decided the build
+    with subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        stop.add(proc)
+        try:
+            out, err = proc.communicate()
+        finally:
+            stop.discard(proc)
+    return proc.returncode, (out + err)
+
+
+class _Cancelled(Exception):
+    """A unit stopped because the build's outcome was decided without it (nothing is cached)."""
+
+
+def _descendants(pid: int) -> list[int]:
+    """The processes below `pid` (from /proc: the compiler's cc1plus, cicc, ptxas...)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read().decode(errors="replace")
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def _kill_tree(proc: subprocess.Popen) -> None:
+    """Stop the compiler (it starts no more stages), then kill it and what it started. The
+    processes stay in the build's process group (the sandbox's watchdog and kill see them)."""
+    import signal
+
+    if proc.poll() is not None:
+        return
+    try:
+        os.kill(proc.pid, signal.SIGSTOP)
+    except OSError:
+        return
+    below = _descendants(proc.pid)
+    for pid in below:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGSTOP)
+    below = list(dict.fromkeys(below + _descendants(proc.pid)))
+    for pid in [*below, proc.pid]:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+class _Stop:
+    """The compilers of one build: `set` kills those running and marks the build decided, so
+    units still to start or finishing raise `_Cancelled` and cache nothing."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._procs: set = set()
+        self.stopped = False
+
+    def add(self, proc) -> None:
+        with self._lock:
+            self._procs.add(proc)
+            stopped = self.stopped
+        if stopped:
+            _kill_tree(proc)
+
+    def discard(self, proc) -> None:
+        with self._lock:
+            self._procs.discard(proc)
+
+    def set(self) -> None:
+        with self._lock:
+            self.stopped = True
+            procs = list(self._procs)
+        for proc in procs:
+            _kill_tree(proc)
+
+
+def _check_stop() -> None:
+    stop = getattr(_TLS, "stop", None)
+    if stop is not None and stop.stopped:
+        raise _Cancelled()
 
 
 class InlineBuilder:
@@ -212,7 +322,7 @@ class InlineBuilder:
         process, whatever the use count (`build_prepare.prepare_pch`). `header`: the
         header's text (torch/extension.h, or torch/types.h for the slim units)."""
         flags = unnamed(cflags)
-        key = content_key("pch", _env_id(), tool_id(cxx), *flags, *([] if header == _PCH_HEADER else [header]))
+        key = self._pch_key(cxx, flags, header)
         entry = self.cache.get("pch", key)
         if entry is not None:
             return entry / "torch_ext.h"
@@ -227,6 +337,129 @@ class InlineBuilder:
             return None
         with lock:
             return self._make_pch(cxx, flags, key, header)
+
+    @staticmethod
+    def _pch_key(cxx: str, flags: list[str], header: str = _PCH_HEADER) -> str:
+        return content_key("pch", _env_id(), tool_id(cxx), *flags, *([] if header == _PCH_HEADER else [header]))
+
+    # -- fail fast (fail_fast.py) ----------------------------------------------
+    def header_identifiers(self, cxx: str, cflags: list[str], make: bool = True) -> set[str] | None:
+        """The identifiers of torch/extension.h preprocessed with these flags (macro
+        definitions kept), kept in the cache under the precompiled header's key; made here
+        when missing (one ``-E``: ~1 s) unless another process is making them (then None)."""
+        from .fail_fast import identifiers
+
+        flags = unnamed(cflags)
+        key = self._pch_key(cxx, flags)
+        entry = self.cache.get("idents", key)
+        if entry is None and make:
+            lock = self.cache.try_lock("idents", key)
+            if lock is None:
+                return None
+            with lock:
+                entry = self.cache.get("idents", key)
+                if entry is None:
+                    stage = self.cache.staging("idents")
+                    (stage / "torch_ext.h").write_text(_PCH_HEADER)
+                    rc, out = _run([*shlex.split(cxx), *flags, "-E", "-dD", "-x", "c++", "torch_ext.h",
+                                    "-o", "torch_ext.ii"], stage)
+                    if rc != 0:
+                        self.log["idents_error"] = out[-500:]
+                        return None
+                    words = sorted(identifiers((stage / "torch_ext.ii").read_text(errors="replace")))
+                    (stage / "torch_ext.ii").unlink()
+                    (stage / "idents.txt").write_text("\n".join(words) + "\n")
+                    entry = self.cache.publish("idents", key, stage, {"env": _env_id(), "cxx": cxx, "flags": flags})
+        if entry is None:
+            return None
+        return set((entry / "idents.txt").read_text().split())
+
+    def _check_bindings(self, main_cpp: str, flags: dict, cxx: list[str]) -> None:
+        """Raise the compiler's CompileError where torch's generated binding surely does not
+        compile (fail_fast.py says why each answer is sure): a name nothing declares, or a
+        second definition of the module; return when it is not sure."""
+        from . import fail_fast
+
+        found = fail_fast.binding_block(main_cpp)
+        if found is None:
+            return
+        prefix, names = found
+        if not prefix.startswith(_PCH_HEADER):
+            return  # no_implicit_headers: what precedes the block is not the header
+        # a name spelled in cpp_sources' code (the usual case: declared there) is not judged, so
+        # a build that will compile pays no compiler call here (comments dropped by a rough cut:
+        # what it gets wrong only sends the text to the preprocessor, which decides)
+        code = re.sub(r"//[^\n]*|/\*.*?\*/", " ", prefix, flags=re.S)
+        spelled = fail_fast.identifiers(code)
+        names = [n for n in names if fail_fast.answerable(n[1]) and n[1] not in spelled]
+        module = fail_fast.module_name(flags["cflags"]) if "PYBIND11_MODULE" in spelled else None
+        if not names and module is None:
+            return
+        t0 = time.perf_counter()
+        try:
+            if names:
+                known = self.header_identifiers(flags["cxx"], flags["cflags"])
+                names = [n for n in names if known is not None and n[1] not in known]
+            if not names and module is None:
+                return  # every name is spelled in the header: not ours to judge
+            if fail_fast.needs_preprocessing(prefix):
+                text = self._prefix_text(prefix, flags, cxx)
+                if text is None:
+                    return
+                if module is not None and fail_fast.defines_module(text, module):
+                    self.log["fail_fast"] = "module twice"
+                    raise CompileError("[main.cpp]\n" + fail_fast.module_message(prefix, module), ("binding",))
+                known = fail_fast.identifiers(text)
+                names = [n for n in names if n[1] not in known]
+        finally:
+            self.times["check_s"] = round(time.perf_counter() - t0, 3)
+        if names:
+            self.log["fail_fast"] = "unbound: " + ", ".join(n[1] for n in names)
+            raise CompileError("[main.cpp]\n" + fail_fast.message(names), ("binding",))
+
+    def _check_cuda_module(self, main_cpp: str, cuda_cu: str | None, flags: dict) -> None:
+        """Raise CompileError where ``cuda_sources`` writes the module that torch's generated
+        block in main.cpp writes too (fail_fast.cuda_module_line says why that is sure)."""
+        from . import fail_fast
+
+        found = fail_fast.binding_block(main_cpp) if cuda_cu else None
+        module = fail_fast.module_name(flags["cflags"])
+        if found is None or module is None or module != fail_fast.module_name(flags.get("cuda_cflags", [])):
+            return
+        if not found[0].startswith(_PCH_HEADER) or not fail_fast.plain_prefix(found[0]):
+            return
+        if any("muldefs" in f or "allow-multiple-definition" in f for f in flags.get("ldflags", [])):
+            return  # a link told to take the first of two definitions
+        line = fail_fast.cuda_module_line(cuda_cu)
+        if line is None:
+            return
+        known = self.header_identifiers(flags["cxx"], flags["cflags"])
+        if known is None or "TORCH_EXTENSION_NAME" in known:
+            return  # the header would name the module's macro: not ours to judge
+        self.log["fail_fast"] = "module in cuda_sources"
+        raise CompileError("[cuda.cu]\n" + fail_fast.cuda_module_message(line, module), ("cuda",))
+
+    def _prefix_text(self, prefix: str, flags: dict, cxx: list[str]) -> str | None:
+        """main.cpp's text before the generated block, preprocessed after the torch header
+        (its precompiled form: the header's macros and include guards, not its text; ``-dD``
+        keeps the macros defined here); without a precompiled header for these flags, with the
+        header's text (one ``-E`` of it: ~1 s on an idle host, still far less than a compile).
+        A preprocessing error is the compile's error: raised as it is."""
+        pch = self.cache.get("pch", self._pch_key(flags["cxx"], unnamed(flags["cflags"])))
+        ahead = ["-include", str(pch / "torch_ext.h"), "-fpch-preprocess"] if pch is not None else []
+        stage = self.cache.staging("pre")
+        try:
+            (stage / "main.cpp").write_text(prefix)
+            rc, out = _run([*cxx, *flags["cflags"], *ahead, "-E", "-dD", "main.cpp", "-o", "main.ii",
+                            *flags["post_cflags"]], stage)
+            if rc != 0:
+                if re.search(r"^main\.cpp:\d+:\d+: (?:fatal )?error:", out, re.M):
+                    self.log["fail_fast"] = "preprocessing"
+                    raise CompileError("[main.cpp]\n" + out, ("binding",))
+                return None
+            return (stage / "main.ii").read_text(errors="replace")
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)
 
     def _make_pch(self, cxx: str, flags: list[str], key: str, header: str = _PCH_HEADER) -> Path | None:
         """Build and publish the header (the caller holds its lock)."""
@@ -284,6 +517,9 @@ class InlineBuilder:
             hit = self.cache.get("obj", key)
             if hit is not None:
                 return hit / "unit.o"
+            err = self.cache.get("err", key)  # another thread or process failed it while we waited
+            if err is not None:
+                raise CompileError((err / "log.txt").read_text())
             t0 = time.perf_counter()
             if callable(pch):
                 pch = pch()
@@ -294,8 +530,16 @@ class InlineBuilder:
             if pch is not None:
                 rc, out = _run([*base, "-include", str(pch), "-Winvalid-pch", "-c", filename, "-o", "unit.o", *post], stage)
                 self.log.setdefault("pch_used", []).append(kind)  # type: ignore[union-attr]
-            if rc != 0:  # without the PCH (or it was not there): torch's exact command
+                _check_stop()
+                if rc != 0 and _FAIL_FAST and _opens_with(source, Path(pch).read_text()):
+                    # the unit includes that very header first: with the header forced in ahead
+                    # it reads the same (the header is guarded, GCC uses a precompiled one only
+                    # where it reads as the text), so this error is the plain command's too
+                    self.log.setdefault("pch_error_kept", []).append(kind)  # type: ignore[union-attr]
+                    pch = "kept"
+            if rc != 0 and pch != "kept":  # without the PCH (or it was not there): torch's exact command
                 rc, out = _run([*base, "-c", filename, "-o", "unit.o", *post], stage)
+                _check_stop()
             if rc != 0:
                 (stage / "unit.o").unlink(missing_ok=True)
                 (stage / "log.txt").write_text(out)
@@ -346,13 +590,17 @@ class InlineBuilder:
             return None
         self.log["warm"] = False
         t_compile = time.perf_counter()
+        stop = _Stop() if _FAIL_FAST else None
         try:
+            if _FAIL_FAST:
+                self._check_bindings(main_cpp, flags, cxx)
+                self._check_cuda_module(main_cpp, cuda_cu, flags)
             if slim is not None and self._binding_unready(slim, flags, cxx):
                 slim = None  # another process compiles its binding (build_prepare), or it failed
                 self.log["slim"] = False
             if slim is not None:
                 try:
-                    folder = self._compile(name, _slim_units(slim, flags, cxx, units), flags, cxx, key)
+                    folder = self._compile(name, _slim_units(slim, flags, cxx, units), flags, cxx, key, stop, _NVCC_UNITS)
                     self.log["slim"] = True
                     return folder
                 except CompileError as exc:
@@ -363,15 +611,17 @@ class InlineBuilder:
             merged = _merged_units(units) if _MERGE and not self._binding_cached(units) else None
             if merged is not None:
                 try:
-                    folder = self._compile(name, merged, flags, cxx, key)
+                    folder = self._compile(name, merged, flags, cxx, key, stop, _NVCC_UNITS)
                     self.log["merged"] = True
                     return folder
                 except CompileError as exc:
                     if exc.kinds and "merged" not in exc.kinds:
                         raise  # the kernel unit failed, the merged one compiled: the two would too
                     self.log["merged"] = False  # the two units, whose errors are the ones torch would show
-            return self._compile(name, units, flags, cxx, key)
+            return self._compile(name, units, flags, cxx, key, stop)
         finally:
+            if stop is not None:
+                stop.set()  # what an earlier path left compiling is not needed now
             # every compile this process did (the run phase should have none: verify/build/lazy_builds.py)
             self.log["compiles"] = self.log.get("compiles", 0) + 1
             self.log["compile_s"] = self.log.get("compile_s", 0.0) + time.perf_counter() - t_compile
@@ -401,28 +651,60 @@ class InlineBuilder:
                 return self.cache.get("obj", self.unit_key(kind, src, prefix, fl, post)) is not None
         return False
 
-    def _compile(self, name: str, units: list, flags: dict, cxx: list[str], key: str) -> Path:
-
+    def _compile(self, name: str, units: list, flags: dict, cxx: list[str], key: str, stop: _Stop | None = None,
+                 final: frozenset | None = None) -> Path:
+        """Compile `units` at once and link them. With `stop` (fail-fast, the default) the
+        first error decides: one of a unit whose kind is in `final` (None: any), whose build
+        has no other path, kills the compilers still running (`_Stop`) and raises at once;
+        one of a unit with another path after it (the slim and merged units) raises at once
+        too, leaving the units still compiling to go on (the next path waits for them in the
+        cache; what is shared is compiled once). Without `stop`: every unit, then every error."""
         fingerprint = getattr(_TLS, "fingerprint", "")
 
         def one(u):
             set_fingerprint(fingerprint)  # a pool thread: the caller's call
+            _TLS.stop = stop
             kind, fname, src, prefix, fl, post, use_pch = u
             pch = ((lambda: self._pch(flags["cxx"], fl, header=_TYPES_HEADER if use_pch == "types" else _PCH_HEADER))
                    if use_pch else None)
-            return self.compile_unit(kind, fname, src, prefix, fl, post, pch)
+            try:
+                return self.compile_unit(kind, fname, src, prefix, fl, post, pch)
+            finally:
+                _TLS.stop = None
 
-        with ThreadPoolExecutor(max_workers=len(units)) as pool:
-            futures = [pool.submit(one, u) for u in units]
-            errors, failed, objects = [], [], []
-            for u, f in zip(units, futures):
-                try:
-                    objects.append(f.result())
-                except CompileError as exc:
-                    errors.append(f"[{u[1]}]\n{exc}")
-                    failed.append(u[0])
+        pool = ThreadPoolExecutor(max_workers=len(units))
+        futures = [pool.submit(one, u) for u in units]
+        errors, failed, objects = [], [], {}
+        try:
+            pending = set(futures)
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for f in sorted(done, key=futures.index):
+                    u = units[futures.index(f)]
+                    try:
+                        objects[f] = f.result()
+                    except CompileError as exc:
+                        errors.append(f"[{u[1]}]\n{exc}")
+                        failed.append(u[0])
+                    except _Cancelled:
+                        pass
+                if errors and stop is not None and pending:
+                    if final is None or set(failed) & final:
+                        # decided: the others' compilers are killed (one still waiting for a
+                        # unit's lock is killed as it starts; not waited for)
+                        stop.set()
+                        self.log["stopped"] = sorted(self.log.get("stopped", []) +  # type: ignore[operator]
+                                                     [units[futures.index(f)][0] for f in pending])
+                    else:
+                        self.log["left_running"] = [units[futures.index(f)][0] for f in pending]
+                    break
+        finally:
+            pool.shutdown(wait=False)
         if errors:
             raise CompileError("\n".join(errors), tuple(failed))
+        if len(objects) != len(futures):
+            raise _Cancelled()  # stopped from outside this path (not reached in one build)
+        objects = [objects[f] for f in futures]
         with self.cache.lock("so", key):
             hit = self.cache.get("so", key)
             if hit is not None:
@@ -446,6 +728,16 @@ class InlineBuilder:
                 raise CompileError(out)
             self.times["link_s"] = round(time.perf_counter() - t0, 3)
             return self.cache.publish("so", key, stage, {"name": name})
+
+
+_NVCC_UNITS = frozenset({"kernel", "cuda"})  # the same unit on every path: its error decides the build
+_FAIL_FAST = True  # fail_fast.py's checks, and a build's first deciding error stops its other units
+
+
+def fail_fast_checks(on: bool) -> None:
+    """Turn the fail-fast checks on or off in this process (benchmarks/build_fail_fast.py's "before")."""
+    global _FAIL_FAST
+    _FAIL_FAST = bool(on)
 
 
 _MERGE = True  # binding and host units may compile as one (install(merge=...), VerifyConfig.merge_units)
@@ -625,13 +917,16 @@ def _fallback(args: dict, unknown: dict, reason: str):
 
 
 def install(cache_root: str | Path, merge: bool | None = None, slim: bool | None = None,
-            stub_link: bool | None = None) -> InlineBuilder:
+            stub_link: bool | None = None, fail_fast: bool | None = None) -> InlineBuilder:
     """Route ``torch.utils.cpp_extension.load_inline`` to the cached builder
     (in this process only; called by the worker before the candidate is imported).
     `merge`: whether binding and host units may compile as one; `slim`: whether an
     extension may compile as slim units (slim_units.py); `stub_link`: whether the link
-    names torch's libraries through stubs (link_stubs.py); None: as it was."""
+    names torch's libraries through stubs (link_stubs.py); `fail_fast`: fail_fast.py's checks
+    and stopping a build's units at its first deciding error; None: as it was."""
     global _ORIGINAL, _BUILDER, _MERGE, _SLIM, _STUB_LINK
+    if fail_fast is not None:
+        fail_fast_checks(fail_fast)
     if stub_link is not None:
         _STUB_LINK = bool(stub_link)
     if merge is not None:
