@@ -672,6 +672,11 @@ class InlineBuilder:
             finally:
                 _TLS.stop = None
 
+        if stop is not None:  # a unit whose error is cached decides before anything starts
+            for u in units:
+                err = self.cache.get("err", self.unit_key(u[0], u[2], u[3], u[4], u[5]))
+                if err is not None:
+                    raise CompileError(f"[{u[1]}]\n{(err / 'log.txt').read_text()}", (u[0],))
         pool = ThreadPoolExecutor(max_workers=len(units))
         futures = [pool.submit(one, u) for u in units]
         errors, failed, objects = [], [], {}
