@@ -20,7 +20,9 @@ same compiler flags, only faster:
   without the torch headers and a host unit compiled by the host compiler with
   the precompiled header, when that split provably keeps the meaning; else the
   unit is compiled whole, as torch does;
-* units compile in parallel; the link is cached too, and names torch's own
+* a build that will surely fail says so before compiling (`fail_fast`), and units compile in
+  parallel with the first deciding error stopping the rest (`InlineBuilder._compile`);
+* the link is cached too, and names torch's own
   libraries through empty stand-ins with their SONAMEs (`link_stubs`: ld reads no
   0.4 GB symbol table; the import resolves against the loaded libraries as before).
 
