@@ -60,6 +60,17 @@ def reference_fp64(ref: torch.nn.Module, args: Any) -> Any | None:
         return None
 
 
+def references_fp64(ref: torch.nn.Module, sets: list) -> list | None:
+    """`reference_fp64` on several input sets with one float64 copy of the module; None
+    where it cannot run so."""
+    try:
+        ref64 = copy.deepcopy(ref).to(torch.float64)
+        with torch.no_grad():
+            return [ref64(*_to64(list(args))) for args in sets]
+    except Exception:  # noqa: BLE001 - any failure means "no float64 reference for this task"
+        return None
+
+
 def budget(ref32: Any, ref64: Any, cand: Any, k: float, floor: float = FLOOR) -> Budget | None:
     """The candidate's error against `ref64` within `k` times the fp32 reference's own;
     None when the outputs cannot be compared so (other structure, no float leaves)."""

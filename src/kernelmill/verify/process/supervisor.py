@@ -31,7 +31,7 @@ import torch
 from ..measure.correctness import flatten_outputs
 from ..measure.environment import backend_flags, describe, gpu_state_query, settle_process
 from ..measure.kernel_time import own_kernel_names, profiled_provenance
-from ..measure.oracle import reference_fp64
+from ..measure.oracle import reference_fp64, references_fp64
 from ..guards.policy import apply_policy, task_policy
 from ..measure.sol import peak_rates
 from ..measure import gpu_clocks
@@ -306,7 +306,8 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
     try:
         verdict = judge(job, level, device, cand_code, facts, got, expected, sets, findings, phases,
                         ref_mutates=ref_work.mutates, ref_aliases=ref_work.aliases, ref_profile=ref_profile,
-                        param_bytes=ref_work.param_bytes, ref_weak=ref_work.weak, ref_fp64=ref_work.fp64)
+                        param_bytes=ref_work.param_bytes, ref_weak=ref_work.weak, ref_fp64=ref_work.fp64,
+                     ref_fp64_structured=ref_work.fp64_structured)
     finally:
         phases["guard_judge_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -400,6 +401,16 @@ class _ReferenceWork:
             if job.check.fp64_k > 0 and sets.get("trials"):
                 with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
                     self.fp64 = reference_fp64(ref, clone(to_device(sets["trials"][0], device)))
+            # strict: the structured trials' references in float64 too (judge: a structured draw
+            # can be ill-conditioned for the task itself, and then the fp32 reference's own error
+            # is the measure of what a candidate may miss by)
+            self.fp64_structured = {}
+            structured = [i for i in range(len(sets.get("trials") or []))
+                          if inp.distribution_for(i, True) in inp.STRUCTURED] if job.guards == "strict" else []
+            if structured:
+                with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+                    outs64 = references_fp64(ref, [clone(to_device(sets["trials"][i], device)) for i in structured])
+                self.fp64_structured = dict(zip(structured, outs64 or []))
             self.outputs_s = time.perf_counter() - t0
             t0 = time.perf_counter()
             self.profile, self.profiled, self.profile_s = job.ref_profile, False, 0.0
