@@ -25,8 +25,13 @@ from . import languages as _languages
 # from the device's activity records, timed calls under PyTorch's numerics (issue 39);
 # 0.3.0 = issue 42's guards decided by what the candidate's process did (runtime_install,
 # harness_tampering, shared_answers), code patched in place (harness_patched), an honest
-# NaN output no longer deferred_work, task policies (`kernelmill regrade` re-runs older verdicts)
-HARNESS_VERSION = "0.3.0"
+# NaN output no longer deferred_work, task policies (`kernelmill regrade` re-runs older verdicts);
+# 0.4.0 = the call stack read by the candidate (harness_introspection at run time), a FLOPs
+# floor (suspicious_speed), a harness patch that breaks the run still rejects, strict runs one
+# trial of every draw (ties, sorted, offset, non-positive added) with the float64 budget on
+# ill-conditioned draws, compute-sanitizer under strict on a GPU, failing builds answered
+# before they compile (verify/build/fail_fast.py), Triton's caches no longer shared_answers
+HARNESS_VERSION = "0.4.0"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/
 OP_TYPES = ("single", "fusion", "network")
