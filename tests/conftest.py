@@ -17,23 +17,12 @@ def _has_cuda() -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
-    _slow_files_first(items)
     if _has_cuda():
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU (runs on the device machine)")
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
-
-
-def _slow_files_first(items) -> None:
-    """The files holding a test marked `slow` (tens of seconds to minutes: C++ builds,
-    nvcc, training) run first, each file's tests in their order. pytest-xdist's
-    `--dist loadfile` hands files out in this order, so the long ones start while the
-    short ones can still fill the other worker, instead of one of them starting last
-    and the run waiting on it alone."""
-    slow = {item.path for item in items if item.get_closest_marker("slow") is not None}
-    items.sort(key=lambda item: item.path not in slow)  # stable: the order within each group is kept
 
 
 @pytest.fixture(scope="session")
