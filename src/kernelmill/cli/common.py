@@ -15,7 +15,7 @@ from rich.markup import escape
 from ..records import ReadProblem, Sample, from_dict, iter_jsonl_numbered, read_jsonl
 from ..tasks import TaskSourceError, load_tasks
 
-console = Console()
+console = Console(soft_wrap=True)  # a message naming long paths stays one line when piped (no terminal: 80 columns)
 err = Console(stderr=True, soft_wrap=True)
 
 
