@@ -148,6 +148,27 @@ def test_shared_use_lets_go_only_around_its_own_timing(tmp_path, monkeypatch):
         assert share.wait_s == 0.0
 
 
+def _until_a_timing_waits(path, limit_s: float = 20.0) -> None:
+    """Until a timing holds the lock's intent file (it does while it waits for the lock)."""
+    import fcntl
+    import os
+
+    intent = path.with_name(path.name + ".intent")
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if intent.exists():
+            fd = os.open(intent, os.O_RDONLY)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            except BlockingIOError:
+                return
+            finally:
+                os.close(fd)
+        time.sleep(0.01)
+    raise AssertionError("the timing never queued on the intent")
+
+
 def _hold_bounded(device, seconds, started, log, tag):
     with gpu_lock(device, False, behind_timing_s=0.2):
         started.set()
@@ -161,12 +182,13 @@ def test_a_candidate_warm_up_queues_behind_a_waiting_timing_for_a_bounded_time(t
     ctx = mp.get_context("fork")
     log = ctx.Queue()
     ev = [ctx.Event() for _ in range(3)]
-    a = ctx.Process(target=_hold_kind, args=("cuda:0", False, True, 1.0, ev[0], log, "run1"))
+    # run1 holds long enough that a loaded machine still starts the other two inside its hold
+    a = ctx.Process(target=_hold_kind, args=("cuda:0", False, True, 3.0, ev[0], log, "run1"))
     a.start()
     assert ev[0].wait(10)
     t = ctx.Process(target=_hold_kind, args=("cuda:0", True, True, 0.1, ev[1], log, "timing"))
     t.start()
-    time.sleep(0.2)
+    _until_a_timing_waits(lock_path("cuda:0"))  # not a sleep: on a loaded machine 0.2 s was not enough
     t_w = time.monotonic()
     w = ctx.Process(target=_hold_bounded, args=("cuda:0", 0.1, ev[2], log, "warmup"))
     w.start()
