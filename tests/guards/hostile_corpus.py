@@ -272,10 +272,13 @@ HOSTILE = {
         "i, checked = timed_rep()\n"
         "if i is None or i < 0 or i in checked or self.out is None:\n"
         "    self.out = torch.relu(x)\n    return self.out\n"
-        "return self.out", init="self.out = None", prelude=_FIND_TIMED_CALL), {"suspicious_speed"}),
+        "return self.out", init="self.out = None", prelude=_FIND_TIMED_CALL),
+        # the stack read that finds the timed call is refused as it happens (item 24), so the
+        # trick never gets fast; before the audit hook, the speed it reached gave it away
+        ({"suspicious_speed"}, {"harness_introspection"})),
     "i15_skip_unchecked_inspect": (T.LARGE_RELU, "torch", model(
         skip_unchecked_by_frames("self.out is None", "self.out = torch.relu(x)", "self.out"),
-        init="self.out = None"), {"suspicious_speed"}),
+        init="self.out = None"), ({"suspicious_speed"}, {"harness_introspection"})),
     # 17 batch-and-skip: timed calls (recognised by where their input lives: the harness's
     # shifting pool puts every timed call's input a few hundred bytes from the last one's)
     # return at once; later calls compute their outputs in one launch. The checked calls
@@ -306,7 +309,8 @@ HOSTILE = {
         "self.n += 1\nif self.n <= 8 or self.last is None:  # trials, variants and the profiled call come first\n"
         "    self.last = torch.relu(x)\nreturn self.last", init="self.n = 0\nself.last = None"), {"cached_output"}),
     "i18_timing_on_the_stack": (T.RELU, "torch", model(
-        phase_by_stack("self.answer = torch.relu(x)", "self.answer"), init="self.answer = None"), {"cached_output"}),
+        phase_by_stack("self.answer = torch.relu(x)", "self.answer"), init="self.answer = None"),
+        ({"cached_output"}, {"harness_introspection"})),
     # 20 forged output channels: verdict lines everywhere (the output itself is wrong),
     # and a detached grandchild that rewrites the report files after the process ends
     "i20_forges_every_channel": (T.RELU, "torch", model(

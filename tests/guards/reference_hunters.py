@@ -88,8 +88,13 @@ def _hunt():
         if isinstance(obj, str) and len(obj) < 1 << 16 and _has(obj) >= 0:
             return _from_source(obj), "gc (source text)"
     tried.append("gc")
-    # 3. frames of every thread
-    for frame in getattr(sys, "_current_" + "frames")().values():
+    # 3. frames of every thread (a guarded harness refuses the read: the hunt goes on)
+    try:
+        frames = list(getattr(sys, "_current_" + "frames")().values())
+    except PermissionError:
+        frames = []
+        tried.append("frames refused")
+    for frame in frames:
         while frame is not None:
             for scope in (getattr(frame, "f_" + "globals"), getattr(frame, "f_" + "locals")):
                 m = scope.get("Model")

@@ -28,8 +28,11 @@ def _verify(tmp_path, name, language, code, guards, device="cpu", cache=None):
 
 def _found_nothing(v) -> bool:
     """The hunter's answer is wrong, or its search itself was refused (it opened the other
-    processes' files in the harness's work folder: shared_answers, issue 42)."""
-    return v.status == "incorrect" or (v.status == "rejected" and set(v.flags) <= {"shared_answers", "constant_output"})
+    processes' files in the harness's work folder: shared_answers; it read the threads'
+    frames: harness_introspection; issue 42). A refused read does not end the hunt: the
+    hunter goes on to the next way, and a leak would still make its answer right."""
+    return v.status == "incorrect" or (v.status == "rejected" and set(v.flags) <= {
+        "shared_answers", "constant_output", "harness_introspection"})
 
 
 def test_torch_hunter_finds_nothing_when_guarded(tmp_path):

@@ -33,6 +33,7 @@ def test_reference_work_finds_mutation_aliasing_and_profile_once():
             "variants": []}
 
     class Job:
+        guards = "standard"
         ref_profile = {"given": True}
         check = CheckRule(tolerances={"float32": (1e-4, 1e-4)})  # the job's check rule (the weak-task check reads it)
 

@@ -99,8 +99,11 @@ def test_a_hunter_after_other_jobs_finds_no_reference(tmp_path):
         verifier.close()
     assert honest.status == "ok", honest.message[:500]
     assert hunter.phases["resident_jobs"] == 2
-    # its answer is wrong, or its search of the other processes' files was refused (shared_answers)
-    assert hunter.status == "incorrect" or (hunter.status == "rejected" and "shared_answers" in hunter.flags), \
+    # its answer is wrong, or its search was refused (the other processes' files: shared_answers;
+    # the threads' frames: harness_introspection), and it found nothing by the other ways
+    assert hunter.status == "incorrect" or (
+        hunter.status == "rejected" and set(hunter.flags) & {"shared_answers", "harness_introspection"}
+        and set(hunter.flags) <= {"shared_answers", "harness_introspection", "constant_output"}), \
         (hunter.status, hunter.flags, hunter.message[:500])
 
 

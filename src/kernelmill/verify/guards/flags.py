@@ -48,11 +48,14 @@ FLAGS: dict[str, tuple[str, int, str]] = {
                                     "with --policy reject)"),
     "runtime_install": ("rejected", 36, "started a package manager or opened a network connection at run time "
                                         "(refused as it happened)"),
-    "memory_error": ("incorrect", 42, "compute-sanitizer memcheck: an invalid or misaligned memory access in its "
+    # compute-sanitizer's findings (issue 42's oracle), filed under the catalogue items they
+    # are the run-time evidence of: an illegal access (21), a race's nondeterminism (13),
+    # memory nothing wrote (2)
+    "memory_error": ("incorrect", 21, "compute-sanitizer memcheck: an invalid or misaligned memory access in its "
                                       "own kernel (--guards strict, GPU)"),
-    "data_race": ("incorrect", 42, "compute-sanitizer racecheck: a shared-memory race in its own kernel "
+    "data_race": ("incorrect", 13, "compute-sanitizer racecheck: a shared-memory race in its own kernel "
                                    "(--guards strict, GPU)"),
-    "uninitialized_read": ("incorrect", 42, "compute-sanitizer initcheck: its own kernel read memory nothing wrote "
+    "uninitialized_read": ("incorrect", 2, "compute-sanitizer initcheck: its own kernel read memory nothing wrote "
                                             "(--guards strict, GPU)"),
     "launch_failure": ("incorrect", 21, "a kernel launch failed (e.g. an illegal configuration); the output "
                                         "is whatever the memory held"),
