@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..languages import get_language
+from .guards.flags import Findings, decide
 from .measure.kernel_time import own_kernel_names
 from .measure.sanitizer import sanitize
 from .measure.sol import arithmetic_floor_ms, sol_fraction
@@ -309,25 +310,24 @@ class Verifier:
                           build_jobs=max(1, (os.cpu_count() or 1) // max(1, self.build_workers)))
         return scrubbed_env({**env, **self._visible(gpu)}, home=str(home))
 
-    def _sanitize(self, job: RunnerJob, gpu: int | None, extra: dict, data: dict) -> None:
+    def _sanitize(self, job: RunnerJob, gpu: int | None, extra: dict, data: dict) -> dict:
         """`--guards strict` on a GPU: compute-sanitizer's memcheck, racecheck and initcheck
         over one call of an ok candidate with kernels of its own (measure/sanitizer.py);
-        an error inside them makes the verdict incorrect with the tool's flag."""
+        an error inside them makes the verdict incorrect with the tool's flag (`decide`)."""
         own = own_kernel_names(job.sample.code)
         if not own:
-            return
+            return data
         home = job.workdir / "sanitize"
         home.mkdir(exist_ok=True)
         spec = {"task_code": job.task.code, "candidate": str(job.workdir / "candidate.py"),
                 "input_seed": extra["input_seed"], "weight_seed": extra.get("weight_seed") or 0,
                 "sizes": extra.get("sizes") or {}}
         report = sanitize(spec, self._env(job, "cuda", gpu, home), own, timeout=self.config.run_timeout)
-        data["measurement"] = {**(data.get("measurement") or {}), "sanitizer": report["tools"]}
-        if report["findings"]:
-            data.update(status="incorrect", correct=False,
-                        flags=[*(data.get("flags") or []), *dict.fromkeys(f for f, _ in report["findings"])],
-                        message="; ".join(filter(None, [data.get("message"),
-                                                        *(f"{f}: {d}" for f, d in report["findings"])])))
+        data = {**data, "measurement": {**(data.get("measurement") or {}), "sanitizer": report["tools"]}}
+        findings = Findings()
+        for flag, detail in report["findings"]:
+            findings.add(flag, detail)
+        return decide(findings, data, self.config.fallback)
 
     def _phase(self, job: RunnerJob, phase: str, run_device: str, gpu: int | None, extra: dict) -> tuple[PhaseResult, dict | None]:
         backend = get_language(job.sample.language)
@@ -422,7 +422,27 @@ class Verifier:
             msg += "\n" + tail[-2000:]
         return self._verdict(job, {"status": status, "compiled": compiled, "message": msg})
 
+    def _speed_of_light(self, job: RunnerJob, data: dict) -> dict:
+        """An ok GPU verdict's `sol_fraction`, and item 22's FLOPs floor (issue 42): a call
+        faster than the task's traced FLOPs allow at this GPU's fastest rate is
+        suspicious_speed (`decide`, as the judge's bytes floor is)."""
+        peaks = (data.get("measurement") or {}).get("peaks")
+        if data["status"] != "ok" or not peaks or not data.get("runtime_ms"):
+            return data
+        features = self._features(job.task)
+        ms = data["runtime_ms"]
+        data = {**data, "sol_fraction": sol_fraction(features, peaks, ms)}
+        floor = None if features is None or getattr(features, "error", None) else \
+            arithmetic_floor_ms(features.flops, peaks)
+        if floor is None or ms >= floor or self.config.guards == "off":
+            return data
+        findings = Findings()
+        findings.add("suspicious_speed", f"{ms:.5f} ms per call; the task's {features.flops:.3g} FLOPs take at "
+                                         f"least {floor:.5f} ms at this GPU's fastest rate")
+        return decide(findings, data, self.config.fallback)
+
     def _verdict(self, job: RunnerJob, data: dict) -> Verdict:
+        data = self._speed_of_light(job, data)
         fields = {k: data[k] for k in ("compiled", "correct", "speedup", "runtime_ms", "ref_runtime_ms",
                                        "max_abs_err", "max_rel_err", "speedup_ci", "measurement",
                                        "ref_compiled_runtime_ms", "speedup_compiled", "speedup_kernelbench",
@@ -439,17 +459,6 @@ class Verifier:
             fields["measurement"] = {**(fields.get("measurement") or {}), "sizes": {
                 "profile": self.profile, "overrides": job.task.sizes[self.profile],
                 "rule": _size_rule(job.task)}}
-        peaks = (fields.get("measurement") or {}).get("peaks")
-        if data["status"] == "ok" and peaks and fields.get("runtime_ms"):
-            features = self._features(job.task)
-            fields["sol_fraction"] = sol_fraction(features, peaks, fields["runtime_ms"])
-            floor = None if features is None or getattr(features, "error", None) else \
-                arithmetic_floor_ms(features.flops, peaks)
-            if floor is not None and fields["runtime_ms"] < floor and self.config.guards != "off":  # item 22, issue 42
-                data = {**data, "status": "rejected", "flags": [*(data.get("flags") or []), "suspicious_speed"],
-                        "message": "; ".join(filter(None, [
-                            data.get("message"), f"suspicious_speed: {fields['runtime_ms']:.5f} ms per call; the task's "
-                            f"{features.flops:.3g} FLOPs take at least {floor:.5f} ms at this GPU's fastest rate"]))}
         return Verdict(sample_id=job.sample.sample_id, task_id=job.sample.task_id, status=data["status"],
                        message=str(data.get("message") or "")[: self.config.output_limit],
                        flags=list(data.get("flags") or []), device=self.device_name,
@@ -562,7 +571,7 @@ class Verifier:
         data.setdefault("phases", {})["run_wall_s"] = job.spans[-1][2] - m0
         if data.get("status") == "ok" and self.config.guards == "strict" and run_device == "cuda":
             m1 = time.monotonic()
-            self._sanitize(job, gpu, extra, data)
+            data = self._sanitize(job, gpu, extra, data)
             data["phases"]["sanitize_s"] = time.monotonic() - m1
         if data.get("status") == "incorrect":  # the inputs it failed on replay from this seed (kernelmill show)
             data["measurement"] = {**(data.get("measurement") or {}),

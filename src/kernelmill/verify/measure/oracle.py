@@ -52,12 +52,8 @@ def reference_fp64(ref: torch.nn.Module, args: Any) -> Any | None:
     """The reference's outputs in float64 on a float64 copy of it and of its inputs
     (its state as the fp32 module's); None where it cannot run so (an op without a
     float64 kernel, a dtype cast inside it): the budget is then not decided."""
-    try:
-        ref64 = copy.deepcopy(ref).to(torch.float64)
-        with torch.no_grad():
-            return ref64(*_to64(list(args)))
-    except Exception:  # noqa: BLE001 - any failure means "no float64 reference for this task"
-        return None
+    outs = references_fp64(ref, [args])
+    return outs[0] if outs else None
 
 
 def references_fp64(ref: torch.nn.Module, sets: list) -> list | None:
