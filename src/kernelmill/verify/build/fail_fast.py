@@ -44,11 +44,9 @@ from __future__ import annotations
 import re
 
 from .cuda_split import top_items
+from .slim_units import DEF_LINE, MODULE_BLOCK
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# torch's generated module block (inline_build.assemble): the last lines of main.cpp
-_BLOCK = re.compile(r"\nPYBIND11_MODULE\(TORCH_EXTENSION_NAME, m\) \{\n((?:m\.def\(.*\);\n)+)\}\Z")
-_DEF = re.compile(r'm\.def\("(\w+)", (?:torch::wrap_pybind_function\((\w+)\)|(\w+)), "(?:[^"\\]*)"\);')
 _HEADER_LINE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*<torch/extension\.h>[ \t]*$", re.M)
 
 _KEYWORDS = frozenset("""alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t
@@ -68,14 +66,14 @@ def identifiers(text: str) -> set[str]:
 def binding_block(main_cpp: str):
     """(prefix, [(python name, C++ name, line, column)]) of torch's generated block at the
     end of `main_cpp`, or None when there is none (a module the candidate wrote)."""
-    block = _BLOCK.search(main_cpp)
+    block = MODULE_BLOCK.search(main_cpp)
     if block is None:
         return None
     prefix = main_cpp[:block.start()]
     first_line = prefix.count("\n") + 3  # the block's "\n", its PYBIND11_MODULE line, then the m.def lines
     names = []
     for i, line in enumerate(block.group(1).splitlines()):
-        m = _DEF.fullmatch(line)
+        m = DEF_LINE.fullmatch(line)
         if m is None:
             return None
         fn = m.group(2) or m.group(3)

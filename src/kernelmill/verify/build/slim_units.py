@@ -52,9 +52,11 @@ from dataclasses import dataclass
 
 from .cuda_split import code_only, top_items, top_split
 
-_MODULE_BLOCK = re.compile(
+# torch's generated module block at the end of main.cpp (inline_build.assemble) and its
+# m.def lines: read here and by fail_fast.py
+MODULE_BLOCK = re.compile(
     r"\nPYBIND11_MODULE\(TORCH_EXTENSION_NAME, m\) \{\n((?:m\.def\(.*\);\n)+)\}\Z")
-_DEF_LINE = re.compile(r'm\.def\("(\w+)", (?:torch::wrap_pybind_function\((\w+)\)|(\w+)), "([^"\\]*)"\);')
+DEF_LINE = re.compile(r'm\.def\("(\w+)", (?:torch::wrap_pybind_function\((\w+)\)|(\w+)), "([^"\\]*)"\);')
 _EXT_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*[<\"]torch/extension\.h[>\"][ \t]*$", re.M)
 _SCALARS = r"(?:int|int64_t|long|float|double|bool)"
 _TENSOR = r"(?:torch|at)::Tensor"
@@ -121,11 +123,11 @@ def plan(main_cpp: str, name: str, host_unit: str | None = None, host_flags_agre
     if not re.fullmatch(r"\w+", name):
         return None
     host = _EXT_INCLUDE.sub("", host_unit) if host_unit is not None else None
-    block = _MODULE_BLOCK.search(main_cpp)
+    block = MODULE_BLOCK.search(main_cpp)
     if block is not None:  # torch's generated block (`functions=`)
         bound = []
         for line in block.group(1).splitlines():
-            m = _DEF_LINE.fullmatch(line)
+            m = DEF_LINE.fullmatch(line)
             if m is None or (m.group(2) or m.group(3)) != m.group(1):
                 return None
             bound.append((m.group(1), m.group(1), f'"{m.group(4)}"', m.group(2) is not None))
