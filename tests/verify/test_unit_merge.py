@@ -206,5 +206,8 @@ def test_a_kernel_that_fails_does_not_send_the_build_back_to_the_two_units(tmp_p
     builder = inline_build.InlineBuilder(tmp_path)
     with pytest.raises(inline_build.CompileError, match=r"\[kernel.cu\]"):
         builder.build("m", main, cuda, FLAGS)
-    assert sorted(c for c in fake_tools if c) == ["kernel.cu", "unit.cpp"]
+    # the kernel unit's error decides the build (fail_fast.py): the merged unit beside it is
+    # killed, and may not have reached its compiler by then; no other unit ever starts
+    got = sorted(c for c in fake_tools if c)
+    assert "kernel.cu" in got and set(got) <= {"kernel.cu", "unit.cpp"}, got
     assert "merged" not in builder.log
