@@ -110,12 +110,15 @@ def test_a_hunter_after_other_jobs_finds_no_reference(tmp_path):
 def test_a_killed_or_stuck_resident_is_replaced(tmp_path):
     """A candidate that kills its supervisor, and one that outlives the deadline (its
     group killed, the resident with it): each gets its verdict, the next jobs a new resident."""
-    verifier = Verifier(_config(tmp_path, run_timeout=6), None)
+    # the deadline covers a new resident's warm-up before it reads its job (one that has not
+    # read it by then hands the job to a fresh process, runner._phase): 6 s was too short
+    # for a cold start on a loaded 2-core CI machine, and ok3 came back without resident marks
+    verifier = Verifier(_config(tmp_path, run_timeout=15), None)
     # through libc: os.kill of the parent is refused by the audit hook (harness_tampering,
     # tests/guards/test_runtime_hooks.py), a kill the hook does not see must still be survived
     killer = candidate("ctypes.CDLL(None).kill(os.getppid(), signal.SIGKILL)\nreturn x",
                        imports="import ctypes, os, signal")
-    sleeper = candidate("time.sleep(60)\nreturn x", imports="import time")
+    sleeper = candidate("time.sleep(120)\nreturn x", imports="import time")
     try:
         ok1 = verify_samples([RELU_TASK], [sample("ok1", candidate("return x.clamp_min(0)"))], verifier=verifier)[0]
         killed = verify_samples([RELU_TASK], [sample("killer", killer)], verifier=verifier)[0]

@@ -312,7 +312,8 @@ class Sandbox:
             else:
                 self._end(proc, pgid)
         return PhaseResult(
-            returncode=proc.returncode, timed_out=timed_out, killed_reason=reason,
+            # read before the reaping thread can set it: a finished watch's code is None
+            returncode=None if finished else proc.returncode, timed_out=timed_out, killed_reason=reason,
             stdout=_tail(out_path, self.output_limit, since[0]), stderr=_tail(err_path, self.output_limit, since[1]),
             wall_s=time.monotonic() - t0, peak_rss_mb=peak,
         )
