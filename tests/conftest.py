@@ -1,10 +1,23 @@
-"""Shared test configuration: GPU tests run only where CUDA is present."""
+"""Shared test configuration: GPU tests run only where CUDA is present; under
+pytest-xdist the longest files start first."""
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
 import pytest
+
+# seconds each test file took in a whole run (benchmarks/suite_time.py writes it): under
+# `-n 2 --dist loadfile` the files go out longest first, so that no long file starts last
+# and runs alone while the other worker idles (xdist's own order is by number of tests)
+WEIGHTS = Path(__file__).parent / "file_weights.json"
+
+
+def pytest_configure(config):
+    if hasattr(config.option, "loadscopereorder"):  # pytest-xdist: keep the order given below
+        config.option.loadscopereorder = False
 
 
 def _has_cuda() -> bool:
@@ -16,7 +29,18 @@ def _has_cuda() -> bool:
         return False
 
 
+def _longest_files_first(items) -> None:
+    try:
+        weights = json.loads(WEIGHTS.read_text())
+    except (OSError, ValueError):
+        return
+    # a file not in the table (a new one) counts as a short one; the sort is stable, so a
+    # file's tests keep their order
+    items.sort(key=lambda item: -float(weights.get(item.nodeid.split("::")[0], 0.0)))
+
+
 def pytest_collection_modifyitems(config, items):
+    _longest_files_first(items)
     if _has_cuda():
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU (runs on the device machine)")

@@ -123,11 +123,13 @@ def test_torch_candidates_match_on_cpu():
 def test_nvcc_compiles_a_sample(tmp_path):
     pytest.importorskip("torch")
     units, _ = check.cuda_units(CANDS)
-    wanted = ["b_relu__cuda_module_functions", "b_softmax__cuda_module_functions", "kb1_01_square_matmul__cuda_init",
-              "b_mse__cuda_two_extensions", "kb2_12_gemm_mul_leaky__cuda_module_functions"]
+    # two units of the two ways the corpus builds (functions= at module level; a build in
+    # __init__ of a KernelBench task), compiled side by side: each is one nvcc process parsing
+    # torch's headers (~35 s of a CI core), and the CI machine has two. The whole corpus is
+    # `python benchmarks/corpus_llm/check.py` (it compiles every unit; five here made this the suite's
+    # longest test: issue 45)
+    wanted = ["b_relu__cuda_module_functions", "kb1_01_square_matmul__cuda_init"]
     sample = [next(u for u in units if u["candidate"] == w) for w in wanted]
-    # two compiles at a time: each is one nvcc process parsing torch's headers (~35 s on a
-    # CI core), and the CI machine has two (issue 45: the suite's longest test)
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(2) as pool:
