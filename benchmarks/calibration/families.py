@@ -113,6 +113,18 @@ TORCH = [
      "return torch.sigmoid(torch.clamp(x, -3.0, 3.0))"),
     ("sigmoid", "tanh_form", "control", "other_formula", "0.5 (tanh(x/2) + 1)",
      "return 0.5 * (torch.tanh(0.5 * x) + 1.0)"),
+    # class 34 (issue 42): errors under the 1e-4 atol, in the tail only a wide range reaches
+    ("sigmoid", "clamped_at_10", "wrong", "approximation",
+     "inputs clamped to [-10, 10]: 4.5e-5 off where the answer is ~0, under the atol on every draw",
+     "return torch.sigmoid(torch.clamp(x, -10.0, 10.0))"),
+    ("sigmoid", "taylor_exp", "wrong", "approximation",
+     "exp(|x|) as its degree-12 Taylor polynomial: 1e-7 relative for |x| < 2, 30% low at |x| = 12",
+     "t = x.abs()\n        e = torch.ones_like(t)\n        term = torch.ones_like(t)\n"
+     "        for k in range(1, 13):\n            term = term * t / k\n            e = e + term\n"
+     "        s = 1.0 / (1.0 + e)\n        return torch.where(x < 0, s, 1.0 - s)"),
+    ("sigmoid", "exp_form", "control", "other_formula",
+     "1 / (1 + exp(-x)): exp overflows to inf in the tail, so exactly 0 where torch gives a denormal",
+     "return 1.0 / (1.0 + torch.exp(-x))"),
     ("silu", "hard_swish", "wrong", "approximation", "x * hard_sigmoid(x): the mobile approximation",
      "return x * torch.clamp(x / 6 + 0.5, 0, 1)"),
     ("silu", "tail_block_zero", "wrong", "missed_tail",

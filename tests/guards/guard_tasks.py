@@ -175,4 +175,102 @@ LARGE_RELU = _relu("guards/large_relu", 4096, 4096)
 # host time between the events); on smaller, launch-bound tasks the bound cannot bite
 HUGE_RELU = _relu("guards/huge_relu", 8192, 4096)
 
-ALL = [RELU, BIG_RELU, LINEAR, TINY, SQMEAN, ABSMEAN, VARIANT, INPLACE, SUM, LARGE_RELU, HUGE_RELU]
+# class 31 (precision dress-up): the reference's GEMM computes in fp16, in int8 (integer
+# products, int32 sums) and in fp8 (its inputs quantised inside the forward, as fp8 kernels are
+# fed); a candidate that computes them wider and casts back passes their checks
+FP16_LINEAR = _task("guards/linear_fp16", """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, d_in, d_out):
+            super().__init__()
+            self.fc = nn.Linear(d_in, d_out).half()
+
+        def forward(self, x):
+            return self.fc(x)
+
+    def get_inputs():
+        return [torch.randn(32, 64, dtype=torch.float16)]
+
+    def get_init_inputs():
+        return [64, 48]
+""", level=2)
+
+# values in -4..3 and K = 64: every sum is at most 1024, exact in fp16 too, so the dressed-up
+# candidate is right and only its precision gives it away
+INT8_MATMUL = _task("guards/int8_matmul", """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("w", torch.randint(-4, 4, (64, 32), dtype=torch.int8))
+
+        def forward(self, x):
+            return torch._int_mm(x, self.w)
+
+    def get_inputs():
+        return [torch.randint(-4, 4, (32, 64), dtype=torch.int8)]
+
+    def get_init_inputs():
+        return []
+""", level=2)
+
+FP8_MATMUL = _task("guards/fp8_matmul", """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            # column-major fp8 weight, as _scaled_mm wants its second operand
+            self.register_buffer("w", torch.randn(48, 64).to(torch.float8_e4m3fn).t())
+            self.register_buffer("one", torch.tensor(1.0))
+
+        def forward(self, x):
+            return torch._scaled_mm(x.to(torch.float8_e4m3fn), self.w, scale_a=self.one, scale_b=self.one,
+                                    out_dtype=torch.float32)
+
+    def get_inputs():
+        return [torch.randn(32, 64)]
+
+    def get_init_inputs():
+        return []
+""", level=2)
+
+# class 34 (approximations hidden in the tails): activations whose outputs span many orders
+# of magnitude; `--guards strict`'s wide-range draw (x64) reaches |x| of 10-70
+SIGMOID = _task("guards/sigmoid", """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return torch.sigmoid(x)
+
+    def get_inputs():
+        return [torch.randn(128, 512)]
+
+    def get_init_inputs():
+        return []
+""")
+
+GELU = _task("guards/gelu", """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return torch.nn.functional.gelu(x)
+
+    def get_inputs():
+        return [torch.randn(128, 512)]
+
+    def get_init_inputs():
+        return []
+""")
+
+ALL = [RELU, BIG_RELU, LINEAR, TINY, SQMEAN, ABSMEAN, VARIANT, INPLACE, SUM, LARGE_RELU, HUGE_RELU,
+       FP16_LINEAR, INT8_MATMUL, FP8_MATMUL, SIGMOID, GELU]

@@ -320,3 +320,34 @@ HOSTILE = {
         "if not self.started:\n    self.started = True\n    rewrite_after_exit(harness_paths())\n"
         "return torch.relu(x)", init="self.started = False", prelude=_DETACHED_REWRITER), {"forged_output"}),
 }
+
+# 31 precision dress-up: a low-precision task's GEMM computed wider, the result cast back
+HOSTILE.update({
+    "i31_fp16_linear_in_fp32": (T.FP16_LINEAR, "torch", model(
+        "w, b = self.fc.weight, self.fc.bias\nreturn F.linear(x.float(), w.float(), b.float()).half()",
+        init="self.fc = nn.Linear(*args).half()"), {"precision_dressup"}),
+    "i31_int8_matmul_in_fp16": (T.INT8_MATMUL, "torch", model(
+        "return (x.half() @ self.w.half()).to(torch.int32)",
+        init='self.register_buffer("w", torch.randint(-4, 4, (64, 32), dtype=torch.int8))'), {"precision_dressup"}),
+    "i31_fp8_matmul_in_fp32": (T.FP8_MATMUL, "torch", model(
+        "return x.to(torch.float8_e4m3fn).float() @ self.w.float()",
+        init='self.register_buffer("w", torch.randn(48, 64).to(torch.float8_e4m3fn).t())\n'
+             'self.register_buffer("one", torch.tensor(1.0))'), {"precision_dressup"}),
+})
+
+# 34 approximations whose error hides under the atol in the output's small tail: seen only
+# against a float64 reference on a draw that reaches the tail (the wide-range draw of
+# `--guards strict`), so they are run under strict (tests/guards/test_dressup_approx.py), not
+# in HOSTILE, which tests/guards/test_corpus.py runs under standard
+HOSTILE_STRICT = {
+    # 4.5e-5 off where the answer is 2e-9: under the 1e-4 atol on every draw
+    "i34_sigmoid_clamped_at_10": (T.SIGMOID, "torch", model("return torch.sigmoid(x.clamp(-10.0, 10.0))"),
+                                  {"approximation"}),
+    # exp(|x|) as its degree-12 Taylor polynomial: 1e-7 relative for |x| < 2, 30% low at |x| = 12
+    "i34_sigmoid_taylor_exp": (T.SIGMOID, "torch", model(
+        "t = x.abs()\ne = torch.ones_like(t)\nterm = torch.ones_like(t)\n"
+        "for k in range(1, 13):\n    term = term * t / k\n    e = e + term\n"
+        "s = 1.0 / (1.0 + e)  # sigmoid(-|x|)\nreturn torch.where(x < 0, s, 1.0 - s)"), {"approximation"}),
+    # the tanh form of GELU (also wrong by 4e-4 on the usual draws, which allclose sees)
+    "i34_gelu_tanh": (T.GELU, "torch", model("return F.gelu(x, approximate='tanh')"), {"approximation"}),
+}

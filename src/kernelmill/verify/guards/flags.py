@@ -46,6 +46,10 @@ FLAGS: dict[str, tuple[str, int, str]] = {
                                           "--policy reject)"),
     "fake_fusion": ("rejected", 35, "more kernel launches per call than the task allows (a policy: rejects only "
                                     "with --policy reject)"),
+    "precision_dressup": ("rejected", 31, "computes a low-precision task (fp8/fp16/bf16/int8 GEMMs, convolutions "
+                                          "or attention) at a wider precision and casts the result back"),
+    "approximation": ("incorrect", 34, "an approximation (clamped, truncated, another formula) whose error hides "
+                                       "under the absolute tolerance where the output is small (float64 reference)"),
     "runtime_install": ("rejected", 36, "started a package manager or opened a network connection at run time "
                                         "(refused as it happened)"),
     # compute-sanitizer's findings (issue 42's oracle), filed under the catalogue items they

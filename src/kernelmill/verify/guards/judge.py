@@ -9,13 +9,14 @@ from dataclasses import replace
 import torch
 
 from ..measure.correctness import CheckRule, compare, flatten_outputs
-from ..measure.oracle import budget
+from ..measure.oracle import approximated, budget
 from ..measure.trivial import weak_by, weak_note
 from ..measure import inputs as inp
 from .audit_hook import findings_of
 from .flags import FLAGS, Findings, decide
 from .source import own_kernel_names
 from .speed import fastest_possible_ms, needed_bytes
+from .trace import precision_rank
 
 
 def _constant(t: torch.Tensor) -> bool:
@@ -112,6 +113,68 @@ def fp64_budget(job, expected: dict, got: dict, ref_fp64, result: dict) -> None:
         result.update(status="incorrect", correct=False, message=f"trial 1 (float64 error budget): {b.message}")
 
 
+def _trial_check(job, exp, out, structured: bool, ref64):
+    """A trial's comparison: allclose under `rule_for`, and on a structured draw the float64
+    budget where allclose fails (condition-aware, measure/oracle.py): where the draw is
+    ill-conditioned for the task itself (attention on x64 logits), the fp32 reference's own
+    error against float64 says how far off an honest kernel may be."""
+    cmp = compare(exp, out, rule_for(job, exp, structured))
+    if not cmp.correct and structured and ref64 is not None:
+        b = budget(exp, ref64, out, job.check.fp64_k or STRUCTURED_K)
+        if b is not None and b.ok:
+            cmp = replace(cmp, correct=True)
+    return cmp
+
+
+def tail_approximation(job, strict: bool, expected: dict, got: dict, ref_fp64, ref_fp64_structured: dict | None,
+                       findings: Findings) -> None:
+    """Class 34: on every trial with a float64 reference (the first one with --fp64-k, the
+    structured draws under strict) whose check the candidate passed, an approximation whose
+    error hides under the atol in the output's small tail (`oracle.approximated`). Only
+    passed trials: the flag names an error the tolerance let through, and a kernel already
+    wrong there (a shifted padding) is not an approximation."""
+    refs = dict(ref_fp64_structured or {})
+    if ref_fp64 is not None and job.check.fp64_k > 0:
+        refs.setdefault(0, ref_fp64)
+    trials, runs = expected.get("trials") or [], got.get("trials") or []
+    for i in sorted(refs):
+        if i >= len(trials) or i >= len(runs) or not runs[i] or refs[i] is None:
+            continue
+        exp, out = trials[i], runs[i][0]
+        structured = inp.distribution_for(i, strict) in inp.STRUCTURED
+        if structured and _not_finite(exp):
+            continue
+        if not _trial_check(job, exp, out, structured, refs[i] if structured else None).correct:
+            continue
+        found = approximated(exp, refs[i], out, job.check.fp64_k or STRUCTURED_K)
+        if found is not None:
+            findings.add("approximation", f"trial {i + 1} ({inp.distribution_for(i, strict)} inputs) passed the "
+                                          f"tolerance check, but {found.message()}")
+            return
+
+
+def precision_dressup(ref_profile: dict | None, prof: dict | None) -> str:
+    """Class 31: the reference's heavy ops (GEMMs, convolutions, attention: `trace.HEAVY`)
+    compute in fp8/fp16/bf16/integers only, and the candidate's compute in a wider float
+    (an fp16 GEMM in fp32, an int8 one in fp16): the low-precision task is not what it
+    solved. An integer reference counts as narrower than any float of 16 bits or more; a
+    candidate at fp8 is never wider. "" when not, or when a profile (an older stored one)
+    does not say."""
+    ref, cand = (ref_profile or {}).get("heavy_dtypes"), (prof or {}).get("heavy_dtypes")
+    if not ref or not cand:
+        return ""
+    ref_top = max(precision_rank(d) for ds in ref.values() for d in ds)
+    if ref_top >= precision_rank(torch.float32) or ref_top < 0:
+        return ""  # an fp32/fp64 task (precision_downgrade's side), or dtypes this torch does not know
+    wider = [(precision_rank(d), op, d) for op, ds in cand.items() for d in ds
+             if precision_rank(d) > ref_top and precision_rank(d) >= precision_rank(torch.float16)]
+    if not wider:
+        return ""
+    _, op, dtype = max(wider)
+    ref_desc = ", ".join(f"{o} in {'/'.join(ds)}" for o, ds in sorted(ref.items()))
+    return f"{op} computed in {dtype}, where the reference computes {ref_desc}"
+
+
 def judge(job, level, device, cand_code, facts, got, expected, sets, findings, phases, *, ref_mutates, ref_aliases,
            ref_profile, param_bytes, ref_weak: list[str] | None = None, ref_fp64=None,
            ref_fp64_structured: dict | None = None) -> dict:
@@ -145,14 +208,10 @@ def judge(job, level, device, cand_code, facts, got, expected, sets, findings, p
                 continue  # a structured draw the reference itself does not define (it overflows): no question asked
             rule = rule_for(job, exp, structured) if key != "checks" else timed_rule(job, exp, ref_profile)
             for r, out in enumerate(runs):
-                cmp = compare(exp, out, rule)
-                if not cmp.correct and structured and (ref_fp64_structured or {}).get(i) is not None:
-                    # condition-aware (measure/oracle.py): where the draw is ill-conditioned for
-                    # the task itself (attention on x64 logits), the fp32 reference's own error
-                    # against float64 says how far off an honest kernel may be
-                    b = budget(exp, ref_fp64_structured[i], out, job.check.fp64_k or STRUCTURED_K)
-                    if b is not None and b.ok:
-                        cmp = replace(cmp, correct=True)
+                if key == "trials":
+                    cmp = _trial_check(job, exp, out, structured, (ref_fp64_structured or {}).get(i))
+                else:
+                    cmp = compare(exp, out, rule)
                 worst_abs, worst_rel = max(worst_abs, cmp.max_abs_err), max(worst_rel, cmp.max_rel_err)
                 leaves = [(a, b) for (_, a), (_, b) in zip(flatten_outputs(exp), flatten_outputs(out))
                           if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape]
@@ -182,6 +241,7 @@ def judge(job, level, device, cand_code, facts, got, expected, sets, findings, p
         result["generalizes"] = {"variants": len(expected.get("variants") or []),
                                  "ok": "shape_specialised" not in findings.flags()}
     fp64_budget(job, expected, got, ref_fp64, result)
+    tail_approximation(job, strict, expected, got, ref_fp64, ref_fp64_structured, findings)
 
     # facts from the candidate's process
     if facts["input_mutation"] and not ref_mutates:
@@ -230,9 +290,14 @@ def judge(job, level, device, cand_code, facts, got, expected, sets, findings, p
                                              f"ran the reference's ops ({', '.join(sorted(ref_work)[:4])})")
     if prof:
         fp32 = fp32_task(ref_profile, expected)
-        if fp32 and prof["low_precision"]:
+        # an integer task (int8 GEMM) has no fp16 data in its reference, so `fp32_task` holds;
+        # fp16 there is its dress-up, not a downgrade, and is named as that
+        dressed = precision_dressup(ref_profile, prof)
+        if dressed:
+            findings.add("precision_dressup", dressed)
+        elif fp32 and prof["low_precision"]:
             findings.add("precision_downgrade", f"ops ran on {', '.join(prof['low_precision'])} data in an fp32 task")
-        if fp32 and strict and device.type == "cuda":
+        if fp32 and not dressed and strict and device.type == "cuda":
             lowk = [k for k in prof.get("kernels", {}) if any(s in k.lower() for s in ("tf32", "bf16", "f16", "h884", "h1688", "hmma"))]
             refk = [k for k in ref_profile.get("kernels", {}) if any(s in k.lower() for s in ("tf32", "bf16", "f16"))]
             if lowk and not refk:

@@ -38,6 +38,12 @@ PLUMBING = {
     "synchronize", "current_stream", "is_complex", "nelement", "ndimension", "zero",
 }
 LOW_PRECISION = {"c10::Half", "c10::BFloat16", "c10::Float8_e4m3fn", "c10::Float8_e5m2"}
+# ops that carry a task's arithmetic (GEMMs, convolutions, attention): the precision they
+# compute in is the task's precision (class 31, precision dress-up). Elementwise work around
+# them says nothing (an fp32 softmax or norm on fp16 data is what torch does inside too)
+HEAVY = {"matmul", "rmatmul", "mm", "bmm", "addmm", "baddbmm", "addbmm", "mv", "addmv", "linear", "bilinear",
+         "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "einsum",
+         "tensordot", "scaled_mm", "int_mm", "scaled_dot_product_attention"}
 
 
 def protected_callables(harness: Any = None) -> dict[str, Any]:
@@ -246,6 +252,7 @@ class _OpRecorder:
         self.ops: set[str] = set()
         self.low_precision: set[str] = set()
         self.produced: set[int] = set()  # storages written by torch compute functions
+        self.heavy: dict[str, set[str]] = {}  # heavy op -> the dtypes it computed in
 
         class Mode(TorchFunctionMode):
             def __torch_function__(self, func, types, args=(), kwargs=None):
@@ -260,6 +267,10 @@ class _OpRecorder:
                         rec.low_precision.add(_LOW_DTYPES[t.dtype])
                     if name not in PLUMBING and type(t) is torch.Tensor and t.numel():
                         rec.produced.add(t.untyped_storage().data_ptr())
+                if name in HEAVY:
+                    dtype = compute_dtype(_tensor_args(args, kwargs or {}) + _tensor_args((out,), {}))
+                    if dtype is not None:
+                        rec.heavy.setdefault(name, set()).add(str(dtype).removeprefix("torch."))
                 return out
 
         self.mode = Mode()
@@ -269,6 +280,28 @@ _LOW_DTYPES = {torch.float16: "c10::Half", torch.bfloat16: "c10::BFloat16"}
 for _name, _label in (("float8_e4m3fn", "c10::Float8_e4m3fn"), ("float8_e5m2", "c10::Float8_e5m2")):
     if hasattr(torch, _name):
         _LOW_DTYPES[getattr(torch, _name)] = _label
+
+
+def precision_rank(dtype: torch.dtype | str) -> int:
+    """How wide a dtype computes: integers 0 < fp8 1 < fp16 = bf16 2 < fp32 3 < fp64 4."""
+    if isinstance(dtype, str):
+        dtype = getattr(torch, dtype, None)
+        if not isinstance(dtype, torch.dtype):
+            return -1  # a name this torch does not know (a profile from another version)
+    if not dtype.is_floating_point:
+        return 0
+    return {1: 1, 2: 2, 4: 3}.get(dtype.itemsize, 4)
+
+
+def compute_dtype(tensors: list) -> torch.dtype | None:
+    """The precision a heavy op computed in: the narrowest floating dtype among its inputs
+    and outputs (an fp8 `_scaled_mm` has fp32 scales and a bf16 output; an fp32 `linear`
+    under bf16 autocast returns bf16), else the narrowest integer one (`_int_mm`: int8 in,
+    int32 out). Booleans (attention masks) do not count."""
+    floats = [t.dtype for t in tensors if t.is_floating_point()]
+    ints = [t.dtype for t in tensors if not t.is_floating_point() and not t.is_complex() and t.dtype != torch.bool]
+    pool = floats or ints
+    return min(pool, key=lambda d: (precision_rank(d), d.itemsize)) if pool else None
 
 
 def _tensor_args(args, kwargs) -> list:
@@ -313,6 +346,7 @@ def profile_call(fn: Callable[[], Any], device: torch.device, tracer: OwnCodeTra
     # every output tensor was written by a torch function called from Python
     from_torch = bool(outs) and all(t.untyped_storage().data_ptr() in rec.produced for t in outs)
     return {"ops": sorted(rec.ops), "leaf_compute_ops": leaves, "low_precision": sorted(rec.low_precision),
+            "heavy_dtypes": {op: sorted(d) for op, d in sorted(rec.heavy.items())},
             "output_from_torch": from_torch,
             "kernels": kernels, "wall_s": wall, "unsynced": unsynced,
             "own_calls": tracer.calls if tracer else 0, "own_s": tracer.seconds if tracer else 0.0}
