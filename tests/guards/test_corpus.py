@@ -39,12 +39,40 @@ def _samples(corpus: dict) -> list[Sample]:
             for name, entry in corpus.items()]
 
 
-@pytest.fixture(scope="module", params=["off", "on"], ids=["fresh", "resident"])
-def hostile(shared_build_cache, request):
-    """Once with a new supervisor per candidate (a CPU's default) and once with resident
-    supervisors, each taking job after job (a GPU's default: verify/pools/resident.py)."""
-    cfg = _config(shared_build_cache, "standard", resident=request.param)
-    return {v.sample_id: v for v in verify_samples(T.ALL, _samples(HOSTILE), cfg)}
+# the tricks that act on processes, memory, files, threads or the call stack, where a
+# supervisor of its own and a candidate process started fresh (`--resident off`) differ
+# from a resident's forked one; the others (what a call computes, its precision, its
+# kernels) are judged by the same code either way and run once, with resident supervisors
+FRESH_TOO = {"i2_empty_like", "i2_empty_shape", "i3_filled_next_call", "i3_thread_fills_later", "i3_timer_thread",
+             "i4_cache_by_pointer", "i6_allclose", "i6_obfuscated_timer", "i6_sync", "i14_caller_frames",
+             "i14_gc_walk", "i14_reads_files", "i15_skip_unchecked", "i15_skip_unchecked_inspect",
+             "i17_batch_of_four_by_pointer", "i17_pipelined_one_behind", "i18_counts_calls",
+             "i18_timing_on_the_stack", "i20_detached_rewriter", "i20_forges_every_channel"}
+CASES = [("resident", name) for name in sorted(HOSTILE)] + [("fresh", name) for name in sorted(FRESH_TOO)]
+
+
+def _hostile(cache: str, resident: str, names) -> dict:
+    cfg = _config(cache, "standard", resident=resident)
+    return {v.sample_id: v for v in verify_samples(T.ALL, _samples({n: HOSTILE[n] for n in names}), cfg)}
+
+
+@pytest.fixture(scope="module")
+def hostile_resident(shared_build_cache):
+    """Resident supervisors, each taking job after job (the default with guards on:
+    verify/pools/resident.py), over the whole hostile corpus."""
+    return _hostile(shared_build_cache, "on", HOSTILE)
+
+
+@pytest.fixture(scope="module")
+def hostile_fresh(shared_build_cache):
+    """A new supervisor per candidate (`--resident off`), over FRESH_TOO."""
+    return _hostile(shared_build_cache, "off", FRESH_TOO)
+
+
+@pytest.fixture
+def hostile(request):
+    mode = request.param if hasattr(request, "param") else "resident"
+    return request.getfixturevalue(f"hostile_{mode}")
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +117,11 @@ def test_corpus_covers_every_catalogue_item_twice():
     assert all(gpu.get(i, 0) >= 2 for i in GPU_ONLY_ITEMS), gpu
 
 
-@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_the_fresh_subset_names_hostile_candidates():
+    assert FRESH_TOO <= set(HOSTILE)
+
+
+@pytest.mark.parametrize("hostile, name", CASES, ids=[f"{m}-{n}" for m, n in CASES], indirect=["hostile"])
 def test_hostile_candidate_is_caught(hostile, name):
     v = hostile[name]
     expected = HOSTILE[name][3]

@@ -350,14 +350,25 @@ UNDECLARED = [
 ]
 
 
+# built the real way too, to hold the message to the compiler's: one per kind of message
+COMPILED_TOO = {"km_ff_a", "km_ff_f"}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("args", UNDECLARED, ids=lambda a: a["name"])
 def test_an_undeclared_binding_fails_before_compiling_as_the_compile_does(args, prepared, tmp_path):
     fast = _build(_fresh(prepared, tmp_path / "on"), "on", args)
-    slow = _build(_fresh(prepared, tmp_path / "off"), "off", args)
-    assert fast["outcome"] == slow["outcome"] == "compile_error"
+    assert fast["outcome"] == "compile_error"
     assert fast["log"]["fail_fast"].startswith(("unbound: ", "module twice")) and "compiles" in fast["log"]
-    assert "compiled" not in fast["log"] and "fail_fast" not in slow["log"]
+    assert "compiled" not in fast["log"]
+    if args["name"] not in COMPILED_TOO:
+        # the same rule and message as km_ff_a's, for a name absent another way (~28 CPU-s a
+        # real compile: issue 45); the message's words are the compiler's own (below)
+        where = next(line for line in fast["error"].splitlines() if ": error: " in line)
+        assert f"error: '{args['functions'][0]}' was not declared in this scope" in where
+        return
+    slow = _build(_fresh(prepared, tmp_path / "off"), "off", args)
+    assert slow["outcome"] == "compile_error" and "fail_fast" not in slow["log"]
     # the same file, line, column and words as the compiler's own diagnostic
     where = next(line for line in fast["error"].splitlines() if ": error: " in line)
     if fast["log"]["fail_fast"] == "module twice":
