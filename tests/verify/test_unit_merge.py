@@ -119,7 +119,10 @@ def test_builder_goes_back_to_the_two_units_when_the_merged_compile_fails(tmp_pa
     with pytest.raises(inline_build.CompileError, match=r"\[host.cpp\]"):
         builder.build("m", main, cuda, FLAGS)
     assert builder.log["merged"] is False
-    assert "unit.cpp" in fake_tools and "host.cpp" in fake_tools and "main.cpp" in fake_tools
+    # the host unit's error decides the build (fail_fast.py): main.cpp beside it is killed,
+    # and may not have reached its compiler by then (seen under xdist on 2 cores)
+    assert "unit.cpp" in fake_tools and "host.cpp" in fake_tools
+    assert set(c for c in fake_tools if c) <= {"kernel.cu", "unit.cpp", "host.cpp", "main.cpp"}
 
 
 def test_merge_can_be_turned_off(tmp_path, fake_tools, monkeypatch):
