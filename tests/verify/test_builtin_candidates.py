@@ -26,8 +26,10 @@ def demo_run(tmp_path_factory, shared_build_cache):
     candidates and the precompiled torch headers are found instead of made again."""
     tmp = tmp_path_factory.mktemp("demo")
     env = {**os.environ, "KERNELMILL_CACHE": shared_build_cache}
+    # the suite's hanging candidate spins a core until the run limit: 30 s, not the CPU default
+    # of 60 (the other candidates need seconds; as in the guards-off run below)
     cmd = [sys.executable, "-m", "kernelmill.cli", "demo", "-o", str(tmp / "out"), "--device", "cpu",
-           "--trials", "2"]
+           "--trials", "2", "--run-timeout", "30"]
     res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1200)
     assert res.returncode == 0, res.stderr[-3000:]
     samples = {s.sample_id: s for s in read_jsonl(tmp / "out" / "samples.jsonl", Sample, [])}
