@@ -17,7 +17,7 @@ from .lexer import _RX, PtxSyntaxError, Token, line_col
 from .syntax import Addr, Imm, Instr, Neg, Reg, Sym, Vec
 
 _LINE = re.compile(r"(?:@([^\s;/]+)[ \t]+)?([A-Za-z_$][\w$]*)((?:\.[\w$]+(?:::[\w$]+)*)*)"
-                   r"(?:[ \t]+([^;/\n\"]*?))?[ \t]*;(?=[ \t]*(?:\n|\Z))")
+                   r"(?:[ \t]+([^;/\n\"]*?))?[ \t]*;(?=[ \t]*(?:\n|\Z))(\s*)")
 _OPERAND = re.compile(r"[ \t]*((?:[^,{\[(\s]|[ \t]+(?=[^,\s])|\{[^{}\n]*\}|\[[^\[\]\n]*\]|\([^()\n]*\))+)"
                       r"[ \t]*(,|\Z)")
 _MOD = re.compile(r"\.[\w$]+(?:::[\w$]+)*")
@@ -107,7 +107,7 @@ def scan(text: str, source: str, operand_of: Callable[[str], object]):
         if line_start:
             m = line_match(text, pos)
             if m is not None and m.group(2) != "for":
-                g_text, opcode, mod_text, op_text = m.groups()  # one call: this loop is the parser's hot path
+                g_text, opcode, mod_text, op_text, space = m.groups()  # one call: the parser's hot path
                 guard = None
                 ok = True
                 if g_text is not None:
@@ -121,10 +121,13 @@ def scan(text: str, source: str, operand_of: Callable[[str], object]):
                     if mods is None:
                         mods = mods_cache[mod_text] = tuple(_MOD.findall(mod_text))
                     stmts[pos] = Instr(opcode, mods, ops, guard, line)
-                    end = m.end()
-                    toks.append(Token("stmt", text[pos:end], pos, False))
-                    pos = end
-                    line_start = glued = False  # a newline (or the end) follows
+                    toks.append(Token("stmt", text[pos:m.start(5)], pos, False))
+                    # the whitespace after it (a newline, or the end, follows the `;`) read in
+                    # the same match, as the lexer's "ws" token would have been
+                    k = space.count("\n")
+                    line += k
+                    line_start, glued = k > 0, False
+                    pos = m.end()
                     continue
         if text[pos] in _SPACE:  # whitespace (after every instruction line): `_RX` tries it last
             end = ws_match(text, pos).end()
