@@ -4,7 +4,10 @@ loads it with ``-p suite_time_plugin``): one JSON line per test to
 
 CPU is this process's own (user + system) plus that of its children once reaped
 (RUSAGE_CHILDREN: compilers, verify's workers). A module fixture's cost goes to the
-first test that uses it. pytest's `--durations` gives wall time only; the suite's
+first test that uses it; a child is charged to the test during which it was reaped (a
+background build one test starts and a later one reaps shows in the later one), and a
+child reparented away from the run is not seen: per file, and over the run, the sums
+hold; a single test's figure may carry a neighbour's. pytest's `--durations` gives wall time only; the suite's
 target (issue 45) is a 2-core machine, where CPU is what cannot be overlapped."""
 
 from __future__ import annotations
