@@ -129,7 +129,7 @@ def scan(text: str, source: str, operand_of: Callable[[str], object]):
                     line_start, glued = k > 0, False
                     pos = m.end()
                     continue
-        if text[pos] in _SPACE:  # whitespace (after every instruction line): `_RX` tries it last
+        if text[pos] in _SPACE:  # whitespace not read with an instruction line: `_RX` tries it last
             end = ws_match(text, pos).end()
             k = text.count("\n", pos, end)
             line += k
