@@ -134,6 +134,11 @@ if "SLOW" in src:  # a long compile that starts a child of its own (as nvcc star
     child = subprocess.Popen(["sleep", "60"])
     open(os.environ["KM_FAKE_PIDS"], "a").write(f"{os.getpid()} {child.pid}\n")
     child.wait()
+if "WAIT_PIDS" in src:  # fail only once the slow unit's compiler runs (else it may be stopped unstarted)
+    for _ in range(600):
+        if os.path.exists(os.environ["KM_FAKE_PIDS"]):
+            break
+        time.sleep(0.05)
 if "FAIL" in src:
     print(f"{args[args.index('-c') + 1]}:1:1: error: FAIL", file=sys.stderr)
     sys.exit(1)
@@ -175,7 +180,9 @@ def test_a_deciding_error_stops_the_other_units_compilers_tree_and_all(tmp_path,
     cc, pids = fake_cc
     builder = InlineBuilder(tmp_path / "cache")
     stop = inline_build._Stop()
-    units = [_unit("kernel", "SLOW", cc), _unit("binding", "FAIL", cc)]
+    # the failing unit waits for the slow one's compiler to start: on a loaded machine its error
+    # came first once and the slow unit was stopped before it ran (nothing to see killed)
+    units = [_unit("kernel", "SLOW", cc), _unit("binding", "FAIL WAIT_PIDS", cc)]
     t0 = time.perf_counter()
     with pytest.raises(CompileError, match=r"\[binding.cpp\]") as err:
         builder._compile("m", units, {"ldflags": []}, cc, "so-key", stop)
