@@ -57,14 +57,14 @@ def _hostile(cache: str, resident: str, names) -> dict:
 
 
 @pytest.fixture(scope="module")
-def hostile_resident(shared_build_cache):
+def hostile_resident(shared_build_cache, torch_headers):
     """Resident supervisors, each taking job after job (the default with guards on:
     verify/pools/resident.py), over the whole hostile corpus."""
     return _hostile(shared_build_cache, "on", HOSTILE)
 
 
 @pytest.fixture(scope="module")
-def hostile_fresh(shared_build_cache):
+def hostile_fresh(shared_build_cache, torch_headers):
     """A new supervisor per candidate (`--resident off`), over FRESH_TOO."""
     return _hostile(shared_build_cache, "off", FRESH_TOO)
 
@@ -76,7 +76,7 @@ def hostile(request):
 
 
 @pytest.fixture(scope="module")
-def honest(shared_build_cache):
+def honest(shared_build_cache, torch_headers):
     builtin = [s for s in builtin_samples() if s.meta.get("expect") == "ok" and s.language in CPU_LANGUAGES]
     tasks = {t.task_id: t for t in T.ALL}
     tasks.update(load_tasks("builtin").by_id())
@@ -85,7 +85,7 @@ def honest(shared_build_cache):
 
 
 @pytest.fixture(scope="module")
-def unguarded(shared_build_cache):
+def unguarded(shared_build_cache, torch_headers):
     """A few tricks with the guards off: they pass, so the guards are what catches them."""
     names = ["i10_zeros", "i14_caller_frames", "i12_reads_seed", "i6_allclose"]
     out = verify_samples(T.ALL, _samples({n: HOSTILE[n] for n in names}), _config(shared_build_cache, "off"))

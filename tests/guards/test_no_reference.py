@@ -46,7 +46,7 @@ def test_torch_hunter_finds_the_reference_without_guards(tmp_path):
 
 
 @pytest.mark.slow
-def test_cpp_hunter_finds_nothing_when_guarded(tmp_path, shared_build_cache):
+def test_cpp_hunter_finds_nothing_when_guarded(tmp_path, shared_build_cache, torch_headers):
     v = _verify(tmp_path, "hunt_cpp", "cpp", CPP_HUNTER, "standard", cache=shared_build_cache)
     assert _found_nothing(v), (v.status, v.flags, v.message[:500])
 

@@ -317,14 +317,11 @@ def _build(cache: Path, mode: str, args: dict, cuda: bool = False) -> dict:
 
 
 @pytest.fixture(scope="module")
-def prepared(tmp_path_factory):
+def prepared(tmp_path_factory, torch_headers):
     """A cache holding the precompiled torch header and its identifiers for the C++ flag
-    set, as a run's preparation makes them (build_prepare)."""
-    from kernelmill.verify.build import build_prepare
-
-    root = tmp_path_factory.mktemp("prepared")
-    build_prepare.main([str(root), "--specs", json.dumps([[False, [], []]]), "--no-slim"])
-    return root
+    set, as a run's preparation makes them (build_prepare; made once for the session:
+    tests/conftest.py)."""
+    return torch_headers(tmp_path_factory.mktemp("prepared"))
 
 
 def _fresh(prepared: Path, folder: Path) -> Path:

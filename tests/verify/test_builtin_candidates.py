@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow  # the module's fixture verifies dozens of candida
 
 
 @pytest.fixture(scope="session")
-def demo_run(tmp_path_factory, shared_build_cache):
+def demo_run(tmp_path_factory, shared_build_cache, torch_headers):
     """`kernelmill demo` on the CPU, once for the session: it verifies every
     builtin candidate this machine can run (torch, C++, Triton interpreter). Its
     builds go to the session's build cache (content-addressed: what they answer is

@@ -36,8 +36,8 @@ def _run(cache, src):
 
 
 @pytest.fixture(scope="session")
-def built(tmp_path_factory):
-    cache = tmp_path_factory.mktemp("buildcache")
+def built(tmp_path_factory, torch_headers):
+    cache = torch_headers(tmp_path_factory.mktemp("buildcache"))  # cold but for the prepared headers
     return cache, _run(cache, SOURCE)
 
 

@@ -94,7 +94,7 @@ def test_module_level_calls_are_not_lazy_and_input_dependent_ones_are_reported()
         assert "argument 2" in str(exc)
 
 
-def test_verify_builds_lazy_calls_before_the_run(tmp_path, shared_build_cache):
+def test_verify_builds_lazy_calls_before_the_run(tmp_path, shared_build_cache, torch_headers):
     samples = [Sample("init_lazy", RELU_TASK.task_id, "cpp", INIT_LAZY),
                Sample("forward_lazy", RELU_TASK.task_id, "cpp", FORWARD_LAZY)]
     stats: dict = {}
@@ -132,7 +132,7 @@ INPUT_DEPENDENT = textwrap.dedent('''
     ''')
 
 
-def test_an_uncomputable_call_is_built_by_a_build_worker_not_the_run(tmp_path, shared_build_cache):
+def test_an_uncomputable_call_is_built_by_a_build_worker_not_the_run(tmp_path, shared_build_cache, torch_headers):
     stats: dict = {}
     cfg = VerifyConfig(device="cpu", trials=2, time=False, cache_dir=shared_build_cache, workers=2)
     (v,) = verify_samples([RELU_TASK], [Sample("input_dependent", RELU_TASK.task_id, "cpp", INPUT_DEPENDENT)],

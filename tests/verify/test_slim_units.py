@@ -99,8 +99,8 @@ def _build(cache, name, src, mode="slim"):
 
 
 @pytest.mark.slow
-def test_slim_builds_answer_as_torchs_units_and_share_their_binding(tmp_path):
-    cache = tmp_path / "cache"
+def test_slim_builds_answer_as_torchs_units_and_share_their_binding(tmp_path, torch_headers):
+    cache = torch_headers(tmp_path / "cache")
     first = _build(cache, "km_slim_a", CANDIDATE)
     assert first["log"]["slim"] is True and sorted(first["log"]["compiled"]) == ["shim", "sigbind", "slim"]
     assert first["act"] == first["want_act"] and first["pair"] == first["want_pair"]
@@ -116,10 +116,10 @@ def test_slim_builds_answer_as_torchs_units_and_share_their_binding(tmp_path):
 
 
 @pytest.mark.slow
-def test_code_that_needs_the_full_header_goes_back_to_torchs_units(tmp_path):
+def test_code_that_needs_the_full_header_goes_back_to_torchs_units(tmp_path, torch_headers):
     # torch::nn is declared by torch/extension.h, not by torch/types.h: the slim unit fails
     needs_nn = CANDIDATE.replace("return x.clamp_min(0);", "return torch::nn::functional::relu(x);")
-    out = _build(tmp_path / "cache", "km_slim_d", needs_nn)
+    out = _build(torch_headers(tmp_path / "cache"), "km_slim_d", needs_nn)
     assert out["log"]["slim"] is False and "binding" in out["log"]["compiled"]
     assert out["act"] == out["want_act"] and out["pair"] == out["want_pair"]
     # code naming pybind11 is not tried slim at all
