@@ -16,8 +16,10 @@ from typing import Callable
 from .lexer import _RX, PtxSyntaxError, Token, line_col
 from .syntax import Addr, Imm, Instr, Neg, Reg, Sym, Vec
 
-_LINE = re.compile(r"(?:@([^\s;/]+)[ \t]+)?([A-Za-z_$][\w$]*)((?:\.[\w$]+(?:::[\w$]+)*)*)"
-                   r"(?:[ \t]+([^;/\n\"]*?))?[ \t]*;(?=[ \t]*(?:\n|\Z))(\s*)")
+# groups: the statement's text, guard, opcode (never a Rolled-PTX `for`), modifiers, operands,
+# and the whitespace after it (up to the next line's first character)
+_LINE = re.compile(r"((?:@([^\s;/]+)[ \t]+)?(?!for(?![\w$]))([A-Za-z_$][\w$]*)((?:\.[\w$]+(?:::[\w$]+)*)*)"
+                   r"(?:[ \t]+([^;/\n\"]*?))?[ \t]*;)(?=[ \t]*(?:\n|\Z))(\s*)")
 _OPERAND = re.compile(r"[ \t]*((?:[^,{\[(\s]|[ \t]+(?=[^,\s])|\{[^{}\n]*\}|\[[^\[\]\n]*\]|\([^()\n]*\))+)"
                       r"[ \t]*(,|\Z)")
 _MOD = re.compile(r"\.[\w$]+(?:::[\w$]+)*")
@@ -106,8 +108,8 @@ def scan(text: str, source: str, operand_of: Callable[[str], object]):
     while pos < n:
         if line_start:
             m = line_match(text, pos)
-            if m is not None and m.group(2) != "for":
-                g_text, opcode, mod_text, op_text, space = m.groups()  # one call: the parser's hot path
+            if m is not None:
+                stmt, g_text, opcode, mod_text, op_text, space = m.groups()  # one call: the parser's hot path
                 guard = None
                 ok = True
                 if g_text is not None:
@@ -121,7 +123,7 @@ def scan(text: str, source: str, operand_of: Callable[[str], object]):
                     if mods is None:
                         mods = mods_cache[mod_text] = tuple(_MOD.findall(mod_text))
                     stmts[pos] = Instr(opcode, mods, ops, guard, line)
-                    toks.append(Token("stmt", text[pos:m.start(5)], pos, False))
+                    toks.append(Token("stmt", stmt, pos, False))
                     # the whitespace after it (a newline, or the end, follows the `;`) read in
                     # the same match, as the lexer's "ws" token would have been
                     k = space.count("\n")
