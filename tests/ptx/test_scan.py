@@ -33,6 +33,11 @@ second;
 	.loc	1 12 3
 	ld.param.u64 	%rd1, [k_param_0];
 	.loc	1 13 3
+	.loc	1 14 5, function_name $L__info_string0, inlined_at 1 12 3
+	.loc 1 15 2,function_name $L__info_string1,inlined_at 1 12 3   
+	.loc	1 16 3 // a comment on a .loc line
+	.loc	1 17 3 /* and a block */ .loc 1 18 4
+	.loc	1 19 "not a number"
 	mov.u32 	%r1, %tid.x; // a comment after
 	add.s32 %r2, %r1 , 4;
 	add.s32	%r3,%r2,-4;
@@ -82,10 +87,26 @@ def _both(text):
     return fast
 
 
+# a `.loc` before the first function and one at the end of the text (no newline after it)
+LOC_EDGES = ".version 8.4\n.loc 1 2 3\n.visible .entry k()\n{\n\tret;\n\t.loc\t1 4 1"
+
+
 @pytest.mark.parametrize("text", [SAMPLE, TRICKY, ROLLED])
 def test_line_reader_and_token_parser_agree(text):
     m = _both(text)
     assert m.functions
+
+
+def test_loc_lines_read_alike_wherever_they_stand():
+    with pytest.raises(PtxSyntaxError) as fast:
+        _Parser(LOC_EDGES, "t", fast=True).module()
+    with pytest.raises(PtxSyntaxError) as slow:
+        _Parser(LOC_EDGES, "t", fast=False).module()
+    assert str(fast.value) == str(slow.value)  # the body never closes: both say where
+    m = _both(LOC_EDGES + "\n}\n")
+    body = m.functions[0].body
+    assert [d.tokens for d in body if not isinstance(d, Instr)] == [
+        ((".loc", False), ("1", False), ("4", False), ("1", False))]
 
 
 @pytest.mark.parametrize("text", [".version 8.4\nadd.s32 %r1, %r2, 1;\n",

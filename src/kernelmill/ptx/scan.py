@@ -14,7 +14,7 @@ import re
 from typing import Callable
 
 from .lexer import _RX, PtxSyntaxError, Token, line_col
-from .syntax import Addr, Imm, Instr, Neg, Reg, Sym, Vec
+from .syntax import Addr, Directive, Imm, Instr, Neg, Reg, Sym, Vec
 
 # groups: the statement's text, guard, opcode (never a Rolled-PTX `for`), modifiers, operands,
 # and the whitespace after it (up to the next line's first character)
@@ -96,10 +96,34 @@ def _operands(text: str, cache: dict, operand_of) -> tuple | None:
             return tuple(out) if pos == n else None
 
 
+# a `.loc` line (nvcc -lineinfo puts one before most instructions) with no comment or
+# string on it: read here in one pass instead of token by token in the parser
+_LOC_LINE = re.compile(r"\.loc[ \t][^\n/\"]*(?=\n|\Z)")
+
+
+def _line_directive(line: str) -> Directive | None:
+    """The Directive the parser makes of a line directive alone on its line (its tokens,
+    each glued to the one before when no whitespace parts them), or None."""
+    out, end, glued = [], 0, False
+    for m in _RX.finditer(line):
+        if m.start() != end or m.end() == end:
+            return None
+        end = m.end()
+        kind = m.lastgroup
+        if kind == "ws":
+            glued = False
+            continue
+        if kind == "comment":
+            return None
+        out.append((m.group(), glued and bool(out)))
+        glued = True
+    return Directive(tuple(out), semicolon=False) if end == len(line) and out else None
+
+
 def scan(text: str, source: str, operand_of: Callable[[str], object]):
-    """(tokens, {position of a stmt token: its Instr})."""
+    """(tokens, {position of a stmt token: its Instr, or the Directive of a `.loc` line})."""
     toks: list[Token] = []
-    stmts: dict[int, Instr] = {}
+    stmts: dict[int, Instr | Directive] = {}
     cache: dict = {}
     mods_cache: dict[str, tuple] = {}
     pos, n, line = 0, len(text), 1
@@ -107,6 +131,15 @@ def scan(text: str, source: str, operand_of: Callable[[str], object]):
     rx_match, line_match, ws_match = _RX.match, _LINE.match, _WS.match
     while pos < n:
         if line_start:
+            if text.startswith(".loc", pos):
+                m = _LOC_LINE.match(text, pos)
+                d = None if m is None else _line_directive(m.group())
+                if d is not None:
+                    stmts[pos] = d
+                    toks.append(Token("stmt", m.group().rstrip(" \t\r"), pos, False))
+                    line_start, glued = False, True
+                    pos = m.end()
+                    continue
             m = line_match(text, pos)
             if m is not None:
                 stmt, g_text, opcode, mod_text, op_text, space = m.groups()  # one call: the parser's hot path
