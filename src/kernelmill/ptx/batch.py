@@ -17,7 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, fields
 from typing import Iterable
 
-from .parser import parse_module
+from .parser import gc_paused, parse_module
 from .reroll import RerollConfig, RerollStats, reroll_function
 from .syntax import Function, Module, fmt_module
 
@@ -39,7 +39,8 @@ def default_jobs() -> int:
 def _reroll_one(task: tuple[Function, RerollConfig]) -> tuple[Function, RerollStats]:
     f, cfg = task
     st = RerollStats()
-    return reroll_function(f, cfg, st), st
+    with gc_paused():  # as reroll_module does (parser.gc_paused)
+        return reroll_function(f, cfg, st), st
 
 
 def merge_stats(into: RerollStats, other: RerollStats) -> RerollStats:

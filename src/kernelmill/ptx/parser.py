@@ -38,10 +38,11 @@ _VARREG_SPLIT = re.compile(r"^(%[A-Za-z_]+?|\$L\w*?_)(0|[1-9]\d*)$")
 
 
 @contextlib.contextmanager
-def _gc_paused():
+def gc_paused():
     """A parse makes hundreds of thousands of objects and no reference cycle; the cyclic
     collector's passes over them cost ~15% of a parse of a 2 MB file (issue 44). Paused
-    for the parse, and turned back on only by the call that paused it."""
+    for the parse (and the reroll), and turned back on only by the call that paused it:
+    a cycle made meanwhile is collected after."""
     paused = gc.isenabled()
     if paused:
         gc.disable()
@@ -53,13 +54,13 @@ def _gc_paused():
 
 
 def parse_module(text: str, source: str = "<ptx>") -> Module:
-    with _gc_paused():
+    with gc_paused():
         return _Parser(text, source).module()
 
 
 def parse_statements(text: str, source: str = "<ptx>") -> list[Stmt]:
     """Parse a bare statement stream (a function body without braces)."""
-    with _gc_paused():
+    with gc_paused():
         p = _Parser(text, source)
         out: list[Stmt] = []
         while not p.eof():
