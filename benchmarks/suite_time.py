@@ -19,6 +19,7 @@ tests/conftest.py uses to hand the longest files out first under pytest-xdist.""
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import re
@@ -90,12 +91,14 @@ def run(out: Path, install: bool, keep: bool, extra: list[str]) -> dict:
 
 def per_file(out: Path) -> list[dict]:
     files: dict[str, dict] = defaultdict(lambda: {"tests": 0, "wall_s": 0.0, "cpu_s": 0.0})
-    for path in sorted(out.glob("tests-*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
+    # a run's own files, or the same gzipped (tests-gw0.jsonl.gz) as docs/results keeps them
+    for path in sorted([*out.glob("tests-*.jsonl"), *out.glob("tests-*.jsonl.gz")]):
+        raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        for line in raw.decode("utf-8").splitlines():
             row = json.loads(line)
             name = row["id"].split("::")[0]
             if name == "<start>":
-                name = f"<start: {path.stem}>"  # the worker's start and collection
+                name = f"<start: {path.name.split('.')[0]}>"  # the worker's start and collection
             f = files[name]
             f["tests"] += row["id"] != "<start>"
             f["wall_s"] += row.get("wall", 0.0)
