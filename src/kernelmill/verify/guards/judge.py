@@ -127,12 +127,13 @@ def _trial_check(job, exp, out, structured: bool, ref64):
 
 
 def tail_approximation(job, strict: bool, expected: dict, got: dict, ref_fp64, ref_fp64_structured: dict | None,
-                       findings: Findings) -> None:
+                       findings: Findings, checked: dict[int, bool] | None = None) -> None:
     """Class 34: on every trial with a float64 reference (the first one with --fp64-k, the
     structured draws under strict) whose check the candidate passed, an approximation whose
     error hides under the atol in the output's small tail (`oracle.approximated`). Only
     passed trials: the flag names an error the tolerance let through, and a kernel already
-    wrong there (a shifted padding) is not an approximation."""
+    wrong there (a shifted padding) is not an approximation. `checked`: trial -> whether its
+    first call passed, where the judge already compared it (not compared twice)."""
     refs = dict(ref_fp64_structured or {})
     if ref_fp64 is not None and job.check.fp64_k > 0:
         refs.setdefault(0, ref_fp64)
@@ -144,7 +145,10 @@ def tail_approximation(job, strict: bool, expected: dict, got: dict, ref_fp64, r
         structured = inp.distribution_for(i, strict) in inp.STRUCTURED
         if structured and _not_finite(exp):
             continue
-        if not _trial_check(job, exp, out, structured, refs[i] if structured else None).correct:
+        ok = (checked or {}).get(i)
+        if ok is None:
+            ok = _trial_check(job, exp, out, structured, refs[i] if structured else None).correct
+        if not ok:
             continue
         found = approximated(exp, refs[i], out, job.check.fp64_k or STRUCTURED_K)
         if found is not None:
@@ -182,6 +186,7 @@ def judge(job, level, device, cand_code, facts, got, expected, sets, findings, p
     result = {"status": "ok", "compiled": True, "correct": True, "flags": [], "phases": phases}
     worst_abs = worst_rel = 0.0
     notes = []
+    checked: dict[int, bool] = {}  # trial -> its first call passed (tail_approximation reads it)
     if facts.get("lazy_output"):
         findings.add("lazy_output", facts["lazy_output"])
     if facts.get("variant_error"):
@@ -210,6 +215,8 @@ def judge(job, level, device, cand_code, facts, got, expected, sets, findings, p
             for r, out in enumerate(runs):
                 if key == "trials":
                     cmp = _trial_check(job, exp, out, structured, (ref_fp64_structured or {}).get(i))
+                    if r == 0:
+                        checked[i] = cmp.correct
                 else:
                     cmp = compare(exp, out, rule)
                 worst_abs, worst_rel = max(worst_abs, cmp.max_abs_err), max(worst_rel, cmp.max_rel_err)
@@ -241,7 +248,7 @@ def judge(job, level, device, cand_code, facts, got, expected, sets, findings, p
         result["generalizes"] = {"variants": len(expected.get("variants") or []),
                                  "ok": "shape_specialised" not in findings.flags()}
     fp64_budget(job, expected, got, ref_fp64, result)
-    tail_approximation(job, strict, expected, got, ref_fp64, ref_fp64_structured, findings)
+    tail_approximation(job, strict, expected, got, ref_fp64, ref_fp64_structured, findings, checked)
 
     # facts from the candidate's process
     if facts["input_mutation"] and not ref_mutates:
