@@ -4,8 +4,10 @@ import shutil
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from kernelmill.ptx import PtxSyntaxError, parse_module, parse_statements
+from kernelmill.ptx import PtxSyntaxError, count_tokens, parse_module, parse_statements
+from kernelmill.ptx.lexer import tokenize
 from kernelmill.ptx.parser import _Parser
 from kernelmill.ptx.syntax import Block, Function, Instr, Loop
 
@@ -160,3 +162,18 @@ def test_no_per_statement_line_search(monkeypatch):
     m = parse_module(".version 8.4\n.target sm_90\n.entry k()\n{\n" + body + "\tret;\n}\n")
     instrs = [s for s in m.functions[0].body if isinstance(s, Instr)]
     assert len(instrs) == 2001 and instrs[-2].line == 4 + 2 * 2000 - 1
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet='ab%$._ 09xXfFdDeE+-*/"\\\n\t{}[]();:,@!<>|&^~?=U', max_size=40))
+def test_token_count_is_the_lexers(text):
+    """count_tokens (one regex `findall`) counts what the lexer's token loop finds, comments
+    and whitespace excluded, on any text, PTX or not."""
+    from kernelmill.ptx.lexer import _RX
+
+    assert count_tokens(text) == sum(1 for m in _RX.finditer(text) if m.lastgroup not in ("ws", "comment"))
+    try:
+        toks = tokenize(text)
+    except PtxSyntaxError:
+        return
+    assert count_tokens(text) == sum(t.kind != "comment" for t in toks)
