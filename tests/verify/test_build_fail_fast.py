@@ -316,23 +316,6 @@ def _build(cache: Path, mode: str, args: dict, cuda: bool = False) -> dict:
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-@pytest.fixture(scope="module")
-def prepared(tmp_path_factory, torch_headers):
-    """A cache holding the precompiled torch header and its identifiers for the C++ flag
-    set, as a run's preparation makes them (build_prepare; made once for the session:
-    tests/conftest.py)."""
-    return torch_headers(tmp_path_factory.mktemp("prepared"))
-
-
-def _fresh(prepared: Path, folder: Path) -> Path:
-    import shutil
-
-    for kind in ("pch", "idents"):
-        if (prepared / kind).exists():
-            shutil.copytree(prepared / kind, folder / kind, copy_function=os.link)
-    return folder
-
-
 def _quotes(text: str) -> str:
     return text.replace("\u2018", "'").replace("\u2019", "'")
 
@@ -360,8 +343,8 @@ COMPILED_TOO = {"km_ff_a", "km_ff_f"}
 
 @pytest.mark.slow
 @pytest.mark.parametrize("args", UNDECLARED, ids=lambda a: a["name"])
-def test_an_undeclared_binding_fails_before_compiling_as_the_compile_does(args, prepared, tmp_path):
-    fast = _build(_fresh(prepared, tmp_path / "on"), "on", args)
+def test_an_undeclared_binding_fails_before_compiling_as_the_compile_does(args, torch_headers, tmp_path):
+    fast = _build(torch_headers(tmp_path / "on"), "on", args)
     assert fast["outcome"] == "compile_error"
     assert fast["log"]["fail_fast"].startswith(("unbound: ", "module twice")) and "compiles" in fast["log"]
     assert "compiled" not in fast["log"]
@@ -371,7 +354,7 @@ def test_an_undeclared_binding_fails_before_compiling_as_the_compile_does(args, 
         where = next(line for line in fast["error"].splitlines() if ": error: " in line)
         assert f"error: '{args['functions'][0]}' was not declared in this scope" in where
         return
-    slow = _build(_fresh(prepared, tmp_path / "off"), "off", args)
+    slow = _build(torch_headers(tmp_path / "off"), "off", args)
     assert slow["outcome"] == "compile_error" and "fail_fast" not in slow["log"]
     # the same file, line, column and words as the compiler's own diagnostic
     where = next(line for line in fast["error"].splitlines() if ": error: " in line)
@@ -398,14 +381,14 @@ MUST_BUILD = [
 
 @pytest.mark.slow
 @pytest.mark.parametrize("args", MUST_BUILD, ids=lambda a: a["name"])
-def test_a_binding_declared_where_only_the_preprocessor_sees_it_builds(args, prepared, tmp_path):
+def test_a_binding_declared_where_only_the_preprocessor_sees_it_builds(args, torch_headers, tmp_path):
     args = dict(args)
     if "km_decl.h" in args["cpp_sources"]:
         inc = tmp_path / "inc"
         inc.mkdir()
         (inc / "km_decl.h").write_text("#pragma once\n#define KM_NAME ident_fwd\n")
         args["extra_include_paths"] = [str(inc)]
-    fast = _build(_fresh(prepared, tmp_path / "on"), "on", args)
+    fast = _build(torch_headers(tmp_path / "on"), "on", args)
     assert fast["outcome"] == "ok", fast["error"][-2000:]
     assert "fail_fast" not in fast["log"]
 

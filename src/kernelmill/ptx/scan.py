@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from .lexer import _RX, PtxSyntaxError, Token, line_col
+from .lexer import _RX, PtxSyntaxError, Token, line_col, tokenize
 from .syntax import Addr, Directive, Imm, Instr, Neg, Reg, Sym, Vec
 
 # groups: the statement's text, guard, opcode (never a Rolled-PTX `for`), modifiers, operands,
@@ -102,22 +102,16 @@ _LOC_LINE = re.compile(r"\.loc[ \t][^\n/\"]*(?=\n|\Z)")
 
 
 def _line_directive(line: str) -> Directive | None:
-    """The Directive the parser makes of a line directive alone on its line (its tokens,
-    each glued to the one before when no whitespace parts them), or None."""
-    out, end, glued = [], 0, False
-    for m in _RX.finditer(line):
-        if m.start() != end or m.end() == end:
-            return None
-        end = m.end()
-        kind = m.lastgroup
-        if kind == "ws":
-            glued = False
-            continue
-        if kind == "comment":
-            return None
-        out.append((m.group(), glued and bool(out)))
-        glued = True
-    return Directive(tuple(out), semicolon=False) if end == len(line) and out else None
+    """The Directive the parser makes of a line directive alone on its line (the lexer's
+    tokens, each glued to the one before when no whitespace parts them), or None: then the
+    parser reads the line (and names what is wrong with it)."""
+    try:
+        toks = tokenize(line)
+    except PtxSyntaxError:
+        return None
+    if not toks or any(t.kind == "comment" for t in toks):
+        return None
+    return Directive(tuple((t.text, t.glued) for t in toks), semicolon=False)
 
 
 def scan(text: str, source: str, operand_of: Callable[[str], object]):
