@@ -119,3 +119,56 @@ def test_cpu_calls_longer_than_the_block_are_timed_one_by_one():
     assert b.block == 1
     r = b.round(3)
     assert len(r.times_ms) == 3 and min(r.times_ms) >= 2.0
+
+
+class _Reports:
+    """The candidate's report pipe, as RemoteSide reads it: the queued messages, then
+    a round of 1 ms calls of the size the last command asked for."""
+
+    def __init__(self, msgs, launched):
+        self.msgs, self.launched = list(msgs), launched
+
+    def expect(self, key, whole=False):
+        n = self.launched.sent[-1].get("n")
+        msg = self.msgs.pop(0) if self.msgs else Round([1.0] * n, float(n)).to_msg()
+        assert key in msg
+        return msg if whole else msg[key]
+
+
+class _Launched:
+    def __init__(self):
+        self.sent = []
+
+    def send(self, msg):
+        self.sent.append(msg)
+
+
+class FakeKB(FakeSide):
+    """A local side that also takes KernelBench's convention (a Bench's attributes)."""
+
+    cuda = True
+
+    def kernelbench_round(self, trials):
+        self.kb_host_ms = [0.05] * trials
+        self.kb_state = {"grad": False, "threads": 2}
+        return [self.ms] * trials
+
+
+def test_kernelbench_convention_records_the_host_path_of_both_sides():
+    # the candidate's KernelBench trials come down the pipe with their host times and
+    # its process state; both land in the timing beside kb_mean_ms (issue 39: the
+    # reference's KernelBench figure read above a plain process's, cause to be seen)
+    from kernelmill.verify.process.channel import RemoteSide
+
+    cfg = TimingConfig(min_rounds=5, max_rounds=5, round_ms=1.0, budget_ms=1e9, kb_trials=3)
+    remote_msgs = [{"est_ms": 1.0}, {"kb_ms": [1.0, 1.2, 1.1], "kb_host_ms": [0.02, 0.03, 0.04],
+                                     "kb_state": {"grad": False, "function_modes": ["Spy"]}}]
+    launched = _Launched()
+    cand = RemoteSide(launched, _Reports(remote_msgs, launched), random.Random(0))
+    comp = compare(FakeKB(2.0), cand, cfg, rng=random.Random(0))
+    assert comp.reference.kb_mean_ms == 2.0 and math.isclose(comp.candidate.kb_mean_ms, 1.1)
+    assert comp.reference.kb_host_ms == 0.05 and comp.candidate.kb_host_ms == 0.03
+    assert comp.candidate.kb_state == {"grad": False, "function_modes": ["Spy"]}
+    assert comp.reference.kb_state["threads"] == 2
+    assert math.isclose(comp.speedup_kernelbench, 2.0 / 1.1)
+    assert "kb_host_ms" in comp.reference.to_dict()

@@ -90,6 +90,11 @@ class Timing:
     trace_notes: list[str] = field(default_factory=list)
     provenance: dict | None = None  # of the last attributed round
     kb_mean_ms: float | None = None  # the KernelBench-convention figure (mean of its trials)
+    # the host's side of those trials: median ms from the start event's record to the call's
+    # return (above kb_mean_ms, the figure measured this process's launch path), and the
+    # process state that can slow that path (grad mode, Python modes, hooks, tracers, threads)
+    kb_host_ms: float | None = None
+    kb_state: dict | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -227,6 +232,8 @@ class Bench:
             self.spin_cycles = int(config.launch_cover_us * mhz)
         self.own_kernels: frozenset[str] = frozenset()  # kernel names the candidate's source defines
         self.kb_fill = None
+        self.kb_host_ms: list[float] = []  # per KernelBench trial: start.record() to the call's return, host side
+        self.kb_state: dict | None = None
         self.pool = None  # the InputPool feeding the calls, where one does (guarded runs)
         self.kept: dict[int, object] = {}
         self.kept_live: dict[int, object] = {}
@@ -358,6 +365,7 @@ class Bench:
         (launch overhead inside), a synchronize; one discarded first trial. GPU only."""
         if self.kb_fill is None:
             self.kb_fill = torch.empty(32 << 20, dtype=torch.int64, device=self.device)
+        self.kb_state = process_state()
         out = []
         for t in range(trials + 1):
             if self.prepare is not None:
@@ -368,12 +376,36 @@ class Bench:
             end = torch.cuda.Event(enable_timing=True)
             self.kb_fill.fill_(42)
             start.record()
+            h0 = time.perf_counter()
             self._last = self.fn()
+            h1 = time.perf_counter()
             end.record()
             torch.cuda.synchronize()
             if t:
                 out.append(start.elapsed_time(end))
+                self.kb_host_ms.append((h1 - h0) * 1e3)
         return out
+
+
+def process_state() -> dict:
+    """What in this process can lengthen the host's path of a call (KernelBench's
+    convention counts it): recorded beside `kb_host_ms`."""
+    import sys
+    import threading
+
+    state: dict = {"grad": torch.is_grad_enabled(), "profile": sys.getprofile() is not None,
+                   "trace": sys.gettrace() is not None, "threads": threading.active_count()}
+    try:  # private PyTorch names, read only: a version without them leaves them out
+        from torch.nn.modules import module as nn_module
+
+        state["function_modes"] = [type(m).__name__ for m in torch.overrides._get_current_function_mode_stack()]
+        state["dispatch_modes"] = int(torch._C._len_torch_dispatch_stack())
+        state["module_hooks"] = sum(len(getattr(nn_module, n, {})) for n in (
+            "_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks"))
+        state["autograd_profiler"] = bool(torch.autograd.profiler._is_profiler_enabled)
+    except AttributeError:
+        pass
+    return state
 
 
 @contextmanager
@@ -469,6 +501,8 @@ def compare(reference: Side, candidate: Side, config: TimingConfig,
                         statistics.fmean(candidate.kernelbench_round(config.kb_trials)))
         except NotImplementedError:
             kb_means = None
+    kb_host = [statistics.median(s.kb_host_ms) if getattr(s, "kb_host_ms", None) else None
+               for s in (reference, candidate)]
     ref_rounds: list[Round] = []
     cand_rounds: list[Round] = []
     walls: list[float] = []
@@ -525,6 +559,8 @@ def compare(reference: Side, candidate: Side, config: TimingConfig,
     kb = None
     if kb_means is not None:
         ref_t.kb_mean_ms, cand_t.kb_mean_ms = kb_means
+        ref_t.kb_host_ms, cand_t.kb_host_ms = kb_host
+        ref_t.kb_state, cand_t.kb_state = (getattr(s, "kb_state", None) for s in (reference, candidate))
         kb = kb_means[0] / kb_means[1] if kb_means[1] > 0 else None
     return Comparison(ref_t, cand_t, point, ci, rse, len(ratios), wall_speedup, ratios, stopped,
                       event_speedup=ev_point, events_disagree=disagree, speedup_kernelbench=kb,

@@ -219,7 +219,8 @@ def _serve_timing(bench: Bench, commands, report: Reporter, device, facts: dict)
                     _launch_check(facts, "timed call")
                 report.send(r.to_msg())
             elif msg["cmd"] == "kernelbench":
-                report.send({"kb_ms": bench.kernelbench_round(int(msg["trials"]))})
+                report.send({"kb_ms": bench.kernelbench_round(int(msg["trials"])), "kb_host_ms": bench.kb_host_ms,
+                             "kb_state": bench.kb_state})
             elif msg["cmd"] == "end":
                 return
     raise EOFError("the supervisor closed the command pipe during timing")

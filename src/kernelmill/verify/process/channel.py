@@ -106,4 +106,7 @@ class RemoteSide:
 
     def kernelbench_round(self, trials: int) -> list[float]:
         self.launched.send({"cmd": "kernelbench", "trials": trials})
-        return [float(t) for t in self.reports.expect("kb_ms")]
+        msg = self.reports.expect("kb_ms", whole=True)
+        self.kb_host_ms = [float(t) for t in msg.get("kb_host_ms") or []]
+        self.kb_state = msg.get("kb_state") if isinstance(msg.get("kb_state"), dict) else None
+        return [float(t) for t in msg["kb_ms"]]
