@@ -70,8 +70,9 @@ def test_gpu_hostile_is_caught(gpu_verdicts, name):
     v = gpu_verdicts[name]
     assert v.status != "ok", (name, v.flags, v.message[:300])
     expected = GPU_HOSTILE[name][3]
-    if expected:
-        assert expected <= set(v.flags), (name, v.status, v.flags, v.message[:300])
+    if expected:  # a set of flags, or a tuple of sets: any one of them is the catch
+        options = expected if isinstance(expected, tuple) else (expected,)
+        assert any(o <= set(v.flags) for o in options), (name, v.status, v.flags, v.message[:300])
 
 
 @pytest.mark.gpu

@@ -53,6 +53,19 @@ def test_one_file_per_gpu_and_none_for_a_cpu(tmp_path, monkeypatch):
         pass
 
 
+def test_a_hold_for_another_process_takes_that_process_s_file(tmp_path, monkeypatch):
+    # the runner (all GPUs visible) holds the lock for a sanitizer's process that sees GPU 3
+    # as its "cuda:0": the file is that process's, the one its run's timing takes
+    monkeypatch.setenv("KERNELMILL_GPU_LOCK_DIR", str(tmp_path))
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    theirs = {"CUDA_VISIBLE_DEVICES": "3"}
+    with gpu_lock("cuda:0", exclusive=False, env=theirs):
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")
+        with gpu_lock("cuda", exclusive=True, timeout=0.2) as timing:
+            assert not timing.acquired  # the timing on that GPU waits for the hold
+    assert lock_path("cuda:0", theirs).exists()
+
+
 def _hold_forever(device, started):
     with gpu_lock(device, exclusive=False):
         started.set()

@@ -6,6 +6,7 @@ that runs the call and prints a report. The real tool runs only on a GPU (test_g
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 import stat
 import sys
 import textwrap
@@ -108,7 +109,16 @@ def test_sanitize_runs_each_tool_and_keeps_its_own_errors(tmp_path, monkeypatch,
     monkeypatch.setenv("PATH", _fake_tool(tmp_path, report, code, only="memcheck") + os.pathsep + os.environ["PATH"])
     env = {**os.environ, "HOME": str(tmp_path)}
     spec = {"task_code": TASK, "candidate": str(tmp_path / "candidate.py"), "input_seed": 3, "weight_seed": 0}
-    got = san.sanitize(spec, env, {"relu_tail_kernel"}, timeout=60)
+    held = []
+
+    @contextmanager
+    def section():  # the GPU lock's place: entered once around each tool's process
+        held.append("in")
+        yield
+        held.append("out")
+
+    got = san.sanitize(spec, env, {"relu_tail_kernel"}, timeout=60, gpu_section=section)
+    assert held == ["in", "out"] * 3
     assert sorted({f for f, _ in got["findings"]}) == want, got
     assert got["tools"] == {"memcheck": "errors" if want else "clean", "racecheck": "clean", "initcheck": "clean"}
     calls = [json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
@@ -116,6 +126,10 @@ def test_sanitize_runs_each_tool_and_keeps_its_own_errors(tmp_path, monkeypatch,
     for c in calls:  # the watched process is the call of this module, with the tool's error exit code
         assert c[c.index("-m") + 1] == "kernelmill.verify.measure.sanitizer" and c[-2] == "--call"
         assert c[c.index("--error-exitcode") + 1] == str(san.ERROR_EXIT)
+    # memcheck and racecheck instrument the candidate's own kernels only; initcheck all of them
+    # (an uninstrumented writer would make its output read as uninitialised)
+    assert [c[c.index("--kernel-name") + 1] if "--kernel-name" in c else None for c in calls] == [
+        "kns=relu_tail_kernel", "kns=relu_tail_kernel", None]
 
 
 def test_a_call_that_fails_under_the_tool_is_said_and_flags_nothing(tmp_path, monkeypatch):

@@ -28,6 +28,7 @@ from typing import Callable, Iterable
 from ..languages import get_language
 from .guards.flags import Findings, decide
 from .measure.kernel_time import own_kernel_names
+from .measure.gpulock import gpu_lock
 from .measure.sanitizer import sanitize
 from .measure.sol import arithmetic_floor_ms, sol_fraction
 from ..records import LANGUAGES, Sample, Task, Verdict
@@ -322,7 +323,9 @@ class Verifier:
         spec = {"task_code": job.task.code, "candidate": str(job.workdir / "candidate.py"),
                 "input_seed": extra["input_seed"], "weight_seed": extra.get("weight_seed") or 0,
                 "sizes": extra.get("sizes") or {}}
-        report = sanitize(spec, self._env(job, "cuda", gpu, home), own, timeout=self.config.run_timeout)
+        env = self._env(job, "cuda", gpu, home)
+        report = sanitize(spec, env, own, timeout=self.config.run_timeout,
+                          gpu_section=lambda: gpu_lock("cuda:0", exclusive=False, label="sanitize", env=env))
         data = {**data, "measurement": {**(data.get("measurement") or {}), "sanitizer": report["tools"]}}
         findings = Findings()
         for flag, detail in report["findings"]:

@@ -192,7 +192,8 @@ GPU_HOSTILE = {
     # by walking the caller's frames); the other timed calls return the last answer
     "g15_skip_unchecked": ("huge_relu", "cuda", cuda_model(
         skip_unchecked_by_frames("'y' not in self.cache", "self.cache['y'] = ext.relu(x)", "self.cache['y']"),
-        "g15b"), {"suspicious_speed"}),
+        "g15b"), ({"suspicious_speed"}, {"harness_introspection"})),  # as i15_skip_unchecked_inspect: the
+    # stack-reading hook (item 24) sees the frame walk before the timing can see the speed
     # 16: persisting L2 lines that survive the flush between timed calls
     "g16_access_policy_window": ("big_relu", "cuda", tricks_model("return ext.relu_pinned(x)", "g16a", pinned=True),
                                  {"l2_persistence"}),

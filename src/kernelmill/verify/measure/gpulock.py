@@ -154,7 +154,8 @@ def _log_hold(path: Path, exclusive: bool, label: str, t_asked: float, t_held: f
 
 @contextmanager
 def gpu_lock(device: str, exclusive: bool, timeout: float | None = None,
-             behind_timing_s: float | None = None, label: str = "") -> Iterator[Held]:
+             behind_timing_s: float | None = None, label: str = "",
+             env: dict[str, str] | None = None) -> Iterator[Held]:
     """Hold the device's timing lock (exclusive for timing, shared for other GPU
     work) for the block; a no-op for a CPU or where the file cannot be made.
     With `timeout`, a holder that never lets go (a spare's warm-up stuck in the
@@ -168,9 +169,11 @@ def gpu_lock(device: str, exclusive: bool, timeout: float | None = None,
     0: not at all): a candidate's warm-up passes a bound, since the supervisor
     of its run may hold the lock shared while it waits for that warm-up, and a
     timing waits for the supervisor. `label` names the hold in the events file
-    (`events_path`), where a benchmark asked for one."""
+    (`events_path`), where a benchmark asked for one. `env`: the environment of the
+    process whose GPU work the hold covers (its CUDA_VISIBLE_DEVICES names the GPU),
+    where that is not this one (the runner holding it for a sanitizer's process)."""
     held = Held()
-    path = lock_path(device)
+    path = lock_path(device, env)
     fd = _open(path) if path is not None else None
     if fd is None:
         yield held

@@ -81,11 +81,36 @@ def available() -> str | None:
     return None
 
 
+# the tools whose instrumentation may be limited to the candidate's own kernels: memcheck
+# checks each access against the allocations (tracked through the API, whoever launched),
+# racecheck looks inside one kernel's shared memory. initcheck may not: a kernel left
+# uninstrumented writes memory it cannot see written, and an own kernel reading that
+# memory would read as uninitialised. Unfiltered, memcheck and racecheck instrument every
+# kernel the process loads (torch's own at start-up too): the filter is what keeps a
+# candidate's check to seconds.
+FILTERED = ("memcheck", "racecheck")
+
+
+def command(exe: str, tool: str, own_kernels, spec_path: str) -> list[str]:
+    """compute-sanitizer's command line for one tool over the call in `spec_path`."""
+    names = sorted(own_kernels) if tool in FILTERED else []
+    return [exe, "--tool", tool, "--error-exitcode", str(ERROR_EXIT), "--print-limit", "20",
+            *(["--racecheck-report", "hazard"] if tool == "racecheck" else []),
+            *[arg for name in names for arg in ("--kernel-name", f"kns={name}")],
+            sys.executable, "-m", "kernelmill.verify.measure.sanitizer", "--call", spec_path]
+
+
 def sanitize(spec: dict, env: dict[str, str], own_kernels: set[str] | frozenset[str], timeout: float,
-             tools: tuple[str, ...] = tuple(TOOLS)) -> dict:
+             tools: tuple[str, ...] = tuple(TOOLS), gpu_section=None) -> dict:
     """Run the candidate's call (`spec`: task_code, candidate, input_seed, weight_seed,
     sizes) under each tool; {"tools": {tool: "clean" | "errors" | why it did not run},
-    "findings": [(flag, detail), ...] in its own kernels}."""
+    "findings": [(flag, detail), ...] in its own kernels}. `gpu_section()`: a context
+    manager held around each tool's process (the GPU lock, shared: an instrumented call
+    is GPU work no timing on that GPU may overlap); tools run one at a time, so a timing
+    waiting for the GPU goes in between."""
+    from contextlib import nullcontext
+
+    section = gpu_section or nullcontext
     exe = available()
     if exe is None:
         return {"tools": {t: "compute-sanitizer not found" for t in tools}, "findings": []}
@@ -95,11 +120,10 @@ def sanitize(spec: dict, env: dict[str, str], own_kernels: set[str] | frozenset[
         with open(spec_path, "w", encoding="utf-8") as f:
             json.dump(spec, f)
         for tool in tools:
-            cmd = [exe, "--tool", tool, "--error-exitcode", str(ERROR_EXIT), "--print-limit", "20",
-                   *(["--racecheck-report", "hazard"] if tool == "racecheck" else []),
-                   sys.executable, "-m", "kernelmill.verify.measure.sanitizer", "--call", spec_path]
+            cmd = command(exe, tool, own_kernels, spec_path)
             try:
-                proc = subprocess.run(cmd, env=env, cwd=tmp, capture_output=True, text=True, timeout=timeout)
+                with section():
+                    proc = subprocess.run(cmd, env=env, cwd=tmp, capture_output=True, text=True, timeout=timeout)
             except subprocess.TimeoutExpired:
                 report["tools"][tool] = f"timed out after {timeout:.0f} s"
                 continue

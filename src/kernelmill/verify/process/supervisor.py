@@ -594,6 +594,10 @@ def measurement(device: torch.device, cfg: TimingConfig, comp: Comparison | None
                                                     "candidate": comp.candidate.method},
                  event_ms={"reference": comp.reference.event_median_ms, "candidate": comp.candidate.event_median_ms},
                  kernelbench_ms={"reference": comp.reference.kb_mean_ms, "candidate": comp.candidate.kb_mean_ms},
+                 # the host's part of those figures and what in each process can lengthen it
+                 kernelbench_host_ms={"reference": comp.reference.kb_host_ms,
+                                      "candidate": comp.candidate.kb_host_ms},
+                 kernelbench_state={"reference": comp.reference.kb_state, "candidate": comp.candidate.kb_state},
                  clocks=comp.clocks,
                  indistinguishable_from_1=bool(comp.speedup_ci and comp.speedup_ci[0] <= 1.0 <= comp.speedup_ci[1]),
                  # what the timing measured, whatever the verdict: a candidate rejected by a
