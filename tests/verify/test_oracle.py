@@ -3,6 +3,8 @@ error is below allclose's fixed tolerance, and honest ones summed in another ord
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 import torch
 from hypothesis import given, settings
@@ -157,6 +159,43 @@ def test_strict_trials_draw_a_wide_range_and_catch_an_exp_without_its_shift(tmp_
     assert standard["no_max"].status == "ok"  # the usual draws never overflow exp
     assert strict["no_max"].status == "incorrect" and "wide_range inputs" in strict["no_max"].message
     assert strict["shifted"].status == "ok", strict["shifted"].message
+
+
+SCALED_DRAW = """import torch
+
+
+def get_inputs():
+    return [30.0 * torch.randn(1024, 4096)]
+"""
+
+
+def test_a_wide_range_draw_does_not_compound_with_the_task_s_own_scale(monkeypatch):
+    # the builtin softmax task draws 30 * randn; the wide-range draw's x64 on top gave |x| ~ 9000,
+    # where the standard exp(x - logsumexp(x)) is 2e-4 off (the GPU run of the strict corpus
+    # failed that honest candidate): capped at WIDE_MAX, still past exp's range
+    from kernelmill.verify.measure import inputs as inp
+    from kernelmill.verify.measure.correctness import compare
+    from kernelmill.verify.measure.settings import CheckRule
+
+    mod = type(sys)("scaled")
+    exec(compile(SCALED_DRAW, "<task>", "exec"), mod.__dict__)  # noqa: S102 - the test's own task
+
+    def check(seed):
+        (x,) = inp.draw_inputs(mod, seed, "wide_range")
+        want = torch.softmax(x, -1)
+        honest = compare(want, torch.exp(x - torch.logsumexp(x, -1, keepdim=True)), CheckRule())
+        e = torch.exp(x)
+        return x, honest, compare(want, e / e.sum(-1, keepdim=True), CheckRule())
+
+    for seed in (1, 2):
+        x, honest, no_max = check(seed)
+        assert 88.0 < float(x.abs().max()) <= inp.WIDE_MAX * (1 + 1e-6)
+        assert honest.correct, honest.max_abs_err
+        assert not no_max.correct  # exp overflows: the draw still catches what it is for
+    (n,) = inp.draw_inputs(mod, 1, "normal")  # the task's own draws are left as they are
+    assert inp.WIDE_MAX / 4 < float(n.abs().max()) < inp.WIDE_MAX
+    monkeypatch.setattr(inp, "WIDE_MAX", float("inf"))  # the draw as it was: the honest formula fails
+    assert not any(check(seed)[1].correct for seed in (1, 2))
 
 
 def test_nan_in_the_same_places_is_no_change_after_the_call():
