@@ -203,6 +203,29 @@ def test_kernelbench_and_reproducibility_columns():
     assert not s["goal_met"]  # KernelBench: 1 of 2 within 10%
 
 
+def test_kernelbench_s_harness_against_itself():
+    # --kernelbench-repeat: its figure again in fresh processes, the largest move per row
+    v = {"status": "ok", "speedup": 2.0, "speedup_kernelbench": 1.5, "speedup_ci": [1.8, 2.2], "flags": []}
+    rows = [tf.make_row(_cand("a"), v, {"speedup": 2.0}, {"speedup": 1.5, "repeats": [1.52, 1.47]}),
+            tf.make_row(_cand("b"), v, {"speedup": 2.0}, {"speedup": 1.0, "repeats": [1.6, None]}),
+            tf.make_row(_cand("c"), v, {"speedup": 2.0}, {"speedup": 1.5})]
+    assert rows[0]["kb_self_deviation"] == pytest.approx(0.02) and rows[1]["kb_self_deviation"] == pytest.approx(0.6)
+    assert rows[1]["kb_repeats"] == [1.6] and rows[2]["kb_self_deviation"] is None
+    s = tf.summarize(rows, "cuda")
+    assert (s["kb_self_n"], s["kb_self_within"]) == (2, 1) and s["kb_self_median"] == pytest.approx(0.31)
+    assert any("against itself" in line and "1 of 2" in line for line in tf.summary_lines(s))
+
+
+def test_resume_measures_kernelbench_s_repeats_it_lacks():
+    results = {"independent": {"a": {"speedup": 1.0}, "b": {"speedup": 1.0}, "c": {"speedup": 1.0}},
+               "kernelbench": {"a": {"speedup": 1.1, "repeats": [1.2]}, "b": {"speedup": 1.1},
+                               "c": {"error": "no figure"}}}
+    cands = [_cand(n) for n in "abc"]
+    assert [c.name for c in tf.pending(cands, results, resume=True)] == []
+    # two repeats wanted: a has one, b none; c has no first figure to repeat
+    assert [c.name for c in tf.pending(cands, results, resume=True, kb_repeat=3)] == ["a", "b"]
+
+
 def test_a_candidate_rejected_by_policy_alone_is_compared_as_timed_not_awarded():
     timed = {"speedup": 1.3, "speedup_ci": [1.2, 1.4], "speedup_kernelbench": 1.25, "ref_ms": 1.3, "cand_ms": 1.0}
     policy = {"status": "rejected", "speedup": None, "flags": ["precision_downgrade"], "measurement": {"timed": timed}}
