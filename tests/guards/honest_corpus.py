@@ -46,6 +46,9 @@ HONEST = {
         "y = torch.empty_like(x)\nself.pool.submit(lambda: y.copy_(x.clamp_min(0))).result()\nreturn y",
         imports="from concurrent.futures import ThreadPoolExecutor", init="self.pool = ThreadPoolExecutor(2)")),
     "relu_noncontiguous_in": (T.RELU, "torch", model("return x.t().contiguous().clamp_min(0).t().contiguous()")),
+    # a forward under inference mode returns inference tensors: the harness's NaN fill of a used
+    # output (item 21) must not read as the candidate's error (it did, on cuda-l1 L3-20)
+    "relu_inference_mode": (T.RELU, "torch", model("with torch.inference_mode():\n    return torch.relu(x)")),
     "big_relu_fast": (T.BIG_RELU, "torch", model("return torch.relu(x)")),
     "big_relu_clamp": (T.BIG_RELU, "torch", model("return x.clamp(min=0)")),
     "big_relu_maximum": (T.BIG_RELU, "torch", model("return torch.maximum(x, self.zero)",

@@ -85,11 +85,18 @@ def _poison(out, owned: set[int]) -> None:
     """Item 21: after its answer is copied, an output the candidate returned is
     filled with NaN, so a later call whose kernel never ran (a launch that
     failed silently) cannot hand back this answer from a recycled buffer.
-    Tensors the module owns (parameters, buffers) are left alone."""
+    Tensors the module owns (parameters, buffers) are left alone. An output made
+    under `torch.inference_mode()` (a candidate's forward may run in it) is filled
+    in that mode: outside it PyTorch refuses in-place updates of such a tensor, and
+    that refusal read as the candidate's own runtime error (cuda-l1 L3-20, GPU)."""
     for t in tensors_in(out):
         if (type(t) is torch.Tensor and t.is_floating_point() and t.numel()
                 and t.untyped_storage().data_ptr() not in owned):
-            t.fill_(float("nan"))
+            if t.is_inference():
+                with torch.inference_mode():
+                    t.fill_(float("nan"))
+            else:
+                t.fill_(float("nan"))
 
 
 def _owned(module: torch.nn.Module) -> set[int]:
@@ -154,6 +161,7 @@ def _run_trials(cand, sets: list, device, facts: dict, key: str, keep=to_cpu) ->
             if not _same(out, snap):
                 facts["deferred_work"] = f"{key} {i + 1}: the output changed after the call returned"
         saved.append([keep(snap) for _, snap in runs])
+        facts["stage"] = f"the harness's poisoning of the outputs of {key} {i + 1} (item 21)"
         for out, _ in runs:
             _poison(out, owned)
     return saved
