@@ -154,6 +154,9 @@ def _run_trials(cand, sets: list, device, facts: dict, key: str, keep=to_cpu) ->
                 facts["input_mutation"].append(f"{key} {i + 1}")
             runs.append((out, snapshot(out)))
         # item 3: a result that keeps changing after return was not done when it returned
+        # (reading the first call's output after the second: where the second call made it
+        # unreadable, as torch.compile's CUDA graphs do, the error names this step)
+        facts["stage"] = f"the harness's reading of {key} {i + 1}'s outputs after both calls (items 3, 13)"
         time.sleep(0.002)
         if device.type == "cuda":
             torch.cuda.synchronize()
