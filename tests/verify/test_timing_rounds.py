@@ -162,12 +162,14 @@ def test_kernelbench_convention_records_the_host_path_of_both_sides():
 
     cfg = TimingConfig(min_rounds=5, max_rounds=5, round_ms=1.0, budget_ms=1e9, kb_trials=3)
     remote_msgs = [{"est_ms": 1.0}, {"kb_ms": [1.0, 1.2, 1.1], "kb_host_ms": [0.02, 0.03, 0.04],
-                                     "kb_state": {"grad": False, "function_modes": ["Spy"]}}]
+                                     "kb_state": {"grad": False, "function_modes": ["Spy"],
+                                                  "forged": "x" * 10_000, "threads": "many"}}]
     launched = _Launched()
     cand = RemoteSide(launched, _Reports(remote_msgs, launched), random.Random(0))
     comp = compare(FakeKB(2.0), cand, cfg, rng=random.Random(0))
     assert comp.reference.kb_mean_ms == 2.0 and math.isclose(comp.candidate.kb_mean_ms, 1.1)
     assert comp.reference.kb_host_ms == 0.05 and comp.candidate.kb_host_ms == 0.03
+    # only the keys and kinds of value the harness writes survive the candidate's report
     assert comp.candidate.kb_state == {"grad": False, "function_modes": ["Spy"]}
     assert comp.reference.kb_state["threads"] == 2
     assert math.isclose(comp.speedup_kernelbench, 2.0 / 1.1)

@@ -82,6 +82,11 @@ class Reports:
         self.file.close()
 
 
+# the keys of timing.process_state, the only ones a candidate's report may set
+_STATE_KEYS = frozenset({"grad", "profile", "trace", "threads", "function_modes", "dispatch_modes", "module_hooks",
+                         "autograd_profiler"})
+
+
 class RemoteSide:
     """The candidate's side of the timing comparison, in its own process: each
     command is one JSON line down the command pipe, each answer one line back."""
@@ -107,6 +112,10 @@ class RemoteSide:
     def kernelbench_round(self, trials: int) -> list[float]:
         self.launched.send({"cmd": "kernelbench", "trials": trials})
         msg = self.reports.expect("kb_ms", whole=True)
-        self.kb_host_ms = [float(t) for t in msg.get("kb_host_ms") or []]
-        self.kb_state = msg.get("kb_state") if isinstance(msg.get("kb_state"), dict) else None
+        # what the candidate's process says of itself: kept to the keys and sizes the harness writes
+        self.kb_host_ms = [float(t) for t in (msg.get("kb_host_ms") or [])[:trials]]
+        state = msg.get("kb_state") if isinstance(msg.get("kb_state"), dict) else {}
+        self.kb_state = {k: (v[:8] if isinstance(v, list) else v) for k, v in state.items()
+                         if k in _STATE_KEYS and isinstance(v, (bool, int, list))
+                         and all(isinstance(x, str) and len(x) < 80 for x in (v if isinstance(v, list) else []))} or None
         return [float(t) for t in msg["kb_ms"]]
