@@ -41,6 +41,19 @@ def _run(kind: str, config: str, overrides: list[str] | None, fresh: bool) -> No
     except (ConfigError, DatasetFormatError, LabelMaskError, GpuRequiredError, LaunchError) as exc:
         fail(f"{exc}")
     _print_result(result, *launch_rank())
+    _leave_process_group()
+
+
+def _leave_process_group() -> None:
+    """Under `accelerate launch`, each process leaves its process group before it exits. A
+    gloo group left to the interpreter's teardown once aborted a rank whose work was done and
+    written ("terminate called without an active exception", SIGABRT, exit -6), and the launcher
+    then failed the whole run (tests/train/test_two_process_sft.py, seventh session). Local to
+    this process: no collective, so a rank that failed cannot keep the others waiting here."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
 
 
 def _print_result(result: dict, rank: int = 0, processes: int = 1) -> None:
