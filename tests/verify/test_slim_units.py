@@ -455,3 +455,25 @@ def test_a_binding_object_that_failed_sends_later_builds_to_torchs_units_at_once
     second.build("ext_cu", main2, cuda2, CUDA_FLAGS)
     assert second.log["slim"] is False and sorted(c for c in unit_tools if c) == ["unit.cpp"]  # the merged unit only
 
+
+
+def test_a_unit_that_starts_after_its_build_was_decided_starts_no_compiler(tmp_path, unit_tools, monkeypatch):
+    """A pool thread of a build whose outcome another unit's error decided (slim failed and the
+    merged units were built meanwhile) must not start its compiler late: on a slow machine it
+    did, after the build had returned."""
+    from kernelmill.verify.build import inline_build
+
+    started = []
+    stand_in = inline_build._run
+    monkeypatch.setattr(inline_build, "_run", lambda cmd, cwd: started.append(cmd) or stand_in(cmd, cwd))
+    stop = inline_build._Stop()
+    stop.set()
+    inline_build._TLS.stop = stop
+    try:
+        builder = inline_build.InlineBuilder(tmp_path)
+        with pytest.raises(inline_build._Cancelled):
+            builder.compile_unit("shim", "shim.cpp", "int f() { return 1; }", ["g++"], ["-O2"], [])
+    finally:
+        inline_build._TLS.stop = None
+    assert started == [] and unit_tools == []
+    assert builder.cache.get("obj", builder.unit_key("shim", "int f() { return 1; }", ["g++"], ["-O2"], [])) is None

@@ -525,6 +525,7 @@ class InlineBuilder:
             t0 = time.perf_counter()
             if callable(pch):
                 pch = pch()
+            _check_stop()  # a unit that starts after its build was decided starts no compiler
             stage = self.cache.staging("obj")
             (stage / filename).write_text(source)
             base = [*cmd_prefix, *flags]
