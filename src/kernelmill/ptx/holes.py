@@ -26,6 +26,12 @@ from .syntax import (Addr, Block, Imm, Instr, Label, Loop, Neg, Paren, Pipe, Reg
 REGNUM = re.compile(r"^(%[A-Za-z_]+?)(0|[1-9]\d*)$")
 # compiler-made labels: numbered, so an unrolled body with branches rolls too
 LABELNUM = re.compile(r"^(\$L\w*?_)(0|[1-9]\d*)$")
+# kernel parameters (`_Z3fooPfi_param_2`): every kernel loads its parameters one by one, so
+# runs of `ld.param.u64 %rdN, [k_param_M]` roll too. Written long (`k_param_(2+i)`): inside
+# brackets `k_param_2+i` would read as an address offset. No leading zeros, so the name is
+# prefix + str(value) exactly.
+PARAMNUM = re.compile(r"^([A-Za-z_$][\w$]*_param_)(0|[1-9]\d*)$")
+SYM_KINDS = ("sym", "psym")
 GEOMETRIC_KINDS = frozenset({"imm", "vimm", "off", "off0"})
 
 
@@ -34,7 +40,8 @@ def map_op(o, f):
     if isinstance(o, Reg):
         return f("reg", o) if REGNUM.match(o.name) else o
     if isinstance(o, Sym):
-        return f("sym", o) if LABELNUM.match(o.name) else o
+        return (f("sym", o) if LABELNUM.match(o.name) else
+                f("psym", o) if PARAMNUM.match(o.name) else o)
     if isinstance(o, VarReg):
         return f("vreg", o)
     if isinstance(o, Imm):
@@ -76,13 +83,17 @@ def map_stmt(s: Stmt, f) -> Stmt:
     return s
 
 
+def _symnum(name: str):
+    return LABELNUM.match(name) or PARAMNUM.match(name)
+
+
 def hole_value(node) -> int:
     if node is None:
         return 0
     if isinstance(node, Reg):
         return int(REGNUM.match(node.name).group(2))
     if isinstance(node, Sym):
-        return int(LABELNUM.match(node.name).group(2))
+        return int(_symnum(node.name).group(2))
     if isinstance(node, VarReg):
         return node.expr.base
     if isinstance(node, VarExpr):
@@ -108,8 +119,8 @@ def split(s: Stmt) -> tuple[str, tuple[int, ...], tuple[str, ...], tuple[tuple, 
         shapes.append(shape(node))
         if kind == "reg":
             return Reg(REGNUM.match(node.name).group(1) + "#")
-        if kind == "sym":
-            return Sym(LABELNUM.match(node.name).group(1) + "#")
+        if kind in SYM_KINDS:
+            return Sym(_symnum(node.name).group(1) + "#")
         if kind == "vreg":
             return Reg(f"{node.prefix}#{shape(node)}")
         if kind in ("off", "off0"):
@@ -167,6 +178,8 @@ def linear_cost(kind: str, d: int) -> int:
     `16` -> `16+i*16`; 2 fewer when d is 1 or -1 (`+i`). `[%r8]` also gains `+0`."""
     if d == 0:
         return 0
+    if kind == "psym":  # `k_param_2` -> `k_param_(2+i)`: the parentheses and the term
+        return 5 if d in (1, -1) else 7
     return (2 if d in (1, -1) else 4) + (2 if kind == "off0" else 0)
 
 
@@ -186,7 +199,7 @@ def cost(kind: str, v0: int, model: tuple, node_shape: tuple) -> int:
         op, b, m, k = model
         e = VarExpr(b, terms, shifts + ((m, ">>", "i", k),), tables)
     old = VarExpr(v0, terms, shifts, tables)
-    if kind in ("reg", "sym", "vreg"):  # `%r7` / `%r7+j` -> `%r(...)`
+    if kind in ("reg", "sym", "psym", "vreg"):  # `%r7` / `%r7+j` -> `%r(...)`
         return count_tokens(f"%r({e})") - count_tokens(fmt_varreg(VarReg("%r", old)) if kind == "vreg" else "%r1")
     if kind == "off0":
         return count_tokens(str(e)) + 1  # `[%r3]` -> `[%r3+(...)]`
@@ -198,7 +211,7 @@ def table_cost(kind: str, v0: int, vals) -> int:
     2 per value (a comma or `]`, one more for a minus), `[`, `[`, `i`, `]`; a register or
     label gains `(`, `)`, an absent offset `+`."""
     n = 2 * len(vals) + 4 + sum(v < 0 for v in vals)
-    if kind in ("reg", "sym"):
+    if kind in ("reg", "sym", "psym"):
         return n + 2
     if kind == "off0":
         return n + 1
@@ -221,9 +234,9 @@ def template(s: Stmt, base: tuple[int, ...], models: tuple[tuple, ...], var: str
         else:
             op, b, m, k = model
             expr = VarExpr(b, terms, shifts + ((m, ">>" if op == "shr" else "<<", var, k),), tables)
-        if kind in ("reg", "vreg", "sym"):
+        if kind in ("reg", "vreg", "sym", "psym"):
             prefix = (REGNUM.match(node.name).group(1) if kind == "reg" else
-                      LABELNUM.match(node.name).group(1) if kind == "sym" else node.prefix)
+                      _symnum(node.name).group(1) if kind in SYM_KINDS else node.prefix)
             return VarReg(prefix, expr)
         return expr
 

@@ -252,7 +252,7 @@ class Segment:
                 lin_sum -= linear_cost(kd, deltas[k][h])
                 if self.shapes[pos + k][h] != ((), (), ()):
                     tab_fixed += 10**6  # tables on folded holes: not offered (rare)
-                tab_fixed += 4 + (2 if kd in ("reg", "sym") else 1 if kd == "off0" else
+                tab_fixed += 4 + (2 if kd in ("reg", "sym", "psym") else 1 if kd == "off0" else
                                   -(2 if vals[pos + k][h] < 0 else 1))
                 negs += sum(vals[pos + u * p + k][h] < 0 for u in range(t))
             negs += sum(vals[pos + t * p + k][h] < 0 for k, h in tabled)
