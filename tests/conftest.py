@@ -96,12 +96,18 @@ def torch_headers(shared_build_cache):
 
     from kernelmill.verify.build import build_prepare
 
+    from concurrent.futures import ThreadPoolExecutor
+
     build = Path(shared_build_cache) / "build"
     build.mkdir(exist_ok=True)
     with open(build / "torch_headers.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        for specs, options in SEED_SPECS:
-            build_prepare.main([str(build), "--specs", json.dumps(specs), *options])
+        # the flag sets side by side: the plain set's two headers and the -O3 set's one keep
+        # both cores busy (one after the other, the -O3 header had a core to itself while
+        # the other worker waited on the lock: 76 s -> 55 s here)
+        with ThreadPoolExecutor(len(SEED_SPECS)) as pool:
+            list(pool.map(lambda spec: build_prepare.main([str(build), "--specs", json.dumps(spec[0]), *spec[1]]),
+                          SEED_SPECS))
 
     def seed(root) -> Path:
         root = Path(root)

@@ -26,10 +26,11 @@ def demo_run(tmp_path_factory, shared_build_cache, torch_headers):
     candidates and the precompiled torch headers are found instead of made again."""
     tmp = tmp_path_factory.mktemp("demo")
     env = {**os.environ, "KERNELMILL_CACHE": shared_build_cache}
-    # the suite's hanging candidate spins a core until the run limit: 30 s, not the CPU default
-    # of 60 (the other candidates need seconds; as in the guards-off run below)
+    # the suite's hanging candidate spins a core until the run limit: 15 s, not the CPU default
+    # of 60 (the others' runs take under 2 s of wall on a quiet machine: 'run_wall_s' in their
+    # phases; as in the guards-off run below)
     cmd = [sys.executable, "-m", "kernelmill.cli", "demo", "-o", str(tmp / "out"), "--device", "cpu",
-           "--trials", "2", "--run-timeout", "30"]
+           "--trials", "2", "--run-timeout", "15"]
     res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1200)
     assert res.returncode == 0, res.stderr[-3000:]
     samples = {s.sample_id: s for s in read_jsonl(tmp / "out" / "samples.jsonl", Sample, [])}
@@ -62,7 +63,7 @@ def test_guards_off_gives_the_same_statuses(demo_run):
     samples = [s for s, _ in demo_run["pairs"]]
     guarded = {v.sample_id: v.status for _, v in demo_run["pairs"]}
     # the hanging candidate runs until the run limit: a short one (the other candidates need seconds)
-    cfg = VerifyConfig(device="cpu", trials=2, time=False, guards="off", run_timeout=30.0,
+    cfg = VerifyConfig(device="cpu", trials=2, time=False, guards="off", run_timeout=15.0,
                        cache_dir=demo_run["env"]["KERNELMILL_CACHE"])
     plain = {v.sample_id: v for v in verify_samples(load_tasks("builtin").by_id(), samples, cfg)}
     assert len(plain) == len(guarded) >= 20

@@ -42,9 +42,9 @@ CANDIDATES = {
     "fork_bomb": candidate(
         "for _ in range(300):\n"
         "    if os.fork() == 0:\n"
-        "        time.sleep(20)\n"
+        "        time.sleep(12)\n"
         "        os._exit(0)\n"
-        "time.sleep(20)", imports="import os, time"),
+        "time.sleep(12)", imports="import os, time"),
     "env_leak": candidate(
         "leak = [k for k in os.environ if 'TOKEN' in k or k.startswith('KERNELMILL')]\n"
         "return x.clamp_min(0) + (1.0 if leak else 0.0)", imports="import os"),
@@ -62,7 +62,8 @@ def verdicts(tmp_path_factory):
                    for name, code in CANDIDATES.items()]
         samples.append(sample("unknown_task", CANDIDATES["ok"], task_id="level9/nope"))
         samples.append(sample("unknown_language", CANDIDATES["ok"], language="fortran"))
-        cfg = fast_config(tmp, run_timeout=20, memory_limit_gb=2)
+        # the loop spins a core and the fork bomb sleeps until the limit; the others take ~1 s
+        cfg = fast_config(tmp, run_timeout=10, memory_limit_gb=2)
         out = verify_samples([RELU_TASK, LINEAR_TASK], samples, cfg)
     finally:
         del os.environ["MY_API_TOKEN"], os.environ["KERNELMILL_INTERNAL"]
