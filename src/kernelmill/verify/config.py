@@ -53,7 +53,8 @@ FIELD_HELP: dict[str, str] = {
     "fallback": "Candidates that fall back to PyTorch: reject, flag or allow.",
     "standby": "Run processes started ahead per GPU, so their start-up overlaps earlier candidates (each still runs "
                "one candidate), where runs are not resident (--resident off, or --guards off): -1 auto (6 per run "
-               "sharing a GPU, none on CPU), 0 off (also no resident supervisors).",
+               "sharing a GPU, one forked from a process that imported torch on a CPU, none there without "
+               "--fork-workers), 0 off (also no resident supervisors).",
     "standby_on_demand": "Start spare run processes only as the queued runs need them, not --standby at once "
                          "(spares warming up take the cores from the first candidates' builds).",
     "spare_lead_s": "With --standby-on-demand: a build running longer than this many seconds gets its run's spare "
@@ -151,7 +152,8 @@ class VerifyConfig:
     # run workers started ahead per GPU (verify/standby.py) where runs are not resident
     # (`resident` off, guards off): their start-up overlaps the previous candidates'
     # runs; -1 = auto (6 per run sharing a GPU, fewer on a host short of memory:
-    # standby.auto_depth; none on CPU); 0 = start each run process when its job comes
+    # standby.auto_depth; on a CPU one forked spare, none without fork_workers: runner.py);
+    # 0 = start each run process when its job comes
     # (no resident supervisors either)
     standby: int = -1
     # start spares only when none is left, `standby` at once (True), or one for

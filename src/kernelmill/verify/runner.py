@@ -169,12 +169,16 @@ class Verifier:
         # the compiled reference's record per task (verify/measure/compiled.py), measured by the
         # task's first timed candidate, the same way and kept the same way
         self.compiled_refs: dict[tuple[str, str, str], dict] = {}
-        # spares per GPU (standby.auto_depth; docs/benchmarks.md, issue 14). On a CPU a
-        # spare warming up would share the cores with the candidate being timed, so none
-        # by default there.
+        # spares per GPU (standby.auto_depth; docs/benchmarks.md, issue 14). On a CPU one,
+        # forked from the run zygote (torch imported once): a spare importing torch would share
+        # the cores with the candidate being timed for seconds, a forked one warms up in ~0.1 s,
+        # before the run it overlaps reaches its timing. Unguarded CPU runs (guarded ones go to
+        # residents) had a fresh process importing torch each: 24 builtin candidates 34 s, 44
+        # CPU-s -> 9.7 s, 15 CPU-s, the guarded path's cost (issue 45)
         self.runs_per_gpu = config.resolved_runs_per_gpu() if self.device == "cuda" else 1
         depth = (config.standby if config.standby >= 0 else
-                 auto_depth(self.runs_per_gpu, len(self.gpus)) if self.device == "cuda" else 0)
+                 auto_depth(self.runs_per_gpu, len(self.gpus)) if self.device == "cuda" else
+                 1 if config.fork_workers else 0)
         self.defer_builds = False  # set by executors that hand NeedsBuild runs back to a build worker
         # runs queued for a GPU and not started (kept by the local executor): how many
         # spares the GPUs can use now (config.standby_on_demand)
