@@ -36,7 +36,7 @@ import ptx_external as pe  # noqa: E402
 
 from kernelmill.ptx import RerollConfig, count_tokens, parse_module, reroll_text  # noqa: E402
 from kernelmill.ptx.holes import split  # noqa: E402
-from kernelmill.ptx.syntax import Addr, Block, Function, Imm, Instr, Loop, Reg, Sym, fmt_stmt  # noqa: E402
+from kernelmill.ptx.syntax import Addr, Block, Function, Imm, Instr, Label, Loop, Sym, fmt_stmt  # noqa: E402
 
 MAX_P = 24
 
@@ -48,7 +48,9 @@ def sig(s) -> tuple:
         return ("for", len(s.body))
     if isinstance(s, Block):  # inline-asm scopes: by what they hold
         return ("{}",) + tuple(sig(x) for x in s.body)
-    return (id(s),)  # declarations and labels are never part of a run
+    if isinstance(s, Label):  # bodies with branches: labels are numbered holes for the reroll
+        return ("label",)
+    return (id(s),)  # declarations are never part of a run
 
 
 def streams(body):
@@ -121,7 +123,30 @@ def misses(rolled: str) -> list[dict]:
                 copies = [st[pos + k * p:pos + (k + 1) * p] for k in range(c)]
                 w = sum(count_tokens("\n".join(fmt_stmt(s))) for cp in copies[1:] for s in cp)
                 ops = " ".join(s.opcode for s in copies[0] if isinstance(s, Instr))[:80]
-                out.append({"class": classify(copies), "p": p, "c": c, "weight": w, "ops": ops})
+                cls = classify(copies)
+                if any(isinstance(s, Label) for s in copies[0]):
+                    cls += ", body with branches"
+                out.append({"class": cls, "p": p, "c": c, "weight": w, "ops": ops})
+            out += _mov_runs(st)
+    return out
+
+
+def _mov_runs(st: list) -> list[dict]:
+    """Runs that repeat only once `mov`s are left out: copies that differ in statement count
+    because nvcc materialises a constant or a zero in some copies only (shuffle offsets,
+    `mov.f32 %f5, 0f00000000` before a guarded load). Counted only where the copies' lengths
+    in the real stream differ (equal lengths are the classes above)."""
+    keep = [k for k, s in enumerate(st) if not (isinstance(s, Instr) and s.opcode == "mov")]
+    sub = [st[k] for k in keep]
+    out = []
+    for pos, p, c in runs(sub):
+        starts = [keep[pos + j * p] for j in range(c)] + [keep[pos + c * p - 1] + 1]
+        lens = {b - a for a, b in zip(starts, starts[1:])}
+        if len(lens) == 1:
+            continue
+        w = sum(count_tokens("\n".join(fmt_stmt(s))) for s in st[starts[1]:starts[-1]])
+        ops = " ".join(s.opcode for s in st[starts[0]:starts[1]] if isinstance(s, Instr))[:80]
+        out.append({"class": "copies differ by mov statements", "p": p, "c": c, "weight": w, "ops": ops})
     return out
 
 

@@ -10,7 +10,7 @@ is kept as a constant and never becomes a VarExpr).
 from __future__ import annotations
 
 from .parser import parse_module
-from .syntax import (Addr, Block, Function, Imm, Instr, Label, Loop, Module, Neg, Paren,
+from .syntax import (Addr, Block, Function, Imm, ImmTable, Instr, Label, Loop, Module, Neg, Paren,
                      Pipe, Reg, Stmt, Sym, Vec, VarExpr, VarReg, fmt_module)
 
 
@@ -35,6 +35,13 @@ def _sub(o, env: dict[str, int], where: str):
         return Reg(f"{o.prefix}{v}") if o.prefix.startswith("%") else Sym(f"{o.prefix}{v}")
     if isinstance(o, VarExpr):
         return Imm(str(_val(o, env, where)))
+    if isinstance(o, ImmTable):
+        t = env.get(o.var)
+        if t is None:
+            raise ExpandError(f"{where}: loop variable {o.var!r} is not bound")
+        if not 0 <= t < len(o.items):
+            raise ExpandError(f"{where}: table of {len(o.items)} literals indexed by {o.var} = {t}")
+        return Imm(o.items[t])
     if isinstance(o, Neg):
         return Neg(_sub(o.operand, env, where))
     if isinstance(o, Vec):
@@ -81,7 +88,7 @@ def _has_var(s: Instr) -> bool:
 
 
 def _op_has_var(o) -> bool:
-    if isinstance(o, (VarExpr, VarReg)):
+    if isinstance(o, (VarExpr, VarReg, ImmTable)):
         return True
     if isinstance(o, (Vec, Paren)):
         return any(_op_has_var(x) for x in o.items)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from .lexer import count_tokens
-from .syntax import (Addr, Block, Imm, Instr, Label, Loop, Neg, Paren, Pipe, Reg, Stmt, Sym,
+from .syntax import (Addr, Block, Imm, ImmTable, Instr, Label, Loop, Neg, Paren, Pipe, Reg, Stmt, Sym,
                      Vec, VarExpr, VarReg, fmt_varreg)
 
 REGNUM = re.compile(r"^(%[A-Za-z_]+?)(0|[1-9]\d*)$")
@@ -32,6 +32,9 @@ LABELNUM = re.compile(r"^(\$L\w*?_)(0|[1-9]\d*)$")
 # prefix + str(value) exactly.
 PARAMNUM = re.compile(r"^([A-Za-z_$][\w$]*_param_)(0|[1-9]\d*)$")
 SYM_KINDS = ("sym", "psym")
+# hex-float literals as nvcc prints them (upper-case digits, full width), so that the text is
+# exactly prefix + the value's digits: `0f3F800000` (f32), `0d3FF0000000000000` (f64)
+FLOATHEX = re.compile(r"^0(?:f[0-9A-F]{8}|d[0-9A-F]{16})$")
 GEOMETRIC_KINDS = frozenset({"imm", "vimm", "off", "off0"})
 
 
@@ -45,7 +48,7 @@ def map_op(o, f):
     if isinstance(o, VarReg):
         return f("vreg", o)
     if isinstance(o, Imm):
-        return f("imm", o) if o.is_dec else o
+        return f("imm", o) if o.is_dec else f("fimm", o) if FLOATHEX.match(o.text) else o
     if isinstance(o, VarExpr):
         return f("vimm", o)
     if isinstance(o, Neg):
@@ -98,6 +101,8 @@ def hole_value(node) -> int:
         return node.expr.base
     if isinstance(node, VarExpr):
         return node.base
+    if FLOATHEX.match(node.text):
+        return int(node.text[2:], 16)
     return int(node.text)
 
 
@@ -125,6 +130,8 @@ def split(s: Stmt) -> tuple[str, tuple[int, ...], tuple[str, ...], tuple[tuple, 
             return Reg(f"{node.prefix}#{shape(node)}")
         if kind in ("off", "off0"):
             return Imm(f"#o{shape(node)}")
+        if kind == "fimm":  # 0f or 0d: the width is part of the skeleton
+            return Sym("#" + node.text[:2])
         return Sym(f"#i{shape(node)}")
 
     skel = repr(map_stmt(s, rec)) if isinstance(s, (Instr, Loop, Label, Block)) else repr(s)
@@ -226,6 +233,11 @@ def template(s: Stmt, base: tuple[int, ...], models: tuple[tuple, ...], var: str
         v0, model = next(it)
         if model == ("lin", 0):
             return node
+        if kind == "fimm":  # a table of literals, or (never offered) unchanged: the loop's check rejects it
+            if model[0] != "tab":
+                return node
+            w = len(node.text) - 2
+            return ImmTable(var, tuple(f"{node.text[:2]}{v:0{w}X}" for v in model[1]))
         terms, shifts, tables = shape(node)
         if model[0] == "lin":
             expr = VarExpr(v0, terms + ((var, model[1]),), shifts, tables)

@@ -26,7 +26,7 @@ from bisect import bisect_right
 
 from .lexer import PtxSyntaxError, Token, line_col, tokenize
 from .scan import scan
-from .syntax import (Addr, Block, Comment, Directive, Function, Imm, Instr, Label, Loop,
+from .syntax import (Addr, Block, Comment, Directive, Function, Imm, ImmTable, Instr, Label, Loop,
                      Module, Neg, Paren, Pipe, Reg, Stmt, Sym, Vec, VarExpr, VarReg)
 
 # directives that end at the end of their line instead of at a semicolon
@@ -361,7 +361,8 @@ class _Parser:
         if t.text == "(":
             return self.number() if self.at_shift() else Paren(self._items("(", ")"))
         if t.text == "[":
-            return self.number() if self.at_table() else self.address()
+            return (self.number() if self.at_table() else self.imm_table() if self.at_imm_table()
+                    else self.address())
         if t.kind in _NUMERIC or t.text == "-":
             return self.number()
         if t.kind == "reg":
@@ -495,6 +496,31 @@ class _Parser:
         toks = [self.peek(k + d) for d in range(3)]
         return (all(x is not None for x in toks) and toks[0].text == "[" and toks[1].kind == "ident"
                 and toks[2].text == "]")
+
+    def at_imm_table(self) -> bool:
+        """At a float-literal table `[0f..{,0f..}][var]` (syntax.ImmTable)?"""
+        k = 1
+        while True:
+            t, sep = self.peek(k), self.peek(k + 1)
+            if t is None or t.kind != "float" or sep is None or sep.text not in (",", "]"):
+                return False
+            k += 2
+            if sep.text == "]":
+                break
+        toks = [self.peek(k + d) for d in range(3)]
+        return (all(x is not None for x in toks) and toks[0].text == "[" and toks[1].kind == "ident"
+                and toks[2].text == "]")
+
+    def imm_table(self) -> ImmTable:
+        self.expect("[")
+        items = [self.next().text]
+        while self.at(","):
+            self.next()
+            items.append(self.next().text)
+        self.expect("]"), self.expect("[")
+        var = self.next().text
+        self.expect("]")
+        return ImmTable(var, tuple(items))
 
     def table(self) -> tuple[str, tuple[int, ...]]:
         self.expect("[")

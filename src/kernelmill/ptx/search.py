@@ -52,6 +52,11 @@ class _Cand:
     left: dict | None = None  # tables: (statement, hole) -> the copy where it leaves its linear model
 
 
+def float_holes(kinds: list) -> dict[int, list[int]]:
+    """Statement index -> the indices of its float-literal holes (holes.FLOATHEX), where any."""
+    return {x: [h for h, kd in enumerate(k) if kd == "fimm"] for x, k in enumerate(kinds) if "fimm" in k}
+
+
 class _Runs:
     """For one body size p, per statement x of a segment: how the copies x, x+p, x+2p, ...
     continue. `same[x]`: copies with x's skeleton; `lin[x]`: copies whose holes keep to
@@ -62,15 +67,20 @@ class _Runs:
 
     __slots__ = ("same", "lin", "step", "_lcost", "_kinds")
 
-    def __init__(self, sk: list, vals: list, kinds: list, p: int):
+    def __init__(self, sk: list, vals: list, kinds: list, p: int, flt: dict | None = None):
         n = len(sk)
         same, lin, step = [1] * n, [1] * n, [None] * n
+        # statements with float literals (holes.FLOATHEX; `flt`: position -> their holes): a
+        # literal that changes from x to x+p ends x's linear run at x itself, so only a table
+        # (_table_options) can hold it
+        if flt is None:
+            flt = float_holes(kinds)
         # only statements whose skeleton recurs p later can start a run (found at C speed)
         for x in reversed(list(compress(range(n - p), map(eq, sk, islice(sk, p, None))))):
             y = x + p
             same[x] = same[y] + 1
             d = step[x] = tuple(map(sub, vals[y], vals[x]))
-            lin[x] = lin[y] + 1 if step[y] == d else 2
+            lin[x] = 1 if x in flt and any(d[h] for h in flt[x]) else lin[y] + 1 if step[y] == d else 2
         self.same, self.lin, self.step, self._lcost, self._kinds = same, lin, step, None, kinds
 
     def lcost(self, lo: int, hi: int) -> int:
@@ -105,6 +115,7 @@ class Segment:
         self.cum = [0]
         for t in toks:
             self.cum.append(self.cum[-1] + t)
+        self.flt = float_holes(self.kinds)
         self.runs: dict[int, _Runs] = {}  # body size -> its runs (independent of cfg, shared)
         self.memo: dict[int, list[_Cand]] = {}  # shared by the plans (see reroll_stmts)
         self.made: dict[int, Loop | None] = {}  # id(candidate) -> its checked loop (shared)
@@ -124,7 +135,7 @@ class Segment:
     def _runs(self, p: int) -> _Runs:
         r = self.runs.get(p)
         if r is None:
-            r = self.runs[p] = _Runs(self.sk, self.vals, self.kinds, p)
+            r = self.runs[p] = _Runs(self.sk, self.vals, self.kinds, p, self.flt)
         return r
 
     def _copies(self, pos: int, p: int, models: list, start: int) -> int:
@@ -221,7 +232,7 @@ class Segment:
         # the linear model restarting after c copies is a nested unroll: the next pass
         # folds these runs into an outer loop, shorter than one table over all of them
         s = pos + c * p
-        if cs >= 2 * c and runs.step[s:s + p] == deltas and min(runs.lin[s:s + p]) >= c:
+        if c >= 2 and cs >= 2 * c and runs.step[s:s + p] == deltas and min(runs.lin[s:s + p]) >= c:
             return
         # each hole that leaves its linear model before cmax, at the copy where it does:
         # only statements whose linear run ends there have such holes
@@ -231,8 +242,12 @@ class Segment:
             r = runs.lin[pos + k]
             if r >= cmax:
                 continue
-            b, d = vals[pos + k], deltas[k]
+            b, d, kd = vals[pos + k], deltas[k], kinds[pos + k]
             for h in range(len(b)):
+                if kd[h] == "fimm" and d[h]:  # a float literal that changes: a table from copy 1
+                    leaves.setdefault(1, []).append((k, h))
+                    left[(k, h)] = 1
+                    continue
                 for t in range(r, cmax):
                     if vals[pos + t * p + k][h] != b[h] + t * d[h]:
                         leaves.setdefault(t, []).append((k, h))

@@ -137,7 +137,19 @@ class Addr:
     bracket: bool = True
 
 
-Operand = Union[Reg, VarReg, Imm, VarExpr, Sym, Neg, Vec, Paren, Pipe, Addr]
+@dataclass(frozen=True, slots=True)
+class ImmTable:
+    """`[0f3C23D70A,0fBCA3D70A][i]`: one hex-float literal per loop copy (Rolled-PTX, issue 44).
+
+    Unrolled FIR taps, constant conv weights and thresholds differ from copy to copy only
+    in a float literal. A float's bits follow no useful integer model, and a VarExpr
+    evaluates to a decimal integer, so such literals roll only as a table of their texts."""
+
+    var: str
+    items: tuple[str, ...]
+
+
+Operand = Union[Reg, VarReg, Imm, VarExpr, Sym, Neg, Vec, Paren, Pipe, Addr, ImmTable]
 
 
 # --- statements ---------------------------------------------------------------
@@ -248,6 +260,8 @@ def fmt_operand(o: Operand) -> str:
         for r in o.rest:
             s += ", " + fmt_operand(r)
         return f"[{s}]" if o.bracket else s
+    if isinstance(o, ImmTable):
+        return "[" + ",".join(o.items) + f"][{o.var}]"
     raise TypeError(f"not an operand: {o!r}")
 
 
