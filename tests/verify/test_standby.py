@@ -85,6 +85,44 @@ def test_unguarded_cpu_runs_take_a_forked_spare_by_default(tmp_path):
     assert len({s["pid"] for s in seen}) == 6  # still a process per candidate
 
 
+TRITON_ROW_SUM = """
+import torch, torch.nn as nn, triton, triton.language as tl
+
+@triton.jit
+def row_sum(x, out, n, B: tl.constexpr):
+    offs = tl.arange(0, B)
+    tl.store(out + tl.program_id(0), tl.sum(tl.load(x + tl.program_id(0) * n + offs, mask=offs < n, other=0.0), axis=0))
+
+class ModelNew(nn.Module):
+    def __init__(self, *args):
+        super().__init__()
+
+    def forward(self, x):
+        x2 = x.reshape(-1, x.shape[-1]).contiguous()
+        out = torch.empty(x2.shape[0], dtype=x.dtype)
+        row_sum[(x2.shape[0],)](x2, out, x2.shape[1], B=triton.next_power_of_2(x2.shape[1]))
+        return out.reshape(*x.shape[:-1], 1)
+"""
+
+
+def test_an_unguarded_triton_run_in_a_forked_cpu_spare_is_interpreted(tmp_path):
+    """The spare's warm-up imports Triton before its job: on a CPU it starts with
+    TRITON_INTERPRET=1 (runner._spare_env), or Triton's own library kernels (tl.sum) are
+    made for the compiler and the interpreted kernel calling them fails ("Cannot call
+    @triton.jit'd outside of the scope of a kernel"), as the builtin Sum candidate did."""
+    pytest.importorskip("triton")
+    from kernelmill.records import Task
+
+    task = Task(task_id="rowsum", code=(
+        "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+        "    def forward(self, x):\n        return x.sum(dim=-1, keepdim=True)\n\n"
+        "def get_inputs():\n    return [torch.randn(8, 100)]\n\ndef get_init_inputs():\n    return []\n"))
+    v = verify_samples([task], [sample("tri", TRITON_ROW_SUM, language="triton", task_id="rowsum")],
+                       fast_config(tmp_path, guards="off"))[0]
+    assert v.status == "ok", v.message[:800]
+    assert v.phases.get("spare_forked") == 1, v.phases
+
+
 def test_deadline_counts_from_the_hand_over(tmp_path):
     """With two spares queued, the third candidate's spare waits through the first
     two runs (~2 x 4 s) longer than the run timeout (8 s); it still gets all of it."""

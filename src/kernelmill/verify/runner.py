@@ -195,7 +195,7 @@ class Verifier:
                                      slots=self.runs_per_gpu if self.device == "cuda" else self.cpu_runners,
                                      demand=demand, zygote=early.pop("run", config.fork_workers))
         else:
-            self.standby = (Standby(self.sandbox, self.cache_dir / "work", self.device, self._visible,
+            self.standby = (Standby(self.sandbox, self.cache_dir / "work", self.device, self._spare_env,
                                     depth=depth, groups=config.standby_groups, demand=demand,
                                     zygote=early.pop("run", config.fork_workers)) if depth > 0 else None)
         # build workers started ahead; none are started before a candidate that compiles comes
@@ -258,6 +258,16 @@ class Verifier:
     def _visible(self, gpu: int | None) -> dict[str, str]:
         """What a process for `gpu` sees of the GPUs (none for CPU work)."""
         return {"CUDA_VISIBLE_DEVICES": "" if gpu is None else self.physical_gpu(gpu)}
+
+    def _spare_env(self, gpu: int | None) -> dict[str, str]:
+        """A run spare's start-up environment. On a CPU with TRITON_INTERPRET=1, as a Triton
+        job there has it: the spare's warm-up imports Triton, whose own library kernels
+        (tl.sum, ...) are made for the interpreter or not at that import, and an unguarded run
+        executes the candidate in the spare itself. adopt_env takes it away for other jobs."""
+        env = self._visible(gpu)
+        if self.device == "cpu":
+            env["TRITON_INTERPRET"] = "1"
+        return env
 
     def close(self) -> None:
         """Stop the spares; nothing else outlives a run."""
