@@ -87,3 +87,20 @@ def test_literal_table_out_of_range_or_unbound_is_an_expand_error():
     (s,) = parse_statements("mov.f32 \t%f1, [0f3F800000,0f40000000][j];\n")
     with pytest.raises(ExpandError):
         expand_stmts([s])
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(2, 4), st.integers(3, 5), st.lists(_F32, min_size=20, max_size=20), st.booleans())
+def test_nested_windows_with_literal_weights_round_trip(rows, cols, lits, same_rows):
+    # a KxK window with constant weights: rows load from their own base register, each tap
+    # multiplies by its literal; with same_rows every row has the same weights (an outer fold)
+    lines, f = [], 1
+    for r in range(rows):
+        for c in range(cols):
+            lit = lits[c if same_rows else (r * cols + c) % 20]
+            off = f"+{4 * c}" if c else ""
+            lines += [f"ld.global.nc.f32 \t%f{f}, [%rd{10 + r}{off}];", f"fma.rn.f32 \t%f{f + 1}, %f{f}, {lit}, %f{f - 1};"]
+            f += 2
+    stmts = parse_statements("\n".join(lines) + "\n")
+    rolled = _roundtrip(stmts)
+    assert count_tokens(fmt_stmts(rolled)) < count_tokens(fmt_stmts(stmts))
