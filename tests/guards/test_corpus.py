@@ -65,7 +65,9 @@ def hostile_resident(shared_build_cache, torch_headers):
 
 @pytest.fixture(scope="module")
 def hostile_fresh(shared_build_cache, torch_headers):
-    """A new supervisor per candidate (`--resident off`), over FRESH_TOO."""
+    """A new supervisor per candidate (`--resident off`), over FRESH_TOO: on a CPU as on a
+    GPU, a spare forked from the run zygote (pools/standby.py; `--standby 0` or
+    `--no-fork-workers` start each one fresh: tests/verify/test_standby.py)."""
     return _hostile(shared_build_cache, "off", FRESH_TOO)
 
 
