@@ -61,7 +61,7 @@ def test_template_only_file_checks_nothing_and_keeps_nothing():
 def test_template_instantiated_at_a_launch_is_checked():
     src = ("template <typename T> __global__ void t(T* x) { x[((threadIdx.x * 2))] = ((T)1); }\n"
            "void go(float* x) { t<float><<<1, 32>>>(x); }\n")
-    res = refactor_cuda(src, cse=False)
+    res = refactor_cuda(src, cse=False, vcse=False)
     assert res.steps[0].kept and "x[threadIdx.x * 2] = (T)1" in res.source
 
 
@@ -103,8 +103,8 @@ def test_include_path_of_the_source(tmp_path):
     (tmp_path / "inc" / "consts.cuh").write_text("#define SCALE 2.f\n")
     src = '#include "consts.cuh"\n__global__ void k(float* x) { x[((threadIdx.x))] = (x[threadIdx.x] * SCALE); }\n'
     (tmp_path / "inc" / "k.cu").write_text(src)
-    assert not refactor_cuda(src, cse=False).steps[0].kept  # no include path: cannot be checked
-    res = refactor_cuda(src, NvccOptions(include=(str(tmp_path / "inc"),)), cse=False)
+    assert not refactor_cuda(src, cse=False, vcse=False).steps[0].kept  # no include path: cannot be checked
+    res = refactor_cuda(src, NvccOptions(include=(str(tmp_path / "inc"),)), cse=False, vcse=False)
     assert res.steps[0].kept and "x[threadIdx.x] = x[threadIdx.x] * SCALE" in res.source
     out = tmp_path / "o.cu"  # the CLI searches the source's own directory
     r = CliRunner().invoke(app, ["cuda", "refactor", str(tmp_path / "inc" / "k.cu"), "-o", str(out), "--no-cse"])

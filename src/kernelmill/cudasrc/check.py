@@ -6,7 +6,11 @@ source's include paths). Each function's registers are renumbered in order of
 first appearance per register class, `.reg` declarations (whose counts follow
 the numbering) and comments are dropped, and the per-compile hash in the names
 of internal symbols (anonymous namespaces, statics: `_GLOBAL__N__<hash>_...`) is
-blanked. Equal token streams mean the compiler produced the same program.
+blanked. Equal token streams mean the compiler produced the same program. When
+they differ, `ptx_equiv.equivalent_ptx` may still accept the PTX: the same
+instructions under one register bijection, reordered only where no register,
+memory or collective dependence forbids it (its docstring states the
+normalisation; tests/ptx/test_refactor_must_reject.py holds what it must reject).
 
 The check is sound only for code that reaches the PTX, so the steps change
 nothing else: only the functions whose code is in the PTX (the kernels in it and
@@ -16,6 +20,7 @@ the device functions they call) are edited, and a PTX without any function
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -25,25 +30,12 @@ from ..ptx.parser import parse_module
 from .cse import extract_index_cse
 from .device import device_unit
 from .parens import remove_redundant_parens
+from .ptx_equiv import equivalent_ptx
+from .symbols import normalize_symbol
 from .tsparse import functions
+from .value_cse import extract_value_cse
 
 _REG = re.compile(r"^%([A-Za-z_]+?)(\d+)$")
-
-
-_INTERNAL = re.compile(r"(\d+)(_GLOBAL__N_|_INTERNAL_)")
-
-
-def normalize_symbol(name: str) -> str:
-    """Blank nvcc's per-compile part of internal names: `_ZN46_GLOBAL__N__1ff0..._26737` + `2an`
-    (a length-prefixed component) becomes `_ZN#2an`."""
-    out, pos = [], 0
-    for m in _INTERNAL.finditer(name):
-        if m.start() < pos:
-            continue
-        n = int(m.group(1))
-        out.append(name[pos:m.start()] + "#")
-        pos = m.end(1) + n
-    return "".join(out) + name[pos:] if out else name
 
 
 def normalize_ptx(ptx: str) -> list[str]:
@@ -82,6 +74,7 @@ class StepResult:
     kept: bool
     reason: str = ""
     checked: bool = True  # False: kept without the PTX check (check=False)
+    reordered: bool = False  # kept: the PTX is the original's only up to a reordering
 
 
 @dataclass
@@ -148,38 +141,55 @@ def compile_original(src: str, opts: NvccOptions) -> tuple[str, list[str], bool]
         return (*compile_checked(src, opts, instantiate=False), False)
 
 
-def same_ptx(a: str, b: str, opts: NvccOptions) -> tuple[bool, str]:
+def same_ptx(a: str, b: str, opts: NvccOptions, reorder: bool = True) -> tuple[bool, str]:
+    """Whether b compiles to a's PTX: token-equal up to register numbering, or with
+    `reorder`, equal under `ptx_equiv`'s normalisation (a dependence-preserving
+    reordering within segments, one register bijection per function)."""
     try:
         pa, _, inst = compile_original(a, opts)
     except CompileFailed as exc:
         return False, f"original cannot be checked: {exc}"
-    return _same_as(pa, b, opts, inst)
+    ok, why, _ = _same_as(pa, b, opts, inst, reorder)
+    return ok, why
 
 
-def _same_as(pa: str, b: str, opts: NvccOptions, instantiate: bool = True) -> tuple[bool, str]:
+def _same_as(pa: str, b: str, opts: NvccOptions, instantiate: bool = True,
+             reorder: bool = True) -> tuple[bool, str, bool]:
+    """(same, why not, kept only thanks to the reordering normalisation)."""
     try:
         pb, _ = compile_checked(b, opts, instantiate)
     except CompileFailed as exc:
-        return False, f"refactored source cannot be checked: {exc}"
+        return False, f"refactored source cannot be checked: {exc}", False
     na, nb = normalize_ptx(pa), normalize_ptx(pb)
     if na == nb:
-        return True, ""
+        return True, "", False
     k = next((i for i, (x, y) in enumerate(zip(na, nb)) if x != y), min(len(na), len(nb)))
-    return False, (f"PTX differs at token {k}: {' '.join(na[max(0, k - 3):k + 3])!r} vs "
-                   f"{' '.join(nb[max(0, k - 3):k + 3])!r}")
+    why = (f"PTX differs at token {k}: {' '.join(na[max(0, k - 3):k + 3])!r} vs "
+           f"{' '.join(nb[max(0, k - 3):k + 3])!r}")
+    if not reorder:
+        return False, why, False
+    ok, why_not = equivalent_ptx(pa, pb)
+    if ok:
+        return True, "same PTX up to a dependence-preserving reordering", True
+    return False, f"{why}; {why_not}", False
 
 
 def refactor_cuda(src: str, opts: NvccOptions = NvccOptions(), check: bool = True,
-                  cse: bool = True, parens: bool = True) -> RefactorResult:
-    """CSE in index expressions, then parenthesis removal, each only inside the
+                  cse: bool = True, parens: bool = True, reorder: bool = True,
+                  vcse: bool = True) -> RefactorResult:
+    """CSE in index expressions, CSE in value expressions (`vcse`), then parenthesis
+    removal, each only inside the
     functions whose code is in the PTX, and each kept only when the compiled PTX
-    is unchanged (modulo register numbering and symbol hashes). `opts.include`:
+    is unchanged (modulo register numbering and symbol hashes; with `reorder`, also
+    up to a dependence-preserving reordering, see `same_ptx`). `opts.include`:
     the source's header directories. With check=False nothing is compiled and
     every function may change (not checked, as the result says)."""
     res = RefactorResult(src)
     steps = []
     if cse:
-        steps.append(("cse", extract_index_cse))
+        steps.append(("cse", functools.partial(extract_index_cse, loop_vars=True, gain=True)))
+    if vcse:
+        steps.append(("vcse", extract_value_cse))
     if parens:
         steps.append(("parens", remove_redundant_parens))
     ptx, why, inst = None, "", True
@@ -198,8 +208,8 @@ def refactor_cuda(src: str, opts: NvccOptions = NvccOptions(), check: bool = Tru
         if n == 0 or new == res.source:
             res.steps.append(StepResult(name, 0, True))
             continue
-        ok, reason = _same_as(ptx, new, opts, inst) if check else (True, "not checked")
-        res.steps.append(StepResult(name, n, ok, reason, checked=check))
+        ok, reason, moved = _same_as(ptx, new, opts, inst, reorder) if check else (True, "not checked", False)
+        res.steps.append(StepResult(name, n, ok, reason, checked=check, reordered=moved))
         if ok:
             res.source = new
     return res

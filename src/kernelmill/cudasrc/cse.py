@@ -9,8 +9,11 @@ its constant offset: only `X` is shared. Nested scopes are handled on their own
 (a variable is redefined at scope boundaries).
 
 Safety: a candidate has no calls, assignments or increments, and every name in
-it is never written in the function (nor has its address taken) and is declared
-before the definition point. A candidate that reads memory (`B[i]`, `*p`, `p->x`)
+it is never written in the function (with `loop_vars`: not written inside the scope,
+so a loop variable counts as constant in its loop's body, whose header writes it),
+has no address taken, is not
+`__shared__` or `volatile`, is declared before the definition point and is not
+declared again between the definition and the last use. A candidate that reads memory (`B[i]`, `*p`, `p->x`)
 is shared only when nothing between its definition and its last use may write
 memory or synchronise (an assignment or increment of anything but a plain
 variable, any call): the value read must be the same. `const auto` keeps the
@@ -27,6 +30,15 @@ from collections import Counter
 from .tsparse import parse_cuda, text
 
 _SIDE_EFFECTS = {"call_expression", "assignment_expression", "update_expression", "comma_expression"}
+# CUDA math functions: no side effect, the same value for the same arguments
+PURE_CALLS = set("""max min fmaxf fminf fmax fmin floorf ceilf roundf truncf rintf sqrtf rsqrtf __expf expf
+ exp2f __logf logf log2f __log2f log10f __log10f __sinf __cosf sinf cosf tanf __tanf tanhf atanf atanhf asinf
+ acosf asinhf acoshf fabsf abs __fdividef powf __powf erff erfcf expm1f log1pf""".split())
+
+
+def pure_call(n) -> bool:
+    f = n.child_by_field_name("function") if n.type == "call_expression" else None
+    return f is not None and f.type == "identifier" and text(f) in PURE_CALLS
 _BUILTINS = {"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize"}
 
 
@@ -110,7 +122,7 @@ def _clobbers(stmt, exempt=None) -> bool:
     """May `stmt` write memory or synchronise? `exempt`: its own top-level assignment
     (in the last statement the store comes after every read of the statement)."""
     for x in _walk(stmt):
-        if x.type == "call_expression":
+        if x.type == "call_expression" and not pure_call(x):
             return True
         if x.type in ("assignment_expression", "update_expression") and x is not exempt:
             target = x.child_by_field_name("left") or x.child_by_field_name("argument")
@@ -139,6 +151,28 @@ def _writes_and_decls(fn):
     return written, declared
 
 
+def _address_taken_or_shared(fn) -> set[str]:
+    """Names that may change behind the code's back: their address is taken (`&x`), or
+    they are `__shared__` / `volatile` (other threads write them)."""
+    out = set()
+    for x in _walk(fn):
+        if x.type == "pointer_expression" and x.children and x.children[0].type == "&":
+            out |= {text(c) for c in x.children if c.type == "identifier"}
+        elif x.type == "declaration" and re.search(r"\b(__shared__|volatile)\b", text(x)):
+            out |= {text(d) for d in _walk(x) if d.type == "identifier"}
+    return out
+
+
+def _declared_in(stmts) -> set[str]:
+    return {name for s in stmts for name in _writes_and_decls(s)[1]}
+
+
+def _span(scope, occ_stmts) -> list:
+    stmts = [c for c in scope.children if c.is_named]
+    first, last = min(occ_stmts, key=lambda s: s.start_byte), max(occ_stmts, key=lambda s: s.start_byte)
+    return [s for s in stmts if first.start_byte <= s.start_byte <= last.start_byte]
+
+
 def _memory_safe(scope, occ_stmts) -> bool:
     """No statement from the first to the last use may change what the reads read."""
     stmts = [c for c in scope.children if c.is_named]
@@ -152,10 +186,14 @@ def _memory_safe(scope, occ_stmts) -> bool:
     return True
 
 
-def extract_index_cse(src: str, min_ops: int = 1,
-                      within: list[tuple[int, int]] | None = None) -> tuple[str, int]:
+def extract_index_cse(src: str, min_ops: int = 1, within: list[tuple[int, int]] | None = None,
+                      loop_vars: bool = False, gain: bool = False) -> tuple[str, int]:
     """Return the refactored source and the number of variables introduced;
-    `within`: byte ranges of the functions that may be changed."""
+    `within`: byte ranges of the functions that may be changed. `loop_vars`: a name
+    counts as constant where the scope does not write it (a loop variable inside its
+    loop's body), not only where the function never writes it (the default, which
+    `ptx augment` keeps). `gain`: name an expression only when that saves tokens
+    (k uses of t tokens: k*(t-1) > t+5, the declaration's cost)."""
     tree = parse_cuda(src)
     data = src.encode()
     used_names = set(re.findall(r"\b\w+\b", src))
@@ -166,11 +204,15 @@ def extract_index_cse(src: str, min_ops: int = 1,
             continue
         if any(x.type in _PREPROC for x in _walk(fn)):
             continue
-        written, declared = _writes_and_decls(fn)
+        fn_written, declared = _writes_and_decls(fn)
+        unstable = _address_taken_or_shared(fn)
         for scope in (x for x in _walk(fn) if x.type == "compound_statement"):
             exprs = _index_exprs(scope)
             if not exprs:
                 continue
+            # a name no statement of this block writes is constant while the block runs:
+            # the loop variable of the `for` around it is written only in the loop header
+            written = (_writes_and_decls(scope)[0] if loop_vars else fn_written) | unstable
             counts: Counter = Counter()
             for e, _ in exprs:
                 for x in _walk(e):
@@ -209,10 +251,14 @@ def extract_index_cse(src: str, min_ops: int = 1,
             uses = Counter(k for _, k, _ in occurrences)
             names = {}
             for k, (first, stmt) in chosen.items():
-                if uses[k] < 2:
+                t = sum(1 for x in _walk(first) if x.child_count == 0)
+                if uses[k] < 2 or (gain and uses[k] * (t - 1) <= t + 5):
                     continue
-                if _reads_memory(first) and not _memory_safe(scope, [s for _, kk, s in occurrences if kk == k]):
+                occ = [s for _, kk, s in occurrences if kk == k]
+                if _reads_memory(first) and not _memory_safe(scope, occ):
                     continue
+                if _identifiers(first) & _declared_in(_span(scope, occ)):
+                    continue  # a name declared between definition and use would be another variable
                 while f"idx{counter}" in used_names:
                     counter += 1
                 name = f"idx{counter}"
