@@ -147,7 +147,7 @@ def main() -> None:
     # an older kernelmill (PYTHONPATH) has no reordering check: it is strict by construction
     has_reorder = "reorder" in inspect.signature(refactor_cuda).parameters
     kw = {"reorder": not args.strict} if has_reorder else {}
-    red_tok, red_chr, both_ok, steps_ok, steps_tried, moved, why = [], [], 0, {}, {}, {}, {}
+    red_tok, red_chr, both_ok, steps_ok, steps_tried, moved, why, partial = [], [], 0, {}, {}, {}, {}, {}
     tok_before = tok_after = 0
     records = []
     t0 = time.perf_counter()
@@ -158,6 +158,7 @@ def main() -> None:
                 steps_tried[s.step] = steps_tried.get(s.step, 0) + 1
                 steps_ok[s.step] = steps_ok.get(s.step, 0) + s.kept
                 moved[s.step] = moved.get(s.step, 0) + getattr(s, "reordered", False)
+                partial[s.step] = partial.get(s.step, 0) + bool(s.kept and getattr(s, "left", ()))
                 if not s.kept:
                     k = (s.step, _why(s.reason))
                     why[k] = why.get(k, 0) + 1
@@ -168,7 +169,8 @@ def main() -> None:
         red_chr.append(1 - len(res.source) / len(src))
         records.append({"file": name, "tokens_before": a, "tokens_after": b,
                         "steps": [{"step": s.step, "changes": s.changes, "kept": s.kept,
-                                   "reordered": getattr(s, "reordered", False), "reason": s.reason[:300]} for s in res.steps]})
+                                   "reordered": getattr(s, "reordered", False),
+                                   "left": list(getattr(s, "left", ())), "reason": s.reason[:300]} for s in res.steps]})
     dt = time.perf_counter() - t0
     mode = ("reordering accepted" if has_reorder and not args.strict else "strict (token-identical PTX)"
             + ("" if has_reorder else ", a kernelmill without the reordering check"))
@@ -179,7 +181,8 @@ def main() -> None:
           f"in characters: mean {100 * statistics.mean(red_chr):.1f}% median {100 * statistics.median(red_chr):.1f}%")
     for step in steps_tried:
         print(f"  {step}: kept in {steps_ok[step]}/{steps_tried[step]} kernels "
-              f"({100 * steps_ok[step] / steps_tried[step]:.1f}%), {moved[step]} of them only up to a reordering")
+              f"({100 * steps_ok[step] / steps_tried[step]:.1f}%), {moved[step]} of them only up to a reordering, "
+              f"{partial.get(step, 0)} without the function(s) whose PTX differed")
     for (step, w), n in sorted(why.items(), key=lambda x: -x[1]):
         print(f"  {step} rejected x{n}: {w}")
     print(f"kernels whose every step passed the PTX check: {both_ok}/{len(named)}")

@@ -112,3 +112,27 @@ void launch(float* x) {
     unit = device_unit(src)
     assert unit.instances == ["scaled<(4)>", "scaled<((4) * 2)>"]
     assert nvcc_ptx(unit.source, NvccOptions("sm_90")).count(".entry") == 2
+
+
+def test_a_step_rejected_for_one_kernel_is_kept_in_the_others(monkeypatch):
+    # the reordering check names the function whose PTX differs: the step is retried
+    # without changing it (issue 44: multi-kernel TVM files lost a whole step for one kernel)
+    from kernelmill.cudasrc import check
+
+    src = ('extern "C" __global__ void k1(float* x) { x[((threadIdx.x))] = 1.f; }\n'
+           'extern "C" __global__ void k2(float* x) { x[((threadIdx.x))] = 2.f; }\n')
+    monkeypatch.setattr(check, "compile_original", lambda s, o: ("ptx", ["k1", "k2"], True))
+
+    def same_as(ptx, new, opts, inst, reorder):
+        if "k1(float* x) { x[threadIdx.x]" in new:
+            return False, "PTX differs at token 9; function k1: segment 0 (...)", False
+        return True, "", False
+
+    monkeypatch.setattr(check, "_same_as", same_as)
+    res = check.refactor_cuda(src, cse=False, vcse=False)
+    (step,) = res.steps
+    assert step.kept and step.left == ("k1",) and "function k1" in step.reason
+    assert "k1(float* x) { x[((threadIdx.x))]" in res.source and "k2(float* x) { x[threadIdx.x]" in res.source
+    monkeypatch.setattr(check, "_same_as", lambda *a: (False, "PTX differs at token 9; function k1: x", False))
+    res = check.refactor_cuda(src, cse=False, vcse=False)
+    assert not res.steps[0].kept and res.source == src  # k2 unchanged too: its own failure names k1 again

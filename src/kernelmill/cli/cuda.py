@@ -46,6 +46,8 @@ def refactor(src: Path = typer.Argument(..., help="CUDA source (.cu)."),
             console.print(f"{s.step}: nothing to change")
         elif s.kept and not s.checked:
             console.print(f"{s.step}: {s.changes} changes, not checked (--no-check): kept")
+        elif s.kept and s.left:
+            console.print(f"{s.step}: {s.changes} changes, kept except in {', '.join(s.left)} (their PTX differed)")
         elif s.kept and s.reordered:
             console.print(f"{s.step}: {s.changes} changes, same PTX up to a dependence-preserving reordering: kept")
         elif s.kept:

@@ -75,6 +75,8 @@ class StepResult:
     reason: str = ""
     checked: bool = True  # False: kept without the PTX check (check=False)
     reordered: bool = False  # kept: the PTX is the original's only up to a reordering
+    source: str = field(default="", repr=False)  # the step's output when kept
+    left: tuple = ()  # PTX names of the functions the step was kept without (their PTX differed)
 
 
 @dataclass
@@ -192,7 +194,7 @@ def refactor_cuda(src: str, opts: NvccOptions = NvccOptions(), check: bool = Tru
         steps.append(("vcse", extract_value_cse))
     if parens:
         steps.append(("parens", remove_redundant_parens))
-    ptx, why, inst = None, "", True
+    ptx, why, inst, names = None, "", True, []
     if check:
         try:
             ptx, names, inst = compile_original(src, opts)
@@ -203,13 +205,38 @@ def refactor_cuda(src: str, opts: NvccOptions = NvccOptions(), check: bool = Tru
             new, n = fn(res.source)
             res.steps.append(StepResult(name, n if new != res.source else 0, False, why))
             continue
-        within = checked_ranges(res.source, names) if check else None
-        new, n = fn(res.source, within=within)
-        if n == 0 or new == res.source:
-            res.steps.append(StepResult(name, 0, True))
-            continue
-        ok, reason, moved = _same_as(ptx, new, opts, inst, reorder) if check else (True, "not checked", False)
-        res.steps.append(StepResult(name, n, ok, reason, checked=check, reordered=moved))
-        if ok:
-            res.source = new
+        res.steps.append(_step(res.source, name, fn, ptx, names, opts, inst, reorder, check))
+        if res.steps[-1].kept and res.steps[-1].changes:
+            res.source = res.steps[-1].source
     return res
+
+
+_RETRIES = 4  # functions a step may leave out before it is given up (one nvcc call each)
+
+
+def _step(src: str, name: str, fn, ptx, names, opts, inst, reorder, check) -> StepResult:
+    """One refactoring step, checked. When the reordering check names the function whose
+    PTX differs, the step is tried again without changing that function (a multi-kernel
+    file keeps the step in its other kernels), up to _RETRIES functions."""
+    left: list[str] = []
+    first_reason, first_n = "", 0
+    for _ in range(_RETRIES + 1):
+        live = [x for x in names if x not in left] if check else []
+        if check and not live:
+            break
+        new, n = fn(src, within=checked_ranges(src, live) if check else None)
+        if n == 0 or new == src:
+            break
+        ok, reason, moved = _same_as(ptx, new, opts, inst, reorder) if check else (True, "not checked", False)
+        if ok:
+            note = f"{reason}; left unchanged: {', '.join(left)} ({first_reason})" if left else reason
+            return StepResult(name, n, True, note, checked=check, reordered=moved, source=new, left=tuple(left))
+        first_reason, first_n = first_reason or reason, first_n or n
+        m = re.search(r"; function (\S+): ", reason)
+        bad = [x for x in live if m and normalize_symbol(x) == m.group(1)]
+        if not bad:
+            return StepResult(name, n, False, first_reason, checked=check)
+        left.append(bad[0])
+    if first_reason:
+        return StepResult(name, first_n, False, first_reason, checked=check)
+    return StepResult(name, 0, True)
