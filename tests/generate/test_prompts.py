@@ -30,8 +30,10 @@ def test_cuda_template_follows_concur_structure():
 def test_ptx_template():
     tpl = load_template("ptx2cuda")
     assert tpl.input == "ptx" and tpl.language == "cuda" and "cuda" in tpl.code_tags
-    msgs = tpl.render({"ptx": ".visible .entry k()"})
-    assert ".visible .entry k()" in msgs[-1]["content"]
+    from kernelmill.chat.prompts import kernel_linkage
+
+    msgs = tpl.render({"ptx": ".visible .entry k()", "linkage": kernel_linkage(".visible .entry k()")})
+    assert ".visible .entry k()" in msgs[-1]["content"] and 'an `extern "C" __global__` function' in msgs[-1]["content"]
 
 
 def test_user_template_by_path(tmp_path):

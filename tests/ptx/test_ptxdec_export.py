@@ -93,3 +93,48 @@ def test_an_unknown_reroll_mode_is_refused_before_anything_is_written(tmp_path):
                                  "--rolled", "--reroll", "fastest"])
     assert r.exit_code != 0 and "best, fast" in r.output
     assert not (tmp_path / "sft").exists()
+
+
+def _asks_extern_c(row: dict) -> bool:
+    prompt = row["messages"][-2]["content"]
+    assert ("C++ linkage" in prompt) != ('an `extern "C" __global__` function' in prompt), prompt[:400]
+    return "C++ linkage" not in prompt
+
+
+def test_the_prompt_asks_for_the_linkage_the_answer_has():
+    """A pair whose PTX entry is mangled (a C++ `__global__`) is asked for C++ linkage, an
+    unmangled one for `extern "C"`: the answer is the pair's own source (issue 44: 438
+    external answers were not the `extern "C"` kernels every prompt asked for)."""
+    from kernelmill.ptx.export import sft_row
+
+    cxx = Pair("c", "_Z4reluPfi", "cuda", "__global__ void relu(float* x, int n) { }",
+               ".visible .entry _Z4reluPfi(\n.param .u64 p0,\n.param .u32 p1\n)\n{\n ret;\n}", target="sm_90")
+    plain = Pair("e", "relu", "cuda", 'extern "C" __global__ void relu(float* x, int n) { }',
+                 ".visible .entry relu(\n.param .u64 p0,\n.param .u32 p1\n)\n{\n ret;\n}", target="sm_90")
+    assert not _asks_extern_c(sft_row(cxx, rolled=False))
+    assert _asks_extern_c(sft_row(plain, rolled=False))
+    # the rolled PTX's prompt says the same (the rule reads the plain PTX's entry)
+    cxx.rolled_ptx = cxx.ptx
+    assert not _asks_extern_c(sft_row(cxx, rolled=True))
+
+
+@pytest.mark.skipif(__import__("shutil").which("nvcc") is None, reason="needs nvcc")
+def test_real_pairs_prompts_agree_with_their_answers(tmp_path):
+    """nvcc's own PTX of a C++ and an `extern "C"` kernel, through `ptx pairs` and `ptx export`:
+    every row asks for the linkage its answer declares."""
+    (tmp_path / "k.cu").write_text(
+        "__global__ void scale(float* x, float s, int n) { int i = threadIdx.x; if (i < n) x[i] *= s; }\n"
+        'extern "C" __global__ void shift(float* x, float s, int n) { int i = threadIdx.x; if (i < n) x[i] += s; }\n')
+    runner = CliRunner()
+    r = runner.invoke(app, ["ptx", "pairs", str(tmp_path / "k.cu"), "-o", str(tmp_path / "pairs.jsonl")])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["ptx", "export", str(tmp_path / "pairs.jsonl"), "-o", str(tmp_path / "sft"),
+                            "--test-frac", "0"])
+    assert r.exit_code == 0, r.output
+    rows = [json.loads(l) for l in (tmp_path / "sft/train.jsonl").read_text().splitlines()]
+    assert len(rows) == 2
+    for row in rows:
+        answer = row["messages"][-1]["content"]
+        kernel = "shift" if "shift" in row["kernel_name"] else "scale"
+        assert _asks_extern_c(row) == (kernel == "shift"), (row["kernel_name"], row["messages"][-2]["content"][:300])
+        assert f"void {kernel}(" in answer

@@ -186,9 +186,25 @@ def task_variables(template: PromptTemplate, task: Task, examples: str = "builti
     return vars_
 
 
+_ENTRY = re.compile(r"\.entry\s+([A-Za-z_$][\w$]*)")
+
+
+def kernel_linkage(ptx: str) -> str:
+    """What the decompiled kernel must be declared as, read from the PTX's entry name: nvcc
+    mangles a C++ `__global__` function's name (`_Z...`), an `extern "C"` one keeps it. The
+    prompt asks for what the pair's own CUDA source is (issue 44: the template asked every
+    pair for `extern "C"`, while most external sources' kernels have C++ linkage)."""
+    m = _ENTRY.search(ptx or "")
+    if m and m.group(1).startswith("_Z"):
+        return ("a `__global__` function with C++ linkage, not `extern \"C\"`: the entry's mangled name "
+                "gives its name and parameter types")
+    return "an `extern \"C\" __global__` function"
+
+
 def ptx_variables(pair: Pair, field_name: str = "ptx") -> dict[str, str]:
     ptx = getattr(pair, field_name, None) or pair.ptx
-    return {"ptx": ptx.strip(), "task_id": pair.pair_id, "name": pair.kernel_name, "kernel_name": pair.kernel_name}
+    return {"ptx": ptx.strip(), "task_id": pair.pair_id, "name": pair.kernel_name, "kernel_name": pair.kernel_name,
+            "linkage": kernel_linkage(pair.ptx or ptx)}
 
 
 def template_for(language: str | None, recorded: str | None = None) -> PromptTemplate:
