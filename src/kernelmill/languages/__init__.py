@@ -71,10 +71,15 @@ def kernel_origins() -> list[tuple[str, str]]:
     return [o for lang in ALL.values() for o in lang.kernel_origins]
 
 
+def import_env(device: str) -> dict[str, str]:
+    """What every language's package reads at import on `device` (Language.import_env)."""
+    return {k: v for lang in ALL.values() for k, v in lang.import_env(device).items()}
+
+
 def warm_imports() -> None:
     for lang in ALL.values():
         lang.warm_import()
 
 
-__all__ = ["ALL", "Language", "get_language", "kernel_codes", "kernel_origins", "own_callables", "own_kernel_names",
+__all__ = ["ALL", "Language", "get_language", "import_env", "kernel_codes", "kernel_origins", "own_callables", "own_kernel_names",
            "protected_modules", "versions", "warm_imports"]

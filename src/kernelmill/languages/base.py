@@ -46,7 +46,7 @@ class Language:
     def env(self, device: str, cache_dir: Path, ext_dir: Path, cuda_arch: str | None,
             build_jobs: int) -> dict[str, str]:
         """The environment of this language's build and run processes."""
-        env: dict[str, str] = {}
+        env: dict[str, str] = dict(self.import_env(device))
         if self.compiles_extension:
             env["TORCH_EXTENSIONS_DIR"] = str(ext_dir)
             env["MAX_JOBS"] = str(build_jobs)
@@ -81,6 +81,11 @@ class Language:
 
     def warm_import(self) -> None:
         """Imported ahead in a candidate's process while it waits for its job."""
+
+    def import_env(self, device: str) -> dict[str, str]:
+        """Variables its package reads once, at import, on `device`: part of `env`, and set
+        in a spare before its warm-up imports the package ahead of its job (runner.py)."""
+        return {}
 
 
 def decorated_functions(tree: ast.AST, decorators: tuple[str, ...]) -> set[str]:

@@ -22,9 +22,13 @@ class Triton(Language):
             build_jobs: int) -> dict[str, str]:
         env = super().env(device, cache_dir, ext_dir, cuda_arch, build_jobs)
         env["TRITON_CACHE_DIR"] = str(cache_dir / "triton")
-        if device == "cpu":
-            env["TRITON_INTERPRET"] = "1"
         return env
+
+    def import_env(self, device: str) -> dict[str, str]:
+        # the interpreter on a CPU; read when triton is imported: its own library kernels
+        # (tl.sum, ...) are made for the interpreter or the compiler then, so a process that
+        # imported it without this (a spare's warm-up) fails at them
+        return {"TRITON_INTERPRET": "1"} if device == "cpu" else {}
 
     def own_kernel_names(self, tree: ast.AST) -> set[str]:
         return decorated_functions(tree, ("jit", "autotune", "heuristics"))

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
-from ..languages import get_language
+from ..languages import get_language, import_env
 from .guards.flags import Findings, decide
 from .measure.kernel_time import own_kernel_names
 from .measure.gpulock import gpu_lock
@@ -260,14 +260,11 @@ class Verifier:
         return {"CUDA_VISIBLE_DEVICES": "" if gpu is None else self.physical_gpu(gpu)}
 
     def _spare_env(self, gpu: int | None) -> dict[str, str]:
-        """A run spare's start-up environment. On a CPU with TRITON_INTERPRET=1, as a Triton
-        job there has it: the spare's warm-up imports Triton, whose own library kernels
-        (tl.sum, ...) are made for the interpreter or not at that import, and an unguarded run
-        executes the candidate in the spare itself. adopt_env takes it away for other jobs."""
-        env = self._visible(gpu)
-        if self.device == "cpu":
-            env["TRITON_INTERPRET"] = "1"
-        return env
+        """A run spare's start-up environment: with what the languages' packages read at
+        import (languages.import_env: Triton's interpreter on a CPU), since the spare's
+        warm-up imports them before its job and an unguarded run executes the candidate in
+        the spare itself. adopt_env takes away what a job's own environment lacks."""
+        return {**self._visible(gpu), **import_env(self.device)}
 
     def close(self) -> None:
         """Stop the spares; nothing else outlives a run."""
