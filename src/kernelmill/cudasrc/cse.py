@@ -173,11 +173,49 @@ def _span(scope, occ_stmts) -> list:
     return [s for s in stmts if first.start_byte <= s.start_byte <= last.start_byte]
 
 
+def leaves(n) -> int:
+    """Tokens of an expression (tree-sitter leaves, comments aside)."""
+    return sum(1 for x in _walk(n) if x.child_count == 0 and x.type != "comment")
+
+
+def pays(uses: int, tokens: int) -> bool:
+    """Does naming a `tokens`-token expression used `uses` times save tokens? Each use
+    becomes one name; the declaration `const auto N = ...;` costs the expression and 5."""
+    return uses * (tokens - 1) > tokens + 5
+
+
+def fresh_name(prefix: str, used: set[str], counter: int) -> tuple[str, int]:
+    """`prefix` + the first number from `counter` whose name the source does not use (added to `used`)."""
+    while f"{prefix}{counter}" in used:
+        counter += 1
+    used.add(f"{prefix}{counter}")
+    return f"{prefix}{counter}", counter
+
+
+def declaration(data: bytes, stmt, name: str, expr) -> tuple[int, int, bytes]:
+    """The edit inserting `const auto name = expr;` before `stmt`, at its indentation."""
+    line_start = data.rfind(b"\n", 0, stmt.start_byte) + 1
+    indent = re.match(rb"[ \t]*", data[line_start:stmt.start_byte]).group()
+    return stmt.start_byte, stmt.start_byte, f"const auto {name} = {text(expr)};\n".encode() + indent
+
+
+def apply_edits(data: bytes, edits: list[tuple[int, int, bytes]]) -> tuple[str, int]:
+    """The source with `edits` (start, end, replacement) made, and how many were insertions
+    (declarations). An edit overlapping an earlier one is skipped (should not happen)."""
+    out, pos = bytearray(), 0
+    for a, b, rep in sorted(edits, key=lambda e: (e[0], e[1])):
+        if a < pos:
+            continue
+        out += data[pos:a] + rep
+        pos = b
+    out += data[pos:]
+    return out.decode(), len({e[2] for e in edits if e[0] == e[1]})
+
+
 def _memory_safe(scope, occ_stmts) -> bool:
     """No statement from the first to the last use may change what the reads read."""
-    stmts = [c for c in scope.children if c.is_named]
-    first, last = min(occ_stmts, key=lambda s: s.start_byte), max(occ_stmts, key=lambda s: s.start_byte)
-    span = [s for s in stmts if first.start_byte <= s.start_byte <= last.start_byte]
+    span = _span(scope, occ_stmts)
+    last = span[-1]
     for s in span:
         top = s.named_children[0] if s.type == "expression_statement" and s.named_children else None
         exempt = top if (s is last and top is not None and top.type == "assignment_expression") else None
@@ -251,31 +289,16 @@ def extract_index_cse(src: str, min_ops: int = 1, within: list[tuple[int, int]] 
             uses = Counter(k for _, k, _ in occurrences)
             names = {}
             for k, (first, stmt) in chosen.items():
-                t = sum(1 for x in _walk(first) if x.child_count == 0)
-                if uses[k] < 2 or (gain and uses[k] * (t - 1) <= t + 5):
+                if uses[k] < 2 or (gain and not pays(uses[k], leaves(first))):
                     continue
                 occ = [s for _, kk, s in occurrences if kk == k]
                 if _reads_memory(first) and not _memory_safe(scope, occ):
                     continue
                 if _identifiers(first) & _declared_in(_span(scope, occ)):
                     continue  # a name declared between definition and use would be another variable
-                while f"idx{counter}" in used_names:
-                    counter += 1
-                name = f"idx{counter}"
-                used_names.add(name)
-                names[k] = name
-                line_start = data.rfind(b"\n", 0, stmt.start_byte) + 1
-                indent = re.match(rb"[ \t]*", data[line_start:stmt.start_byte]).group()
-                decl = f"const auto {name} = {text(first)};\n".encode() + indent
-                edits.append((stmt.start_byte, stmt.start_byte, decl))
+                names[k], counter = fresh_name("idx", used_names, counter)
+                edits.append(declaration(data, stmt, names[k], first))
             for n, k, _ in occurrences:
                 if k in names:
                     edits.append((n.start_byte, n.end_byte, names[k].encode()))
-    out, pos = bytearray(), 0
-    for a, b, rep in sorted(edits, key=lambda e: (e[0], e[1])):
-        if a < pos:  # overlapping edit (should not happen): skip it
-            continue
-        out += data[pos:a] + rep
-        pos = b
-    out += data[pos:]
-    return out.decode(), len({e[2] for e in edits if e[0] == e[1]})
+    return apply_edits(data, edits)

@@ -22,7 +22,8 @@ import re
 from collections import Counter
 
 from .cse import (_BUILTINS, _PREPROC, PURE_CALLS, _address_taken_or_shared, _declared_in, _identifiers, _key,
-                  _memory_safe, _reads_memory, _span, _strip_parens, _walk, _writes_and_decls, pure_call)
+                  _memory_safe, _reads_memory, _span, _strip_parens, _walk, _writes_and_decls, apply_edits,
+                  declaration, fresh_name, leaves, pays, pure_call)
 from .tsparse import parse_cuda, text
 
 _CANDIDATE = {"binary_expression", "call_expression", "subscript_expression", "cast_expression",
@@ -69,10 +70,6 @@ def _conditional(n, stmt) -> bool:
             return True
         x = p
     return False
-
-
-def _leaves(n) -> int:
-    return sum(1 for x in _walk(n) if x.child_count == 0 and x.type != "comment")
 
 
 def extract_value_cse(src: str, within: list[tuple[int, int]] | None = None,
@@ -141,28 +138,15 @@ def _one_pass(src: str, allowed: set[int]) -> tuple[str, int]:
                 by_key.setdefault(k, []).append((n, stmt))
             for k, occ in by_key.items():
                 first, stmt = occ[0]
-                t, stmts = _leaves(first), [s for _, s in occ]
-                if len(occ) < 2 or len(occ) * (t - 1) <= t + 5:
+                stmts = [s for _, s in occ]
+                if len(occ) < 2 or not pays(len(occ), leaves(first)):
                     continue
                 if _reads_memory(first) and (not _memory_safe(scope, stmts)
                                              or any(_conditional(n, s) for n, s in occ)):
                     continue
                 if _identifiers(first) & _declared_in(_span(scope, stmts)):
                     continue
-                while f"v{counter}" in used_names:
-                    counter += 1
-                name = f"v{counter}"
-                used_names.add(name)
-                line_start = data.rfind(b"\n", 0, stmt.start_byte) + 1
-                indent = re.match(rb"[ \t]*", data[line_start:stmt.start_byte]).group()
-                edits.append((stmt.start_byte, stmt.start_byte,
-                              f"const auto {name} = {text(first)};\n".encode() + indent))
+                name, counter = fresh_name("v", used_names, counter)
+                edits.append(declaration(data, stmt, name, first))
                 edits += [(n.start_byte, n.end_byte, name.encode()) for n, _ in occ]
-    out, pos = bytearray(), 0
-    for a, b, rep in sorted(edits, key=lambda e: (e[0], e[1])):
-        if a < pos:
-            continue
-        out += data[pos:a] + rep
-        pos = b
-    out += data[pos:]
-    return out.decode(), len({e[2] for e in edits if e[0] == e[1]})
+    return apply_edits(data, edits)
