@@ -723,8 +723,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kernelbench-repeat", type=int, default=1, metavar="N",
                     help="run KernelBench's harness N times per row, each in a fresh process: the table then "
                          "says how far its own figure moves between processes")
-    ap.add_argument("--kernelbench-rows", choices=("all", "external"), default="all",
-                    help="which rows KernelBench's harness also measures (external: the --external table's only)")
+    ap.add_argument("--kernelbench-rows", choices=("all", "external", "none"), default="all",
+                    help="which rows KernelBench's harness also measures (external: the --external table's only; "
+                         "none: --kernelbench gives the external rows' tasks, and rows already measured keep "
+                         "their KernelBench figures)")
     ap.add_argument("--per-card", action=argparse.BooleanOptionalAction, default=True,
                     help="measure each candidate on the card kernelmill timed it on, the cards side by side")
     ap.add_argument("--measure-one", help=argparse.SUPPRESS)
@@ -852,7 +854,8 @@ def main(argv: list[str] | None = None) -> int:
             before = results["independent"].get(c.name)  # kept where only KernelBench's repeats are wanted
             ind = before if before and "error" not in before else measure(spec, args.measure_timeout)
             kb = None
-            kb_row = args.kernelbench_rows == "all" or c.style.startswith("external")
+            kb_row = args.kernelbench_rows == "all" or (args.kernelbench_rows == "external"
+                                                         and c.style.startswith("external"))
             have_kb = results.setdefault("kernelbench", {}).get(c.name)
             more = max(0, args.kernelbench_repeat - 1 - len((have_kb or {}).get("repeats") or []))
             if args.kernelbench and kb_row and device == "cuda" and (have_kb is None or ("speedup" in have_kb and more)):

@@ -84,7 +84,7 @@ class Reports:
 
 # the keys of timing.process_state, the only ones a candidate's report may set
 _STATE_KEYS = frozenset({"grad", "profile", "trace", "threads", "function_modes", "dispatch_modes", "module_hooks",
-                         "autograd_profiler"})
+                         "autograd_profiler", "redone_preempted", "kept_preempted", "trial_median_ms", "trial_max_ms"})
 
 
 class RemoteSide:
@@ -116,6 +116,6 @@ class RemoteSide:
         self.kb_host_ms = [float(t) for t in (msg.get("kb_host_ms") or [])[:trials]]
         state = msg.get("kb_state") if isinstance(msg.get("kb_state"), dict) else {}
         self.kb_state = {k: (v[:8] if isinstance(v, list) else v) for k, v in state.items()
-                         if k in _STATE_KEYS and isinstance(v, (bool, int, list))
+                         if k in _STATE_KEYS and isinstance(v, (bool, int, float, list))
                          and all(isinstance(x, str) and len(x) < 80 for x in (v if isinstance(v, list) else []))} or None
         return [float(t) for t in msg["kb_ms"]]
