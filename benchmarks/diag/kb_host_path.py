@@ -12,11 +12,18 @@ process, under conditions that tell the candidate causes apart:
   forked    a child forked from a parent that imported torch without touching CUDA
             (how kernelmill's zygote starts its supervisors and candidates)
   bench     kernelmill's own Bench.kernelbench_round in a plain process
+  pool      the same, its inputs from kernelmill's shifting InputPool refilled before each trial
+  warm_cuda kernelmill's warm-up of a GPU process first (trace.warm_cuda)
+  cpu_kineto / thread_pools   its two parts alone: the host-only profiler start, cuBLAS/cuDNN
 
 Prints, per task and condition, the events' mean and the host path's median (us),
 and writes them as JSON (--out).
 
-    python benchmarks/diag/kb_host_path.py .kb/tasks/level1/100_HingeLoss.py ... --out host_path.json
+    python benchmarks/diag/kb_host_path.py --external .dev/kernels.jsonl --rows cudal1-a100-L1-100 --out host_path.json
+
+(The external table's references are the sizes kernelmill and KernelBench's harness timed;
+KernelBench's own task files are larger: session 9's first run of this script timed those,
+8 ms calls, where the host path does not show.)
 """
 
 from __future__ import annotations
@@ -34,9 +41,25 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def _time_task(task: str, bench: bool) -> dict:
+def _time_task(task: str, cond: str) -> dict:
     import torch
 
+    src = str(HERE.parents[1] / "src")
+    if cond in ("warm_cuda", "cpu_kineto", "thread_pools", "bench", "pool"):
+        sys.path.insert(0, src)
+    if cond == "warm_cuda":  # kernelmill's whole warm-up of a GPU process
+        from kernelmill.verify.guards.trace import warm_cuda
+
+        warm_cuda(torch.device("cuda"))
+    elif cond == "cpu_kineto":  # its host-only profiler start
+        from kernelmill.verify.measure.kernel_time import kineto_profile
+
+        with kineto_profile(cuda=False):
+            torch.ones(8) * 2
+    elif cond == "thread_pools":
+        from kernelmill.verify.guards.trace import warm_thread_pools
+
+        warm_thread_pools(torch.device("cuda"))
     ns: dict = {}
     exec(compile(Path(task).read_text(encoding="utf-8"), task, "exec"), ns)
     torch.manual_seed(42)
@@ -46,11 +69,16 @@ def _time_task(task: str, bench: bool) -> dict:
         for _ in range(5):
             model(*inputs)
         torch.cuda.synchronize()
-        if bench:
-            sys.path.insert(0, str(HERE.parents[1] / "src"))
+        if cond in ("bench", "pool"):
+            from kernelmill.verify.measure.inputs import InputPool
             from kernelmill.verify.measure.timing import Bench, TimingConfig
 
-            b = Bench(lambda: model(*inputs), "cuda", TimingConfig())
+            if cond == "pool":  # the shifting input pool, refilled before every trial
+                pool = InputPool(inputs)
+                b = Bench(lambda: model(*pool.current), "cuda", TimingConfig(),
+                          prepare=lambda i: pool.prepare(inputs, 1.0))
+            else:
+                b = Bench(lambda: model(*inputs), "cuda", TimingConfig())
             ev = b.kernelbench_round(100)
             return {"events_mean_us": statistics.fmean(ev) * 1e3, "events_median_us": statistics.median(ev) * 1e3,
                     "host_median_us": statistics.median(b.kb_host_ms) * 1e3, "state": b.kb_state}
@@ -73,12 +101,12 @@ def _time_task(task: str, bench: bool) -> dict:
             "host_median_us": statistics.median(host) * 1e6}
 
 
-def _child(task: str, bench: bool, q) -> None:
-    q.put(_time_task(task, bench))
+def _child(task: str, q) -> None:
+    q.put(_time_task(task, "plain"))
 
 
-def run_fresh(task: str, bench: bool = False) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--one", task] + (["--bench"] if bench else []),
+def run_fresh(task: str, cond: str = "plain") -> dict:
+    out = subprocess.run([sys.executable, __file__, "--one", task, "--cond", cond],
                          capture_output=True, text=True, timeout=300)
     if out.returncode:
         return {"error": out.stderr[-500:]}
@@ -90,7 +118,7 @@ def run_forked(task: str) -> dict:
 
     ctx = mp.get_context("fork")
     q = ctx.Queue()
-    p = ctx.Process(target=_child, args=(task, False, q))
+    p = ctx.Process(target=_child, args=(task, q))
     p.start()
     res = q.get(timeout=300)
     p.join()
@@ -103,26 +131,43 @@ def main() -> int:
     ap.add_argument("--load", type=int, default=os.cpu_count() or 1, help="busy processes of the loaded condition")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--one", help=argparse.SUPPRESS)
-    ap.add_argument("--bench", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--cond", default="plain", help=argparse.SUPPRESS)
+    ap.add_argument("--external", type=Path, help="a table of external kernels (id, ref_code): time these rows' references")
+    ap.add_argument("--rows", default="", help="with --external: comma-separated ids")
+    ap.add_argument("--conditions", default="plain,bench,loaded,forked,warm_cuda,cpu_kineto,thread_pools,pool")
     a = ap.parse_args()
     if a.one:
-        print(json.dumps(_time_task(a.one, a.bench)))
+        print(json.dumps(_time_task(a.one, a.cond)))
         return 0
+    tasks = list(a.tasks)
+    if a.external:
+        import tempfile
+
+        want = [r.strip() for r in a.rows.split(",") if r.strip()]
+        folder = Path(tempfile.mkdtemp(prefix="kb-host-"))
+        for line in a.external.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            if row["id"] in want:
+                (folder / f"{row['id'].replace('-', '_')}.py").write_text(row["ref_code"], encoding="utf-8")
+                tasks.append(str(folder / f"{row['id'].replace('-', '_')}.py"))
+    conds = [c.strip() for c in a.conditions.split(",") if c.strip()]
     results: dict = {}
-    for task in a.tasks:
+    for task in tasks:
         name = Path(task).stem
-        r = results[name] = {"plain": run_fresh(task), "bench": run_fresh(task, bench=True)}
-        hogs = [subprocess.Popen(["nice", "-n", "10", sys.executable, "-c", "while True: pass"])
+        r = results[name] = {c: run_fresh(task, c) for c in conds if c not in ("loaded", "forked")}
+        hogs = [] if "loaded" not in conds else [subprocess.Popen(["nice", "-n", "10", sys.executable, "-c", "while True: pass"])
                 for _ in range(a.load)]
         try:
             time.sleep(1.0)
-            r["loaded"] = run_fresh(task)
+            if hogs:
+                r["loaded"] = run_fresh(task)
         finally:
             for h in hogs:
                 h.kill()
             for h in hogs:
                 h.wait()
-        r["forked"] = run_forked(task)
+        if "forked" in conds:
+            r["forked"] = run_forked(task)
         for cond, v in r.items():
             print(f"{name:40s} {cond:7s} " + ("ERROR " + v["error"][-200:] if "error" in v else
                   f"events mean {v['events_mean_us']:8.1f} us  median {v['events_median_us']:8.1f} us  "
