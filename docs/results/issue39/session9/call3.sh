@@ -16,4 +16,4 @@ CUDA_VISIBLE_DEVICES=1 timeout $((END - $(date +%s))) python3 -m pytest -q -m gp
   tests/verify/test_devices.py tests/verify/test_builtin_candidates.py -p no:cacheprovider --basetemp /tmp/pt1 -rA --durations 5 > $OUT/gpu1.log 2>&1 &
 wait
 echo "tests done at +$(( $(date +%s) - T0 )) s" >> $OUT/env.txt
-cat $OUT/env.txt $OUT/diag.log; tail -2 $OUT/gpu0.log $OUT/gpu1.log
+cat $OUT/env.txt $OUT/diag.log; tail -n 2 $OUT/gpu0.log $OUT/gpu1.log
