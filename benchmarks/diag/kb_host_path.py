@@ -15,6 +15,8 @@ process, under conditions that tell the candidate causes apart:
   pool      the same, its inputs from kernelmill's shifting InputPool refilled before each trial
   warm_cuda kernelmill's warm-up of a GPU process first (trace.warm_cuda)
   cpu_kineto / thread_pools   its two parts alone: the host-only profiler start, cuBLAS/cuDNN
+  pin_local / pin_one   the process pinned to the GPU's NUMA-local CPUs (NVML), or to one of them
+  (a condition named more than once runs once per mention, each in a fresh process)
 
 Prints, per task and condition, the events' mean and the host path's median (us),
 and writes them as JSON (--out).
@@ -44,6 +46,9 @@ HERE = Path(__file__).resolve().parent
 def _time_task(task: str, cond: str) -> dict:
     import torch
 
+    if cond in ("pin_local", "pin_one"):  # the GPU's NUMA-local cores (NVML), or one of them
+        cpus = gpu_local_cpus()
+        os.sched_setaffinity(0, cpus if cond == "pin_local" else {sorted(cpus)[len(cpus) // 2]})
     src = str(HERE.parents[1] / "src")
     if cond in ("warm_cuda", "cpu_kineto", "thread_pools", "bench", "pool"):
         sys.path.insert(0, src)
@@ -101,6 +106,20 @@ def _time_task(task: str, cond: str) -> dict:
             "host_median_us": statistics.median(host) * 1e6}
 
 
+def gpu_local_cpus() -> set[int]:
+    """The CPUs NVML calls close to GPU 0 (its ideal affinity), else every CPU this process may use."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        h = pynvml.nvmlDeviceGetHandleByIndex(0)
+        words = pynvml.nvmlDeviceGetCpuAffinity(h, (os.cpu_count() + 63) // 64)
+        cpus = {64 * i + b for i, w in enumerate(words) for b in range(64) if w >> b & 1}
+        return cpus & os.sched_getaffinity(0) or os.sched_getaffinity(0)
+    except Exception:  # noqa: BLE001 - a diagnosis: fall back to every allowed CPU
+        return os.sched_getaffinity(0)
+
+
 def _child(task: str, q) -> None:
     q.put(_time_task(task, "plain"))
 
@@ -154,7 +173,10 @@ def main() -> int:
     results: dict = {}
     for task in tasks:
         name = Path(task).stem
-        r = results[name] = {c: run_fresh(task, c) for c in conds if c not in ("loaded", "forked")}
+        r = results[name] = {}
+        for i, c in enumerate(conds):  # a condition named twice is run twice (fresh processes)
+            if c not in ("loaded", "forked"):
+                r[c if conds.count(c) == 1 else f"{c}#{i}"] = run_fresh(task, c.split("#")[0])
         hogs = [] if "loaded" not in conds else [subprocess.Popen(["nice", "-n", "10", sys.executable, "-c", "while True: pass"])
                 for _ in range(a.load)]
         try:
