@@ -202,71 +202,26 @@ def test_launch_bound_reference_is_timed_by_its_gpu_time(tmp_path, guards):
 # synchronize, a 256 MB fill as its L2 clear, events around one call, a synchronize, 100
 # trials after a discarded one), in a plain process: the reference first, then the candidate;
 # with `profiled` one CUDA profiler session runs before (what a kernelmill process has done)
-PLAIN_KB = textwrap.dedent("""
-    import json, sys, torch
-    ns_t, ns_c = {}, {}
-    exec(open(sys.argv[1]).read(), ns_t)
-    exec(open(sys.argv[2]).read(), ns_c)
-    torch.manual_seed(42); ref = ns_t["Model"](*ns_t["get_init_inputs"]()).cuda()
-    torch.manual_seed(42); cand = ns_c["ModelNew"](*ns_t["get_init_inputs"]()).cuda()
-    torch.manual_seed(1); inputs = [x.cuda() for x in ns_t["get_inputs"]()]
-    fill = torch.empty(32 << 20, dtype=torch.int64, device="cuda")
-
-    def kb(model):
-        out = []
-        for t in range(101):
-            torch.cuda.synchronize()
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            fill.fill_(42)
-            s.record(); model(*inputs); e.record()
-            torch.cuda.synchronize()
-            if t:
-                out.append(s.elapsed_time(e))
-        return sum(out) / len(out)
-
-    with torch.no_grad():
-        ref(*inputs); cand(*inputs)
-        if sys.argv[3] == "profiled":
-            from torch.profiler import ProfilerActivity, profile
-            with profile(activities=[ProfilerActivity.CUDA]):
-                ref(*inputs); torch.cuda.synchronize()
-        r, c = kb(ref), kb(cand)
-    print(json.dumps({"ref_ms": r, "cand_ms": c}))
-""")
-
-
-def _plain_kb(tmp_path, task_code, cand_code, mode="plain"):
-    import json
-    import subprocess
-    import sys
-
-    (tmp_path / "t.py").write_text(task_code)
-    (tmp_path / "c.py").write_text(cand_code)
-    out = subprocess.run([sys.executable, "-c", PLAIN_KB, str(tmp_path / "t.py"), str(tmp_path / "c.py"), mode],
-                         capture_output=True, text=True, timeout=300, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 @pytest.mark.gpu
-@pytest.mark.xfail(strict=True, reason="issue 39: alone on a quiet H100 the reference still read 24% above a plain "
-                   "process (0.653 vs 0.527 ms, docs/benchmarks.md); remove when the cause is found")
-def test_kernelbench_convention_is_taken_before_any_profiler_session(tmp_path):
-    """speedup_kernelbench of a launch-bound reference against a plain process's
-    KernelBench-convention figure. After a CUDA profiler session a process keeps CUPTI's
-    callbacks (~2 us a launch): measured after kernelmill's profiled calls, this reference's
-    figure read 1.5-2.5x KernelBench's (issue 39); the rounds now come first."""
-    plain = [_plain_kb(tmp_path, CHAIN_TASK, CHAIN_CAND) for _ in range(2)]
-    after = _plain_kb(tmp_path, CHAIN_TASK, CHAIN_CAND, "profiled")
-    ref_plain = statistics.median([p["ref_ms"] for p in plain])
-    field = statistics.median([p["ref_ms"] / p["cand_ms"] for p in plain])
-    print(f"plain process: reference {ref_plain:.4f} ms, speedup {field:.3f}x; after a profiler session: "
-          f"reference {after['ref_ms']:.4f} ms")
-    assert after["ref_ms"] > 1.15 * ref_plain, "precondition: a profiler session must slow this launch-bound call"
+def test_a_launch_bound_kernelbench_figure_is_flagged_host_bound(tmp_path):
+    """The KernelBench-convention figure of a launch-bound call is its process's host path:
+    fresh plain processes of one reference on an idle H200 read 11-53 us, and KernelBench's
+    own harness agreed with itself within 10% on 20 of 39 pairs of processes (issue 39,
+    session 9: docs/results/issue39/session9/). A test comparing that figure across
+    processes passes or fails by chance; what holds is that such a figure is said to be
+    host-bound, and that the trials' accounting (redone preemptions, median, largest) is
+    recorded. The chain task's 24 tiny kernels take a few us of GPU time a call; its host
+    path, tens of us."""
     v = _verify(tmp_path, CHAIN_TASK, CHAIN_CAND, guards="standard")
-    print(v.status, v.speedup_kernelbench, v.measurement.get("kernelbench_ms"))
+    print(v.status, v.speedup, v.speedup_kernelbench, v.flags, v.measurement.get("kernelbench_ms"),
+          v.measurement.get("kernelbench_state"))
     assert v.status == "ok", v.message
-    assert abs(v.measurement["kernelbench_ms"]["reference"] / ref_plain - 1) <= 0.10, v.measurement["kernelbench_ms"]
-    assert abs(v.speedup_kernelbench / field - 1) <= 0.10, (v.speedup_kernelbench, field)
+    kb, timed = v.measurement["kernelbench_ms"], v.measurement["timed"]
+    assert kb["reference"] > 1.25 * timed["ref_ms"], "precondition: the chain's reference must be launch-bound"
+    assert "kernelbench_host_bound" in v.flags and "launch path" in v.message
+    for side in ("reference", "candidate"):
+        state = v.measurement["kernelbench_state"][side]
+        assert state["redone_preempted"] >= 0 and state["trial_max_ms"] >= state["trial_median_ms"] > 0
 
 
 FALLBACK_CAND = textwrap.dedent('''

@@ -227,3 +227,38 @@ def test_involuntary_switches_is_a_count_of_this_thread():
 
     a = involuntary_switches()
     assert isinstance(a, int) and involuntary_switches() >= a
+
+
+def test_a_kernelbench_figure_mostly_outside_gpu_time_is_flagged_host_bound():
+    # issue 39: a launch-bound side's KernelBench-convention figure is its process's host
+    # path (fresh plain processes of one reference read 11-53 us): the verdict says so
+    from kernelmill.verify.measure.timing import kernelbench_host_bound
+    from kernelmill.verify.process.supervisor import attach_timing
+
+    def side(kb_ms, gpu_ms, method="kernel_time"):
+        t = summarize([Round([gpu_ms] * 3, 1.0, method=method)])
+        t.kb_mean_ms = kb_ms
+        return t
+
+    assert kernelbench_host_bound(side(0.105, 0.100), side(0.104, 0.098)) == ""
+    why = kernelbench_host_bound(side(0.107, 0.0048), side(0.0100, 0.0090))
+    assert "reference" in why and "candidate" not in why and "96% host" in why
+    assert kernelbench_host_bound(side(0.107, 0.0048, method="events"), side(0.01, 0.009)) == ""  # no GPU time known
+    # through compare: a FakeKB side whose KernelBench trials read 10x its rounds
+    cfg = TimingConfig(min_rounds=5, max_rounds=5, round_ms=1.0, budget_ms=1e9, kb_trials=3)
+
+    class HostBound(FakeKB):
+        def round(self, n, check=None):
+            r = super().round(n, check)
+            r.method = "kernel_time"
+            return r
+
+        def kernelbench_round(self, trials):
+            super().kernelbench_round(trials)
+            return [10 * self.ms] * trials
+
+    comp = compare(HostBound(2.0), HostBound(1.0), cfg, rng=random.Random(0))
+    assert comp.kernelbench_host_bound.startswith("speedup_kernelbench measured the host's launch path")
+    verdict = {"status": "ok"}
+    attach_timing(verdict, comp)
+    assert "kernelbench_host_bound" in verdict["flags"] and "launch path" in verdict["message"]

@@ -47,6 +47,9 @@ HARNESS_FLAGS = {
     "events_disagree": "CUDA events and the GPU time of the call's own work give speedups that differ by more than "
                        "the margin: launch gaps or work the events do not bracket (docs/SEMANTICS.md, Timing)",
     "kernel_time_partial": "some timing rounds could not be attributed and were timed by their events",
+    "kernelbench_host_bound": "the KernelBench-convention speedup (speedup_kernelbench) measured mostly the host's "
+                              "launch path, which differs between processes: it is not comparable with a published "
+                              "figure to better than a factor of a few (docs/SEMANTICS.md, Timing)",
     "clocks_moved": "the GPU's SM clock moved, or a power or thermal slowdown began, during the measurement",
     "weak_task": "the task's check also passes a candidate that computes nothing (zeros, a constant, a mean "
                  "or the input): a correct verdict says little (kernelmill tasks audit)",

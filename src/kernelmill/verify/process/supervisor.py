@@ -554,6 +554,9 @@ def attach_timing(verdict: dict, comp: Comparison) -> None:
     if comp.events_disagree:
         flags.append("events_disagree")
         notes.append(comp.events_disagree)
+    if comp.kernelbench_host_bound:
+        flags.append("kernelbench_host_bound")
+        notes.append(comp.kernelbench_host_bound)
     moved = gpu_clocks.judge(*(comp.clocks or {}).values()) if comp.clocks else ""
     if moved:
         flags.append("clocks_moved")
