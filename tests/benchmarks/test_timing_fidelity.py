@@ -241,3 +241,13 @@ def test_a_candidate_rejected_by_policy_alone_is_compared_as_timed_not_awarded()
     s = tf.summarize(rows, "cuda")
     assert (s["n"], s["timed"], s["timed_not_awarded"]) == (1, 1, 1)
     assert "1 rejected by a policy" in "\n".join(tf.summary_lines(s))
+
+
+def test_the_independent_gpu_time_of_overlapping_work_counts_it_once():
+    # issue 39: a candidate on 99 streams has kernels that overlap; their sum (19 ms) is not
+    # the call's GPU time (7 ms, which CUDA events confirmed): the union of the intervals is
+    busy_us = tf.busy_us
+    assert busy_us([]) == 0.0
+    assert busy_us([(0, 10), (20, 25)]) == 15.0
+    assert busy_us([(0, 10), (5, 12), (11, 13), (30, 31)]) == 14.0
+    assert busy_us([(5, 6), (0, 10)]) == 10.0  # order of the records does not matter
