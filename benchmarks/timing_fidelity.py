@@ -695,7 +695,16 @@ def pending(cands: list[Candidate], results: dict, resume: bool, kb_repeat: int 
         k = kb.get(name) or {}
         return bool(k.get("speedup")) and len(k.get("repeats") or []) < kb_repeat - 1
 
-    return [c for c in cands if c.name not in done or "error" in done[c.name] or short(c.name)]
+    def stale(name: str) -> bool:  # measured by an earlier method: a table never mixes two
+        return done[name].get("method") in SUPERSEDED_METHODS
+
+    return [c for c in cands if c.name not in done or "error" in done[c.name] or stale(c.name) or short(c.name)]
+
+
+# independent-side methods since replaced: --resume measures their rows again
+SUPERSEDED_METHODS = frozenset({
+    "torch.profiler device records per call (L2 flushed), alternated rounds; do_bench events beside it",  # summed
+})
 
 
 # --------------------------------------------------------------------- main
@@ -868,7 +877,8 @@ def main(argv: list[str] | None = None) -> int:
                     "numerics": args.numerics, "card": card, "ext_dir": str(ext_root / c.name), "calls": args.calls}
             t0 = time.perf_counter()
             before = results["independent"].get(c.name)  # kept where only KernelBench's repeats are wanted
-            ind = before if before and "error" not in before else measure(spec, args.measure_timeout)
+            keep = before and "error" not in before and before.get("method") not in SUPERSEDED_METHODS
+            ind = before if keep else measure(spec, args.measure_timeout)
             kb = None
             kb_row = args.kernelbench_rows == "all" or (args.kernelbench_rows == "external"
                                                          and c.style.startswith("external"))

@@ -251,3 +251,10 @@ def test_the_independent_gpu_time_of_overlapping_work_counts_it_once():
     assert busy_us([(0, 10), (20, 25)]) == 15.0
     assert busy_us([(0, 10), (5, 12), (11, 13), (30, 31)]) == 14.0
     assert busy_us([(5, 6), (0, 10)]) == 10.0  # order of the records does not matter
+
+
+def test_resume_measures_again_a_row_of_a_superseded_method():
+    old = next(iter(tf.SUPERSEDED_METHODS))
+    cands = [tf.Candidate(name=n, path="p", task="t", language="cuda", device="cuda", style="external") for n in ("a", "b")]
+    results = {"independent": {"a": {"speedup": 1.0, "method": old}, "b": {"speedup": 1.0, "method": "union"}}}
+    assert [c.name for c in tf.pending(cands, results, resume=True)] == ["a"]
