@@ -64,10 +64,13 @@ def guess_language(code: str) -> str:
     """The candidate's language from what it imports or builds (kernelmill's names)."""
     if "load_inline" in code or "cpp_extension" in code:
         return "cuda" if ("__global__" in code or "cuda_sources" in code) else "cpp"
-    if re.search(r"^\s*import triton|^\s*from triton", code, re.M):
-        return "triton"
-    if re.search(r"^\s*import tilelang|^\s*from tilelang", code, re.M):
-        return "tilelang"
+    from kernelmill import languages
+
+    # a language whose package the candidate imports (Triton, TileLang, CuTe DSL, ...)
+    for name, lang in sorted(languages.ALL.items()):
+        mod = lang.requires_module
+        if mod and re.search(rf"^\s*(?:import|from)\s+{re.escape(mod)}\b", code, re.M):
+            return name
     return "torch"
 
 

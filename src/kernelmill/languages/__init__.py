@@ -1,6 +1,6 @@
 """Kernel languages: all that the harness knows of each, one module per language.
 
-Each module beside this one (`torch`, `cuda`, `cpp`, `triton`, `tilelang`) defines
+Each module beside this one (`torch`, `cuda`, `cpp`, `triton`, `tilelang`, `cute_dsl`) defines
 ``LANGUAGE``, a `Language` (languages/base.py): how its candidates build and run (their
 environment, device, whether their timings mean anything), what counts as their own
 kernels for the fallback guard and the provenance, their version. Adding a language is
@@ -40,7 +40,7 @@ def get_language(name: str) -> Language | None:
 
 def own_kernel_names(code: str) -> frozenset[str]:
     """The kernels a candidate's source defines, in any language (CUDA `__global__`
-    functions in its strings, Triton and TileLang kernel functions)."""
+    functions in its strings, Triton, TileLang and CuTe DSL kernel functions)."""
     try:
         tree = ast.parse(code)
     except SyntaxError:
