@@ -176,3 +176,36 @@ def test_export_rolled_rows_do_not_depend_on_jobs(tmp_path):
     for row, pair in zip(got, pairs):
         want = with_rolled(Pair(**{**pair.__dict__, "meta": dict(pair.meta)}), "fast").rolled_ptx
         assert row["input"] == "rolled_ptx" and want.strip() in row["messages"][-2]["content"]
+
+
+# --- loops checked per function ----------------------------------------------------
+UNROLLED = "\n".join(f"\tld.global.f32 \t%f{i + 1}, [%rd1+{4 * i}];" for i in range(16)) + "\n\tret;\n"
+KERNEL = (".version 8.0\n.target sm_90\n.address_size 64\n\n.visible .entry k(\n\t.param .u64 k_param_0\n)\n{\n"
+          "\t.reg .f32 \t%f<20>;\n\t.reg .b64 \t%rd<2>;\n\n" + UNROLLED + "}\n")
+
+
+def test_loops_are_checked_one_by_one_only_when_the_function_check_fails(monkeypatch):
+    # issue 44: a reroll builds its loops unchecked and checks the whole function; a
+    # function whose check fails is rolled again with every loop checked before it is used
+    from kernelmill.ptx.search import Loop, Segment as Seg
+
+    plain = reroll_text(KERNEL)
+    assert "for" in plain and expand_text(plain).split() == expand_text(KERNEL).split()
+    made = Seg._make
+
+    def off_by_one(self, b):  # a template that does not expand to what it replaces
+        loop = made(self, b)
+        return Loop(loop.var, loop.start, loop.limit + 1, loop.step, loop.body)
+
+    monkeypatch.setattr(Seg, "_make", off_by_one)
+    checked = []
+    same = Seg._same
+    monkeypatch.setattr(Seg, "_same", lambda self, loop, span: checked.append(1) or same(self, loop, span))
+    from kernelmill.ptx import RerollStats
+
+    stats = RerollStats()
+    out = reroll_text(KERNEL, stats=stats)
+    # the unchecked pass made a wrong loop, the function check caught it, the checked pass
+    # refused every such template: the output is the input, and still a round trip
+    assert checked and stats.rejected_templates > 0 and stats.failed == 0 and stats.checked == 1
+    assert expand_text(out).split() == expand_text(KERNEL).split() and "for" not in out

@@ -119,6 +119,7 @@ class Segment:
         self.runs: dict[int, _Runs] = {}  # body size -> its runs (independent of cfg, shared)
         self.memo: dict[int, list[_Cand]] = {}  # shared by the plans (see reroll_stmts)
         self.made: dict[int, Loop | None] = {}  # id(candidate) -> its checked loop (shared)
+        self.built: dict[int, Loop] = {}  # id(candidate) -> its loop, unchecked (roll(check=False))
         self.tabled: Segment | None = None  # the same search with tables: its options, filtered
 
     def with_config(self, cfg) -> "Segment":
@@ -327,8 +328,9 @@ class Segment:
                 pos += 1
         return choice
 
-    def roll(self, stats, strategy: str = "dp") -> list[Stmt]:
-        """The segment with the plan's loops applied (each checked by expansion first)."""
+    def roll(self, stats, strategy: str = "dp", check: bool = True) -> list[Stmt]:
+        """The segment with the plan's loops applied, each checked by expansion first
+        (`check`), or not: then the caller checks the whole function (reroll_function)."""
         n = len(self.items)
         choice = self._plan_dp() if strategy == "dp" else self._plan_greedy()
         out: list[Stmt] = []
@@ -336,7 +338,7 @@ class Segment:
         while pos < n:
             b = choice[pos]
             if b is not None:
-                loop = self._checked(b)
+                loop = self._checked(b) if check else self._built(b)
                 if loop is not None:
                     out.append(loop)
                     stats.loops += 1
@@ -358,6 +360,12 @@ class Segment:
             self.made[key] = loop if self._same(loop, self.items[b.pos:b.pos + b.period * b.copies]) else None
         return self.made[key]
 
+    def _built(self, b: _Cand) -> Loop:
+        loop = self.built.get(id(b))
+        if loop is None:
+            loop = self.built[id(b)] = self._make(b)
+        return loop
+
     def _same(self, loop: Loop, span: list[Stmt]) -> bool:
         # inside a loop body the enclosing variables are free: spot-check them at
         # 0 and 1 here; the whole-function check in reroll_function is the guarantee
@@ -369,7 +377,9 @@ class Segment:
 
     def _make(self, b: _Cand) -> Loop:
         p, pos = b.period, b.pos
-        var = _fresh_var(self.items[pos:pos + p * b.copies], self.free)
+        # copies share their skeleton, and a skeleton holds each hole's loop variables
+        # (holes.shape) and each inner loop's: the first body names them all
+        var = _fresh_var(self.items[pos:pos + p], self.free)
         models = self._models(b)
         body = tuple(template(self.items[pos + k], self.vals[pos + k], models[k], var)
                      for k in range(p))
