@@ -340,15 +340,21 @@ def fmt_function(f: Function) -> str:
     return "\n".join(lines + ["}"])
 
 
+def fmt_item(it) -> str:
+    """One item of a module as `fmt_module` prints it (before the newline that joins them)."""
+    if isinstance(it, Function):
+        return fmt_function(it) + "\n"
+    if isinstance(it, Directive):
+        return fmt_tokens(it.tokens) + (";" if it.semicolon else "")
+    return it.text
+
+
 def fmt_module(m: Module) -> str:
-    parts = []
-    for it in m.items:
-        if isinstance(it, Function):
-            parts.append(fmt_function(it) + "\n")
-        elif isinstance(it, Directive):
-            parts.append(fmt_tokens(it.tokens) + (";" if it.semicolon else ""))
-        else:
-            parts.append(it.text)
+    return fmt_parts([fmt_item(it) for it in m.items])
+
+
+def fmt_parts(parts: list[str]) -> str:
+    """A module's text from its items' texts (fmt_item)."""
     return "\n".join(parts) + "\n"
 
 
