@@ -262,3 +262,27 @@ def test_a_kernelbench_figure_mostly_outside_gpu_time_is_flagged_host_bound():
     verdict = {"status": "ok"}
     attach_timing(verdict, comp)
     assert "kernelbench_host_bound" in verdict["flags"] and "launch path" in verdict["message"]
+
+
+def test_the_kernelbench_trials_come_before_any_timed_round():
+    # a CUDA profiler session (every kernel-time round opens one) leaves CUPTI's callbacks
+    # in the process, ~2 us more a launch: the KernelBench-convention trials, which count the
+    # launch path, are taken first, on both sides
+    calls = []
+
+    class Recording(FakeKB):
+        def __init__(self, name, ms):
+            super().__init__(ms)
+            self.name = name
+
+        def round(self, n, check=None):
+            calls.append((self.name, "round"))
+            return super().round(n, check)
+
+        def kernelbench_round(self, trials):
+            calls.append((self.name, "kb"))
+            return super().kernelbench_round(trials)
+
+    cfg = TimingConfig(min_rounds=5, max_rounds=5, round_ms=1.0, budget_ms=1e9, kb_trials=3)
+    compare(Recording("ref", 2.0), Recording("cand", 1.0), cfg, rng=random.Random(0))
+    assert calls[:2] == [("ref", "kb"), ("cand", "kb")] and ("ref", "kb") not in calls[2:]
