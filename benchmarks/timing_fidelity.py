@@ -358,15 +358,18 @@ def busy_us(intervals) -> float:
     """The time covered by a set of [start, end) intervals (their union): GPU work that
     overlaps itself, on several streams, counts once (a sum counted a 99-stream LSTM's
     7 ms call as 19 ms, issue 39 session 9)."""
-    total, cur_s, cur_e = 0.0, None, None
-    for a, b in sorted(intervals):
-        if cur_e is None or a > cur_e:
-            if cur_e is not None:
-                total += cur_e - cur_s
-            cur_s, cur_e = a, b
-        else:
-            cur_e = max(cur_e, b)
-    return total + (cur_e - cur_s if cur_e is not None else 0.0)
+    # a sweep over the ends (not kernelmill's merge of sorted spans: a second method):
+    # time counts while at least one interval is open
+    spans = [(a, b) for a, b in intervals if b > a]
+    events = sorted([(a, 1) for a, _ in spans] + [(b, -1) for _, b in spans])
+    total, open_, since = 0.0, 0, 0.0
+    for t, step in events:
+        if open_ and step < 0 and open_ == 1:
+            total += t - since
+        elif not open_:
+            since = t
+        open_ += step
+    return total
 
 
 def _profiled_kernel_ms(fn, flush, calls: int) -> float:

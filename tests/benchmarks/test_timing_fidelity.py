@@ -251,6 +251,13 @@ def test_the_independent_gpu_time_of_overlapping_work_counts_it_once():
     assert busy_us([(0, 10), (20, 25)]) == 15.0
     assert busy_us([(0, 10), (5, 12), (11, 13), (30, 31)]) == 14.0
     assert busy_us([(5, 6), (0, 10)]) == 10.0  # order of the records does not matter
+    assert busy_us(iter([(0, 10), (10, 20), (30, 30)])) == 20.0  # a generator; touching; empty
+    import random
+
+    rng = random.Random(7)
+    for _ in range(200):  # against counting covered unit steps
+        spans = [(a, a + rng.randint(0, 9)) for a in (rng.randint(0, 40) for _ in range(rng.randint(0, 8)))]
+        assert busy_us(spans) == len({t for a, b in spans for t in range(a, b)})
 
 
 def test_resume_measures_again_a_row_of_a_superseded_method():

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .base import Language
+from .base import Language, decorated_functions
 
 # where compiled CuTe DSL functions are run from (kernels made at run time by cute.compile)
 _EXECUTORS = ("cutlass.base_dsl.jit_executor", "cutlass.cutlass_dsl.tvm_ffi_provider")
@@ -56,15 +56,7 @@ class CuteDsl(Language):
         # another package in a file without cutlass is not CuTe's)
         if not _imports_cutlass(tree):
             return set()
-        names = set()
-        for n in ast.walk(tree):
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                for d in n.decorator_list:
-                    target = d.func if isinstance(d, ast.Call) else d
-                    last = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
-                    if last == "kernel":
-                        names.add(n.name)
-        return names
+        return decorated_functions(tree, ("kernel",))
 
     def own_callables(self, module: Any) -> list[Any]:
         # the module's `@cute.jit` functions (wrappers whose code is the DSL's) and objects
