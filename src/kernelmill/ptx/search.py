@@ -178,11 +178,17 @@ class Segment:
         # same loop with a longer body: never better, so not searched
         blocked: set[int] = set()
         all_runs, max_p = self.runs, min(cfg.max_period, (n - pos) // 2)
+        sk = self.sk
         for q in occ[j:j + cfg.max_candidates]:
             p = q - pos
             if p > max_p:
                 break
             if p in blocked:
+                continue
+            # the body's second and last statements must repeat too, or no run starts here
+            # (cs below would be 1): two list reads instead of this body size's run table
+            # (three quarters of the (position, body size) pairs stop here, issue 44)
+            if p > 1 and (sk[pos + 1] != sk[q + 1] or sk[q - 1] != sk[q + p - 1]):
                 continue
             runs = all_runs.get(p) or self._runs(p)
             cs = min(runs.same[pos:q])  # copies by skeleton alone (>= 2: the body repeats)
