@@ -106,17 +106,20 @@ def _roll_stream(stmts, cfg: RerollConfig, stats: RerollStats, strategy: str,
 
     def flush():
         if len(seg) >= 4:
-            # the plans start from the same segments; a statement's hash walks its tree,
-            # so the segment's is taken once and the cache is keyed by it
+            # the plans start from the same segments, of the same statement objects (a loop
+            # a plan made is shared too: Segment.built/made): keyed by the objects' identities,
+            # kept alive by the cache (a statement's hash walks its whole tree, 10% of a reroll)
             items = tuple(seg)
-            h = hash(items)
-            found = _cached(cache, (h, free, cfg.tables), items)
+            h = tuple(map(id, items))
+            found = cache.get((h, free, cfg.tables))
             if found is None:
-                twin = _cached(cache, (h, free, not cfg.tables), items)
-                found = (twin.with_config(cfg) if twin is not None else
+                twin = cache.get((h, free, not cfg.tables))
+                found = (twin[1].with_config(cfg) if twin is not None else
                          Segment(list(items), cfg, [known.tokens(s) for s in items], free,
                                  [known.split(s) for s in items]))
-                cache.setdefault((h, free, cfg.tables), []).append((items, found))
+                cache[h, free, cfg.tables] = (items, found)
+            else:
+                found = found[1]
             out.extend(found.roll(stats, strategy, check))
         else:
             out.extend(seg)
@@ -136,10 +139,6 @@ def _roll_stream(stmts, cfg: RerollConfig, stats: RerollStats, strategy: str,
             seg.append(s)
     flush()
     return out
-
-
-def _cached(cache: dict, key: tuple, items: tuple) -> Segment | None:
-    return next((seg for its, seg in cache.get(key, ()) if its == items), None)
 
 
 def _same_or(old: Block | Loop, new: Block | Loop) -> Block | Loop:
