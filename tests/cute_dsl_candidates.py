@@ -34,8 +34,9 @@ _CANDIDATE = textwrap.dedent('''
         flat = bidx * THREADS + tidx
         row = flat // n
         col = flat % n
-        if flat < m * n and col < n - SKIP:
-            gC[row, col] = gA[row, col] + gB[row, col]
+        if flat < m * n:
+            if col < n - SKIP:
+                gC[row, col] = gA[row, col] + gB[row, col]
 
     @cute.jit
     def add_rows(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor):

@@ -66,7 +66,7 @@ def test_jit_functions_and_compiled_functions_are_the_candidates_own_callables(m
     assert jitted in found and executor.JitCompiledFunction.__call__ in found
     assert add_rows not in found and len not in found
     # compiled at run time (in forward): the executor's __call__, once its module is imported
-    for name in ("cutlass.base_dsl.jit_executor", "cutlass.cutlass_dsl.tvm_ffi_provider"):
+    for name in ("cutlass.base_dsl.jit_executor", "cutlass.cutlass_dsl.cuda_jit_executor"):
         monkeypatch.delitem(sys.modules, name, raising=False)
     assert LANGUAGE.kernel_codes() == set()  # a process that never imported the DSL
     monkeypatch.setitem(sys.modules, "cutlass.base_dsl.jit_executor", executor)

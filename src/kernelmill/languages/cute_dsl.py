@@ -2,15 +2,18 @@
 `cutlass`): `@cute.kernel` device functions launched from `@cute.jit` host functions,
 called directly or after `cute.compile`.
 
-What the harness relies on, from the DSL's documentation and its public code (not yet
-seen on a GPU here: issue 41 asks for a correct and a wrong candidate on the device,
-tests/verify/test_cute_dsl_gpu.py):
-- the generated kernel's symbol starts with `kernel_cutlass_` and holds the
-  `@cute.kernel` function's name, so the profiler's kernel names contain it;
-- a `@cute.jit` function is a Python wrapper whose code lives in the `cutlass` package,
-  and `cute.compile` returns a `cutlass.base_dsl.jit_executor.JitCompiledFunction`
-  (or a subclass) whose `__call__` runs the compiled host function;
-- the on-disk JIT cache is `CUTE_DSL_CACHE_DIR` (default: a folder under the temp dir).
+What the harness relies on, read in the DSL's own Python code (nvidia-cutlass-dsl-libs-core
+4.8.1: `cutlass/base_dsl/dsl.py`, `jit_executor.py`, `cutlass_dsl/cuda_jit_executor.py`,
+`base_dsl/env_manager.py`), not yet seen on a GPU here (issue 41 asks for a correct and a
+wrong candidate on the device: tests/verify/test_cute_dsl_gpu.py):
+- `@cute.jit` and `@cute.kernel` return a `functools.wraps` wrapper (`jit_wrapper`, code in
+  `cutlass/base_dsl/dsl.py`), so a decorated function carries `__wrapped__`;
+- a kernel's symbol is `kernel_cutlass_<function>_<mangled argument types>_<n>`, so the
+  profiler's kernel names contain the `@cute.kernel` function's name;
+- `cute.compile` returns a `JitCompiledFunction` (`cutlass.base_dsl.jit_executor`; the CUDA
+  dialect's subclass in `cutlass.cutlass_dsl.cuda_jit_executor`) whose `__call__` runs it;
+- the on-disk JIT cache is `CUTE_DSL_CACHE_DIR` (default `/tmp/cute_dsl_python_cache_*`); the
+  GPU architecture is detected in the process that compiles (`CUTE_DSL_ARCH` overrides it).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Any
 from .base import Language, decorated_functions
 
 # where compiled CuTe DSL functions are run from (kernels made at run time by cute.compile)
-_EXECUTORS = ("cutlass.base_dsl.jit_executor", "cutlass.cutlass_dsl.tvm_ffi_provider")
+_EXECUTORS = ("cutlass.base_dsl.jit_executor", "cutlass.cutlass_dsl.cuda_jit_executor")
 
 
 def _imports_cutlass(tree: ast.AST) -> bool:
