@@ -71,7 +71,7 @@ candidates a warm-up (`--warmup`, default on there) verifies each chosen compile
 on all GPUs, so their builds are in the build cache for both runs alike (else the first run alone
 would pay the cold builds: ~40 s for the first, which builds the precompiled header, 8-18 s each
 after it on H100/H200). Each run also reports its rate after the first step ("steady"), where a
-run has 2 steps or more. A guarded candidate run takes about 3-7 s (docs/benchmarks.md), one at a
+run has 2 steps or more. A guarded candidate run takes about 3-7 s (docs/results/benchmarks_history.md), one at a
 time per GPU, so a step of batch B x T turns costs about B*T*5 s of verification: ~40 s a step
 with the defaults (batch 4 = 1 prompt x 4 generations, 2 turns). `--max-seconds` (default 180, 0
 = none) is the whole invocation's budget: each run gets an equal share of what is left when it

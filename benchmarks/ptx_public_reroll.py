@@ -3,7 +3,7 @@
 The .cu files are not in this repository (their code must not be committed): fetch them
 into a folder outside it and pass that folder; `--manifest` (JSON list of
 {"file", "repo", "path", "commit", "note"}) attaches provenance to the results.
-docs/results/ptx_public/manifest.json lists the files measured for docs/benchmarks.md.
+docs/results/ptx_public/manifest.json lists the files measured for docs/results/benchmarks_history.md.
 
 Each file is compiled alone with nvcc -O3 -arch=sm_90 (no -I, no -D): a file that needs
 headers this machine lacks (cuBLAS, torch, the repository's own utility headers) or does not

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The TileLang seeds the first H100 run left unverified (the rest of part 2 of
-# `KM_PARTS=2 KM_PART=2`, docs/benchmarks.md) plus level1/13_TransposedMatmul, whose seed now sums
+# `KM_PARTS=2 KM_PART=2`, docs/results/benchmarks_history.md) plus level1/13_TransposedMatmul, whose seed now sums
 # K in slices (it was incorrect there; SLICES = 2 since this script's H100 run), through benchmarks/tilelang_seeds_device.sh, then
 # benchmarks/diag/tilelang_13_order.py (cuBLAS's kernels and summation order for that task, and
 # which summation orders of the seed pass against it).

@@ -2,7 +2,7 @@
 header (torch/extension.h, what load_inline and the cached builder include) against a slimmer
 set (torch/types.h, torch/csrc/Exceptions.h, torch/csrc/utils/pybind.h), each without and with
 a precompiled header. CPU seconds (user + system) of g++, with torch's own flags for a C++
-extension. A lead, not used by the builder: docs/benchmarks.md says what it gave.
+extension. A lead, not used by the builder: docs/results/benchmarks_history.md says what it gave.
 
     PYTHONPATH=src python benchmarks/diag/binding_headers.py
 """

@@ -1,7 +1,7 @@
 """A cold build under 3 s? The fast builder's slim path (verify/build/slim_units.py), its steps timed apart (issue 14).
 
 Every unit that includes torch/extension.h costs ~7.5 CPU-s with its header precompiled, an
-empty one included (docs/benchmarks.md: the header's own roots). This builds one C++
+empty one included (docs/results/benchmarks_history.md: the header's own roots). This builds one C++
 extension (two functions, load_inline's `functions=` style, a CPU candidate) three ways,
 from cold build folders, and checks that all three modules give the same answers:
 
@@ -18,7 +18,7 @@ from cold build folders, and checks that all three modules give the same answers
 
 It shows what a build costs on this path, not that the path keeps a candidate's meaning:
 the full header declares more than `torch/types.h`, which could in principle change which
-overload a call picks (docs/benchmarks.md says what is open).
+overload a call picks (docs/results/benchmarks_history.md says what is open).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Emulate fp32 GEMM summation orders over K on the CPU (numpy) and count the outputs that
 two orders put outside the verifier's tolerance (|c - r| > atol + rtol * |r|, atol = rtol = 1e-4)
 of each other: the numerical study behind the level1/13_TransposedMatmul seed (C = A.T @ B,
-K = 4096; docs/benchmarks.md, issue 15).
+K = 4096; docs/results/benchmarks_history.md, issue 15).
 
 Orders (each step one fp32 FMA: the exact product added, one rounding):
   seq       one chain over all of K (the first seed; cuBLAS for the other GEMM seeds' shapes,

@@ -7,7 +7,7 @@ product; docs/tilelang.md) 16 slices summed separately pass against references s
 16 slices or exactly, and nothing but the same order passes against a reference summed as 1, 2
 or 4 long chains or split at varying points (stream-K). This script measures it on the GPU
 (its H100 run: cuBLAS splits K in 2, and only the seed summed in 2 halves passes, bitwise
-equal; docs/benchmarks.md "TileLang seed corpus", docs/results/issue15/h100_order13.log):
+equal; docs/results/benchmarks_history.md "TileLang seed corpus", docs/results/issue15/h100_order13.log):
 
   * the cuBLAS kernels torch.matmul(A.T, B) launches (torch.profiler names; a split-K
     reduction or a stream-K/segment-K kernel shows here), with TF32 off as in the verifier;

@@ -163,7 +163,7 @@ def export_command(pairs: Path = typer.Argument(..., help="Pairs JSONL from `ker
                                                "without it, e.g. by `ptx augment --no-reroll`)."),
                    reroll: str = typer.Option("best", help="How --rolled makes a missing Rolled-PTX: best (both "
                                               "strategies, table terms) or fast (greedy, no tables: ~12x faster, "
-                                              "~2 points less reduction on augmented pairs; docs/benchmarks.md)."),
+                                              "~2 points less reduction on augmented pairs; docs/results/benchmarks_history.md)."),
                    test_frac: float = typer.Option(0.1, help="Share of subgraphs (or source units) held out."),
                    seed: int = typer.Option(0, help="Seed of the split (stable as pairs are added)."),
                    jobs: int = _JOBS) -> None:

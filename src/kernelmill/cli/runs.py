@@ -169,7 +169,7 @@ def run_verify(source: str, samples: list[Sample], out: Path, config: VerifyConf
               f"{_walls(stats)}", file=sys.stderr, flush=True)
         if counts.get("no_header"):
             print(f"verify: {counts['no_header']} build(s) compiled torch's headers from scratch; "
-                  "`kernelmill prepare-builds` once on this machine halves that (docs/benchmarks.md)",
+                  "`kernelmill prepare-builds` once on this machine halves that (docs/results/benchmarks_history.md)",
                   file=sys.stderr, flush=True)
     wanted = {s.sample_id for s in samples}
     return [v for v in read_jsonl(out, Verdict, []) if v.sample_id in wanted]

@@ -65,7 +65,7 @@ FIELD_HELP: dict[str, str] = {
                    "--runs-per-gpu.",
     "runs_per_gpu": "Candidates run at once on one GPU: their start-up, inputs, reference runs and checks overlap, "
                     "their timed rounds never do (a timing lock). 0: auto (2: 1.24x the candidates per minute of 1 "
-                    "on an H200, docs/benchmarks.md).",
+                    "on an H200, docs/results/benchmarks_history.md).",
     "gpus": "GPUs that run candidates, as indices of the visible GPUs (after CUDA_VISIBLE_DEVICES), "
             "comma-separated, e.g. 1 or 0,1; default all.",
     "compile_baseline": "Also time each task's reference under torch.compile (once per task, compile time left out "
@@ -114,7 +114,7 @@ class VerifyConfig:
     # CPU priority of build processes and their compilers, as a nice increment (0-19;
     # 0 = as this process): builds fill every core, while a run's host work (a spare's
     # start-up, loading, checks) is on the GPU's critical path and should not queue
-    # behind a compiler for a core (docs/benchmarks.md, issue 14)
+    # behind a compiler for a core (docs/results/benchmarks_history.md, issue 14)
     build_nice: int = 10
     # build workers started ahead (torch and the builder imported: 2.5-4 s a build process
     # otherwise spends first; for a cached extension that is the whole build phase):
@@ -181,7 +181,7 @@ class VerifyConfig:
     # against 16.6 for 1, speedups within 1.3% of 1's, once spares' warm-ups held the
     # GPU lock only for their GPU steps; before that, 3 on an H100 (full-size tasks)
     # made each timing wait 16-55 s for spares and the throughput fell
-    # (docs/benchmarks.md, issue 14)
+    # (docs/results/benchmarks_history.md, issue 14)
     runs_per_gpu: int = 0
     # which GPUs run candidates, as indices of the GPUs this process sees (after
     # CUDA_VISIBLE_DEVICES); None = all of them. A GRPO trainer on GPU 0 keeps its
@@ -197,7 +197,7 @@ class VerifyConfig:
     # how a guarded GPU run hands tensors to the candidate's process and back: "auto" =
     # CUDA IPC (no host copies; verify/process/cuda_ipc.py) when the input sets fit in a
     # quarter of the free GPU memory, else files; "file" = always through files. On an H100
-    # (docs/benchmarks.md) "auto" gave the same verdicts as "file" and cut the guarded
+    # (docs/results/benchmarks_history.md) "auto" gave the same verdicts as "file" and cut the guarded
     # exchange of 15 KernelBench-sized candidates from a median 5.5 s to 0.18 s.
     exchange: str = "auto"
     # guarded runs supervised by a process that stays for job after job (verify/process/
@@ -206,7 +206,7 @@ class VerifyConfig:
     # unless `standby` is 0 (no process started ahead); "on": with guards on; "off": a
     # spare per run on a GPU (verify/pools/standby.py), a new run process per candidate
     # on a CPU. On an H200 61-70 candidates/min against 52-60 with spares; on a CPU (no
-    # torch import per run) 112 against 40 (docs/benchmarks.md, issue 14)
+    # torch import per run) 112 against 40 (docs/results/benchmarks_history.md, issue 14)
     resident: str = "auto"
 
     def __post_init__(self) -> None:

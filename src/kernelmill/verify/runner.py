@@ -169,7 +169,7 @@ class Verifier:
         # the compiled reference's record per task (verify/measure/compiled.py), measured by the
         # task's first timed candidate, the same way and kept the same way
         self.compiled_refs: dict[tuple[str, str, str], dict] = {}
-        # spares per GPU (standby.auto_depth; docs/benchmarks.md, issue 14). On a CPU one,
+        # spares per GPU (standby.auto_depth; docs/results/benchmarks_history.md, issue 14). On a CPU one,
         # forked from the run zygote (torch imported once): a spare importing torch would share
         # the cores with the candidate being timed for seconds, a forked one warms up in ~0.1 s,
         # before the run it overlaps reaches its timing. Unguarded CPU runs (guarded ones go to

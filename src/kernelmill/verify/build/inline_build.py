@@ -721,7 +721,7 @@ class InlineBuilder:
             t0 = time.perf_counter()
             # torch's link command, torch's libraries as stubs (link_stubs.py). GNU gold linked
             # 2.4x faster on the CPU machine but slower on the GPU machine (0.54 s against 0.45 s,
-            # docs/benchmarks.md, issue 14, sixteenth session): the linker stays torch's
+            # docs/results/benchmarks_history.md, issue 14, sixteenth session): the linker stays torch's
             objs = [*cxx, *[str(o) for o in objects]]
             try:
                 stubbed = self.stubs.ldflags(flags["ldflags"], cxx) if _STUB_LINK else None

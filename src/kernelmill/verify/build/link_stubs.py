@@ -3,7 +3,7 @@
 torch links an extension against libc10, libtorch_cpu, libtorch and libtorch_python (and
 their CUDA siblings). GNU ld reads every symbol of every library it is given: for
 libtorch_cpu.so (0.4 GB) that took 0.35-0.6 s of a ~3 s cold build, against 0.1 s for the
-link of the candidate's own objects (docs/benchmarks.md, issue 14, seventeenth session).
+link of the candidate's own objects (docs/results/benchmarks_history.md, issue 14, seventeenth session).
 A shared object's link needs none of those symbols: Linux links shared objects with
 undefined references allowed (torch's command asks for nothing else), so the library
 only gives the output its DT_NEEDED name. An empty library with the same SONAME gives

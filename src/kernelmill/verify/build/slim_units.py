@@ -4,7 +4,7 @@ Why: a unit that includes ``torch/extension.h`` costs ~7.5 CPU-s with the header
 precompiled, an empty one too: the header holds internal-linkage roots (pybind11's
 function-record type slots, the profiler's tables, ``static`` templates) that every
 unit emits with the ~3,900 inline functions they reach. A unit with ``torch/types.h``
-alone (precompiled) costs ~2 CPU-s (docs/benchmarks.md, issue 14). What needs the
+alone (precompiled) costs ~2 CPU-s (docs/results/benchmarks_history.md, issue 14). What needs the
 full header in a ``load_inline(functions=[...])`` build is the binding torch generates,
 and that depends only on the bound functions' types, not on the candidate.
 

@@ -7,7 +7,7 @@ compile on 2 cores, 5.7 s of it before code generation. A split CUDA extension
 (`cuda_split`) has two such units, the binding unit (``main.cpp``: the header,
 ``cpp_sources``, the generated ``PYBIND11_MODULE``) and the host unit. Compiled as
 one they cost 14.2 s of CPU instead of 24.7 s (12.6 + 12.1) on the same machine
-(docs/benchmarks.md, issue 14), which is what a batch of cold builds waits on.
+(docs/results/benchmarks_history.md, issue 14), which is what a batch of cold builds waits on.
 
 The merged unit is the binding unit followed by the host unit, compiled with
 the host unit's flags. It is used only when:

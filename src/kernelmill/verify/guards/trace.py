@@ -113,7 +113,7 @@ def warm_cuda(device: torch.device, gpu_section: Callable[[str], Any] | None = N
     section: a timer process timing a small kernel chain on the same GPU saw a
     1.5 ms spike while another process opened its context and nothing above its
     quiet spread while another started the profiler (benchmarks/diag/warmup_cost.py,
-    docs/benchmarks.md): so only the context and the profiled call are GPU sections.
+    docs/results/benchmarks_history.md): so only the context and the profiled call are GPU sections.
     `draws`: also the kernels that draw input sets (a supervisor's: inputs.warm_draws);
     `checks`: those run around a candidate's calls (its process's: inputs.warm_checks)."""
     if device.type != "cuda":

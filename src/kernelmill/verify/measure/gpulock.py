@@ -5,7 +5,7 @@ next candidate's spare process opened its context and started the profiler
 (`standby.py`, a few seconds of GPU work), the current candidate's timed calls
 waited for the other context's slices. Measured on an H100 with guards on, a
 10 us three-kernel candidate read 32 us: its rounds alternated between stretches
-at 10 us and stretches at 60 us while spares warmed up (docs/benchmarks.md).
+at 10 us and stretches at 60 us while spares warmed up (docs/results/benchmarks_history.md).
 
 One lock file per GPU, taken with ``flock``: timing holds it exclusively (the
 reference's and the candidate's rounds, driven by one process); GPU work that
@@ -267,7 +267,7 @@ def warm_section(device: str, part: str, who: str, behind_timing_s: float | None
 # timing is over), until its job arrives (stdin readable: it is needed now), or at most
 # `max_s`. While a whole warm-up held the lock (the profiler's start-up, seconds of host
 # work, included), the gate alone did not help: on an H200 the median timing waited
-# 2.8-4.5 s of a 5.5-7 s run either way (docs/benchmarks.md, issue 14); now only the
+# 2.8-4.5 s of a 5.5-7 s run either way (docs/results/benchmarks_history.md, issue 14); now only the
 # context and one profiled call hold it (guards/trace.warm_cuda).
 GATE_ENV = "KERNELMILL_WARM_AFTER"  # "COUNT MAX_S", set by standby.py for a spare started during a run
 

@@ -40,7 +40,7 @@ class TimingConfig:
     kb_trials: int = 100
     # relative spread (sd of the log speedup) between fresh processes, added to every
     # interval: the rounds of one process do not see it (benchmarks/timing_fidelity.py
-    # --repeat measures it; docs/benchmarks.md holds the figure)
+    # --repeat measures it; docs/results/benchmarks_history.md holds the figure)
     process_spread: float = 0.03
 
 

@@ -5,7 +5,7 @@ A spare (standby.py) supervises one candidate and exits, so every candidate on a
 GPU cost two CUDA contexts: its supervisor's and its own. The driver opens them one
 at a time (0.11 s alone, 0.3-0.45 s under load on an H200) and never during a
 timing, which made two contexts and one timing per candidate the ceiling of that
-design (~55-59 candidates/min, docs/benchmarks.md, issue 14). Here the supervisor's
+design (~55-59 candidates/min, docs/results/benchmarks_history.md, issue 14). Here the supervisor's
 context, cuBLAS and cuDNN open once for the life of the process:
 
     resident (trusted: the reference, its outputs, the judge; one CUDA context)

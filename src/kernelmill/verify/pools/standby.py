@@ -57,7 +57,7 @@ SPARES_PER_RUN = 6
 # spares filled in at once (the first job on a GPU, or after the queue ran dry) start this
 # many seconds apart, the k-th after k * STAGGER_S or when its job comes: started together,
 # 12 pairs of processes and the builds shared 16 cores and the first two runs waited 13-16 s
-# for spares that warm up in ~7 s alone (H200, docs/benchmarks.md, issue 14); once running,
+# for spares that warm up in ~7 s alone (H200, docs/results/benchmarks_history.md, issue 14); once running,
 # each spare is replaced as it is taken, with no delay
 STAGGER_S = 1.0
 DELAY_ENV = "KERNELMILL_SPARE_DELAY"  # seconds a spare waits before its start-up (worker._standby)
@@ -214,7 +214,7 @@ class Standby:
         and the next `depth` jobs run back to back; that paid while a whole warm-up
         held the GPU lock (each one ran into the next timing: the median timing waited
         2.8-4.5 s of a 5.5-7 s run on an H200), and costs a wait every `depth` jobs
-        now that only its GPU steps do (docs/benchmarks.md, issue 14)."""
+        now that only its GPU steps do (docs/results/benchmarks_history.md, issue 14)."""
         with self._lock:
             queue = self._spares.setdefault(gpu, deque())
             spare = None

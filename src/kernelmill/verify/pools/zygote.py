@@ -25,7 +25,7 @@ its own before it runs anything. Python's `random` is reseeded in every child
 CUDA: a child forked after torch touched the driver cannot open a context
 ("Cannot re-initialize CUDA in forked subprocess"). Importing torch does not;
 importing torch.utils.cpp_extension does (torch 2.11+cu130, probed on an H100:
-docs/benchmarks.md, issue 14). So the run zygote leaves it out (a run worker and
+docs/results/benchmarks_history.md, issue 14). So the run zygote leaves it out (a run worker and
 its candidate's process import it themselves), the zygote reports whether its
 children can use CUDA (`cuda_fork_safe`, read from torch's own fork mark), and
 run spares start fresh where they cannot. The build zygote imports it: builds

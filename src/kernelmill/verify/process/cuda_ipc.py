@@ -3,7 +3,7 @@
 A guarded run hands the candidate its input sets and takes back its outputs. Through files
 that is a device-to-host copy, a write, a read and a host-to-device copy of every byte on
 each side: for full-size tasks gigabytes per candidate, the largest guard cost measured
-(docs/benchmarks.md, issue 14). Here the sender packs every tensor of the exchange into one
+(docs/results/benchmarks_history.md, issue 14). Here the sender packs every tensor of the exchange into one
 device allocation of its own and sends a small JSON description with that allocation's IPC
 handle; the receiver maps it, copies each tensor into memory of its own (device to device),
 and unmaps it.
