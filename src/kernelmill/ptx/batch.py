@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Iterable
 
 from .parser import gc_paused, parse_module
@@ -55,15 +55,6 @@ def _reroll_printed(task: tuple[str, str, RerollConfig]) -> tuple[str, RerollSta
     return _reroll_one(f, cfg)
 
 
-def merge_stats(into: RerollStats, other: RerollStats) -> RerollStats:
-    for fd in fields(RerollStats):
-        if fd.name == "failures":
-            into.failures.extend(other.failures)
-        else:
-            setattr(into, fd.name, getattr(into, fd.name) + getattr(other, fd.name))
-    return into
-
-
 def reroll_texts(texts: Iterable[tuple[str, str]], cfg: RerollConfig | None = None,
                  jobs: int | None = None) -> list[Rerolled]:
     """(PTX text, source name) pairs -> their Rolled-PTX, in the same order.
@@ -96,7 +87,7 @@ def reroll_texts(texts: Iterable[tuple[str, str]], cfg: RerollConfig | None = No
         for k, x in enumerate(m.items):
             if (i, k) in done:
                 part, fst = done[i, k]
-                merge_stats(st, fst)
+                st.add(fst)
                 parts.append(part)
             else:
                 parts.append(fmt_item(x))

@@ -23,7 +23,7 @@ default (`best`) runs both plans and keeps the shorter text per function.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 from .expand import expand_stmts
 from .lexer import count_tokens
@@ -60,6 +60,15 @@ class RerollStats:
     table_loops: int = 0      # loops with at least one table term `[v0,v1,...][i]`
     rejected_templates: int = 0
     failures: list[str] = field(default_factory=list)
+
+    def add(self, other: "RerollStats") -> "RerollStats":
+        """Count `other`'s figures in too (every field: counts add, failures extend)."""
+        for fd in fields(self):
+            if fd.name == "failures":
+                self.failures.extend(other.failures)
+            else:
+                setattr(self, fd.name, getattr(self, fd.name) + getattr(other, fd.name))
+        return self
 
 
 def _is_barrier(s: Stmt) -> bool:
@@ -188,10 +197,7 @@ def reroll_stmts(stmts, cfg: RerollConfig | None = None,
     n, out, st = best
     if n > known.length(stmts):  # scores are exact, but never make the text longer
         return list(stmts)
-    stats.loops += st.loops
-    stats.geometric_loops += st.geometric_loops
-    stats.table_loops += st.table_loops
-    stats.rejected_templates += st.rejected_templates
+    stats.add(st)
     return out
 
 
@@ -214,10 +220,7 @@ def reroll_function(f: Function, cfg: RerollConfig | None = None,
         stats.failures.append(f.name)
         return f
     stats.checked += 1
-    stats.loops += st.loops
-    stats.geometric_loops += st.geometric_loops
-    stats.table_loops += st.table_loops
-    stats.rejected_templates += st.rejected_templates
+    stats.add(st)
     return Function(f.kind, f.name, f.pre, f.ret, f.params, f.post, tuple(body), f.line)
 
 
