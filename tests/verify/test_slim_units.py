@@ -311,9 +311,24 @@ def test_the_builder_compiles_a_cuda_extension_as_kernel_slim_binding_and_entry_
     assert sorted(again.log["reused"]) == ["shim", "sigbind"]
 
 
-def test_a_host_error_goes_back_to_torchs_units_a_kernel_error_does_not(tmp_path, unit_tools):
+def test_a_host_error_goes_back_to_torchs_units_a_kernel_error_does_not(tmp_path, unit_tools, monkeypatch):
+    import time
+
     from kernelmill.verify.build import inline_build
 
+    # torch's units compile side by side, and the first error decides the build: a unit not
+    # yet started then starts no compiler. So that main.cpp is seen compiled whatever the
+    # threads' order, host.cpp's compiler fails only once main.cpp's has started
+    run = inline_build._run
+
+    def host_after_main(cmd, cwd):
+        if any(c.endswith("host.cpp") for c in cmd):
+            t_end = time.monotonic() + 10
+            while "main.cpp" not in unit_tools and time.monotonic() < t_end:
+                time.sleep(0.005)
+        return run(cmd, cwd)
+
+    monkeypatch.setattr(inline_build, "_run", host_after_main)
     main, cuda = assemble("ext_cu", DECL, CU.replace("return y;", 'TORCH_CHECK(true, "FAIL_ME"); return y;'),
                           ["twice_cuda"])
     builder = inline_build.InlineBuilder(tmp_path)
