@@ -145,24 +145,22 @@ def caught_by(status: str, flags: list, message: str) -> str:
 
 
 def kernelmill_checks(kernels: list, device: str, cache_dir: str, fp64_k: float, gpus, cpu_runners: int,
-                      checks: list[str]) -> dict:
+                      check: str):
+    """Yield (kernel id, result) for each kernel as `verify` decides it under one check."""
     from kernelmill.records import Sample, Task
     from kernelmill.verify import VerifyConfig, verify_samples
 
     tasks = {f"cal/{t}": Task(task_id=f"cal/{t}", code=F.task_code(t), name=t, level=1)
              for t in sorted({k.task for k in kernels})}
     samples = [Sample(k.kernel_id, f"cal/{k.task}", k.language, k.code, meta={"kind": k.kind}) for k in kernels]
-    out: dict[str, dict] = defaultdict(dict)
-    for check in checks:
-        extra = {key: (fp64_k if val is None else val) for key, val in KM_CHECKS[check].items()}
-        cfg = VerifyConfig(device=device, time=False, cache_dir=cache_dir, gpus=gpus, cpu_runners=cpu_runners, **extra)
-        t0 = time.perf_counter()
-        for v in verify_samples(tasks, samples, cfg):
-            out[v.sample_id][check] = {"passed": v.status == "ok", "status": v.status, "flags": list(v.flags),
-                                       "caught_by": caught_by(v.status, v.flags, v.message or ""),
-                                       "why": (v.message or "")[:300]}
-        print(f"{check}: {len(samples)} kernels in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
-    return out
+    extra = {key: (fp64_k if val is None else val) for key, val in KM_CHECKS[check].items()}
+    cfg = VerifyConfig(device=device, time=False, cache_dir=cache_dir, gpus=gpus, cpu_runners=cpu_runners, **extra)
+    t0 = time.perf_counter()
+    for v in verify_samples(tasks, samples, cfg):
+        yield v.sample_id, {"passed": v.status == "ok", "status": v.status, "flags": list(v.flags),
+                            "caught_by": caught_by(v.status, v.flags, v.message or ""),
+                            "why": (v.message or "")[:300]}
+    print(f"{check}: {len(samples)} kernels in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
 
 
 # ---------------------------------------------------------------- tables
@@ -260,6 +258,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache-dir", help="kernelmill's cache (builds are reused between runs); default: a temporary one")
     ap.add_argument("--kb-jobs", type=int, default=0, help="KernelBench worker processes (0: 2 on a CPU, 2 per GPU)")
     ap.add_argument("--cpu-runners", type=int, default=2, help="verify's candidates at once on a CPU (correctness only)")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the results of OUT's calibration_<device>.partial.json (a run cut short) and "
+                         "decide only what it lacks")
     ap.add_argument("--kb-worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.kb_worker:
@@ -281,25 +282,45 @@ def main(argv: list[str] | None = None) -> int:
     rows = {k.kernel_id: {"kernel": k.kernel_id, "task": k.task, "family": k.family, "language": k.language,
                           "kind": k.kind, "style": k.style, "why": k.why} for k in kernels}
     km = [c for c in checks if c != "kb_allclose"]
-    seconds = {}
+    seconds: dict[str, float] = {}
+    part = args.out / f"calibration_{args.device}.partial.json" if args.out else None
+    if args.resume:
+        if part is None or not part.exists():
+            ap.error(f"--resume: no {part or 'OUT/calibration_<device>.partial.json'} to resume")
+        done = json.loads(part.read_text(encoding="utf-8"))
+        seconds.update(done.get("seconds", {}))
+        t0 -= sum(seconds.values())  # the run's time counts the cut run's phases too
+        for old in done.get("rows", []):
+            if old.get("kernel") in rows:
+                rows[old["kernel"]].update({c: old[c] for c in CHECKS if c in old})
+
     def partial():  # what is done so far, in case the device's time limit ends the run
-        if args.out:
+        if part is not None:
             args.out.mkdir(parents=True, exist_ok=True)
-            (args.out / f"calibration_{args.device}.partial.json").write_text(
-                json.dumps({"seconds": seconds, "rows": list(rows.values())}, indent=1), encoding="utf-8")
+            tmp_part = part.with_suffix(".tmp")
+            tmp_part.write_text(json.dumps({"seconds": seconds, "rows": list(rows.values())}, indent=1),
+                                encoding="utf-8")
+            tmp_part.replace(part)
 
     for check in km:
-        t = time.perf_counter()
-        for kid, res in kernelmill_checks(kernels, args.device, cache_dir, args.fp64_k, gpus, args.cpu_runners,
-                                          [check]).items():
-            rows[kid].update(res)
-        seconds[check] = round(time.perf_counter() - t, 1)
+        todo = [k for k in kernels if check not in rows[k.kernel_id]]
+        if not todo:
+            continue
+        t, last = time.perf_counter(), time.perf_counter()
+        for kid, res in kernelmill_checks(todo, args.device, cache_dir, args.fp64_k, gpus, args.cpu_runners, check):
+            rows[kid][check] = res
+            if time.perf_counter() - last > 5:  # the partial file at most every 5 s: a cut run loses little
+                seconds[check] = round(seconds.get(check, 0.0) + time.perf_counter() - t, 1)
+                t = last = time.perf_counter()
+                partial()
+        seconds[check] = round(seconds.get(check, 0.0) + time.perf_counter() - t, 1)
         partial()
-    if "kb_allclose" in checks:
+    if "kb_allclose" in checks and any("kb_allclose" not in r for r in rows.values()):
         t = time.perf_counter()
         n_gpu = len(gpus) if gpus else (_gpu_count() if args.device == "cuda" else 0)
         jobs = args.kb_jobs or (2 * max(1, n_gpu) if args.device == "cuda" else 2)
-        for kid, (passed, why) in kb_allclose(kernels, args.device, jobs, gpus, str(Path(cache_dir) / "build")).items():
+        todo = [k for k in kernels if "kb_allclose" not in rows[k.kernel_id]]
+        for kid, (passed, why) in kb_allclose(todo, args.device, jobs, gpus, str(Path(cache_dir) / "build")).items():
             rows[kid]["kb_allclose"] = {"passed": passed, "why": why, "caught_by": "" if passed else "allclose"}
         seconds["kb_allclose"] = round(time.perf_counter() - t, 1)
     partial()

@@ -109,3 +109,21 @@ def test_a_small_cpu_run(tmp_path):
     assert control["kb_allclose"]["passed"] and control["strict_fp64"]["passed"]
     assert data["summary"]["strict_fp64_caught"] == 1 and data["summary"]["strict_fp64_false_flags"] == 0
     assert "softmax" in (tmp_path / "calibration_cpu.md").read_text()
+
+
+def test_a_cut_run_resumes_without_deciding_again(tmp_path):
+    """--resume keeps what the partial file of a cut run decided and verifies only the rest."""
+    with pytest.raises(SystemExit):  # nothing to resume: a clear error, not a fresh run
+        R.main(["--device", "cpu", "--only", "softmax/torch/max_shift", "--out", str(tmp_path), "--resume"])
+    kept = {"passed": False, "status": "incorrect", "flags": [], "caught_by": "trial:normal", "why": "from the cut run"}
+    rows = [{"kernel": "softmax/torch/no_max_subtraction", "strict_fp64": kept}]
+    (tmp_path / "calibration_cpu.partial.json").write_text(json.dumps({"seconds": {"strict_fp64": 7.0}, "rows": rows}))
+    only = "softmax/torch/no_max_subtraction,softmax/torch/max_shift"
+    assert R.main(["--device", "cpu", "--only", only, "--checks", "strict_fp64", "--out", str(tmp_path),
+                   "--resume"]) == 0
+    data = json.loads((tmp_path / "calibration_cpu.json").read_text())
+    got = {r["kernel"]: r["strict_fp64"] for r in data["rows"]}
+    assert got["softmax/torch/no_max_subtraction"] == kept  # not verified again
+    assert got["softmax/torch/max_shift"]["passed"]  # verified now
+    assert data["summary"]["phase_seconds"]["strict_fp64"] > 7.0
+    assert not (tmp_path / "calibration_cpu.partial.json").exists()
