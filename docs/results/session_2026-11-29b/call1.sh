@@ -4,7 +4,7 @@
 # left in /tmp for call 2 (issue 41).
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/src XDG_CACHE_HOME=/tmp/xdg
 T0=$(date +%s); END=$((T0 + ${CALL_S:-580}))
-mkdir -p /tmp/cute && cp .whl/cute_parts/part_aa /tmp/cute/
+mkdir -p /tmp/cute && cp .whl/cute_parts/cu13.tar.xz.part00 .whl/cute/*.whl /tmp/cute/
 { nvidia-smi -L; nproc; date; git log --oneline -1 2>/dev/null; python3 -c "import torch; print(torch.__version__)"; } > $OUT/env.txt 2>&1
 SRC=../shared/external/cuda-l1/kernels.jsonl
 if [ ! -f $SRC ]; then { mkdir -p ../shared/external/cuda-l1 && cp .dev/kernels.jsonl $SRC; } 2>/dev/null || SRC=.dev/kernels.jsonl; fi

@@ -4,10 +4,13 @@
 # (issue 43); then the calibration suite on the GPU (issue 42), resumable over calls.
 export PYTHONUNBUFFERED=1 XDG_CACHE_HOME=/tmp/xdg
 T0=$(date +%s); END=$((T0 + ${CALL_S:-580}))
-W=/tmp/cute/nvidia_cutlass_dsl_libs_cu13-4.8.1-cp312-cp312-manylinux_2_28_x86_64.whl
 { date; ls /tmp/cute; } > $OUT/env.txt 2>&1
-cp .whl/cute_parts/part_ab /tmp/cute/ && cat /tmp/cute/part_aa /tmp/cute/part_ab > $W && md5sum $W >> $OUT/env.txt
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/cutesite $W .whl/cute/*.whl >> $OUT/env.txt 2>&1
+cp .whl/cute_parts/cu13.tar.xz.part01 /tmp/cute/ && cat /tmp/cute/cu13.tar.xz.part0* | md5sum >> $OUT/env.txt
+# the cu13 wheel travels as an xz tar of its unpacked files (92 MB zipped is over a call's 64 MiB):
+# unpacked into the target folder (after pip put the other wheels there) it is what pip --target
+# makes of the wheel
+python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/cutesite /tmp/cute/*.whl >> $OUT/env.txt 2>&1
+cat /tmp/cute/cu13.tar.xz.part0* | xz -d | tar x -C /tmp/cutesite >> $OUT/env.txt 2>&1
 echo "installed at +$(( $(date +%s) - T0 )) s" >> $OUT/env.txt
 PYTHONPATH=$PWD/src:/tmp/cutesite:/tmp/cutesite/nvidia_cutlass_dsl/dsl_packages timeout 240 python3 -m pytest -q \
   tests/verify/test_cute_dsl_gpu.py tests/verify/test_cute_dsl_package.py tests/verify/test_cute_dsl.py \
