@@ -5,7 +5,7 @@
 export PYTHONUNBUFFERED=1 XDG_CACHE_HOME=/tmp/xdg
 T0=$(date +%s); END=$((T0 + ${CALL_S:-580}))
 { date; ls /tmp/cute; } > $OUT/env.txt 2>&1
-cp .whl/cute_parts/cu13.tar.xz.part0[12] /tmp/cute/ && cat /tmp/cute/cu13.tar.xz.part0* | md5sum >> $OUT/env.txt
+cp .whl/cute_parts/cu13.tar.xz.part02 /tmp/cute/ && cat /tmp/cute/cu13.tar.xz.part0* | md5sum >> $OUT/env.txt
 # the cu13 wheel travels as an xz tar of its unpacked files (92 MB zipped is over a call's 64 MiB):
 # unpacked into the target folder (after pip put the other wheels there) it is what pip --target
 # makes of the wheel
