@@ -81,6 +81,21 @@ def test_a_library_cute_kernel_is_cutlass_in_the_provenance():
                languages.kernel_origins())
 
 
+def test_the_candidates_own_cute_kernel_is_own_in_the_provenance():
+    """The symbol an H200 recorded for tests/cute_dsl_candidates.py's kernel (tenth session):
+    the first device run labelled it `cutlass`, since the own rule wanted the bare name."""
+    from kernelmill.verify.measure.kernel_time import origin, own_kernel_names
+
+    own = own_kernel_names(CORRECT)
+    assert "add_rows_kernel" in own
+    seen = ("kernel_cutlass_add_rows_kernel_tensorptrf32gmemo2563843841_tensorptrf32gmemo2563843841_"
+            "tensorptrf32gmemo2563843841_0")
+    assert origin(seen, own) == "own"
+    assert origin(seen) == "cutlass"  # without the candidate's names: a CuTe kernel of a library
+    # a name that only starts the same is not the candidate's
+    assert origin("kernel_cutlass_add_rows_kernel2_tensorptrf32_0", frozenset({"add_rows_kernel"})) == "cutlass"
+
+
 def test_an_audited_cute_dsl_kernel_is_read_as_cute_dsl():
     from kernelmill.audit.sources import guess_language
 

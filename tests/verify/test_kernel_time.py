@@ -121,6 +121,9 @@ def _softmax_kernel(x_ptr):
     assert origin("fused_relu(float*, int)", own) == "own"
     assert origin("void add_kernel<float>(float*)", own) == "own"
     assert origin("_softmax_kernel", own) == "own"
+    # TileLang names a prim_func's CUDA kernel `<name>_kernel`
+    assert origin("main_kernel", frozenset({"main"})) == "own"
+    assert origin("main_kernel") == "other" and origin("other_kernel", frozenset({"main"})) == "other"
     assert origin("sm90_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x16_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas") == "cublas"
     assert origin("void cudnn::engines_precompiled::nchwToNhwcKernel<float, float, float, false, true, (cudnnKernelDataType_t)2>(...)") == "cudnn"
     assert origin("sm90_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize128x128x32") == "cudnn"

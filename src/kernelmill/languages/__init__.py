@@ -48,6 +48,11 @@ def own_kernel_names(code: str) -> frozenset[str]:
     return frozenset(n for lang in ALL.values() for n in lang.own_kernel_names(tree))
 
 
+def is_own_symbol(base: str, own: frozenset[str]) -> bool:
+    """Whether a kernel symbol's base name is an own kernel's in some language's mangling."""
+    return base in own or any(lang.is_own_symbol(base, own) for lang in ALL.values())
+
+
 def own_callables(module: Any) -> list[Any]:
     """The candidate module's objects that launch its own kernels, in any language."""
     return [obj for lang in ALL.values() for obj in lang.own_callables(module)]
@@ -81,5 +86,5 @@ def warm_imports() -> None:
         lang.warm_import()
 
 
-__all__ = ["ALL", "Language", "get_language", "import_env", "kernel_codes", "kernel_origins", "own_callables", "own_kernel_names",
+__all__ = ["ALL", "Language", "get_language", "import_env", "is_own_symbol", "kernel_codes", "kernel_origins", "own_callables", "own_kernel_names",
            "protected_modules", "versions", "warm_imports"]

@@ -65,6 +65,11 @@ class Language:
         profiler kernel names contain them."""
         return set()
 
+    def is_own_symbol(self, base: str, own: frozenset[str]) -> bool:
+        """Whether a kernel whose symbol's base name is `base` is one of the kernels named
+        `own` in this language's mangled form (a name equal to `base` is own already)."""
+        return False
+
     def own_callables(self, module: Any) -> list[Any]:
         """Objects of the candidate's module that launch its own kernels (the guards
         count calls into them: no call seen is a `torch_fallback`)."""

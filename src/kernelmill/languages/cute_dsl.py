@@ -4,12 +4,13 @@ called directly or after `cute.compile`.
 
 What the harness relies on, read in the DSL's own Python code (nvidia-cutlass-dsl-libs-core
 4.8.1: `cutlass/base_dsl/dsl.py`, `jit_executor.py`, `cutlass_dsl/cuda_jit_executor.py`,
-`base_dsl/env_manager.py`), not yet seen on a GPU here (issue 41 asks for a correct and a
-wrong candidate on the device: tests/verify/test_cute_dsl_gpu.py):
+`base_dsl/env_manager.py`), then run on an H200 (tests/verify/test_cute_dsl_gpu.py, tenth
+session: the symbol form below is what the profiler recorded there):
 - `@cute.jit` and `@cute.kernel` return a `functools.wraps` wrapper (`jit_wrapper`, code in
   `cutlass/base_dsl/dsl.py`), so a decorated function carries `__wrapped__`;
 - a kernel's symbol is `kernel_cutlass_<function>_<mangled argument types>_<n>`, so the
-  profiler's kernel names contain the `@cute.kernel` function's name;
+  profiler's kernel names contain the `@cute.kernel` function's name (`is_own_symbol`: a
+  library's CuTe kernel, whose function is not the candidate's, is origin `cutlass`);
 - `cute.compile` returns a `JitCompiledFunction` (`cutlass.base_dsl.jit_executor`; the CUDA
   dialect's subclass in `cutlass.cutlass_dsl.cuda_jit_executor`) whose `__call__` runs it;
 - the on-disk JIT cache is `CUTE_DSL_CACHE_DIR` (default `/tmp/cute_dsl_python_cache_*`); the
@@ -26,6 +27,7 @@ from typing import Any
 
 from .base import Language, decorated_functions
 
+_PREFIX = "kernel_cutlass_"
 # where compiled CuTe DSL functions are run from (kernels made at run time by cute.compile)
 _EXECUTORS = ("cutlass.base_dsl.jit_executor", "cutlass.cutlass_dsl.cuda_jit_executor")
 
@@ -60,6 +62,12 @@ class CuteDsl(Language):
         if not _imports_cutlass(tree):
             return set()
         return decorated_functions(tree, ("kernel",))
+
+    def is_own_symbol(self, base: str, own: frozenset[str]) -> bool:
+        # `kernel_cutlass_<function>_<argument types>_<n>`: the function's name after the
+        # prefix, then the mangled arguments (seen on an H200: `kernel_cutlass_add_rows_kernel_
+        # tensorptrf32gmemo256..._0`)
+        return base.startswith(_PREFIX) and any(base.startswith(f"{_PREFIX}{n}_") for n in own)
 
     def own_callables(self, module: Any) -> list[Any]:
         # the module's `@cute.jit` functions (wrappers whose code is the DSL's) and objects
@@ -101,4 +109,4 @@ class CuteDsl(Language):
 LANGUAGE = CuteDsl("cute_dsl", compiles_extension=False, needs_gpu=True, requires_module="cutlass",
                    protected_modules=("cutlass",),
                    # a CuTe DSL kernel of a library (not the candidate's own) is CUTLASS's
-                   kernel_origins=(("cutlass", r"^kernel_cutlass_"),))
+                   kernel_origins=(("cutlass", "^" + _PREFIX),))

@@ -42,6 +42,9 @@ class TileLang(Language):
         # TileLang names the CUDA kernel of a prim_func `<name>_kernel`: profiler names contain it
         return decorated_functions(tree, ("prim_func",))
 
+    def is_own_symbol(self, base: str, own: frozenset[str]) -> bool:
+        return base.endswith("_kernel") and base[: -len("_kernel")] in own
+
     def kernel_codes(self) -> set[Any]:
         # its kernels are objects made at run time (in __init__ or forward): what runs
         # one is JITKernel.__call__, which the @tilelang.jit factories and

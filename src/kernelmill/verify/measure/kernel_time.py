@@ -222,7 +222,7 @@ def origin(name: str, own: frozenset[str] = frozenset()) -> str:
     `cutlass`, `aten`, `triton` (compiler-generated, e.g. torch.compile), `jit`
     (TorchScript's fuser), or `other`:
     neither the candidate's by name nor a library family we know."""
-    if own and base_name(name) in own:
+    if own and languages.is_own_symbol(base_name(name), own):
         return "own"
     for label, pattern in _ORIGINS:
         if pattern.search(name):
