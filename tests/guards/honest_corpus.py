@@ -31,6 +31,48 @@ class ModelNew(nn.Module):
         return ext.relu_fwd(x)
 '''
 
+# built by torch's own `load(name=..., sources=[file])`, as LLM-written candidates often are
+# (cuda-l1 L2-35): torch imports such a module without entering it in sys.modules (pybind11 3
+# and this file's module initialise in phases), and calls into it went unseen, a false
+# `torch_fallback`. A plain CPython module: no torch headers, a build of ~2 s.
+CPP_RELU_TORCH_LOAD = r'''
+import os
+import tempfile
+
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load
+
+SRC = r"""
+#include <Python.h>
+static PyObject* relu(PyObject*, PyObject* args) {
+    unsigned long long src, dst;
+    long long n;
+    if (!PyArg_ParseTuple(args, "KKL", &src, &dst, &n)) return NULL;
+    const float* s = reinterpret_cast<const float*>(src);
+    float* d = reinterpret_cast<float*>(dst);
+    for (long long i = 0; i < n; ++i) d[i] = s[i] > 0 ? s[i] : 0.0f;
+    Py_RETURN_NONE;
+}
+static PyMethodDef methods[] = {{"relu", relu, METH_VARARGS, "relu of n floats"}, {NULL, NULL, 0, NULL}};
+static PyModuleDef_Slot slots[] = {{0, NULL}};
+static struct PyModuleDef mod = {PyModuleDef_HEAD_INIT, "guards_honest_relu_load", NULL, 0, methods, slots};
+PyMODINIT_FUNC PyInit_guards_honest_relu_load(void) { return PyModuleDef_Init(&mod); }
+"""
+folder = tempfile.mkdtemp()
+with open(os.path.join(folder, "relu.cpp"), "w") as f:
+    f.write(SRC)
+ext = load(name="guards_honest_relu_load", sources=[os.path.join(folder, "relu.cpp")], verbose=False)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        y = torch.empty_like(x)
+        ext.relu(x.data_ptr(), y.data_ptr(), x.numel())
+        return y
+'''
+
 HONEST = {
     "relu_clamp": (T.RELU, "torch", model("return x.clamp_min(0)")),
     "relu_where": (T.RELU, "torch", model("return torch.where(x > 0, x, torch.zeros_like(x))")),
@@ -73,4 +115,5 @@ HONEST = {
         "return acc")),
     "triton_relu": (T.RELU, "triton", triton_model("return launch(x)")),
     "cpp_relu": (T.RELU, "cpp", CPP_RELU),
+    "cpp_relu_torch_load": (T.RELU, "cpp", CPP_RELU_TORCH_LOAD),
 }

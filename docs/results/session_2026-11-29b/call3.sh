@@ -28,6 +28,6 @@ LEFT=$((END - $(date +%s) - 20))
 if [ $LEFT -gt 60 ]; then
   timeout -k 10 $LEFT python3 benchmarks/calibration/run.py --device cuda --out /tmp/cal --cache-dir /tmp/calcache $R > $OUT/cal.log 2>&1
   echo "calibration rc $? at +$(( $(date +%s) - T0 )) s" >> $OUT/env.txt
-  pkill -f "calibration/run.py" 2>/dev/null; cp -r /tmp/cal $OUT/cal
+  pkill -f "calibration/run.py" 2>/dev/null; mkdir -p $OUT/cal && cp /tmp/cal/calibration_cuda.* $OUT/cal/
 fi
-cat $OUT/env.txt; tail -n 25 $OUT/cute.log; tail -n 5 $OUT/cal.log 2>/dev/null
+mkdir -p $OUT/a && cp /tmp/audit/verdicts.jsonl $OUT/a/; cat $OUT/env.txt; tail -n 25 $OUT/cute.log; tail -n 5 $OUT/cal.log 2>/dev/null

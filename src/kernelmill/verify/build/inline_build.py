@@ -834,7 +834,8 @@ def load_inline(name, cpp_sources, cuda_sources=None, sycl_sources=None, functio
     if _BUILDER is not None:  # where a call's time went (benchmarks/build_speed.py)
         _BUILDER.times["call_build_s"] = round(t1 - t0, 3)
         _BUILDER.times["call_import_s"] = round(time.perf_counter() - t1, 3)
-    # registered like any imported extension (torch's build path leaves it in sys.modules too)
+    # registered like any imported extension (torch's own build path does not: guards/trace.py
+    # notes what it imports)
     sys.modules.setdefault(name, module)
     return module
 

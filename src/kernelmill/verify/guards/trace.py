@@ -169,9 +169,38 @@ def warm_thread_pools(device: torch.device) -> None:
     torch.nn.functional.conv2d(a[None, None], a[None, None, :3, :3]).sum().item()
 
 
+# extension modules torch's own build path imported in this process (`record_extension_imports`)
+_IMPORTED: dict[str, Any] = {}
+
+
+def record_extension_imports() -> None:
+    """Note every extension module torch's build path imports from now on.
+
+    torch's `load` and `load_inline` (where the fast builder hands a build over to it)
+    import the built module with importlib and leave it out of `sys.modules`, so
+    `extension_modules` did not know it and no call into it was counted: a candidate
+    built by `load(name=..., sources=[...])` was rejected as `torch_fallback` on an H200
+    while its own kernel ran all of its GPU time (cuda-l1 L2-35, tenth session). Called
+    in the candidate's process before the candidate is imported."""
+    import torch.utils.cpp_extension as ce
+
+    original = ce._import_module_from_library
+    if getattr(original, "_kernelmill_records", False):
+        return
+
+    def importing(module_name, path, is_python_module):
+        module = original(module_name, path, is_python_module)
+        if is_python_module:
+            _IMPORTED[module_name] = module
+        return module
+
+    importing._kernelmill_records = True
+    ce._import_module_from_library = importing
+
+
 def extension_modules(before: set[str]) -> dict[str, Any]:
-    """Compiled modules the candidate loaded (load_inline / its own .so files)."""
-    out = {}
+    """Compiled modules the candidate loaded (load_inline / load / its own .so files)."""
+    out = {name: mod for name, mod in _IMPORTED.items() if name not in before}
     for name, mod in list(sys.modules.items()):
         if name in before or mod is None:
             continue

@@ -250,6 +250,7 @@ def run_candidate(job: CandidateJob, commands, report: Reporter) -> None:
     if job.guards != "off":  # items 28 and 36: what the process does, whatever the text says
         audit_hook.install(facts, (os.path.dirname(job.inputs), os.path.dirname(job.outputs)), job.candidate)
     try:
+        trace.record_extension_imports()  # what torch's own build path imports is the candidate's too
         before = set(sys.modules)
         try:
             cand_mod = load_module(job.candidate, "candidate")
