@@ -60,6 +60,19 @@ def test_strict_adds_heuristics():
     assert [f.flag for f in check_source(code, "strict")] == ["harness_introspection"]
 
 
+@pytest.mark.parametrize("call, flagged", [
+    ('open(p, "w")', False), ('open(p, mode="wb")', False), ('open(p, "a")', False), ('io.open(p, "x")', False),
+    ("open(p)", True), ('open(p, "r")', True), ('open(p, "w+")', True), ('open(p, "r+b")', True),
+    ("open(p, mode)", True),  # a mode that is not a literal may read
+])
+def test_strict_reading_files_is_introspection_writing_one_is_not(call, flagged):
+    """A candidate writing its CUDA source for torch's `load` (LLM output does) reads nothing;
+    where it writes is the audit hook's to judge at run time."""
+    code = f"import io\np, mode = '/tmp/k.cu', 'r'\nf = {call}\n"
+    assert bool([f for f in check_source(code, "strict") if f.flag == "harness_introspection"]) == flagged
+    assert check_source(code, "standard") == []
+
+
 def test_builtin_candidates_have_no_finding_even_strict():
     for s in builtin_samples():
         assert check_source(s.code, "strict", s.language) == [], s.sample_id

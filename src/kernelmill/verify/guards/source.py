@@ -70,6 +70,17 @@ class Finding:
         return f"line {self.line}: {self.detail}"
 
 
+def _writes_only(name: str, call: ast.Call) -> bool:
+    """`open(path, "w")`: a file opened with a literal write-only mode reads nothing (a
+    candidate writing its CUDA source for torch's `load`); what it writes, and where, is
+    the audit hook's to judge at run time (item 28)."""
+    if name not in ("open", "io.open"):
+        return False
+    mode = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "mode"), None)
+    value = _constant(mode) if mode is not None else "r"
+    return isinstance(value, str) and not set(value) & {"r", "+"} and bool(set(value) & {"w", "a", "x"})
+
+
 def _dotted(node: ast.AST) -> str | None:
     parts = []
     while isinstance(node, ast.Attribute):
@@ -294,7 +305,8 @@ def check_source(code: str, level: str = "standard", language: str = "torch") ->
             if name.split(".")[-1] in ("_getframe", "_current_frames") or (
                     name.startswith("gc.") and name.split(".")[-1] in _GC_WALKS):
                 found.append(Finding("harness_introspection", n.lineno, f"calls {name}"))
-            if strict and name in ("open", "io.open", "os.listdir", "os.scandir", "os.walk", "glob.glob"):
+            if strict and name in ("open", "io.open", "os.listdir", "os.scandir", "os.walk", "glob.glob") \
+                    and not _writes_only(name, n):
                 found.append(Finding("harness_introspection", n.lineno, f"reads the file system ({name})"))
         if isinstance(n, ast.Attribute) and n.attr in _FRAME_ATTRS:
             found.append(Finding("harness_introspection", n.lineno, f"uses .{n.attr} (the caller's frames)"))
