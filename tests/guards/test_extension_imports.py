@@ -59,8 +59,10 @@ def test_a_module_torchs_build_path_imports_is_the_candidates_own(built, monkeyp
     assert unseen.twice(2) == 4
 
 
-def test_a_candidate_built_by_torchs_load_is_not_a_fallback(tmp_path):
-    """End to end on a CPU: the honest corpus's `load(sources=[...])` candidate is ok, unflagged."""
+def test_a_candidate_built_by_torchs_own_load_is_not_a_fallback(tmp_path):
+    """End to end on a CPU: the honest corpus's `load(sources=[...])` candidate, given a
+    `build_directory` so that torch's own path builds it (the fast builder takes the plain
+    call, tests/verify/test_load_as_inline.py), is ok and unflagged."""
     sys.path.insert(0, str(Path(__file__).parent))
     from guard_tasks import RELU
     from honest_corpus import CPP_RELU_TORCH_LOAD
@@ -68,8 +70,10 @@ def test_a_candidate_built_by_torchs_load_is_not_a_fallback(tmp_path):
     from kernelmill.records import Sample
     from kernelmill.verify import TimingConfig, VerifyConfig, verify_samples
 
+    code = CPP_RELU_TORCH_LOAD.replace("verbose=False)", "verbose=False, build_directory=folder)")
+    assert code != CPP_RELU_TORCH_LOAD
     cfg = VerifyConfig(device="cpu", trials=2, build_timeout=300, run_timeout=60, cache_dir=str(tmp_path / "cache"),
                        guards="standard", timing=TimingConfig(warmup_ms=5, round_ms=3, budget_ms=20, min_rounds=4,
                                                               max_rounds=6))
-    (v,) = verify_samples({RELU.task_id: RELU}, [Sample("load", RELU.task_id, "cpp", CPP_RELU_TORCH_LOAD)], cfg)
+    (v,) = verify_samples({RELU.task_id: RELU}, [Sample("load", RELU.task_id, "cpp", code)], cfg)
     assert (v.status, v.flags) == ("ok", []), v.message

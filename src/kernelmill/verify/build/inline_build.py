@@ -840,6 +840,58 @@ def load_inline(name, cpp_sources, cuda_sources=None, sycl_sources=None, functio
     return module
 
 
+# torch's `load` of source files, routed to `load_inline` where that builds the same thing
+_ORIGINAL_LOAD = None
+_FILE_KINDS = {".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp", ".cu": "cuda"}
+
+
+def load_as_inline(name, sources, extra_cflags=None, extra_cuda_cflags=None, extra_sycl_cflags=None,
+                   extra_ldflags=None, extra_include_paths=None, build_directory=None, verbose=False,
+                   with_cuda=None, with_sycl=None, is_python_module=True, is_standalone=False,
+                   keep_intermediates=True, **unknown) -> dict | None:
+    """The `load_inline` arguments that build what torch's `load(name, sources, ...)` builds,
+    or None where they would not be the same build.
+
+    `load` compiles each file as it is; `load_inline(no_implicit_headers=True)` compiles its
+    C++ text as main.cpp and its CUDA text as cuda.cu, adding nothing. So one C++ file and/or
+    one CUDA file map exactly (a CUDA file alone gets an empty main.cpp, which compiles to
+    nothing). Not mapped: two files of a kind (one TU each under `load`), a quoted `#include`
+    (resolved beside the original file), other file kinds, and what `load_inline` of this
+    builder does not reproduce either (build_directory, SYCL, standalone, unknown arguments)."""
+    if unknown or build_directory or extra_sycl_cflags or with_sycl or is_standalone or not is_python_module:
+        return None
+    files = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
+    texts: dict[str, str] = {}
+    for f in files:
+        kind = _FILE_KINDS.get(os.path.splitext(str(f))[1].lower())
+        if kind is None or kind in texts:
+            return None
+        try:
+            with open(f, encoding="utf-8") as fh:
+                texts[kind] = fh.read()
+        except (OSError, UnicodeDecodeError):
+            return None  # torch's own error, from torch
+    if not texts or any(re.search(r'^\s*#\s*include\s*"', t, re.M) for t in texts.values()):
+        return None
+    return dict(name=name, cpp_sources=texts.get("cpp", ""), cuda_sources=texts.get("cuda"),
+                extra_cflags=extra_cflags, extra_cuda_cflags=extra_cuda_cflags, extra_ldflags=extra_ldflags,
+                extra_include_paths=extra_include_paths, verbose=verbose, with_cuda=with_cuda,
+                keep_intermediates=keep_intermediates, no_implicit_headers=True)
+
+
+def load(name, sources, *args, **kwargs):
+    """torch's `load`, built by this builder where `load_as_inline` maps it (cached, and the
+    same build found again by the run process: torch's own path compiles it in each process,
+    since the candidate's source file lies in a new temporary folder each time), else torch's."""
+    if args:  # positional options: as torch reads them
+        return _ORIGINAL_LOAD(name, sources, *args, **kwargs)
+    inline = load_as_inline(name, sources, **kwargs)
+    if inline is None or _BUILDER is None:
+        return _ORIGINAL_LOAD(name, sources, **kwargs)
+    _BUILDER.log["load"] = "as load_inline"
+    return load_inline(**inline)
+
+
 DEFER_EXIT = 75  # the exit code of a run process that stopped to have a build done elsewhere
 _DEFER_PATH: str | None = None  # set in run phases (`defer_builds`): where a needed build is requested
 
@@ -927,13 +979,14 @@ def _fallback(args: dict, unknown: dict, reason: str):
 
 def install(cache_root: str | Path, merge: bool | None = None, slim: bool | None = None,
             stub_link: bool | None = None, fail_fast: bool | None = None) -> InlineBuilder:
-    """Route ``torch.utils.cpp_extension.load_inline`` to the cached builder
-    (in this process only; called by the worker before the candidate is imported).
+    """Route ``torch.utils.cpp_extension.load_inline`` (and ``load`` where `load_as_inline`
+    maps it) to the cached builder (in this process only; called by the worker before the
+    candidate is imported).
     `merge`: whether binding and host units may compile as one; `slim`: whether an
     extension may compile as slim units (slim_units.py); `stub_link`: whether the link
     names torch's libraries through stubs (link_stubs.py); `fail_fast`: fail_fast.py's checks
     and stopping a build's units at its first deciding error; None: as it was."""
-    global _ORIGINAL, _BUILDER, _MERGE, _SLIM, _STUB_LINK
+    global _ORIGINAL, _ORIGINAL_LOAD, _BUILDER, _MERGE, _SLIM, _STUB_LINK
     if fail_fast is not None:
         fail_fast_checks(fail_fast)
     if stub_link is not None:
@@ -945,9 +998,9 @@ def install(cache_root: str | Path, merge: bool | None = None, slim: bool | None
     import torch.utils.cpp_extension as ce
 
     if _ORIGINAL is None:
-        _ORIGINAL = ce.load_inline
+        _ORIGINAL, _ORIGINAL_LOAD = ce.load_inline, ce.load
     _BUILDER = InlineBuilder(cache_root)
-    ce.load_inline = load_inline
+    ce.load_inline, ce.load = load_inline, load
     return _BUILDER
 
 

@@ -1,0 +1,111 @@
+"""torch's `load(name, sources=[file])` (LLM-written candidates write their source to a temporary
+file and load it) is built by the fast builder as `load_inline` of the file's text with no
+implicit headers, where that is the same build: cached, so the run process finds the build
+process's extension instead of compiling it again (torch's path recompiled it in every process:
+65-85 s twice per candidate on an H200, cuda-l1 L2-35 and L2-90)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kernelmill.verify.build.inline_build import load_as_inline
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def files(tmp_path):
+    def write(name: str, text: str = "int f() { return 1; }\n") -> str:
+        path = tmp_path / name
+        path.write_text(text)
+        return str(path)
+    return write
+
+
+def test_one_cpp_and_one_cuda_file_map_to_load_inline(files):
+    got = load_as_inline("ext", [files("a.cpp", "// host\n"), files("k.cu", "// kernel\n")], extra_cflags=["-O2"])
+    assert got["cpp_sources"] == "// host\n" and got["cuda_sources"] == "// kernel\n"
+    assert got["no_implicit_headers"] and got["extra_cflags"] == ["-O2"] and got["name"] == "ext"
+    only_cuda = load_as_inline("ext", files("k.cu", "// kernel\n"))  # a str, as torch takes it
+    assert only_cuda["cpp_sources"] == "" and only_cuda["cuda_sources"] == "// kernel\n"
+    assert load_as_inline("ext", [files("a.cc")])["cuda_sources"] is None
+
+
+@pytest.mark.parametrize("case", ["two_cpp", "header", "quoted_include", "build_directory", "standalone",
+                                  "unknown_argument", "missing_file", "not_python_module"])
+def test_what_would_not_be_the_same_build_stays_with_torch(files, case):
+    one = [files("a.cpp")]
+    calls = {
+        "two_cpp": lambda: load_as_inline("e", [files("a.cpp"), files("b.cpp")]),
+        "header": lambda: load_as_inline("e", [files("a.h")]),
+        "quoted_include": lambda: load_as_inline("e", [files("a.cpp", '#include "mine.h"\nint x;\n')]),
+        "build_directory": lambda: load_as_inline("e", one, build_directory="/tmp/b"),
+        "standalone": lambda: load_as_inline("e", one, is_standalone=True),
+        "unknown_argument": lambda: load_as_inline("e", one, future_option=1),
+        "missing_file": lambda: load_as_inline("e", ["/nonexistent/k.cu"]),
+        "not_python_module": lambda: load_as_inline("e", one, is_python_module=False),
+    }
+    assert calls[case]() is None
+
+
+SCRIPT = """
+import json, sys
+sys.path.insert(0, {guards!r})
+from honest_corpus import CPP_RELU_TORCH_LOAD
+from kernelmill.verify.build.inline_build import builder_log, install
+install(sys.argv[1])
+ns = {{}}
+exec(CPP_RELU_TORCH_LOAD, ns)  # writes its source to a new temporary folder, then load()s it
+import torch
+x = torch.randn(64)
+print(json.dumps({{"log": builder_log(), "right": bool(torch.equal(ns["ModelNew"]()(x), x.relu())),
+                  "registered": "guards_honest_relu_load" in sys.modules}}))
+"""
+
+
+def test_a_load_built_in_one_process_is_found_by_the_next(tmp_path):
+    script = tmp_path / "load_twice.py"
+    script.write_text(SCRIPT.format(guards=str(ROOT / "tests" / "guards")))
+    runs = [json.loads(subprocess.run([sys.executable, str(script), str(tmp_path / "cache")], check=True,
+                                      capture_output=True, text=True).stdout.strip().splitlines()[-1])
+            for _ in range(2)]
+    first, second = runs
+    assert first["log"]["load"] == "as load_inline" and first["log"]["compiles"] >= 1
+    assert second["log"]["warm"] and "compiles" not in second["log"]  # found, not compiled again
+    assert first["right"] and second["right"] and first["registered"] and second["registered"]
+
+
+def test_a_cuda_file_alone_plans_as_a_module_the_candidate_wrote(files):
+    """cuda-l1 L2-35's shape: one .cu file holding kernel, host code and PYBIND11_MODULE.
+    Mapped, it is an empty main.cpp and that file as cuda.cu; the slim builder plans it as it
+    plans such a module given to load_inline (the CUDA build itself needs a GPU machine's torch:
+    not run on one yet)."""
+    from kernelmill.verify.build.cuda_split import split_cuda_unit
+    from kernelmill.verify.build.inline_build import assemble
+    from kernelmill.verify.build.slim_units import plan
+
+    cu = """#include <torch/extension.h>
+__global__ void twice(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = 2.f * x[i];
+}
+torch::Tensor twice_cuda(torch::Tensor x) {
+    auto y = torch::empty_like(x);
+    twice<<<(x.numel() + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), x.numel());
+    return y;
+}
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("forward", &twice_cuda, "doubles x"); }
+"""
+    args = load_as_inline("fused_ops", files("fused_ops_cuda.cu", cu))
+    main, cuda = assemble(args["name"], args["cpp_sources"], args["cuda_sources"], None, True,
+                          args["no_implicit_headers"])
+    assert main == "" and cuda == cu  # nothing added to either: what torch's load compiles
+    split = split_cuda_unit(cuda)
+    p = plan(main, "fused_ops", split.host_unit if split else None, True)
+    assert split is not None and p is not None and p.merged  # the slim path, host code and binding as one
+    assert '"forward", "doubles x"' in p.shim and "PyInit_fused_ops" in p.shim  # bound under its own names
