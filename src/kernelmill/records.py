@@ -33,8 +33,11 @@ from . import languages as _languages
 # before they compile (verify/build/fail_fast.py), Triton's caches no longer shared_answers;
 # 0.5.0 = issue 42's classes 31 and 34: a low-precision task computed wider (precision_dressup,
 # rejected; an int8 task in fp16 no longer precision_downgrade) and an approximation hidden in
-# the output's small tail against the float64 reference (approximation, incorrect)
-HARNESS_VERSION = "0.5.0"
+# the output's small tail against the float64 reference (approximation, incorrect);
+# 0.5.1 = an extension torch's own `load` imported counts as the candidate's code (no false
+# torch_fallback), `load` of one C++/CUDA file built by the fast builder, CuTe DSL and TileLang
+# kernels `own` in the provenance, strict no longer flags `open` with a write-only mode
+HARNESS_VERSION = "0.5.1"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/
 OP_TYPES = ("single", "fusion", "network")
