@@ -109,3 +109,26 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("forward", &twice_cuda, "double
     p = plan(main, "fused_ops", split.host_unit if split else None, True)
     assert split is not None and p is not None and p.merged  # the slim path, host code and binding as one
     assert '"forward", "doubles x"' in p.shim and "PyInit_fused_ops" in p.shim  # bound under its own names
+
+
+def test_a_load_in_init_is_built_by_a_build_worker_then_run(tmp_path):
+    """A `load()` the import does not reach (in `__init__`, as cuda-l1 L1-3 writes it): the run
+    phase stops for it, a build worker builds it into the cache, the run starts again and is ok."""
+    sys.path.insert(0, str(ROOT / "tests" / "guards"))
+    from guard_tasks import RELU
+    from honest_corpus import CPP_RELU_TORCH_LOAD
+
+    from kernelmill.records import Sample
+    from kernelmill.verify import TimingConfig, VerifyConfig, verify_samples
+
+    eager = 'ext = load(name="guards_honest_relu_load", sources=[os.path.join(folder, "relu.cpp")], verbose=False)\n'
+    assert eager in CPP_RELU_TORCH_LOAD
+    code = CPP_RELU_TORCH_LOAD.replace(eager, "").replace("class ModelNew(nn.Module):\n", (
+        "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n        global ext\n"
+        "        " + eager + "\n"))
+    cfg = VerifyConfig(device="cpu", trials=2, build_timeout=300, run_timeout=60, cache_dir=str(tmp_path / "cache"),
+                       guards="standard", timing=TimingConfig(warmup_ms=5, round_ms=3, budget_ms=20, min_rounds=4,
+                                                              max_rounds=6))
+    (v,) = verify_samples({RELU.task_id: RELU}, [Sample("lazy_load", RELU.task_id, "cpp", code)], cfg)
+    assert (v.status, v.flags) == ("ok", []), v.message
+    assert v.phases.get("deferred_builds") == 1, v.phases
