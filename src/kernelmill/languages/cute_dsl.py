@@ -67,7 +67,7 @@ class CuteDsl(Language):
         # `kernel_cutlass_<function>_<argument types>_<n>`: the function's name after the
         # prefix, then the mangled arguments (seen on an H200: `kernel_cutlass_add_rows_kernel_
         # tensorptrf32gmemo256..._0`)
-        return base.startswith(_PREFIX) and any(base.startswith(f"{_PREFIX}{n}_") for n in own)
+        return any(base.startswith(f"{_PREFIX}{n}_") for n in own)
 
     def own_callables(self, module: Any) -> list[Any]:
         # the module's `@cute.jit` functions (wrappers whose code is the DSL's) and objects

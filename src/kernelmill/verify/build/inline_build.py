@@ -886,9 +886,9 @@ def load(name, sources, *args, **kwargs):
     if args:  # positional options: as torch reads them
         return _ORIGINAL_LOAD(name, sources, *args, **kwargs)
     inline = load_as_inline(name, sources, **kwargs)
-    if inline is None or _BUILDER is None:
+    if inline is None:
         return _ORIGINAL_LOAD(name, sources, **kwargs)
-    _BUILDER.log["load"] = "as load_inline"
+    _BUILDER.log["load"] = "as load_inline"  # installed with the builder (`install`)
     return load_inline(**inline)
 
 
