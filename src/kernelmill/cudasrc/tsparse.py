@@ -98,6 +98,8 @@ class LaunchSite:
     # `constexpr` / `const` scalars of the enclosing function written before the launch
     # (name -> initialiser): a template argument naming one is replaced by its value
     constants: dict[str, str] = field(default_factory=dict)
+    function: str = ""                # the host function the launch is written in
+    node: object = field(default=None, repr=False, compare=False)  # its call_expression
 
     def as_dict(self) -> dict:
         keys = ("grid", "block", "shared_mem", "stream")
@@ -177,21 +179,32 @@ def functions(src: str) -> list[CudaFunction]:
     return out
 
 
+def launch_site(n) -> LaunchSite | None:
+    """The launch a `call_expression` node is, or None when it is no `<<<...>>>` launch."""
+    ks = [c for c in n.children if c.type == "kernel_call_syntax"]
+    if n.type != "call_expression" or not ks:
+        return None
+    cfg = [text(c) for c in ks[0].children if c.type not in ("<<<", ">>>", ",")]
+    args = n.child_by_field_name("arguments")
+    argv = [text(c) for c in args.children if c.type not in ("(", ")", ",")] if args else []
+    fn = n.child_by_field_name("function")
+    targs = fn.child_by_field_name("arguments") if fn is not None else None
+    host = n.parent
+    while host is not None and host.type != "function_definition":
+        host = host.parent
+    return LaunchSite(text(fn).split("<")[0] if fn else "", cfg, argv,
+                      text(targs) if targs is not None else None, _dispatch_of(n),
+                      _constants_before(n), _declarator_name(host) if host is not None else "", n)
+
+
 def launch_sites(src: str) -> list[LaunchSite]:
     out = []
 
     def walk(n):
         if n.type == "call_expression":
-            ks = [c for c in n.children if c.type == "kernel_call_syntax"]
-            if ks:
-                cfg = [text(c) for c in ks[0].children if c.type not in ("<<<", ">>>", ",")]
-                args = n.child_by_field_name("arguments")
-                argv = [text(c) for c in args.children if c.type not in ("(", ")", ",")] if args else []
-                fn = n.child_by_field_name("function")
-                targs = fn.child_by_field_name("arguments") if fn is not None else None
-                out.append(LaunchSite(text(fn).split("<")[0] if fn else "", cfg, argv,
-                                      text(targs) if targs is not None else None, _dispatch_of(n),
-                                      _constants_before(n)))
+            site = launch_site(n)
+            if site is not None:
+                out.append(site)
         for c in n.children:
             walk(c)
 

@@ -82,20 +82,24 @@ class KernelConfig:
     shared_mem: int = 0
     derived: bool = False          # derived from a launch site, not stored by the producer
     prelude: str = ""              # key of a shared prelude (headers, macros) in PAIRS.preludes.json
+    template_args: list[str] = field(default_factory=list)  # the instance of a template kernel
 
     @property
     def outputs(self) -> list[Param]:
         return [p for p in self.params if p.is_output]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kernel": self.kernel, "params": [p.to_dict() for p in self.params], "grid": self.grid,
-                "block": self.block, "shared_mem": self.shared_mem, "derived": self.derived, "prelude": self.prelude}
+        d = {"kernel": self.kernel, "params": [p.to_dict() for p in self.params], "grid": self.grid,
+             "block": self.block, "shared_mem": self.shared_mem, "derived": self.derived, "prelude": self.prelude}
+        if self.template_args:
+            d["template_args"] = self.template_args
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "KernelConfig":
         return cls(d["kernel"], [_param(p, f"params[{i}]") for i, p in enumerate(d["params"])],
                    _dim3(d["grid"], "grid"), _dim3(d["block"], "block"), int(d.get("shared_mem") or 0),
-                   bool(d.get("derived")), str(d.get("prelude") or ""))
+                   bool(d.get("derived")), str(d.get("prelude") or ""), _template_args(d))
 
 
 def dtype_name(name: str) -> str:
@@ -151,7 +155,16 @@ def config_from_meta(meta_config: dict[str, Any], kernel: str) -> KernelConfig:
         raise ConfigError("meta.config needs grid and block")
     return KernelConfig(kernel, [_param(p, f"params[{i}]") for i, p in enumerate(params)],
                         _dim3(meta_config["grid"], "grid"), _dim3(meta_config["block"], "block"),
-                        int(meta_config.get("shared_mem") or 0), prelude=str(meta_config.get("prelude") or ""))
+                        int(meta_config.get("shared_mem") or 0), bool(meta_config.get("derived")),
+                        prelude=str(meta_config.get("prelude") or ""), template_args=_template_args(meta_config))
+
+
+def _template_args(d: dict[str, Any]) -> list[str]:
+    t = d.get("template_args") or []
+    if not isinstance(t, list) or not all(isinstance(x, str) and x.strip() and not re.search(r"[;{}\n]", x)
+                                          for x in t):
+        raise ConfigError(f"template_args must be a list of C++ template arguments, got {t!r}")
+    return t
 
 
 # --- configs derived from a launch site ---------------------------------------
@@ -168,14 +181,20 @@ _QUALIFIERS = re.compile(r"\b(const|volatile|__restrict__|__restrict|restrict)\b
 DERIVED_ELEMENTS = 1 << 22  # buffer size of a derived config: S ** (number of int params)
 
 
-def kernel_params(source: str, kernel: str) -> list[tuple[str, str, bool, bool]]:
-    """(name, base type, is_pointer, is_const) of the kernel's parameters, by tree-sitter."""
+def kernel_params(source: str, kernel: str, template_args: list[str] | None = None
+                  ) -> list[tuple[str, str, bool, bool]]:
+    """(name, base type, is_pointer, is_const) of the kernel's parameters, by tree-sitter; the
+    parameters of a template kernel with `template_args` substituted."""
     from ...cudasrc.tsparse import functions
     fns = [f for f in functions(source) if f.name == kernel and f.is_kernel]
     if not fns:
         raise ConfigError(f"no __global__ function {kernel!r} in the source")
+    subst: dict[str, str] = {}
     if fns[0].template is not None:
-        raise ConfigError(f"kernel {kernel!r} is a template")
+        if not template_args:
+            raise ConfigError(f"kernel {kernel!r} is a template")
+        names = [re.findall(r"(\w+)\s*(?:=[^,]*)?$", p.strip()) for p in _split_top(fns[0].template[1:-1])]
+        subst = {n[0]: a for n, a in zip(names, template_args) if n}
     fn = fns[0].node
     while fn is not None and fn.type != "function_definition":
         fn = next((c for c in fn.children if c.type == "function_definition"), None)
@@ -201,6 +220,8 @@ def kernel_params(source: str, kernel: str) -> list[tuple[str, str, bool, bool]]
         head = txt.split("*")[0] if ptr else txt[: txt.rfind(name_node.text.decode())] if name_node else txt
         const = bool(re.search(r"\bconst\b", head))
         base = " ".join(_QUALIFIERS.sub(" ", head).split())
+        base = subst.get(base, base)
+        base = re.sub(r"^(?:at|c10|std)::", "", base)
         out.append((name_node.text.decode() if name_node else f"arg{len(out)}", base, ptr, const))
     return out
 
@@ -334,6 +355,72 @@ def derive_config(source: str, kernel: str, launch: dict[str, Any] | None) -> Ke
         else:
             cparams.append(Param(name, _INT_TYPES[base], "scalar", [], value=size))
     return KernelConfig(kernel, cparams, _dim3(grid, "grid"), _dim3(block, "block"), int(smem), derived=True)
+
+
+def _split_top(s: str) -> list[str]:
+    """`s` split at the commas outside brackets."""
+    out, depth, cur = [], 0, ""
+    for ch in s:
+        depth += ch in "<([{" and 1 or ch in ">)]}" and -1 or 0
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return [*out, cur] if cur.strip() else out
+
+
+_SCALAR_DTYPES = {**_INT_TYPES, "float": "float32", "double": "float64", "bool": "bool", "int64_t": "int64",
+                  "half": "float16", "__half": "float16", "__nv_bfloat16": "bfloat16",
+                  "uint64_t": "int64", "unsigned long long": "int64", "int16_t": "int16", "uint8_t": "uint8"}
+
+
+def config_from_launch(source: str, launch) -> KernelConfig:
+    """The config of one evaluated launch (`cudasrc.host_eval.Launch`: the host code run with the
+    task's tensors): every pointer argument a buffer of the tensor it points into (from the
+    pointer on), every number a scalar; a const pointer is an input, another pointer an output
+    where the host code allocated its tensor (zero-initialised where that was `zeros`), else
+    read and written (`inout`)."""
+    from ...cudasrc.host_eval import CTYPES, SIZES, HostTensor, Ptr
+    problem = launch.problem()
+    if problem:
+        raise ConfigError(f"launch of {launch.kernel}: {problem}")
+    params = kernel_params(source, launch.kernel, launch.template_args)
+    if len(params) != len(launch.args):
+        raise ConfigError(f"the launch passes {len(launch.args)} arguments to {len(params)} parameters")
+    out = []
+    for (name, base, ptr, const), a in zip(params, launch.args):
+        if ptr and (a == 0 and not isinstance(a, bool) or isinstance(a, Ptr) and a.tensor is not None
+                    and a.tensor.numel == 0):
+            # a null pointer (an empty tensor's too): a buffer of no elements, which is nullptr
+            out.append(Param(name, _PTR_TYPES.get(base, "float32"), "in", [0]))
+            continue
+        if isinstance(a, HostTensor):  # a tensor handed to a kernel launched from Python
+            a = Ptr(a)
+        if ptr:
+            if not isinstance(a, Ptr) or a.tensor is None:
+                raise ConfigError(f"pointer parameter {name!r} gets {a!r}, not a tensor's address")
+            t = a.tensor
+            scalar = CTYPES.get(a.ctype or "") or CTYPES.get(base) or _PTR_TYPES.get(base)
+            dtype = scalar if scalar in SIZES and (a.ctype is None or a.ctype in CTYPES) else t.dtype
+            if a.ctype is None and scalar is None:
+                dtype = t.dtype
+            step = SIZES[dtype] if dtype == scalar and a.ctype in CTYPES else SIZES[t.dtype]
+            numel = t.numel - a.offset // step
+            if numel <= 0:
+                raise ConfigError(f"pointer parameter {name!r} points past its tensor")
+            shape = list(t.shape) if a.offset == 0 and dtype == t.dtype else [numel]
+            role = "in" if const else ("out" if t.origin in ("empty", "zero") else "inout")
+            out.append(Param(name, dtype_name(dtype), role, shape, init="zero" if t.origin == "zero" and role != "in"
+                             else ""))
+        else:
+            kind = _SCALAR_DTYPES.get(base)
+            if kind is None or isinstance(a, bool) and kind != "bool" or not isinstance(a, (int, float)):
+                raise ConfigError(f"parameter {name!r} of type {base!r} gets {a!r}")
+            value = float(a) if kind.startswith("float") else int(a)
+            out.append(Param(name, kind, "scalar", [], value=value))
+    return KernelConfig(launch.kernel, out, _dim3(launch.grid, "grid"), _dim3(launch.block, "block"),
+                        int(launch.shared_mem or 0), derived=True, template_args=list(launch.template_args))
 
 
 def pair_config(pair) -> KernelConfig:

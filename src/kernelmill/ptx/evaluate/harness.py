@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -50,6 +51,22 @@ def _literal(value, dtype: str) -> str:
     return f"(({ctype}){int(value)}LL)"
 
 
+def launch_name(kernel_source: str, cfg: KernelConfig) -> str:
+    """The kernel as the entry launches it: `k<float, 4>` where the config names a template
+    instance and the source defines `k` as a template, else `k` (a candidate may decompile an
+    instance into a plain kernel of the same signature)."""
+    if not cfg.template_args:
+        return cfg.kernel
+    try:
+        from ...cudasrc.tsparse import functions
+        template = any(f.name == cfg.kernel and f.is_kernel and f.template is not None
+                       for f in functions(kernel_source))
+    except ImportError:  # no tree-sitter: a template named before the kernel's name
+        template = re.search(rf"template\s*<[^{{;]*>\s*__global__[^{{;]*\b{re.escape(cfg.kernel)}\s*\(",
+                             kernel_source) is not None
+    return f"{cfg.kernel}<{', '.join(cfg.template_args)}>" if template else cfg.kernel
+
+
 def harness_source(kernel_source: str, cfg: KernelConfig, prelude: str = "") -> str:
     """The .cu text: includes, the pair's shared prelude (`ptx augment` keeps the
     headers and macros its kernels share apart from each kernel's source; both
@@ -64,7 +81,8 @@ def harness_source(kernel_source: str, cfg: KernelConfig, prelude: str = "") -> 
     gx, gy, gz = cfg.grid
     bx, by, bz = cfg.block
     smem = int(cfg.shared_mem)
-    opt_in = (f"  {{ cudaError_t e = cudaFuncSetAttribute({cfg.kernel}, cudaFuncAttributeMaxDynamicSharedMemorySize, "
+    kernel = launch_name(kernel_source, cfg)
+    opt_in = (f"  {{ cudaError_t e = cudaFuncSetAttribute({kernel}, cudaFuncAttributeMaxDynamicSharedMemorySize, "
               f"{smem}); if (e != cudaSuccess) return (int)e; }}\n") if smem > 48 * 1024 else ""
     return (
         f"{_PRELUDE}\n{prelude.rstrip()}\n// ---- kernel source ----\n{kernel_source.rstrip()}\n// ---- harness ----\n"
@@ -74,7 +92,7 @@ def harness_source(kernel_source: str, cfg: KernelConfig, prelude: str = "") -> 
         "}  // namespace kmh_detail\n"
         f'extern "C" int {ENTRY}(void* const* args, void* stream) {{\n'
         f"{opt_in}"
-        f"  {cfg.kernel}<<<dim3({gx}, {gy}, {gz}), dim3({bx}, {by}, {bz}), {smem}, (cudaStream_t)stream>>>"
+        f"  {kernel}<<<dim3({gx}, {gy}, {gz}), dim3({bx}, {by}, {bz}), {smem}, (cudaStream_t)stream>>>"
         f"({', '.join(args)});\n"
         "  return (int)cudaGetLastError();\n}\n"
         'extern "C" const char* kmh_error_string(int e) { return cudaGetErrorString((cudaError_t)e); }\n'
