@@ -77,7 +77,10 @@ def main() -> None:
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     rows = [json.loads(ln) for ln in args.rows.read_text().splitlines() if ln.strip()]
-    rows = {r["id"]: r for r in rows if "load_inline" in r["custom_code"]}
+    inline = {r["id"] for r in rows if "load_inline" in r["custom_code"]}
+    listed = {f.stem.rsplit("_", 1)[0] if f.stem.count("-") == 3 and "_" in f.stem else f.stem
+              for f in (ROOT / "ptx_external" / "cudal1").glob("*.cu")}
+    rows = {r["id"]: r for r in rows if r["id"] in inline | listed}
     builder = Builder(args.build_dir) if args.nvcc else None
     traces = json.loads(args.traces.read_text()) if args.traces and args.traces.exists() else {}
     t0 = time.perf_counter()
@@ -87,11 +90,13 @@ def main() -> None:
     trace_s = time.perf_counter() - t0
     if args.traces:
         args.traces.write_text(json.dumps(traces))
-    result: dict = {"rows": len(rows), "trace_seconds": round(trace_s, 1),
+    result: dict = {"rows": len(rows), "load_inline_rows": len(inline), "trace_seconds": round(trace_s, 1),
                     "trace_errors": {k: v["error"] for k, v in traces.items() if v.get("error")}}
     with tempfile.TemporaryDirectory() as d:
         files = []
         for rid, r in rows.items():
+            if rid not in inline:
+                continue
             f = Path(d) / f"{rid}.py"
             f.write_text(r["custom_code"])
             files.append(f)

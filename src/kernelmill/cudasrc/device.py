@@ -285,10 +285,16 @@ def device_unit(src: str, instantiate: bool = True) -> DeviceUnit:
     for name in templates:
         if not found.get(name):
             unit.unresolved[name] = "; ".join(why.get(name, [])) or "no launch site with template arguments"
-    if unit.instances:
-        unit.source += "\n" + "".join(f"static void* const __kernelmill_instance_{k} = (void*)&{i};\n"
-                                      for k, i in enumerate(unit.instances))
+    unit.source = with_instances(unit.source, unit.instances)
     return unit
+
+
+def with_instances(source: str, instances: list[str]) -> str:
+    """`source` with one line per template instance that makes nvcc compile it."""
+    if not instances:
+        return source
+    return source + "\n" + "".join(f"static void* const __kernelmill_instance_{k} = (void*)&{i};\n"
+                                    for k, i in enumerate(instances))
 
 
 def strip_host(src: str) -> str:

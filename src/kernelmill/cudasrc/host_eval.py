@@ -64,6 +64,7 @@ class HostTensor:
     dtype: str
     origin: str = "input"   # input | empty | zero | computed (what a kernel reading it sees)
     name: str = ""
+    item: float | None = None  # the value of a one-element tensor, where known
 
     @property
     def numel(self) -> int:
@@ -165,7 +166,7 @@ def _num(tok: str):
     t = tok.replace("'", "").lower()
     if t.startswith("0x"):
         return int(t.rstrip("ul"), 16)
-    if re.fullmatch(r"\d+[ul]*", t):
+    if re.fullmatch(r"[-+]?\d+[ul]*", t):
         return int(t.rstrip("ul"))
     return float(t.rstrip("fl"))
 

@@ -114,6 +114,8 @@ def pairs_for_cuda(src: str, origin: str, cfg: PairConfig, skip: frozenset = fro
                                    target=arch, options=opts.label(),
                                    source_of=lambda k: kernel_source(src, k),
                                    launch_of=launches.get, cfg=cfg)
+            for p in pairs if lost else ():
+                p.meta["instances_lost"] = lost  # the unit's other instances, and why
             pairs += _missing_kernels(unit, pairs, lost, unit_id, src, arch, opts.label(), origin)
         except (CompileFailed, PtxSyntaxError) as exc:
             pairs = [_failed(unit_id, "cuda", src, arch, label, origin, str(exc))]
@@ -124,16 +126,30 @@ def pairs_for_cuda(src: str, origin: str, cfg: PairConfig, skip: frozenset = fro
 
 
 def _compile(src: str, unit, opts: NvccOptions) -> tuple[str, str]:
-    """PTX of the unit; if the added instances break the build, PTX without them and why."""
+    """PTX of the unit; if the added instances break the build, PTX with those of them that
+    compile together (added one at a time: `k<float>` and `k<double>` of a kernel declaring
+    `extern __shared__ scalar_t smem[]` conflict, while each alone compiles) and why the
+    others are missing."""
     try:
         return nvcc_ptx(unit.source, opts), ""
     except CompileFailed as exc:
         if not unit.instances:
             raise
-        from ..cudasrc.device import device_unit
-        bare = device_unit(src, instantiate=False)
+        from ..cudasrc.device import device_unit, with_instances
+        bare = device_unit(src, instantiate=False).source
         first = next((ln for ln in exc.stderr.splitlines() if "error" in ln), str(exc).splitlines()[0])
-        return nvcc_ptx(bare.source, opts), f"its instances {', '.join(unit.instances)} do not compile: {first}"
+        kept: list[str] = []
+        ptx = None
+        for inst in unit.instances:
+            try:
+                ptx = nvcc_ptx(with_instances(bare, [*kept, inst]), opts)
+                kept.append(inst)
+            except CompileFailed:
+                continue
+        lost = [i for i in unit.instances if i not in kept]
+        if ptx is None:
+            ptx = nvcc_ptx(bare, opts)
+        return ptx, f"its instances {', '.join(lost)} do not compile: {first}" if lost else ""
 
 
 def _missing_kernels(unit, pairs, lost, unit_id, src, arch, options, origin) -> list[Pair]:

@@ -205,6 +205,8 @@ def kernel_params(source: str, kernel: str, template_args: list[str] | None = No
         raise ConfigError(f"cannot read the parameters of {kernel!r}")
     out = []
     for p in decl.child_by_field_name("parameters").named_children:
+        if p.type == "comment":
+            continue
         if p.type != "parameter_declaration":
             raise ConfigError(f"parameter {p.text.decode()!r} of {kernel!r} is not a plain declaration")
         txt = p.text.decode()
@@ -415,6 +417,10 @@ def config_from_launch(source: str, launch) -> KernelConfig:
                              else ""))
         else:
             kind = _SCALAR_DTYPES.get(base)
+            if isinstance(a, Ptr) and a.tensor is not None:
+                a = a.tensor
+            if isinstance(a, HostTensor) and a.item is not None:  # a one-element tensor passed by value
+                a = a.item
             if kind is None or isinstance(a, bool) and kind != "bool" or not isinstance(a, (int, float)):
                 raise ConfigError(f"parameter {name!r} of type {base!r} gets {a!r}")
             value = float(a) if kind.startswith("float") else int(a)

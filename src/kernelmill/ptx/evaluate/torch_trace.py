@@ -111,7 +111,8 @@ class Tracer:
     def host_tensor(self, t):
         from kernelmill.cudasrc.host_eval import HostTensor
         dtype = str(t.dtype).removeprefix("torch.")
-        return HostTensor([int(s) for s in t.shape], dtype, self.origin.get(id(t), "computed"))
+        item = float(t.detach().reshape(-1)[0]) if t.numel() == 1 and not t.is_complex() else None
+        return HostTensor([int(s) for s in t.shape], dtype, self.origin.get(id(t), "computed"), item=item)
 
     def value(self, v):
         """A Python argument as host_eval sees it."""
@@ -188,6 +189,18 @@ class Tracer:
                     raise AttributeError(attr)
                 return lambda *args, **kwargs: tracer.called(idx, binds.get(attr, attr), args, kwargs)
         return Extension(name or "traced_extension")
+
+    def load(self, name="", sources=(), *a, **k):
+        """torch's `load(name, sources=[files])`: the files the candidate wrote, read."""
+        files = [sources] if isinstance(sources, str) else list(sources or [])
+        cpp, cuda = [], []
+        for f in files:
+            try:
+                body = open(f).read()
+            except OSError:
+                continue
+            (cuda if str(f).endswith((".cu", ".cuh")) else cpp).append(body)
+        return self.load_inline(name, cpp, cuda, k.get("functions"))
 
     def python_launch(self, kernel: str, args, kwargs):
         """A kernel called from Python, as written: `k(*args, grid=, block=[, shared_mem=])`,
@@ -301,7 +314,7 @@ def trace(ref_code: str, custom_code: str, calls: int = 3) -> dict:
     _fake_cuda(torch)
     tr = Tracer(torch)
     cpp_ext.load_inline = tr.load_inline
-    cpp_ext.load = lambda *a, **k: tr.load_inline(k.get("name", ""))
+    cpp_ext.load = tr.load
     cpp_ext.CUDA_HOME = cpp_ext.CUDA_HOME or "/usr/local/cuda"
     torch.version.cuda = torch.version.cuda or "12.8"
     ref: dict = {"__name__": "kb_reference"}
