@@ -835,7 +835,14 @@ def main(argv: list[str] | None = None) -> int:
         if card and here and card not in here:  # verdicts of another machine: its cards map onto this one's
             card = elsewhere.setdefault(card, here[len(elsewhere) % len(here)])
         queues.setdefault(card if args.per_card else None, []).append(c)
-    ext_root = Path(tempfile.mkdtemp(prefix="fidelity-ext-"))
+    # the build folders live next to --out, so a run cut by a deadline and resumed (--resume) finds
+    # the extensions it built (a plain load_inline of an external candidate takes 40-120 s on an
+    # H200: 106 of them did not fit one device call); a `lock` left by a build killed at the
+    # deadline would make torch wait on it forever, so stale locks go first
+    ext_root = (args.out.with_suffix(".ext") if args.out else Path(tempfile.mkdtemp(prefix="fidelity-ext-")))
+    ext_root.mkdir(parents=True, exist_ok=True)
+    for stale in ext_root.glob("*/*/lock"):
+        stale.unlink(missing_ok=True)
     t_start = time.perf_counter()
     if args.prebuild and device == "cuda":  # load_inline builds first, many at once (no timing meanwhile)
         builds = [c for c in todo if "load_inline" in Path(c.path).read_text(encoding="utf-8")]

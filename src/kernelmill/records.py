@@ -36,8 +36,10 @@ from . import languages as _languages
 # the output's small tail against the float64 reference (approximation, incorrect);
 # 0.5.1 = an extension torch's own `load` imported counts as the candidate's code (no false
 # torch_fallback), `load` of one C++/CUDA file built by the fast builder, CuTe DSL and TileLang
-# kernels `own` in the provenance, strict no longer flags `open` with a write-only mode
-HARNESS_VERSION = "0.5.1"
+# kernels `own` in the provenance, strict no longer flags `open` with a write-only mode;
+# 0.5.2 = the host half of a split CUDA unit includes cuda_runtime.h as nvcc would (a `load`ed
+# .cu without it was a false compile_error on the GPU)
+HARNESS_VERSION = "0.5.2"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/
 OP_TYPES = ("single", "fusion", "network")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 import pytest
 
@@ -82,3 +83,41 @@ def test_host_flags_keep_macros_includes_and_std():
              "-gencode=arch=compute_90,code=sm_90", "--compiler-options", "'-fPIC'", "-std=c++17", "-O3"]
     assert host_flags(flags) == ["-DA=1", "-isystem", "/inc", "-D__CUDA_NO_HALF_OPERATORS__", "-fPIC",
                                  "-std=c++17", "-O3"]
+
+
+LOADED_FILE = r"""
+#include <torch/extension.h>
+__global__ void twice(const float* x, float* y, long n) {
+    long i = blockIdx.x * (long)blockDim.x + threadIdx.x;
+    if (i < n) y[i] = 2.f * x[i];
+}
+torch::Tensor run(torch::Tensor x) {
+    auto y = torch::empty_like(x);
+    twice<<<(x.numel() + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), x.numel());
+    return y;
+}
+"""
+
+
+def test_the_host_unit_of_a_file_without_implicit_headers_compiles(tmp_path):
+    # a .cu given to torch's `load` includes no cuda_runtime.h: nvcc adds it to every unit, the
+    # host compiler does not, and the launch declarations name dim3 and cudaStream_t (the first
+    # device run of tests/verify/test_load_gpu.py failed here: "host.cpp:2:6: error: variable or
+    # field '__km_launch_twice_from_load' declared void")
+    import shutil
+    import subprocess
+
+    from torch.utils import cpp_extension as ce
+
+    cuda_home = ce.CUDA_HOME or "/usr/local/cuda"
+    if shutil.which("g++") is None or not (Path(cuda_home) / "include" / "cuda_runtime.h").exists():
+        pytest.skip("needs g++ and the CUDA toolkit's headers")
+    sp = split_cuda_unit(LOADED_FILE)
+    assert sp is not None and sp.host_unit.startswith("#include <cuda_runtime.h>\n#line 1\n")
+    src = tmp_path / "host.cpp"
+    src.write_text(sp.host_unit)
+    import sysconfig
+
+    includes = [f"-I{p}" for p in ce.include_paths()] + [f"-I{cuda_home}/include", f"-I{sysconfig.get_paths()['include']}"]
+    res = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", *includes, str(src)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[-2000:]

@@ -62,19 +62,25 @@ class ModelNew(nn.Module):
 '''
 
 
-def test_a_cuda_load_candidate_is_built_once_and_is_its_own(tmp_path):
+PATHS = {"fast_builder": "", "torch_path": ", build_directory=folder"}
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_a_cuda_load_candidate_is_its_own(tmp_path, path):
+    # fast_builder: built once by kernelmill's builder (its first device run found the split
+    # host unit lacking cuda_runtime.h: a false compile_error); torch_path: `build_directory`
+    # keeps torch's own `load`, whose module is not in sys.modules (the tenth session's false
+    # torch_fallback)
     task = Task(task_id="t/twice", code=TASK, name="twice", level=1)
-    samples = [Sample("fast_builder", "t/twice", "cuda", CANDIDATE.replace("BUILD_DIR", "")),
-               Sample("torch_path", "t/twice", "cuda", CANDIDATE.replace("BUILD_DIR", ", build_directory=folder"))]
+    samples = [Sample(path, "t/twice", "cuda", CANDIDATE.replace("BUILD_DIR", PATHS[path]))]
     config = VerifyConfig(device="cuda", trials=2, cache_dir=str(tmp_path / "cache"))
-    verdicts = verify_samples({task.task_id: task}, samples, config)
-    for v in verdicts:
-        print(v.sample_id, v.status, v.flags, v.phases.get("build_s"), v.phases.get("load_s"), v.provenance)
-        assert v.status == "ok", (v.sample_id, v.message)
-        assert "torch_fallback" not in v.flags, v.sample_id
-        own = [k for k in v.provenance["candidate"]["kernels"] if k["origin"] == "own"]
-        assert own and "twice_from_load" in own[0]["symbol"], v.provenance
-    fast = verdicts[0]
-    # the build process compiled it; the run process loaded that build (torch's path compiles it
-    # again there: 65-85 s per extension on an H200, cuda-l1 L2-35 and L2-90)
-    assert fast.phases["build_s"] > 1.0 and fast.phases["load_s"] < 1.0, fast.phases
+    (v,) = verify_samples({task.task_id: task}, samples, config)
+    print(v.sample_id, v.status, v.flags, v.phases.get("build_s"), v.phases.get("load_s"), v.provenance)
+    assert v.status == "ok", (v.sample_id, v.message)
+    assert "torch_fallback" not in v.flags, v.sample_id
+    own = [k for k in v.provenance["candidate"]["kernels"] if k["origin"] == "own"]
+    assert own and "twice_from_load" in own[0]["symbol"], v.provenance
+    if path == "fast_builder":
+        # the build process compiled it; the run process loaded that build (torch's path compiles
+        # it again there: 65-85 s per extension on an H200, cuda-l1 L2-35 and L2-90)
+        assert v.phases["build_s"] > 1.0 and v.phases["load_s"] < 1.0, v.phases

@@ -265,7 +265,12 @@ def split_cuda_unit(src: str) -> Split | None:
     # launch declarations go right after the preprocessor lines and shared types
     host_lines = rewritten.split("\n")
     last_pp = max((i for i, ln in enumerate(host_lines) if ln.lstrip().startswith("#")), default=-1)
-    host_unit = "\n".join(host_lines[: last_pp + 1] + decls + host_lines[last_pp + 1:]) + "\n"
+    # nvcc puts cuda_runtime.h in front of every .cu it compiles, so a unit's host code may use
+    # dim3, cudaStream_t or cudaGetLastError without including it (a file given to torch's
+    # `load`, which no implicit header covers); the host compiler needs it said, and `#line 1`
+    # keeps the messages' line numbers the file's
+    host_unit = "\n".join(["#include <cuda_runtime.h>", "#line 1"] + host_lines[: last_pp + 1] + decls
+                          + host_lines[last_pp + 1:]) + "\n"
     kernel_unit = "\n".join(kernel_part + defs) + "\n"
     return Split(kernel_unit=kernel_unit, host_unit=host_unit, kernels=list(kernels))
 
