@@ -36,6 +36,15 @@ CPU (kernelmill only, torch and C++ candidates on the builtin tasks' small sizes
 
     python benchmarks/vs_kernelbench.py --device cpu --out vs_kb_cpu.json --limit 5
 
+External candidates (issue 40's set): `--external ../shared/external/cuda-l1/kernels.jsonl` takes
+a table of rows `id, ref_code, custom_code` instead of --corpus (each row's reference is its
+task, under external/<id> in both harnesses; the language is read from the code); a set too
+long for one device call is split the same way for both sides with `--part K/N` (every N-th
+row from the K-th, in file order):
+
+    python benchmarks/vs_kernelbench.py --external ../shared/external/cuda-l1/kernels.jsonl \
+        --part 1/2 --out vs_kb_1.json --markdown vs_kb_1.md
+
 --out is rewritten after every candidate (KernelBench side) and after
 kernelmill's run (whose verdicts JSONL next to it is appended per candidate
 by kernelmill itself), so an interrupted run loses nothing: --resume skips
@@ -48,6 +57,7 @@ import argparse
 import json
 import multiprocessing as mp
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -201,7 +211,7 @@ def run_kernelbench(cands, args, results: dict, out: Path | None) -> None:
     logs.mkdir(parents=True, exist_ok=True)
     jobs = []
     for c in todo:
-        tf = corpus_check.task_file(c.task, Path(args.kernelbench) / "tasks")
+        tf = task_source(c, Path(args.kernelbench), Path(args.work))
         jobs.append({"name": c.name, "kb_root": str(args.kernelbench), "ref_src": tf.read_text(encoding="utf-8"),
                      "custom_src": c.path.read_text(encoding="utf-8"), "build_dir": str(build_root / c.name),
                      "backend": "triton" if c.language == "triton" else "cuda", "log": str(logs / f"{c.name}.log"),
@@ -259,6 +269,60 @@ def run_kernelbench(cands, args, results: dict, out: Path | None) -> None:
     save_results(out, results)
 
 
+# ------------------------------------------------------- external tables
+
+def external_language(code: str) -> str:
+    """The language a row's candidate is verified as: a C++/CUDA extension build, Triton, or
+    PyTorch (the same reading as timing_fidelity.py's external rows)."""
+    if "load_inline" in code or "cpp_extension" in code:
+        return "cuda"
+    return "triton" if re.search(r"^\s*(import triton|from triton)", code, re.M) else "torch"
+
+
+def load_external(table: Path, work: Path) -> list:
+    """The rows of an external table as corpus candidates: `<work>/external/candidates/<id>.py`
+    and their references as `<work>/external/tasks/external/<id>.py` (task `external/<id>.py`).
+    A row that is not JSON or lacks a field stops the run naming the file and line."""
+    cdir, tdir = work / "external" / "candidates", work / "external" / "tasks" / "external"
+    cdir.mkdir(parents=True, exist_ok=True)
+    tdir.mkdir(parents=True, exist_ok=True)
+    out, seen = [], set()
+    for n, line in enumerate(table.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            rid, ref, code = str(row["id"]), row["ref_code"], row["custom_code"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise SystemExit(f"{table}:{n}: not a row of id, ref_code, custom_code ({exc!r})")
+        name = re.sub(r"[^A-Za-z0-9_]", "_", rid)
+        if name in seen:
+            raise SystemExit(f"{table}:{n}: id {rid!r} repeats an earlier row's")
+        seen.add(name)
+        (tdir / f"{name}.py").write_text(ref, encoding="utf-8")
+        (cdir / f"{name}.py").write_text(code, encoding="utf-8")
+        out.append(corpus_check.Candidate(name=name, path=cdir / f"{name}.py", task=f"external/{name}.py",
+                                          language=external_language(code), device="cuda",
+                                          style=f"external {rid}", expect=""))
+    return out
+
+
+def task_source(c, kernelbench: Path, work: Path) -> Path:
+    """The task file of a candidate: an external row's reference, or the corpus header's task."""
+    if c.kind == "external":
+        return work / "external" / "tasks" / c.task
+    return corpus_check.task_file(c.task, kernelbench / "tasks")
+
+
+def part_of(cands: list, part: str) -> list:
+    """`K/N`: every N-th candidate from the K-th (1-based), in their order."""
+    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", part or "")
+    if not m or not 1 <= int(m[1]) <= int(m[2]):
+        raise SystemExit(f"--part {part!r}: give K/N with 1 <= K <= N, e.g. 1/2")
+    k, n = int(m[1]), int(m[2])
+    return [c for i, c in enumerate(cands) if i % n == k - 1]
+
+
 # ---------------------------------------------------------- kernelmill side
 
 def kernelmill_command() -> list[str]:
@@ -266,11 +330,11 @@ def kernelmill_command() -> list[str]:
     return [exe] if exe else [sys.executable, "-m", "kernelmill"]
 
 
-def write_task_folder(cands, dest: Path, kernelbench: Path) -> None:
-    """builtin/<level>/<file> and kernelbench/<level>/<file>: task ids are the
+def write_task_folder(cands, dest: Path, kernelbench: Path, work: Path) -> None:
+    """builtin/<level>/<file>, kernelbench/<level>/<file> and external/<id>: task ids are the
     header's task path without .py."""
     for c in cands:
-        src = corpus_check.task_file(c.task, kernelbench / "tasks")
+        src = task_source(c, kernelbench, work)
         target = dest / (c.task if c.task.endswith(".py") else c.task + ".py")
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -299,7 +363,7 @@ def run_kernelmill(cands, args, results: dict, out: Path | None) -> None:
     todo = [c for c in cands if c.name not in have]
     if todo:
         tasks = Path(args.work) / "km_tasks"
-        write_task_folder(cands, tasks, Path(args.kernelbench))
+        write_task_folder(cands, tasks, Path(args.kernelbench), Path(args.work))
         samples = Path(args.work) / "km_samples.jsonl"
         with open(samples, "w", encoding="utf-8") as f:
             for c in todo:
@@ -382,7 +446,7 @@ def summarize(cands, results: dict) -> tuple[dict, list[dict]]:
                "km_flags": (m or {}).get("flags")}
         if ks and ms:
             row["agree"] = ks == ms
-            if ks != ms:
+            if ks != ms and c.expect:
                 right = [side for side, st in (("kernelbench", ks), ("kernelmill", ms))
                          if (st == "ok") == (c.expect == "ok")]
                 row["right_by_expectation"] = right[0] if len(right) == 1 else ("both" if len(right) == 2 else "neither")
@@ -395,8 +459,10 @@ def summarize(cands, results: dict) -> tuple[dict, list[dict]]:
                "kernelmill": {"candidates": km_n, "seconds": round(km_s, 1), "per_minute": km_rate},
                "ratio_kernelmill_over_kernelbench": (km_rate / kb_rate if km_rate and kb_rate else None),
                "compared": len(both), "agree": sum(r["agree"] for r in both),
-               "kernelmill_as_expected": sum(1 for r in rows if r["km_status"] and (r["km_status"] == "ok") == (r["expect"] == "ok")),
-               "kernelbench_as_expected": sum(1 for r in rows if r["kb_status"] and (r["kb_status"] == "ok") == (r["expect"] == "ok"))}
+               "kernelmill_as_expected": sum(1 for r in rows if r["expect"] and r["km_status"]
+                                             and (r["km_status"] == "ok") == (r["expect"] == "ok")),
+               "kernelbench_as_expected": sum(1 for r in rows if r["expect"] and r["kb_status"]
+                                              and (r["kb_status"] == "ok") == (r["expect"] == "ok"))}
     return summary, rows
 
 
@@ -421,7 +487,7 @@ def markdown(summary: dict, rows: list[dict], results: dict) -> str:
     out.append("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         same = "" if "agree" not in r else ("yes" if r["agree"] else "**no**")
-        out.append(f"| {r['candidate']} | {r['task']} | {r['language']} | {r['expect']} | {r['kb_status'] or '-'} | {_f(r['kb_speedup'])} | "
+        out.append(f"| {r['candidate']} | {r['task']} | {r['language']} | {r['expect'] or '-'} | {r['kb_status'] or '-'} | {_f(r['kb_speedup'])} | "
                    f"{r['km_status'] or '-'} | {_f(r['km_speedup'])} | {same} | {r.get('right_by_expectation', '')} |")
     return "\n".join(out) + "\n"
 
@@ -449,9 +515,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     ap.add_argument("--kernelbench", type=Path, default=Path(os.environ.get("KERNELBENCH_DIR", DEFAULT_KERNELBENCH)),
                     help="KernelBench checkout with harness/ and tasks/ (default: ../shared/baselines/kernelbench)")
+    ap.add_argument("--external", type=Path, default=None,
+                    help="a table of external candidates (JSONL rows id, ref_code, custom_code), e.g. "
+                         "../shared/external/cuda-l1/kernels.jsonl, instead of --corpus")
+    ap.add_argument("--part", default="", help="K/N: only every N-th candidate from the K-th (a set split over "
+                                               "device calls the same way for both harnesses)")
     ap.add_argument("--only", default="", help="comma-separated candidate names")
     ap.add_argument("--limit", type=int, default=0, help="at most this many candidates (after --only/--kind)")
-    ap.add_argument("--kind", choices=("all", "builtin", "kernelbench"), default="all", help="task kind to keep")
+    ap.add_argument("--kind", choices=("all", "builtin", "kernelbench", "external"), default="all", help="task kind to keep")
     ap.add_argument("--out", type=Path, default=None, help="results JSON (rewritten after every candidate)")
     ap.add_argument("--markdown", type=Path, default=None, help="write the Markdown table here")
     ap.add_argument("--resume", action="store_true", help="keep what --out already holds and run only the rest")
@@ -474,16 +545,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kernelmill-arg", action="append", default=[], help="extra argument for kernelmill verify (repeatable)")
     args = ap.parse_args(argv)
 
-    cands = select(corpus_check.load_corpus(args.corpus), args.device, args.only, args.limit, args.kind)
-    if not cands:
-        print("no candidates selected", file=sys.stderr)
-        return 1
     if args.work is None:
         args.work = (args.out.with_suffix(".work") if args.out else Path(tempfile.mkdtemp(prefix="vs-kb-")))
         if not args.resume and args.out and args.work.exists():
             shutil.rmtree(args.work)  # our own scratch folder from an earlier run (never a --work given by hand)
     args.work.mkdir(parents=True, exist_ok=True)
     args.work = args.work.resolve()
+    pool = (load_external(args.external, args.work) if args.external else corpus_check.load_corpus(args.corpus))
+    cands = select(part_of(pool, args.part) if args.part else pool, args.device, args.only, args.limit, args.kind)
+    if not cands:
+        print("no candidates selected", file=sys.stderr)
+        return 1
     results = load_results(args.out) if args.resume else {}
     if not args.resume and args.out:
         vj = args.out.with_suffix(".verdicts.jsonl")
@@ -497,7 +569,7 @@ def main(argv: list[str] | None = None) -> int:
             device_name = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU visible"
         except Exception:  # noqa: BLE001
             pass
-    results.update({"device": args.device, "device_name": device_name, "corpus": str(args.corpus),
+    results.update({"device": args.device, "device_name": device_name, "corpus": str(args.external or args.corpus), "part": args.part,
                     "correct_trials": args.correct_trials, "perf_trials": args.perf_trials, "guards": args.guards,
                     "candidates": [c.name for c in cands]})
     by_lang = {}

@@ -176,3 +176,36 @@ def test_selection_and_summary():
     assert diff["right_by_expectation"] == ("kernelmill" if b.expect == "ok" else "kernelbench")
     md = vs.markdown(summary, rows, {"device": "cuda", "correct_trials": 5, "perf_trials": 100, "guards": "standard"})
     assert "10.00x" in md and a.name in md
+
+
+def test_external_rows_become_candidates_and_tasks_split_alike(tmp_path):
+    import json
+
+    rows = [{"id": f"L1-{i}", "ref_code": f"# ref {i}\n", "custom_code": code}
+            for i, code in enumerate(["from torch.utils.cpp_extension import load_inline\n", "import triton\n",
+                                      "import torch\n", "import torch\n", "import torch\n"])]
+    table = tmp_path / "kernels.jsonl"
+    table.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    cands = vs.load_external(table, tmp_path / "work")
+    assert [c.name for c in cands] == ["L1_0", "L1_1", "L1_2", "L1_3", "L1_4"]
+    assert [c.language for c in cands] == ["cuda", "triton", "torch", "torch", "torch"]
+    assert all(c.kind == "external" and c.runs_on("cuda") and not c.runs_on("cpu") for c in cands)
+    assert vs.task_source(cands[3], tmp_path, tmp_path / "work").read_text() == "# ref 3\n"
+    tasks = tmp_path / "tasks"
+    vs.write_task_folder(cands, tasks, tmp_path, tmp_path / "work")
+    assert (tasks / "external" / "L1_4.py").read_text() == "# ref 4\n" and cands[4].task_id == "external/L1_4"
+    # the two halves of a split are disjoint and cover the set, each spread over it
+    one, two = vs.part_of(cands, "1/2"), vs.part_of(cands, "2/2")
+    assert [c.name for c in one] == ["L1_0", "L1_2", "L1_4"] and [c.name for c in two] == ["L1_1", "L1_3"]
+    for bad in ("0/2", "3/2", "half"):
+        with pytest.raises(SystemExit):
+            vs.part_of(cands, bad)
+    table.write_text(table.read_text() + '{"id": "L1-9", "ref_code": "x"}\n')
+    with pytest.raises(SystemExit, match=r"kernels.jsonl:6"):
+        vs.load_external(table, tmp_path / "work2")
+    # rows without an expectation are compared, not counted as (un)expected
+    results = {"kernelbench": {"eval": {"L1_0": {"status": "ok", "speedup": 1.5}}, "segments": [{"candidates": 1, "seconds": 30}]},
+               "kernelmill": {"verdicts": {"L1_0": {"status": "incorrect"}}, "segments": [{"candidates": 1, "seconds": 3}]}}
+    summary, out = vs.summarize(cands[:1], results)
+    assert summary["compared"] == 1 and summary["agree"] == 0 and summary["kernelmill_as_expected"] == 0
+    assert "right_by_expectation" not in out[0] and summary["ratio_kernelmill_over_kernelbench"] == pytest.approx(10.0)
