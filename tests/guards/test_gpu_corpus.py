@@ -14,23 +14,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent / "gpu_corpus"))
 
 import guard_tasks as T  # noqa: E402
-from gpu_hostile import GPU_HOSTILE  # noqa: E402
-from hostile_corpus import triton_model  # noqa: E402
+from gpu_hostile import GPU_HOSTILE, TASKS  # noqa: E402
 
 from kernelmill.languages import get_language  # noqa: E402
 from kernelmill.records import Sample  # noqa: E402
 from kernelmill.tasks import load_tasks  # noqa: E402
 from kernelmill.tasks.builtin import builtin_samples  # noqa: E402
 from kernelmill.verify import VerifyConfig, verify_samples  # noqa: E402
-
-TASKS = {"big_relu": T.BIG_RELU, "linear": T.LINEAR, "huge_relu": T.HUGE_RELU}
-
-
-def _code(name, entry):
-    if entry[2] is None:  # the Triton decoy shares the CPU corpus's Triton module
-        return triton_model("launch(self_dummy)\nreturn torch.relu(x)", prelude="self_dummy = torch.ones(8, device='cuda')")
-    return entry[2]
-
 
 @pytest.fixture(scope="module")
 def gpu_verdicts(shared_build_cache):
@@ -39,7 +29,7 @@ def gpu_verdicts(shared_build_cache):
     # KM_GPU_PART=hostile or builtin runs one half (the whole takes over 10 minutes)
     only = [n for n in os.environ.get("KM_GPU_CORPUS", "").split(",") if n]
     part = os.environ.get("KM_GPU_PART", "")
-    samples = [Sample(name, TASKS[e[0]].task_id, e[1], _code(name, e)) for name, e in GPU_HOSTILE.items()
+    samples = [Sample(name, TASKS[e[0]].task_id, e[1], e[2]) for name, e in GPU_HOSTILE.items()
                if (not only or name in only) and part != "builtin"]
     builtin = ([] if only or part == "hostile" else
                [s for s in builtin_samples() if s.meta.get("expect") == "ok"])

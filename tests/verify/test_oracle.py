@@ -4,6 +4,7 @@ error is below allclose's fixed tolerance, and honest ones summed in another ord
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -13,6 +14,12 @@ from hypothesis import strategies as st
 from kernelmill.records import Sample, Task
 from kernelmill.verify import VerifyConfig, verify_samples
 from kernelmill.verify.measure.oracle import budget, reference_fp64
+
+# the structure shortcuts (classes 32, 33) and their controls: a corpus module shared with
+# benchmarks/guards_catch.py
+sys.path.insert(0, str(Path(__file__).parents[1] / "guards"))
+from structure_corpus import (ARGMAX, FIRST_MAX, LAST_MAX, NO_MAX, ONE_PASS, SHIFTED, SHIFTED_PASS,  # noqa: E402
+                              SOFTMAX, VAR)
 
 
 class _Norm(torch.nn.Module):
@@ -112,32 +119,6 @@ def test_verify_with_the_budget_records_both_decisions(tmp_path, guards):
     assert good.measurement["checks"]["fp64_budget"]["ok"] is True
 
 
-SOFTMAX = """import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def forward(self, x):
-        return torch.softmax(x, dim=-1)
-
-
-def get_inputs():
-    return [torch.randn(16, 300)]
-
-
-def get_init_inputs():
-    return []
-"""
-NO_MAX = """import torch
-import torch.nn as nn
-
-
-class ModelNew(nn.Module):
-    def forward(self, x):
-        e = torch.exp(x)
-        return e / e.sum(-1, keepdim=True)
-"""
-SHIFTED = NO_MAX.replace("torch.exp(x)", "torch.exp(x - x.amax(-1, keepdim=True))")
 
 
 def test_strict_trials_draw_a_wide_range_and_catch_an_exp_without_its_shift(tmp_path):
@@ -246,43 +227,6 @@ def test_a_failure_replays_from_its_recorded_seed(tmp_path):
     assert f"--input-seed {replay['input_seed']} --trials 2" in text
 
 
-ARGMAX = """import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def forward(self, x):
-        return torch.argmax(x, dim=-1)
-
-
-def get_inputs():
-    return [torch.randn(32, 64)]
-
-
-def get_init_inputs():
-    return []
-"""
-# a parallel max-reduction that keeps the last index it saw: right whenever the maximum
-# is unique (every usual draw), wrong on ties (item 32/33)
-LAST_MAX = """import torch
-import torch.nn as nn
-
-
-class ModelNew(nn.Module):
-    def forward(self, x):
-        n = x.shape[-1]
-        return n - 1 - torch.argmax(torch.flip(x, dims=[-1]), dim=-1)
-"""
-FIRST_MAX = """import torch
-import torch.nn as nn
-
-
-class ModelNew(nn.Module):
-    def forward(self, x):
-        m = x.amax(-1, keepdim=True)
-        idx = torch.arange(x.shape[-1]).expand_as(x)
-        return torch.where(x == m, idx, x.shape[-1]).amin(-1)
-"""
 
 
 def test_strict_trials_with_ties_catch_a_max_that_keeps_the_last_index(tmp_path):
@@ -319,39 +263,6 @@ def test_structured_draws_keep_shape_and_dtype_and_their_structure(shape, dtype)
             assert bool((t <= 0).all())
 
 
-VAR = """import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def forward(self, x):
-        return x.var(-1, unbiased=False)
-
-
-def get_inputs():
-    return [torch.randn(16, 4096)]
-
-
-def get_init_inputs():
-    return []
-"""
-ONE_PASS = """import torch
-import torch.nn as nn
-
-
-class ModelNew(nn.Module):
-    def forward(self, x):
-        return (x * x).mean(-1) - x.mean(-1) ** 2
-"""
-SHIFTED_PASS = """import torch
-import torch.nn as nn
-
-
-class ModelNew(nn.Module):
-    def forward(self, x):
-        d = x - x[..., :1]
-        return (d * d).mean(-1) - d.mean(-1) ** 2
-"""
 
 
 def test_strict_trials_with_a_large_offset_catch_a_one_pass_variance(tmp_path):

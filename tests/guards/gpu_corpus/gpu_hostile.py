@@ -1,11 +1,15 @@
 """CUDA and Triton hostile candidates for the catalogue items whose trick
 needs a GPU (stream tricks, the caching allocator, kernel dtypes, kernel
 time share, L2 persistence, CUDA graphs, launch errors). name -> (task name
-in guard_tasks, language, code, flags or None)."""
+in TASKS, language, code, flags or None); a name's prefix `gN_` is its catalogue item.
+Run by tests/guards/test_gpu_corpus.py and benchmarks/guards_catch.py."""
 
 from __future__ import annotations
 
-from hostile_corpus import skip_unchecked_by_frames
+import guard_tasks as T
+from hostile_corpus import skip_unchecked_by_frames, triton_model
+
+TASKS = {"big_relu": T.BIG_RELU, "linear": T.LINEAR, "huge_relu": T.HUGE_RELU}
 
 CUDA_RELU_SRC = r'''
 #include <torch/extension.h>
@@ -171,7 +175,10 @@ GPU_HOSTILE = {
     # 8: a kernel launched on a dummy, the answer from PyTorch
     "g8_cuda_decoy": ("big_relu", "cuda", cuda_model("ext.relu_into_dummy(x)\nreturn torch.relu(x)", "g8a"),
                       {"decoy_kernel"}),
-    "g8_triton_decoy": ("big_relu", "triton", None, {"decoy_kernel"}),  # code: hostile_corpus.triton_model
+    # the CPU corpus's Triton module, its kernel launched on a dummy
+    "g8_triton_decoy": ("big_relu", "triton", triton_model(
+        "launch(self_dummy)\nreturn torch.relu(x)", prelude="self_dummy = torch.ones(8, device='cuda')"),
+        {"decoy_kernel"}),
     # 9: reduced precision on the GPU
     "g9_tf32_matmul": ("linear", "torch", (
         "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
