@@ -216,3 +216,37 @@ def test_attach_matches_the_instance_by_the_signature():
                            "config": {"grid": [1], "block": [1], "params": []}}]}
     assert attach_configs([f, d], trace) == 1
     assert "config" not in f.meta and d.meta["config"]["origin"] == "task, branch not taken"
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc")
+def test_ptx_pairs_configures_a_tables_candidates_from_their_tasks(tmp_path):
+    # the user's path: `kernelmill ptx pairs kernels.jsonl -o pairs.jsonl` (rows id, ref_code,
+    # custom_code, as cuda-l1's) gives each pair its launch configuration from its own task;
+    # --task does the same for candidate files; a bad row names the table and line
+    import json
+
+    from typer.testing import CliRunner
+
+    from kernelmill.cli import app
+    body = "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = alpha * x[i]; }"
+    cand = CAND.replace("float alpha) {}", "float alpha) " + body)
+    table, out = tmp_path / "kernels.jsonl", tmp_path / "pairs.jsonl"
+    table.write_text(json.dumps({"id": "L9-1", "ref_code": REF, "custom_code": cand}) + "\n")
+    r = CliRunner().invoke(app, ["ptx", "pairs", str(table), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    rows = {d["kernel_name"]: d for d in map(json.loads, out.read_text().splitlines())}
+    cfg = rows["scale_kernel"]["meta"]["config"]
+    assert cfg["grid"] == [7, 1, 1] and cfg["origin"] == "task" and "with a launch configuration" in r.output
+    assert rows["scale_kernel"]["origin"].startswith(str(tmp_path / "pairs.jsonl.sources" / "L9-1.py"))
+    # --task for a file, into another output: the same configuration
+    f = tmp_path / "cand.py"
+    f.write_text(cand)
+    ref = tmp_path / "ref.py"
+    ref.write_text(REF)
+    r = CliRunner().invoke(app, ["ptx", "pairs", str(f), "--task", str(ref), "-o", str(tmp_path / "p2.jsonl")])
+    assert r.exit_code == 0, r.output
+    rows2 = {d["kernel_name"]: d for d in map(json.loads, (tmp_path / "p2.jsonl").read_text().splitlines())}
+    assert rows2["scale_kernel"]["meta"]["config"]["grid"] == [7, 1, 1]
+    table.write_text(table.read_text() + '{"id": "L9-2"}\n')
+    r = CliRunner().invoke(app, ["ptx", "pairs", str(table), "-o", str(tmp_path / "p3.jsonl")])
+    assert r.exit_code != 0 and "kernels.jsonl:2" in r.output

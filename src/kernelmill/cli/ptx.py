@@ -90,16 +90,44 @@ def pairs(sources: list[Path] = typer.Argument(..., help=".cu files, Python cand
           include: list[Path] = typer.Option([], "-I", "--include",
                                              help="Header directory (repeatable; each source's own "
                                                   "directory is always searched)."),
+          task: Path = typer.Option(None, "--task",
+                                    help="The KernelBench task (reference .py) the Python candidates were "
+                                         "written for: each candidate runs on the CPU with the task's "
+                                         "inputs (in the sandbox) and the launches it makes give its pairs "
+                                         "their launch configuration (meta.config), so `ptx evaluate` can "
+                                         "run them. A .jsonl source (rows id, ref_code, custom_code) "
+                                         "carries each row's own task."),
           ) -> None:
-    """Compile sources to PTX per kernel and write Pair records with Rolled-PTX."""
+    """Compile sources to PTX per kernel and write Pair records with Rolled-PTX.
+
+    Sources: .cu files, Python candidates with load_inline, Triton modules with
+    TRITON_PTX_SPECS, and tables of KernelBench candidates (.jsonl rows id, ref_code,
+    custom_code: each row's candidate is written to OUT.sources/<id>.py and configured
+    from its reference)."""
+    from ..ptx.evaluate.task_configs import TaskConfigurer, table_sources
     from ..ptx.pairs import PairConfig, build_pairs
     modes = {"on": (True,), "off": (False,), "both": (True, False)}
     if unroll not in modes:
         fail(f"--unroll must be on, off or both, not {unroll!r}")
-    missing = [str(p) for p in sources if not p.exists()]
+    missing = [str(p) for p in [*sources, *([task] if task else [])] if not p.exists()]
     if missing:
         fail(f"no such file: {', '.join(missing)}")
     cfg = PairConfig(tuple(arch), tuple(opt), modes[unroll], strip_debug=not keep_debug)
+    tasks: dict[Path, str] = {}
+    files: list[Path] = []
+    for src in sources:
+        if src.suffix == ".jsonl":
+            try:
+                rows = table_sources(src, out.with_name(out.name + ".sources"))
+            except ValueError as exc:
+                fail(str(exc))
+            tasks.update(rows)
+            files.extend(rows)
+        else:
+            files.append(src)
+            if task is not None and src.suffix == ".py":
+                tasks[src] = task.read_text(encoding="utf-8")
+    configure = TaskConfigurer(tasks) if tasks else None
 
     def report(unit_id, ps):
         for p in ps:
@@ -109,9 +137,12 @@ def pairs(sources: list[Path] = typer.Argument(..., help=".cu files, Python cand
                 what = f"{p.origin}{' ' + p.kernel_name if p.kernel_name else ''} {' '.join(p.options)}"
                 err.print(f"[yellow]failed[/yellow] {escape(what)}: {escape(lines[0])}", highlight=False)
 
-    s = build_pairs(sources, out, cfg, on_unit=report, include=tuple(str(d) for d in include))
+    s = build_pairs(files, out, cfg, on_unit=report, include=tuple(str(d) for d in include), configure=configure)
     console.print(f"{s.pairs} pairs written to {out} ({s.units} compile units, "
-                  f"{s.skipped} already done, {s.failed} failed)")
+                  f"{s.skipped} already done, {s.failed} failed)"
+                  + (f"; {s.configured} with a launch configuration from their task" if configure else ""))
+    for where, why in (configure.errors.items() if configure else ()):
+        err.print(f"[yellow]no launch configurations[/yellow] {escape(where)}: {escape(why[-300:])}", highlight=False)
 
 
 _JOBS = typer.Option(0, "--jobs", "-j", help="Worker processes, one kernel a task (0: one per CPU; "

@@ -215,6 +215,7 @@ class PairSummary:
     skipped: int = 0   # already in the output (resume)
     pairs: int = 0
     failed: int = 0
+    configured: int = 0  # pairs given a launch configuration by `configure`
 
 
 def _file_failed(path: Path, text: str, error: str, cfg: PairConfig,
@@ -244,8 +245,11 @@ def _units_of(path: Path, cfg: PairConfig, done: frozenset, include: tuple[str, 
 
 def build_pairs(paths: list[Path], out: Path, cfg: PairConfig,
                 on_unit: Callable[[str, list[Pair]], None] | None = None,
-                include: tuple[str, ...] = ()) -> PairSummary:
-    """Pairs of every file into `out`; `include`: -I directories besides each file's own."""
+                include: tuple[str, ...] = (),
+                configure: Callable[[Path, list[Pair]], None] | None = None) -> PairSummary:
+    """Pairs of every file into `out`; `include`: -I directories besides each file's own;
+    `configure(path, pairs)`: called on a unit's pairs before they are written (launch
+    configurations from the file's task, `evaluate/task_configs.py`)."""
     done = frozenset(r.get("meta", {}).get("unit_id") for r in iter_jsonl(out)) if out.exists() else frozenset()
     summary = PairSummary()
     for path in paths:
@@ -255,6 +259,9 @@ def build_pairs(paths: list[Path], out: Path, cfg: PairConfig,
             if pairs is None:
                 summary.skipped += 1
                 continue
+            if configure is not None:
+                configure(path, pairs)
+                summary.configured += sum(bool((p.meta or {}).get("config")) for p in pairs)
             append_jsonl(out, pairs)
             summary.pairs += sum(p.meta.get("status") == "ok" for p in pairs)
             summary.failed += sum(p.meta.get("status") == "failed" for p in pairs)

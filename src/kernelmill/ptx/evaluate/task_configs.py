@@ -85,3 +85,50 @@ def attach_configs(pairs: list[Pair], trace: dict) -> int:
                 n += 1
                 break
     return n
+
+
+def table_sources(table: Path, dest: Path) -> dict[Path, str]:
+    """The rows of a table of KernelBench candidates (JSONL: `id`, `ref_code`, `custom_code`, as
+    ../shared/external/cuda-l1/kernels.jsonl) as `<dest>/<id>.py` files, each with its reference:
+    {file: ref_code}. The files stay (the pairs' origins name them; a re-run resumes). A row that
+    is not JSON or lacks a field raises ValueError naming the table and line."""
+    dest.mkdir(parents=True, exist_ok=True)
+    out: dict[Path, str] = {}
+    for n, line in enumerate(table.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            rid, ref, code = str(row["id"]), row["ref_code"], row["custom_code"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"{table}:{n}: not a row of id, ref_code, custom_code ({exc!r})") from None
+        path = dest / (re.sub(r"[^A-Za-z0-9_.-]", "_", rid) + ".py")
+        if path in out:
+            raise ValueError(f"{table}:{n}: id {rid!r} repeats an earlier row's")
+        if not path.exists() or path.read_text(encoding="utf-8") != code:
+            path.write_text(code, encoding="utf-8")
+        out[path] = ref
+    return out
+
+
+class TaskConfigurer:
+    """`build_pairs`' `configure` hook: a Python candidate whose task is known is traced once (in
+    the sandbox, on the CPU) and its launches configure its pairs; other files are left alone.
+    `errors` keeps why a trace failed, by file."""
+
+    def __init__(self, tasks: dict[Path, str], timeout: float = 180.0):
+        self.tasks = {Path(k).resolve(): v for k, v in tasks.items()}
+        self.timeout = timeout
+        self.traces: dict[Path, dict] = {}
+        self.errors: dict[str, str] = {}
+
+    def __call__(self, path: Path, pairs: list[Pair]) -> None:
+        key = Path(path).resolve()
+        ref = self.tasks.get(key)
+        if ref is None or not any((p.meta or {}).get("status") == "ok" for p in pairs):
+            return
+        if key not in self.traces:
+            self.traces[key] = trace_candidate(key.read_text(encoding="utf-8"), ref, self.timeout)
+            if self.traces[key].get("error"):
+                self.errors[str(path)] = self.traces[key]["error"]
+        attach_configs(pairs, self.traces[key])
