@@ -126,9 +126,10 @@ def test_strict_trials_draw_a_wide_range_and_catch_an_exp_without_its_shift(tmp_
 
     assert [inp.distribution_for(t) for t in range(5)] == ["normal", "uniform_offset", "laplace", "normal",
                                                            "uniform_offset"]
-    assert [inp.distribution_for(t, strict=True) for t in range(9)][3:] == [
-        "wide_range", "non_negative", "non_positive", "large_offset", "ties", "sorted_rows"]
-    assert inp.trial_count(5, strict=True) == 9 and inp.trial_count(5) == 5 and inp.trial_count(12, strict=True) == 12
+    assert [inp.distribution_for(t, strict=True) for t in range(11)][3:] == [
+        "wide_range", "non_negative", "non_positive", "large_offset", "ties", "sorted_rows", "rising_wide",
+        "small_scale"]
+    assert inp.trial_count(5, strict=True) == 11 and inp.trial_count(5) == 5 and inp.trial_count(12, strict=True) == 12
     task = Task(task_id="t/softmax", code=SOFTMAX, name="softmax", level=1)
     samples = [Sample("no_max", task.task_id, "torch", NO_MAX), Sample("shifted", task.task_id, "torch", SHIFTED)]
 
@@ -255,8 +256,10 @@ def test_structured_draws_keep_shape_and_dtype_and_their_structure(shape, dtype)
         assert t.shape == torch.Size(shape) and t.dtype == dtype and bool(torch.isfinite(t).all()), name
         if name == "ties":
             assert bool(((t * 2) == (t * 2).round()).all())
-        if name == "sorted_rows" and t.dim() and t.shape[-1] > 1:
+        if name in ("sorted_rows", "rising_wide") and t.dim() and t.shape[-1] > 1:
             assert bool((t[..., 1:] >= t[..., :-1]).all())
+        if name == "small_scale" and dtype != torch.float16:
+            assert float(t.abs().max()) < 0.01
         if name == "non_negative":
             assert bool((t >= 0).all())
         if name == "non_positive":
@@ -370,3 +373,79 @@ def test_an_ill_conditioned_structured_draw_holds_an_honest_kernel_to_the_refere
     got = {v.sample_id: v for v in verify_samples({task.task_id: task}, samples, cfg)}
     assert got["sdpa"].status == "ok", got["sdpa"].message
     assert got["no_shift"].status == "incorrect", got["no_shift"].message
+
+
+RMSNORM = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6)
+
+
+def get_inputs():
+    return [torch.randn(16, 512)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+PREFIX_MAX = """import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        m = x[..., :256].max(-1, keepdim=True).values  # the first tile's maximum only
+        e = torch.exp(x - m)
+        return e / e.sum(-1, keepdim=True)
+"""
+
+
+def _model(body: str) -> str:
+    return ("import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+            "    def forward(self, x):\n        " + body + "\n")
+
+
+def test_strict_trials_catch_a_dropped_epsilon_and_a_prefix_maximum(tmp_path):
+    # the calibration's two misses of strict on the CPU (issue 42): rmsnorm without its epsilon
+    # (~7e-7 of the output on the usual draws) and a softmax whose max reads the first 256
+    # columns only (right until exp overflows); the small-scale and rising wide-range draws
+    softmax = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.softmax(x, dim=-1)
+
+
+def get_inputs():
+    return [torch.randn(16, 1000)]
+
+
+def get_init_inputs():
+    return []
+"""
+    tasks = {"t/rms": Task(task_id="t/rms", code=RMSNORM, name="rms", level=1),
+             "t/sm": Task(task_id="t/sm", code=softmax, name="sm", level=1)}
+    samples = [Sample("eps_dropped", "t/rms", "torch", _model("return x * torch.rsqrt((x * x).mean(-1, keepdim=True))")),
+               Sample("eps_kept", "t/rms", "torch",
+                      _model("return x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)")),
+               Sample("prefix_max", "t/sm", "torch", PREFIX_MAX),
+               Sample("online", "t/sm", "torch", _model("return torch.exp(x - torch.logsumexp(x, -1, keepdim=True))"))]
+
+    def run(guards):
+        cfg = VerifyConfig(device="cpu", trials=5, time=False, guards=guards, cache_dir=str(tmp_path / guards))
+        return {v.sample_id: v for v in verify_samples(tasks, samples, cfg)}
+
+    standard, strict = run("standard"), run("strict")
+    assert standard["eps_dropped"].status == "ok" and standard["prefix_max"].status == "ok"  # the usual draws hide both
+    assert strict["eps_dropped"].status == "incorrect" and "small_scale inputs" in strict["eps_dropped"].message, \
+        strict["eps_dropped"].message
+    assert strict["prefix_max"].status == "incorrect" and "rising_wide inputs" in strict["prefix_max"].message, \
+        strict["prefix_max"].message
+    for honest in ("eps_kept", "online"):
+        assert strict[honest].status == "ok" and not strict[honest].flags, (honest, strict[honest].message)

@@ -98,6 +98,29 @@ def _sorted_rows(*size, **kw):
     return t
 
 
+def _rising_wide(*size, **kw):
+    # ascending rows at the wide range: every row's maximum sits at its end, far above its
+    # start (~+250 in fp32), so a reduction that reads only a prefix of a row (the first tile,
+    # the first warp's share) and then exponentiates the rest overflows (item 32's "a prefix
+    # that decides"); the usual draws put a row's maximum anywhere, within a few units of the rest
+    t = _wide_range(*size, **kw)
+    if t.dim() == 0 or t.shape[-1] < 2:
+        return t
+    with torch.no_grad():
+        t.copy_(torch.sort(t, dim=-1).values)
+    return t
+
+
+def _small_scale(*size, **kw):
+    # values ~1e-3 (2^-6 in 16-bit types, whose normal range ends at 6e-5): the squares are
+    # ~1e-6, the size of a norm's epsilon, so an epsilon dropped, moved or mistyped changes
+    # the output by tens of percent where the usual draws hide it under 1e-6
+    t = _REAL_RANDN(*size, **kw)
+    with torch.no_grad():
+        t.mul_(1e-3 if t.dtype not in (torch.float16, torch.bfloat16) else 2.0 ** -6)
+    return t
+
+
 DISTRIBUTIONS: dict[str, Callable[..., torch.Tensor] | None] = {
     "normal": None,  # the task's own draws
     "uniform_offset": _uniform_offset,
@@ -114,6 +137,8 @@ STRUCTURED: dict[str, Callable[..., torch.Tensor]] = {
     "large_offset": _large_offset,
     "ties": _ties,
     "sorted_rows": _sorted_rows,
+    "rising_wide": _rising_wide,
+    "small_scale": _small_scale,
 }
 
 
@@ -140,7 +165,7 @@ def draw_inputs(ref_mod, seed: int, distribution: str, overrides: dict | None = 
         torch.manual_seed(seed)
         with _randn_as({**DISTRIBUTIONS, **STRUCTURED}[distribution]):
             drawn = list(ref_mod.get_inputs())
-        return _capped(drawn) if distribution == "wide_range" else drawn
+        return _capped(drawn) if distribution in ("wide_range", "rising_wide") else drawn
     finally:
         for key, value in saved.items():
             setattr(ref_mod, key, value)
