@@ -215,6 +215,27 @@ def tables(hostile, honest, verdicts: dict, device: str, classes) -> tuple[list[
     return rows, corpora
 
 
+def summary(rows, hostile, verdicts) -> str:
+    """Hostile candidates caught (each counted once, whatever its classes) and the classes' states."""
+    shown = {r["class"] for r in rows}
+    done = [c for c in hostile if c.name in verdicts and shown & set(c.classes)]
+    got = sum(caught(c, verdicts[c.name]) for c in done)
+    run = sum(r["verified"] > 0 for r in rows)
+    absent = [str(r["class"]) for r in rows if r["state"] == "missing"]
+    elsewhere = [str(r["class"]) for r in rows if r["state"].startswith("not on")]
+    return (f"{got} of {len(done)} hostile candidates caught, {run} classes run"
+            + (f", not runnable here: {', '.join(elsewhere)}" if elsewhere else "")
+            + (f", no candidate anywhere: {', '.join(absent)}" if absent else ""))
+
+
+def machine(device: str) -> str:
+    if device == "cuda":
+        import torch
+
+        return torch.cuda.get_device_name(0)
+    return f"CPU, {os.cpu_count()} cores"
+
+
 def markdown(rows, corpora, head: str) -> str:
     out = [head, "", "| # | class (docs/guards.md) | candidates | caught | missed | not run here |", "|---|---|---|---|---|---|"]
     for r in rows:
@@ -255,7 +276,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-honest", action="store_true", help="leave the honest corpora out")
     ap.add_argument("--json", type=Path, help="verdicts (written as each lands) and the tables")
     ap.add_argument("--markdown", type=Path, help="the tables as markdown")
-    ap.add_argument("--resume", action="store_true", help="keep --json's verdicts of unchanged candidates")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep --json's verdicts of unchanged candidates (none yet: start afresh)")
     ap.add_argument("--cache-dir", help="kernelmill's cache (builds reused between runs); default: a temporary one")
     args = ap.parse_args(argv)
     classes = parse_classes(args.classes)
@@ -268,9 +290,11 @@ def main(argv=None) -> int:
     chosen = [c for c in chosen if (not only or c.name in only) and runnable(c, args.device)]
 
     state = {"device": args.device, "elapsed_s": 0.0, "verdicts": {}}
-    if args.resume:
-        if not args.json or not args.json.exists():
-            ap.error("--resume needs an existing --json")
+    if args.resume and not args.json:
+        ap.error("--resume needs --json")
+    if args.resume and not args.json.exists():
+        print(f"--resume: no {args.json} yet, starting afresh", flush=True)
+    elif args.resume:
         old = json.loads(args.json.read_text(encoding="utf-8"))
         if old.get("device") != args.device:
             ap.error(f"--resume: {args.json} holds a {old.get('device')} run")
@@ -306,8 +330,9 @@ def main(argv=None) -> int:
     save(final=True)
     import kernelmill
 
-    head = (f"Hostile corpus by class on `{args.device}` (kernelmill {kernelmill.__version__}), "
-            f"{len(verdicts)} verdicts, {state['elapsed_s']:.0f} s of verification")
+    head = (f"Hostile corpus by class on `{args.device}` ({machine(args.device)}; kernelmill {kernelmill.__version__}, "
+            f"{time.strftime('%Y-%m-%d')}): {summary(state['classes'], hostile, verdicts)}; "
+            f"{len(verdicts)} verdicts, {state['elapsed_s']:.0f} s of verification in all")
     text = markdown(state["classes"], state["honest"], head)
     print(text)
     if args.markdown:

@@ -116,6 +116,8 @@ def test_the_table_counts_misses_pending_and_false_flags():
     text = G.markdown(rows, corpora, "head")
     assert "| 1 | write into inputs" in text and "i1_inplace_then_clone" in text
     assert "1/1 (1 pending)" in text and "| 16 |" in text and "not on cpu" in text and "missing" in text
+    assert G.summary(rows, HOSTILE, verdicts) == ("2 of 3 hostile candidates caught, 2 classes run, "
+                                                   "not runnable here: 16, no candidate anywhere: 22")
 
 
 def test_resume_keeps_verdicts_and_verifies_only_what_is_missing_or_changed(tmp_path, monkeypatch):
@@ -128,7 +130,7 @@ def test_resume_keeps_verdicts_and_verifies_only_what_is_missing_or_changed(tmp_
 
     monkeypatch.setattr(G, "verify", fake_verify)
     out, md = tmp_path / "r.json", tmp_path / "r.md"
-    assert G.main(["--only", "i1_zero_input", "--json", str(out)]) == 0
+    assert G.main(["--only", "i1_zero_input", "--json", str(out), "--resume"]) == 0  # nothing to resume yet
     assert asked == ["i1_zero_input"]
     first = json.loads(out.read_text())
     assert first["verdicts"]["i1_zero_input"]["status"] == "rejected" and first["classes"][0]["caught"] == 1
