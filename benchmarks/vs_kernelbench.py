@@ -271,39 +271,27 @@ def run_kernelbench(cands, args, results: dict, out: Path | None) -> None:
 
 # ------------------------------------------------------- external tables
 
-def external_language(code: str) -> str:
-    """The language a row's candidate is verified as: a C++/CUDA extension build, Triton, or
-    PyTorch (the same reading as timing_fidelity.py's external rows)."""
-    if "load_inline" in code or "cpp_extension" in code:
-        return "cuda"
-    return "triton" if re.search(r"^\s*(import triton|from triton)", code, re.M) else "torch"
-
-
 def load_external(table: Path, work: Path) -> list:
-    """The rows of an external table as corpus candidates: `<work>/external/candidates/<id>.py`
-    and their references as `<work>/external/tasks/external/<id>.py` (task `external/<id>.py`).
-    A row that is not JSON or lacks a field stops the run naming the file and line."""
+    """The rows of an external table (read as `kernelmill audit` reads it) as corpus candidates:
+    `<work>/external/candidates/<id>.py` and their references as
+    `<work>/external/tasks/external/<id>.py` (task `external/<id>.py`). A bad row stops the run
+    naming the file and line."""
+    from kernelmill.audit.sources import AuditSourceError, read_table
+
+    try:
+        rows = read_table(table)
+    except AuditSourceError as exc:
+        raise SystemExit(str(exc)) from None
     cdir, tdir = work / "external" / "candidates", work / "external" / "tasks" / "external"
     cdir.mkdir(parents=True, exist_ok=True)
     tdir.mkdir(parents=True, exist_ok=True)
-    out, seen = [], set()
-    for n, line in enumerate(table.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            rid, ref, code = str(row["id"]), row["ref_code"], row["custom_code"]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise SystemExit(f"{table}:{n}: not a row of id, ref_code, custom_code ({exc!r})")
-        name = re.sub(r"[^A-Za-z0-9_]", "_", rid)
-        if name in seen:
-            raise SystemExit(f"{table}:{n}: id {rid!r} repeats an earlier row's")
-        seen.add(name)
-        (tdir / f"{name}.py").write_text(ref, encoding="utf-8")
-        (cdir / f"{name}.py").write_text(code, encoding="utf-8")
-        out.append(corpus_check.Candidate(name=name, path=cdir / f"{name}.py", task=f"external/{name}.py",
-                                          language=external_language(code), device="cuda",
-                                          style=f"external {rid}", expect=""))
+    out = []
+    for row in rows:
+        (tdir / f"{row.row_id}.py").write_text(row.task_code, encoding="utf-8")
+        (cdir / f"{row.row_id}.py").write_text(row.code, encoding="utf-8")
+        out.append(corpus_check.Candidate(name=row.row_id, path=cdir / f"{row.row_id}.py",
+                                          task=f"external/{row.row_id}.py", language=row.language, device="cuda",
+                                          style=f"external {row.where}", expect=""))
     return out
 
 

@@ -187,25 +187,25 @@ def test_external_rows_become_candidates_and_tasks_split_alike(tmp_path):
     table = tmp_path / "kernels.jsonl"
     table.write_text("".join(json.dumps(r) + "\n" for r in rows))
     cands = vs.load_external(table, tmp_path / "work")
-    assert [c.name for c in cands] == ["L1_0", "L1_1", "L1_2", "L1_3", "L1_4"]
-    assert [c.language for c in cands] == ["cuda", "triton", "torch", "torch", "torch"]
+    assert [c.name for c in cands] == ["L1-0", "L1-1", "L1-2", "L1-3", "L1-4"]
+    assert [c.language for c in cands] == ["cpp", "triton", "torch", "torch", "torch"]
     assert all(c.kind == "external" and c.runs_on("cuda") and not c.runs_on("cpu") for c in cands)
     assert vs.task_source(cands[3], tmp_path, tmp_path / "work").read_text() == "# ref 3\n"
     tasks = tmp_path / "tasks"
     vs.write_task_folder(cands, tasks, tmp_path, tmp_path / "work")
-    assert (tasks / "external" / "L1_4.py").read_text() == "# ref 4\n" and cands[4].task_id == "external/L1_4"
+    assert (tasks / "external" / "L1-4.py").read_text() == "# ref 4\n" and cands[4].task_id == "external/L1-4"
     # the two halves of a split are disjoint and cover the set, each spread over it
     one, two = vs.part_of(cands, "1/2"), vs.part_of(cands, "2/2")
-    assert [c.name for c in one] == ["L1_0", "L1_2", "L1_4"] and [c.name for c in two] == ["L1_1", "L1_3"]
+    assert [c.name for c in one] == ["L1-0", "L1-2", "L1-4"] and [c.name for c in two] == ["L1-1", "L1-3"]
     for bad in ("0/2", "3/2", "half"):
         with pytest.raises(SystemExit):
             vs.part_of(cands, bad)
     table.write_text(table.read_text() + '{"id": "L1-9", "ref_code": "x"}\n')
-    with pytest.raises(SystemExit, match=r"kernels.jsonl:6"):
+    with pytest.raises(SystemExit, match=r"kernels.jsonl:6"):  # a row without its candidate
         vs.load_external(table, tmp_path / "work2")
     # rows without an expectation are compared, not counted as (un)expected
-    results = {"kernelbench": {"eval": {"L1_0": {"status": "ok", "speedup": 1.5}}, "segments": [{"candidates": 1, "seconds": 30}]},
-               "kernelmill": {"verdicts": {"L1_0": {"status": "incorrect"}}, "segments": [{"candidates": 1, "seconds": 3}]}}
+    results = {"kernelbench": {"eval": {"L1-0": {"status": "ok", "speedup": 1.5}}, "segments": [{"candidates": 1, "seconds": 30}]},
+               "kernelmill": {"verdicts": {"L1-0": {"status": "incorrect"}}, "segments": [{"candidates": 1, "seconds": 3}]}}
     summary, out = vs.summarize(cands[:1], results)
     assert summary["compared"] == 1 and summary["agree"] == 0 and summary["kernelmill_as_expected"] == 0
     assert "right_by_expectation" not in out[0] and summary["ratio_kernelmill_over_kernelbench"] == pytest.approx(10.0)

@@ -88,26 +88,18 @@ def attach_configs(pairs: list[Pair], trace: dict) -> int:
 
 
 def table_sources(table: Path, dest: Path) -> dict[Path, str]:
-    """The rows of a table of KernelBench candidates (JSONL: `id`, `ref_code`, `custom_code`, as
-    ../shared/external/cuda-l1/kernels.jsonl) as `<dest>/<id>.py` files, each with its reference:
-    {file: ref_code}. The files stay (the pairs' origins name them; a re-run resumes). A row that
-    is not JSON or lacks a field raises ValueError naming the table and line."""
+    """The rows of a table of KernelBench candidates (read as `kernelmill audit` reads one:
+    `id`, `ref_code`, `custom_code`, as ../shared/external/cuda-l1/kernels.jsonl) as
+    `<dest>/<id>.py` files, each with its reference: {file: ref_code}. The files stay (the
+    pairs' origins name them; a re-run resumes). A bad row raises ValueError naming its line."""
+    from ...audit.sources import read_table
     dest.mkdir(parents=True, exist_ok=True)
     out: dict[Path, str] = {}
-    for n, line in enumerate(table.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            rid, ref, code = str(row["id"]), row["ref_code"], row["custom_code"]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"{table}:{n}: not a row of id, ref_code, custom_code ({exc!r})") from None
-        path = dest / (re.sub(r"[^A-Za-z0-9_.-]", "_", rid) + ".py")
-        if path in out:
-            raise ValueError(f"{table}:{n}: id {rid!r} repeats an earlier row's")
-        if not path.exists() or path.read_text(encoding="utf-8") != code:
-            path.write_text(code, encoding="utf-8")
-        out[path] = ref
+    for row in read_table(table):
+        path = dest / f"{row.row_id}.py"
+        if not path.exists() or path.read_text(encoding="utf-8") != row.code:
+            path.write_text(row.code, encoding="utf-8")
+        out[path] = row.task_code
     return out
 
 
