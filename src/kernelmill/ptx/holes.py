@@ -112,30 +112,104 @@ def shape(node) -> tuple:
     return (e.terms, e.shifts, e.tables) if isinstance(e, VarExpr) else ((), (), ())
 
 
-def split(s: Stmt) -> tuple[str, tuple[int, ...], tuple[str, ...], tuple[tuple, ...]]:
-    """(skeleton key, hole values, hole kinds, hole shapes) of one statement."""
+_NO_SHAPE = ((), (), ())
+
+
+def split(s: Stmt) -> tuple[object, tuple[int, ...], tuple[str, ...], tuple[tuple, ...]]:
+    """(skeleton key, hole values, hole kinds, hole shapes) of one statement.
+
+    The key is a hashable value that two statements share exactly when their texts with
+    every hole blanked are the same: the statement with each hole (map_op's kinds, in
+    map_op's order) replaced by its kind and the part of it that is no number (a register's
+    prefix, a VarExpr's loop-variable shape). One walk, no syntax nodes made (issue 44:
+    the split was a fifth of a reroll when it rebuilt the statement and printed its repr)."""
     vals: list[int] = []
     kinds: list[str] = []
     shapes: list[tuple] = []
+    key = _skel_stmt(s, (vals, kinds, shapes))
+    return key, tuple(vals), tuple(kinds), tuple(shapes)
 
-    def rec(kind, node):
-        vals.append(hole_value(node))
-        kinds.append(kind)
-        shapes.append(shape(node))
-        if kind == "reg":
-            return Reg(REGNUM.match(node.name).group(1) + "#")
-        if kind in SYM_KINDS:
-            return Sym(_symnum(node.name).group(1) + "#")
-        if kind == "vreg":
-            return Reg(f"{node.prefix}#{shape(node)}")
-        if kind in ("off", "off0"):
-            return Imm(f"#o{shape(node)}")
-        if kind == "fimm":  # 0f or 0d: the width is part of the skeleton
-            return Sym("#" + node.text[:2])
-        return Sym(f"#i{shape(node)}")
 
-    skel = repr(map_stmt(s, rec)) if isinstance(s, (Instr, Loop, Label, Block)) else repr(s)
-    return skel, tuple(vals), tuple(kinds), tuple(shapes)
+def _skel_stmt(s: Stmt, out: tuple) -> object:
+    t = type(s)
+    if t is Instr:
+        g = None if s.guard is None else _skel_op(s.guard, out)
+        return ("I", s.opcode, s.mods, g, tuple([_skel_op(o, out) for o in s.operands]))
+    if t is Loop:
+        return ("F", s.var, s.start, s.limit, s.step, tuple([_skel_stmt(b, out) for b in s.body]))
+    if t is Block:
+        return ("B", tuple([_skel_stmt(b, out) for b in s.body]))
+    if t is Label:
+        return ("L", _skel_op(Sym(s.name) if s.expr is None else VarReg(s.name, s.expr), out))
+    return s  # directives, comments: the statement itself
+
+
+def _hole(out: tuple, v: int, kind: str, sh: tuple = _NO_SHAPE) -> None:
+    out[0].append(v)
+    out[1].append(kind)
+    out[2].append(sh)
+
+
+def _skel_op(o, out: tuple) -> object:
+    """map_op's walk of one operand: its part of the skeleton key; holes go to `out`."""
+    t = type(o)
+    if t is Reg:
+        m = REGNUM.match(o.name)
+        if m is None:
+            return o
+        _hole(out, int(m.group(2)), "reg")
+        return ("reg", m.group(1))
+    if t is Imm:
+        if o.is_dec:
+            _hole(out, int(o.text), "imm")
+            return ("i", _NO_SHAPE)
+        if FLOATHEX.match(o.text):
+            _hole(out, int(o.text[2:], 16), "fimm")
+            return ("f", o.text[:2])
+        return o
+    if t is Addr:
+        base = None if o.base is None else _skel_op(o.base, out)
+        off = o.offset
+        if o.op == "+" and (isinstance(off, VarExpr) or (off is None and o.bracket)
+                            or (isinstance(off, Imm) and off.is_dec and off.text != "0")):
+            if off is None:
+                _hole(out, 0, "off0")
+                off = ("o", _NO_SHAPE)
+            elif type(off) is Imm:
+                _hole(out, int(off.text), "off")
+                off = ("o", _NO_SHAPE)
+            else:
+                sh = shape(off)
+                _hole(out, off.base, "off", sh)
+                off = ("o", sh)
+        rest = tuple([_skel_op(x, out) for x in o.rest]) if o.rest else ()
+        return ("A", base, off, o.op, rest, o.bracket)
+    if t is Sym:
+        m = LABELNUM.match(o.name)
+        kind = "sym"
+        if m is None:
+            m, kind = PARAMNUM.match(o.name), "psym"
+            if m is None:
+                return o
+        _hole(out, int(m.group(2)), kind)
+        return ("s", m.group(1))  # labels and parameters never share a prefix
+    if t is VarReg:
+        sh = shape(o)
+        _hole(out, o.expr.base, "vreg", sh)
+        return ("v", o.prefix, sh)
+    if t is VarExpr:
+        sh = shape(o)
+        _hole(out, o.base, "vimm", sh)
+        return ("i", sh)
+    if t is Vec:
+        return ("V", tuple([_skel_op(x, out) for x in o.items]))
+    if t is Neg:
+        return ("N", _skel_op(o.operand, out))
+    if t is Paren:
+        return ("P", tuple([_skel_op(x, out) for x in o.items]))
+    if t is Pipe:
+        return ("|", _skel_op(o.left, out), _skel_op(o.right, out))
+    return o
 
 
 # --- models ---------------------------------------------------------------------
