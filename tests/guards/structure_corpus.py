@@ -110,9 +110,53 @@ class ModelNew(nn.Module):
 """
 
 
+# the calibration's two misses of strict on the CPU (issue 42), caught since by the small-scale
+# and rising wide-range draws: rmsnorm without its epsilon (~7e-7 of the output on the usual
+# draws) and a softmax whose max reads the first 256 columns only (right until exp overflows)
+RMSNORM = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6)
+
+
+def get_inputs():
+    return [torch.randn(16, 512)]
+
+
+def get_init_inputs():
+    return []
+"""
+SOFTMAX_1000 = SOFTMAX.replace("torch.randn(16, 300)", "torch.randn(16, 1000)")
+PREFIX_MAX = """import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        m = x[..., :256].max(-1, keepdim=True).values  # the first tile's maximum only
+        e = torch.exp(x - m)
+        return e / e.sum(-1, keepdim=True)
+"""
+
+
+def _model(body: str) -> str:
+    return ("import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+            "    def forward(self, x):\n        " + body + "\n")
+
+
+EPS_DROPPED = _model("return x * torch.rsqrt((x * x).mean(-1, keepdim=True))")
+EPS_KEPT = _model("return x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)")
+ONLINE = _model("return torch.exp(x - torch.logsumexp(x, -1, keepdim=True))")
+
+
 SOFTMAX_TASK = Task(task_id="t/softmax", code=SOFTMAX, name="softmax", level=1)
 ARGMAX_TASK = Task(task_id="t/argmax", code=ARGMAX, name="argmax", level=1)
 VAR_TASK = Task(task_id="t/var", code=VAR, name="var", level=1)
+RMS_TASK = Task(task_id="t/rms", code=RMSNORM, name="rms", level=1)
+SOFTMAX_1000_TASK = Task(task_id="t/sm", code=SOFTMAX_1000, name="sm", level=1)
 
 HOSTILE_STRUCTURE = {
     # assumes the usual range: exp overflows on the wide-range draw
@@ -121,9 +165,15 @@ HOSTILE_STRUCTURE = {
     "s32_argmax_last_of_ties": (ARGMAX_TASK, "torch", LAST_MAX, None),
     # assumes data centred near 0: the large-offset draw cancels the one-pass formula
     "s32_one_pass_variance": (VAR_TASK, "torch", ONE_PASS, None),
+    # a prefix that decides: the rising wide-range draw puts the row's maximum past it
+    "s32_prefix_maximum": (SOFTMAX_1000_TASK, "torch", PREFIX_MAX, None),
+    # assumes the usual magnitude: the small-scale draw makes the epsilon matter
+    "s32_dropped_epsilon": (RMS_TASK, "torch", EPS_DROPPED, None),
 }
 CONTROLS = {
     "softmax_max_shift": (SOFTMAX_TASK, "torch", SHIFTED),
     "argmax_first_of_ties": (ARGMAX_TASK, "torch", FIRST_MAX),
     "variance_shifted_one_pass": (VAR_TASK, "torch", SHIFTED_PASS),
+    "rmsnorm_eps_kept": (RMS_TASK, "torch", EPS_KEPT),
+    "softmax_logsumexp": (SOFTMAX_1000_TASK, "torch", ONLINE),
 }

@@ -18,8 +18,8 @@ from kernelmill.verify.measure.oracle import budget, reference_fp64
 # the structure shortcuts (classes 32, 33) and their controls: a corpus module shared with
 # benchmarks/guards_catch.py
 sys.path.insert(0, str(Path(__file__).parents[1] / "guards"))
-from structure_corpus import (ARGMAX, FIRST_MAX, LAST_MAX, NO_MAX, ONE_PASS, SHIFTED, SHIFTED_PASS,  # noqa: E402
-                              SOFTMAX, VAR)
+from structure_corpus import (ARGMAX, EPS_DROPPED, EPS_KEPT, FIRST_MAX, LAST_MAX, NO_MAX, ONE_PASS,  # noqa: E402
+                              ONLINE, PREFIX_MAX, RMS_TASK, SHIFTED, SHIFTED_PASS, SOFTMAX, SOFTMAX_1000_TASK, VAR)
 
 
 class _Norm(torch.nn.Module):
@@ -375,67 +375,13 @@ def test_an_ill_conditioned_structured_draw_holds_an_honest_kernel_to_the_refere
     assert got["no_shift"].status == "incorrect", got["no_shift"].message
 
 
-RMSNORM = """import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def forward(self, x):
-        return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6)
-
-
-def get_inputs():
-    return [torch.randn(16, 512)]
-
-
-def get_init_inputs():
-    return []
-"""
-
-PREFIX_MAX = """import torch
-import torch.nn as nn
-
-
-class ModelNew(nn.Module):
-    def forward(self, x):
-        m = x[..., :256].max(-1, keepdim=True).values  # the first tile's maximum only
-        e = torch.exp(x - m)
-        return e / e.sum(-1, keepdim=True)
-"""
-
-
-def _model(body: str) -> str:
-    return ("import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
-            "    def forward(self, x):\n        " + body + "\n")
-
-
 def test_strict_trials_catch_a_dropped_epsilon_and_a_prefix_maximum(tmp_path):
     # the calibration's two misses of strict on the CPU (issue 42): rmsnorm without its epsilon
     # (~7e-7 of the output on the usual draws) and a softmax whose max reads the first 256
     # columns only (right until exp overflows); the small-scale and rising wide-range draws
-    softmax = """import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def forward(self, x):
-        return torch.softmax(x, dim=-1)
-
-
-def get_inputs():
-    return [torch.randn(16, 1000)]
-
-
-def get_init_inputs():
-    return []
-"""
-    tasks = {"t/rms": Task(task_id="t/rms", code=RMSNORM, name="rms", level=1),
-             "t/sm": Task(task_id="t/sm", code=softmax, name="sm", level=1)}
-    samples = [Sample("eps_dropped", "t/rms", "torch", _model("return x * torch.rsqrt((x * x).mean(-1, keepdim=True))")),
-               Sample("eps_kept", "t/rms", "torch",
-                      _model("return x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)")),
-               Sample("prefix_max", "t/sm", "torch", PREFIX_MAX),
-               Sample("online", "t/sm", "torch", _model("return torch.exp(x - torch.logsumexp(x, -1, keepdim=True))"))]
+    tasks = {t.task_id: t for t in (RMS_TASK, SOFTMAX_1000_TASK)}
+    samples = [Sample("eps_dropped", "t/rms", "torch", EPS_DROPPED), Sample("eps_kept", "t/rms", "torch", EPS_KEPT),
+               Sample("prefix_max", "t/sm", "torch", PREFIX_MAX), Sample("online", "t/sm", "torch", ONLINE)]
 
     def run(guards):
         cfg = VerifyConfig(device="cpu", trials=5, time=False, guards=guards, cache_dir=str(tmp_path / guards))
