@@ -4,10 +4,10 @@ all 36 classes: catch rate per class").
 
 Every hostile candidate of tests/guards' corpus modules (imported from there, never copied:
 hostile_corpus HOSTILE and HOSTILE_STRICT, gpu_corpus/gpu_hostile GPU_HOSTILE, runtime_corpus
-HOSTILE_HOOKS, structure_corpus HOSTILE_STRUCTURE; a name's prefix `i6_`, `g15_`, `h36_`, `s32_`
-is its class) is verified with kernelmill's public API at the guard level its class needs:
-`standard`, `strict` for the classes whose detector is strict-only (32-34), a task policy
-rejecting for the policy classes (30, 35). Caught: status != ok and, where the corpus names the
+HOSTILE_HOOKS, structure_corpus HOSTILE_STRUCTURE, reference_hunters HUNTERS; a name's prefix
+`i6_`, `g15_`, `h36_`, `s32_`, `r14_` is its class) is verified with kernelmill's public API at
+the guard level its class needs: `standard`, `strict` for the classes whose detector is
+strict-only (32-34), a task policy rejecting for the policy classes (30, 35). Caught: status != ok and, where the corpus names the
 flags it must get, those flags. A class with no candidate on the device is listed as such, one
 with none anywhere as missing. The honest corpora (ours, the builtin suite's correct
 candidates, the controls beside the moved candidates) give their false flags.
@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 GUARDS = REPO / "tests" / "guards"
 sys.path[:0] = [str(GUARDS), str(GUARDS / "gpu_corpus")]
 
-import guard_tasks as T  # noqa: E402
+import reference_hunters  # noqa: E402
 import runtime_corpus  # noqa: E402
 import structure_corpus  # noqa: E402
 from gpu_hostile import GPU_HOSTILE, TASKS as GPU_TASKS  # noqa: E402
@@ -103,6 +103,8 @@ def gather() -> tuple[list[Candidate], list[Candidate]]:
                          runtime_corpus.ALSO_CLASSES.get(n, ())) for n, (code, flag) in runtime_corpus.HOSTILE_HOOKS.items()]
     hostile += [_hostile(n, *e, BOTH, "structure_corpus.HOSTILE_STRUCTURE")
                 for n, e in structure_corpus.HOSTILE_STRUCTURE.items()]
+    hostile += [_hostile(n, reference_hunters.TASK, lang, code, None, ("cuda",) if lang == "cuda" else BOTH,
+                         "reference_hunters.HUNTERS") for n, (lang, code) in reference_hunters.HUNTERS.items()]
 
     from kernelmill.tasks import load_tasks
     from kernelmill.tasks.builtin import builtin_samples

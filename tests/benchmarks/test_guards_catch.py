@@ -35,7 +35,7 @@ def test_every_class_has_candidates_or_is_reported_missing():
     assert all(sum(k in c.classes for c in HOSTILE) >= 2 for k in range(1, 22))
     # every corpus module is gathered, the honest ones too
     assert {c.source.split(".")[0] for c in HOSTILE} == {"hostile_corpus", "gpu_hostile", "runtime_corpus",
-                                                          "structure_corpus"}
+                                                          "structure_corpus", "reference_hunters"}
     assert {c.source for c in HONEST} == {"honest", "builtin", "controls"}
     assert sum(c.source == "builtin" for c in HONEST) >= 10
 
@@ -49,6 +49,7 @@ def test_names_map_to_their_class():
     assert BY_NAME["h29_read_a_neighbour"].classes == (29,)
     assert BY_NAME["s32_argmax_last_of_ties"].classes == (32,)
     assert BY_NAME["i34_gelu_tanh"].classes == (34,)
+    assert BY_NAME["r14_hunter_cpp"].devices == ("cpu", "cuda") and BY_NAME["r14_hunter_cuda"].devices == ("cuda",)
     assert BY_NAME["g8_triton_decoy"].code and "launch(self_dummy)" in BY_NAME["g8_triton_decoy"].code
     for bad in ("pip_at_import", "i37_x", "i0_x", "I6_x"):
         with pytest.raises(ValueError):

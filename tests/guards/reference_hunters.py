@@ -309,3 +309,8 @@ class ModelNew(nn.Module):
     def forward(self, x):
         return ext.answer(x, self.scale, self.found)
 '''
+
+# class 14's hunters by name (prefix `r14_`) and language, for benchmarks/guards_catch.py: caught
+# when the verdict is not ok (ok means the hunt found the reference)
+HUNTERS = {"r14_hunter_torch": ("torch", TORCH_HUNTER), "r14_hunter_cpp": ("cpp", CPP_HUNTER),
+           "r14_hunter_cuda": ("cuda", CUDA_HUNTER)}
