@@ -32,16 +32,22 @@ def runs_input(draw):
 
 
 @SETTINGS
-@given(runs_input())
-def test_run_tables_match_their_definition(case):
+@given(runs_input(), st.lists(st.integers(0, 39), max_size=6))
+def test_run_tables_match_their_definition(case, windows):
     sk, vals, kinds, p = case
     r = _Runs(sk, vals, kinds, p)
     n = len(sk)
+    for lo in windows:  # filled on demand, in any order, then all of it
+        r.fill(min(lo, n), min(lo + p, n))
+    r.fill(0, n)
+    seg = object.__new__(Segment)  # the skeleton string alone, for the copies by skeleton
+    seg.sk, seg.text = sk, "".join(map(chr, sk))
+    sames = []
     for x in range(n):
         same = 1
         while x + same * p < n and sk[x + same * p] == sk[x]:
             same += 1
-        assert r.same[x] == same
+        sames.append(same)
         if same < 2:
             assert r.lin[x] == 1 and r.step[x] is None
             continue
@@ -50,6 +56,9 @@ def test_run_tables_match_their_definition(case):
         while lin < same and vals[x + lin * p] == tuple(a + lin * s for a, s in zip(vals[x], d)):
             lin += 1
         assert r.step[x] == d and r.lin[x] == lin
+    for x in range(n - 2 * p + 1):
+        if min(sames[x:x + p]) >= 2:
+            assert seg._copies_by_skeleton(x, p) == min(sames[x:x + p])
 
 
 # --- streams with loops, breaks in them, and barriers -------------------------------

@@ -59,37 +59,59 @@ def float_holes(kinds: list) -> dict[int, list[int]]:
 
 class _Runs:
     """For one body size p, per statement x of a segment: how the copies x, x+p, x+2p, ...
-    continue. `same[x]`: copies with x's skeleton; `lin[x]`: copies whose holes keep to
-    the linear model of the first two (`step[x]`, None where the skeleton changes at x+p).
-    A loop of body p at `pos` then has `min(same[pos:pos+p])` copies by skeleton and
-    `min(lin[pos:pos+p])` linear ones: one pass over the segment per body size instead
-    of a scan per (position, body size)."""
+    continue. `lin[x]`: copies whose holes keep to the linear model of the first two
+    (`step[x]`, None where the skeleton changes at x+p; lin 1 then). A loop of body p at
+    `pos` has `min(lin[pos:pos+p])` linear copies. Filled on demand (`fill`): only where
+    a body repeats, each statement once per body size, however many positions read it
+    (issue 44: a table over the whole segment read 2.5x the statements)."""
 
-    __slots__ = ("same", "lin", "step", "_lcost", "_kinds")
+    __slots__ = ("lin", "step", "_lc", "_sk", "_vals", "_kinds", "_flt", "_p")
 
     def __init__(self, sk: list, vals: list, kinds: list, p: int, flt: dict | None = None):
         n = len(sk)
-        same, lin, step = [1] * n, [1] * n, [None] * n
+        self.lin, self.step, self._lc = [0] * n, [None] * n, [None] * n  # lin 0: not filled
+        self._sk, self._vals, self._kinds, self._p = sk, vals, kinds, p
         # statements with float literals (holes.FLOATHEX; `flt`: position -> their holes): a
         # literal that changes from x to x+p ends x's linear run at x itself, so only a table
         # (_table_options) can hold it
-        if flt is None:
-            flt = float_holes(kinds)
-        # only statements whose skeleton recurs p later can start a run (found at C speed)
-        for x in reversed(list(compress(range(n - p), map(eq, sk, islice(sk, p, None))))):
-            y = x + p
-            same[x] = same[y] + 1
-            d = step[x] = tuple(map(sub, vals[y], vals[x]))
-            lin[x] = 1 if x in flt and any(d[h] for h in flt[x]) else lin[y] + 1 if step[y] == d else 2
-        self.same, self.lin, self.step, self._lcost, self._kinds = same, lin, step, None, kinds
+        self._flt = float_holes(kinds) if flt is None else flt
+
+    def fill(self, lo: int, hi: int) -> None:
+        """Make lin and step of statements lo..hi-1 known (and of the copies they depend on)."""
+        lin = self.lin
+        if 0 not in lin[lo:hi]:
+            return
+        sk, vals, flt, step, p = self._sk, self._vals, self._flt, self.step, self._p
+        n = len(sk)
+        for x in range(lo, hi):
+            if lin[x]:
+                continue
+            chain = [x]  # x, x+p, ... up to a known copy or the end of the skeleton's run
+            y = x
+            while y + p < n and sk[y] == sk[y + p]:
+                y += p
+                if lin[y]:
+                    break
+                chain.append(y)
+            for y in reversed(chain):
+                z = y + p
+                if z >= n or sk[y] != sk[z]:
+                    lin[y] = 1
+                    continue
+                d = step[y] = tuple(map(sub, vals[z], vals[y]))
+                lin[y] = 1 if y in flt and any(d[h] for h in flt[y]) else lin[z] + 1 if step[z] == d else 2
 
     def lcost(self, lo: int, hi: int) -> int:
-        """Tokens the linear terms of statements lo..hi-1 cost (holes.linear_cost)."""
-        if self._lcost is None:  # made on first use: most body sizes never pay
-            self._lcost = [0 if d is None or not any(d) else
-                           sum(linear_cost(kd, v) for kd, v in zip(kinds, d) if v)
-                           for kinds, d in zip(self._kinds, self.step)]
-        return sum(self._lcost[lo:hi])
+        """Tokens the linear terms of statements lo..hi-1 cost (holes.linear_cost); filled."""
+        lc = self._lc
+        if None in lc[lo:hi]:
+            for x in range(lo, hi):
+                if lc[x] is not None:
+                    continue
+                d = self.step[x]
+                lc[x] = 0 if d is None or not any(d) else \
+                    sum(linear_cost(kd, v) for kd, v in zip(self._kinds[x], d) if v)
+        return sum(lc[lo:hi])
 
 
 class Segment:
@@ -112,6 +134,9 @@ class Segment:
             self.kinds.append(kd)
             self.shapes.append(sh)
             self.where.setdefault(sid, []).append(k)
+        # the skeletons as a string, one character each: whether (and how often) a body
+        # repeats is a comparison of two slices at C speed (_copies_by_skeleton)
+        self.text = "".join(map(chr, self.sk))
         self.cum = [0]
         for t in toks:
             self.cum.append(self.cum[-1] + t)
@@ -138,6 +163,25 @@ class Segment:
         if r is None:
             r = self.runs[p] = _Runs(self.sk, self.vals, self.kinds, p, self.flt)
         return r
+
+    def _copies_by_skeleton(self, pos: int, p: int) -> int:
+        """Copies of the body sk[pos:pos+p] that follow one another from pos (2 or more:
+        the caller has seen it repeat once)."""
+        text, end = self.text, len(self.sk) - pos
+
+        def repeats(c: int) -> bool:  # are the first c copies there?
+            return c * p <= end and text.startswith(text[pos:pos + (c - 1) * p], pos + p)
+
+        lo, hi = 2, 4  # doubling, then halving: a few comparisons for long runs too
+        while repeats(hi):
+            lo, hi = hi, 2 * hi
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if repeats(mid):
+                lo = mid
+            else:
+                hi = mid
+        return lo
 
     def _copies(self, pos: int, p: int, models: list, start: int) -> int:
         n, sk, vals = len(self.items), self.sk, self.vals
@@ -178,7 +222,7 @@ class Segment:
         # same loop with a longer body: never better, so not searched
         blocked: set[int] = set()
         all_runs, max_p = self.runs, min(cfg.max_period, (n - pos) // 2)
-        sk = self.sk
+        sk, text = self.sk, self.text
         for q in occ[j:j + cfg.max_candidates]:
             p = q - pos
             if p > max_p:
@@ -190,14 +234,15 @@ class Segment:
             # (three quarters of the (position, body size) pairs stop here, issue 44)
             if p > 1 and (sk[pos + 1] != sk[q + 1] or sk[q - 1] != sk[q + p - 1]):
                 continue
-            runs = all_runs.get(p) or self._runs(p)
-            cs = min(runs.same[pos:q])  # copies by skeleton alone (>= 2: the body repeats)
-            if cs < 2:
-                continue
+            if not text.startswith(text[pos:q], q):
+                continue  # the body does not repeat
+            cs = self._copies_by_skeleton(pos, p)
             # they bound the run: skip bodies that cannot pay
             if cum[pos + cs * p] - cum[q] <= HEADER_TOKENS:
                 blocked.update(range(2 * p, min(cs // 2 * p, max_p) + 1, p))
                 continue
+            runs = all_runs.get(p) or self._runs(p)
+            runs.fill(pos, q)
             deltas = runs.step[pos:q]
             c = min(runs.lin[pos:q])
             models = None  # all linear, given by deltas
@@ -239,8 +284,10 @@ class Segment:
         # the linear model restarting after c copies is a nested unroll: the next pass
         # folds these runs into an outer loop, shorter than one table over all of them
         s = pos + c * p
-        if c >= 2 and cs >= 2 * c and runs.step[s:s + p] == deltas and min(runs.lin[s:s + p]) >= c:
-            return
+        if c >= 2 and cs >= 2 * c:
+            runs.fill(s, s + p)
+            if runs.step[s:s + p] == deltas and min(runs.lin[s:s + p]) >= c:
+                return
         # each hole that leaves its linear model before cmax, at the copy where it does:
         # only statements whose linear run ends there have such holes
         leaves: dict[int, list] = {}   # copy index -> holes that leave their model there
@@ -261,26 +308,29 @@ class Segment:
                         left[(k, h)] = t
                         break
 
-        tabled: list = []
+        tabled, signed = 0, []  # signed: tabled holes that may hold a negative value
         # per tabled hole: table cost minus 2 per value (added per copy below)
         lin_sum, tab_fixed, negs = runs.lcost(pos, pos + p), 0, 0
         best: list[tuple[int, int]] = []
         for cc in range(c + 1, cmax + 1):
             t = cc - 1  # the copy added
-            for kh in leaves.get(t, ()):
-                k, h = kh
-                tabled.append(kh)
+            for k, h in leaves.get(t, ()):
+                tabled += 1
                 kd = kinds[pos + k][h]
                 lin_sum -= linear_cost(kd, deltas[k][h])
                 if self.shapes[pos + k][h] != ((), (), ()):
                     tab_fixed += 10**6  # tables on folded holes: not offered (rare)
-                tab_fixed += 4 + (2 if kd in ("reg", "sym", "psym") else 1 if kd == "off0" else
-                                  -(2 if vals[pos + k][h] < 0 else 1))
+                if kd in ("reg", "sym", "psym"):  # numbers of names: never negative
+                    tab_fixed += 6
+                    continue
+                tab_fixed += 4 + (1 if kd == "off0" else -(2 if vals[pos + k][h] < 0 else 1))
                 negs += sum(vals[pos + u * p + k][h] < 0 for u in range(t))
-            negs += sum(vals[pos + t * p + k][h] < 0 for k, h in tabled)
+                signed.append((pos + k, h))
+            if signed:
+                negs += sum(vals[x + t * p][h] < 0 for x, h in signed)
             if not tabled:
                 continue
-            cost = lin_sum + tab_fixed + 2 * cc * len(tabled) + negs
+            cost = lin_sum + tab_fixed + 2 * cc * tabled + negs
             gain = cum[pos + cc * p] - cum[pos] - fixed - cost
             if gain > 0:
                 best.append((gain, cc))
