@@ -377,8 +377,8 @@ def test_an_ill_conditioned_structured_draw_holds_an_honest_kernel_to_the_refere
 
 def test_strict_trials_catch_a_dropped_epsilon_and_a_prefix_maximum(tmp_path):
     # the calibration's two misses of strict on the CPU (issue 42): rmsnorm without its epsilon
-    # (~7e-7 of the output on the usual draws) and a softmax whose max reads the first 256
-    # columns only (right until exp overflows); the small-scale and rising wide-range draws
+    # (~7e-7 of the output on the usual draws) and a softmax whose max reads a prefix of the
+    # row only (right until exp overflows); the small-scale and rising wide-range draws
     tasks = {t.task_id: t for t in (RMS_TASK, SOFTMAX_1000_TASK)}
     samples = [Sample("eps_dropped", "t/rms", "torch", EPS_DROPPED), Sample("eps_kept", "t/rms", "torch", EPS_KEPT),
                Sample("prefix_max", "t/sm", "torch", PREFIX_MAX), Sample("online", "t/sm", "torch", ONLINE)]
