@@ -82,9 +82,15 @@ def expand_stmts(stmts, env: dict[str, int] | None = None) -> list[Stmt]:
     return out
 
 
+_LEAVES = frozenset({Reg, Imm, Sym})  # operands that never hold a loop variable
+
+
 def _has_var(s: Instr) -> bool:
     # cheap test: plain PTX never holds VarExpr/VarReg nodes
-    return any(_op_has_var(o) for o in s.operands) or (s.guard is not None and _op_has_var(s.guard))
+    for o in s.operands:
+        if type(o) not in _LEAVES and _op_has_var(o):
+            return True
+    return s.guard is not None and _op_has_var(s.guard)
 
 
 def _op_has_var(o) -> bool:

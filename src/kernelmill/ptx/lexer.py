@@ -73,8 +73,13 @@ def line_col(text: str, pos: int) -> tuple[int, int]:
 
 # the tokens without whitespace, comments as the one group: `findall` (a loop in C) gives
 # "" per token and the text of each comment; whitespace matches nothing and is stepped over,
-# as no other token starts with it (the reroll counts tokens of every statement it prints)
-_COUNT = re.compile("|".join(f"({p})" if k == "comment" else f"(?:{p})" for k, p in _SPEC if k != "ws"), re.S)
+# as no other token starts with it (the reroll counts tokens of every statement it prints).
+# Registers, dot-words and punctuation but `/` go first: no other kind starts with their
+# first character, so the tokens are the same, found with fewer failed alternatives (a
+# quarter faster)
+_FIRST = [("reg", dict(_SPEC)["reg"]), ("dot", dict(_SPEC)["dot"]), ("punct", r"[{}\[\](),;:+\-*|!@=<>&^~?]")]
+_COUNT = re.compile("|".join(f"({p})" if k == "comment" else f"(?:{p})"
+                             for k, p in _FIRST + [x for x in _SPEC if x[0] not in ("ws", "reg", "dot")]), re.S)
 
 
 def count_tokens(text: str) -> int:
