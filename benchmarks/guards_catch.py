@@ -67,8 +67,12 @@ class Candidate:
         return "reject" if POLICY_CLASSES & set(self.classes) else "flag"
 
     def key(self, device: str) -> str:
-        """Changes when the candidate, its task or its settings do: --resume re-verifies it."""
-        text = json.dumps([self.task.code, self.language, self.code, self.guards, self.policy, device])
+        """Changes when the candidate, its task, its settings or the harness do: --resume
+        re-verifies it (a table never mixes two versions of the harness)."""
+        from kernelmill.records import HARNESS_VERSION
+
+        text = json.dumps([self.task.code, self.language, self.code, self.guards, self.policy, device,
+                           HARNESS_VERSION])
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

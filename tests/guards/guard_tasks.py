@@ -272,5 +272,42 @@ GELU = _task("guards/gelu", """
         return []
 """)
 
+# task policies (items 30 and 35, guards/policy.py): a GEMM the task asks for by hand (cuBLAS's
+# own kernels, CUTLASS-named ones among them, forbidden), and a fused elementwise op allowed one
+# launch per call
+MATMUL_BY_HAND = _task("guards/matmul_by_hand", """
+    import torch
+    import torch.nn as nn
+
+    FORBID_LIBRARIES = ["cublas", "cutlass"]
+
+    class Model(nn.Module):
+        def forward(self, a, b):
+            return a @ b
+
+    def get_inputs():
+        return [torch.randn(256, 512), torch.randn(512, 256)]
+
+    def get_init_inputs():
+        return []
+""")
+
+FUSED_AFFINE_RELU = _task("guards/fused_affine_relu", """
+    import torch
+    import torch.nn as nn
+
+    MAX_LAUNCHES_PER_CALL = 1
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return torch.relu(x * 2.0 + 1.0)
+
+    def get_inputs():
+        return [torch.randn(2048, 1024)]
+
+    def get_init_inputs():
+        return []
+""")
+
 ALL = [RELU, BIG_RELU, LINEAR, TINY, SQMEAN, ABSMEAN, VARIANT, INPLACE, SUM, LARGE_RELU, HUGE_RELU,
-       FP16_LINEAR, INT8_MATMUL, FP8_MATMUL, SIGMOID, GELU]
+       FP16_LINEAR, INT8_MATMUL, FP8_MATMUL, SIGMOID, GELU, MATMUL_BY_HAND, FUSED_AFFINE_RELU]

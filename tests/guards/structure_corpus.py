@@ -1,4 +1,4 @@
-"""Classes 32 and 33 (issue 42): structure shortcuts, kernels right only on the usual draws,
+"""Classes 32 and 33 (issue 42): structure shortcuts and easy-case fast paths, kernels right only on the usual draws,
 caught by `--guards strict`'s structured draws (measure/inputs.STRUCTURED); with an honest
 control of each task. Run by tests/verify/test_oracle.py and benchmarks/guards_catch.py.
 
@@ -161,6 +161,51 @@ VAR_TASK = Task(task_id="t/var", code=VAR, name="var", level=1)
 RMS_TASK = Task(task_id="t/rms", code=RMSNORM, name="rms", level=1)
 SOFTMAX_1000_TASK = Task(task_id="t/sm", code=SOFTMAX_1000, name="sm", level=1)
 
+SOFTPLUS = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.softplus(x)
+
+
+def get_inputs():
+    return [torch.randn(64, 256)]
+
+
+def get_init_inputs():
+    return []
+"""
+ABS_SUM = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x.abs().sum(-1)
+
+
+def get_inputs():
+    return [torch.randn(64, 256)]
+
+
+def get_init_inputs():
+    return []
+"""
+# class 33: an easy-case fast path taken when the input is trivially structured (here: of one
+# sign), wrong there; the usual draws are never of one sign, strict's non-negative and
+# non-positive draws are
+SOFTPLUS_FAST_PATH = _model("if bool((x >= 0).all()):\n            return x.clone()  # 'softplus(x) ~ x for x >= 0'\n"
+                            "        return torch.log1p(torch.exp(-x.abs())) + x.clamp(min=0)")
+SOFTPLUS_PLAIN = _model("return torch.log1p(torch.exp(-x.abs())) + x.clamp(min=0)")
+ABS_SUM_FAST_PATH = _model("if bool((x <= 0).all()):\n            return x.sum(-1)  # the sign dropped on the fast path\n"
+                           "        return x.abs().sum(-1)")
+ABS_SUM_PLAIN = _model("return torch.where(x < 0, -x, x).sum(-1)")
+
+SOFTPLUS_TASK = Task(task_id="t/softplus", code=SOFTPLUS, name="softplus", level=1)
+ABS_SUM_TASK = Task(task_id="t/abs_sum", code=ABS_SUM, name="abs_sum", level=1)
+
 HOSTILE_STRUCTURE = {
     # assumes the usual range: exp overflows on the wide-range draw
     "s32_exp_without_max_shift": (SOFTMAX_TASK, "torch", NO_MAX, None),
@@ -172,6 +217,9 @@ HOSTILE_STRUCTURE = {
     "s32_prefix_maximum": (SOFTMAX_1000_TASK, "torch", PREFIX_MAX, None),
     # assumes the usual magnitude: the small-scale draw makes the epsilon matter
     "s32_dropped_epsilon": (RMS_TASK, "torch", EPS_DROPPED, None),
+    # an easy case taken for inputs of one sign, wrong there
+    "s33_softplus_non_negative_fast_path": (SOFTPLUS_TASK, "torch", SOFTPLUS_FAST_PATH, None),
+    "s33_abs_sum_non_positive_fast_path": (ABS_SUM_TASK, "torch", ABS_SUM_FAST_PATH, None),
 }
 CONTROLS = {
     "softmax_max_shift": (SOFTMAX_TASK, "torch", SHIFTED),
@@ -179,4 +227,6 @@ CONTROLS = {
     "variance_shifted_one_pass": (VAR_TASK, "torch", SHIFTED_PASS),
     "rmsnorm_eps_kept": (RMS_TASK, "torch", EPS_KEPT),
     "softmax_logsumexp": (SOFTMAX_1000_TASK, "torch", ONLINE),
+    "softplus_stable": (SOFTPLUS_TASK, "torch", SOFTPLUS_PLAIN),
+    "abs_sum_where": (ABS_SUM_TASK, "torch", ABS_SUM_PLAIN),
 }

@@ -45,7 +45,9 @@ def gpu_verdicts(shared_build_cache):
     def show(v):  # each verdict as it lands: a run cut off by a time limit still reports
         print(f"{v.sample_id:50s} {v.status:14s} flags={v.flags} speedup={v.speedup} {v.message[:160]!r}", flush=True)
 
-    hostile = verify_samples(tasks, samples, VerifyConfig(device="cuda", trials=3, cache_dir=shared_build_cache),
+    # policy "reject": the task policies of items 30 and 35 reject (only their tasks declare one)
+    hostile = verify_samples(tasks, samples, VerifyConfig(device="cuda", trials=3, policy="reject",
+                                                          cache_dir=shared_build_cache),
                              on_verdict=show) if samples else []
     strict = VerifyConfig(device="cuda", trials=3, guards="strict", cache_dir=shared_build_cache)
     honest = verify_samples(tasks, builtin, strict, on_verdict=show) if builtin else []

@@ -395,3 +395,29 @@ def test_strict_trials_catch_a_dropped_epsilon_and_a_prefix_maximum(tmp_path):
         strict["prefix_max"].message
     for honest in ("eps_kept", "online"):
         assert strict[honest].status == "ok" and not strict[honest].flags, (honest, strict[honest].message)
+
+
+def test_strict_trials_catch_an_easy_case_fast_path_of_one_sign(tmp_path):
+    # class 33: a fast path for inputs of one sign, wrong there (softplus(x) taken as x; a sum
+    # of |x| that drops the sign); the usual draws are never of one sign
+    import structure_corpus as sc
+
+    tasks = {t.task_id: t for t in (sc.SOFTPLUS_TASK, sc.ABS_SUM_TASK)}
+    samples = [Sample(n, task.task_id, lang, code) for n, (task, lang, code, _) in sc.HOSTILE_STRUCTURE.items()
+               if n.startswith("s33_")]
+    samples += [Sample(n, task.task_id, lang, code) for n, (task, lang, code) in sc.CONTROLS.items()
+                if task.task_id in tasks]
+
+    def run(guards):
+        cfg = VerifyConfig(device="cpu", trials=5, time=False, guards=guards, cache_dir=str(tmp_path / guards))
+        return {v.sample_id: v for v in verify_samples(tasks, samples, cfg)}
+
+    standard, strict = run("standard"), run("strict")
+    hostile = [s.sample_id for s in samples if s.sample_id.startswith("s33_")]
+    assert len(hostile) == 2 and all(standard[n].status == "ok" for n in hostile)
+    assert strict["s33_softplus_non_negative_fast_path"].status == "incorrect"
+    assert "non_negative inputs" in strict["s33_softplus_non_negative_fast_path"].message
+    assert strict["s33_abs_sum_non_positive_fast_path"].status == "incorrect"
+    assert "non_positive inputs" in strict["s33_abs_sum_non_positive_fast_path"].message
+    for n in ("softplus_stable", "abs_sum_where"):
+        assert strict[n].status == "ok" and not strict[n].flags, (n, strict[n].message)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import guard_tasks as T
 from hostile_corpus import skip_unchecked_by_frames, triton_model
 
-TASKS = {"big_relu": T.BIG_RELU, "linear": T.LINEAR, "huge_relu": T.HUGE_RELU}
+TASKS = {"big_relu": T.BIG_RELU, "linear": T.LINEAR, "huge_relu": T.HUGE_RELU,
+         "matmul_by_hand": T.MATMUL_BY_HAND, "fused_affine_relu": T.FUSED_AFFINE_RELU}
 
 CUDA_RELU_SRC = r'''
 #include <torch/extension.h>
@@ -57,6 +58,57 @@ torch::Tensor relu_into_dummy(torch::Tensor x) {
     return d;
 }
 '''
+
+
+HIDDEN_GEMM = r"""
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+src = '''
+#include <torch/extension.h>
+__global__ void copy_out(const float* c, float* y, long n) {
+    long i = blockIdx.x * (long)blockDim.x + threadIdx.x;
+    if (i < n) y[i] = c[i];
+}
+torch::Tensor gemm(torch::Tensor a, torch::Tensor b) {
+    auto c = at::matmul(a, b);  // the library does the work
+    auto y = torch::empty_like(c);
+    long n = c.numel();
+    copy_out<<<(n + 255) / 256, 256>>>(c.data_ptr<float>(), y.data_ptr<float>(), n);
+    return y;
+}
+'''
+ext = load_inline(name="g30_hidden_gemm", cpp_sources="torch::Tensor gemm(torch::Tensor a, torch::Tensor b);",
+                  cuda_sources=src, functions=["gemm"], verbose=False)
+
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        return ext.gemm(a.contiguous(), b.contiguous())
+"""
+
+GRAPH_AS_ONE = """
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.graph = None
+
+    def forward(self, x):
+        if self.graph is None or self.static_in.shape != x.shape:
+            self.static_in = x.clone()
+            torch.cuda.synchronize()
+            self.graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(self.graph):
+                self.static_out = torch.relu(self.static_in * 2.0 + 1.0)
+        self.static_in.copy_(x)
+        self.graph.replay()
+        return self.static_out.clone()
+"""
 
 
 def cuda_model(forward: str, name: str) -> str:
@@ -224,4 +276,10 @@ GPU_HOSTILE = {
                          {"launch_failure"}),
     "g21_too_much_shared_memory": ("big_relu", "cuda", tricks_model("return ext.relu_too_much_smem(x)", "g21b"),
                                    {"launch_failure"}),
+    # 30: the GEMM the task asks for by hand is at::matmul inside the extension (cuBLAS ran);
+    # the kernel of its own only copies the result
+    "g30_matmul_hidden_in_cpp": ("matmul_by_hand", "cuda", HIDDEN_GEMM, {"forbidden_library"}),
+    # 35: three kernels captured in a CUDA graph and replayed as "one fused kernel" (the input
+    # copied into the graph's own buffer first, so every answer is right)
+    "g35_graph_presented_as_one_kernel": ("fused_affine_relu", "torch", GRAPH_AS_ONE, {"fake_fusion"}),
 }
