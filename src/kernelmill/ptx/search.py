@@ -57,6 +57,19 @@ def float_holes(kinds: list) -> dict[int, list[int]]:
     return {x: [h for h, kd in enumerate(k) if kd == "fimm"] for x, k in enumerate(kinds) if "fimm" in k}
 
 
+def _unknown(xs: list, mark, lo: int, hi: int) -> list[int]:
+    """Indices of xs[lo:hi] that hold `mark`, found at C speed (windows overlap: most of
+    a window is known from the one before)."""
+    out = []
+    try:
+        while True:
+            lo = xs.index(mark, lo, hi)
+            out.append(lo)
+            lo += 1
+    except ValueError:
+        return out
+
+
 class _Runs:
     """For one body size p, per statement x of a segment: how the copies x, x+p, x+2p, ...
     continue. `lin[x]`: copies whose holes keep to the linear model of the first two
@@ -83,8 +96,8 @@ class _Runs:
             return
         sk, vals, flt, step, p = self._sk, self._vals, self._flt, self.step, self._p
         n = len(sk)
-        for x in range(lo, hi):
-            if lin[x]:
+        for x in _unknown(lin, 0, lo, hi):
+            if lin[x]:  # known since: a chain from before it passed here
                 continue
             chain = [x]  # x, x+p, ... up to a known copy or the end of the skeleton's run
             y = x
@@ -105,9 +118,7 @@ class _Runs:
         """Tokens the linear terms of statements lo..hi-1 cost (holes.linear_cost); filled."""
         lc = self._lc
         if None in lc[lo:hi]:
-            for x in range(lo, hi):
-                if lc[x] is not None:
-                    continue
+            for x in _unknown(lc, None, lo, hi):
                 d = self.step[x]
                 lc[x] = 0 if d is None or not any(d) else \
                     sum(linear_cost(kd, v) for kd, v in zip(self._kinds[x], d) if v)
