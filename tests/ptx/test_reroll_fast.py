@@ -151,6 +151,30 @@ def test_batch_over_processes_is_the_plain_reroll_in_order():
     assert [expand_text(r.text) for r in done] == [expand_text(t) for t, _ in TEXTS]
 
 
+def test_a_text_over_a_workers_share_is_rerolled_in_parts_as_the_plain_reroll():
+    # one file of many kernels beside a small one: its kernels are shared out among the
+    # workers (batch._parts), each parsing the whole text; the text comes back whole
+    cfg = RerollConfig()
+    big = _module([("a", 12, 1), ("b", 5, 3), ("c", 30, 2), ("d", 3, 1), ("e", 16, 2)])
+    texts = [(TEXTS[1][0], "two.ptx"), (big, "big.ptx"), (_module([]), "empty.ptx")]
+    for jobs in (2, 3):
+        done = reroll_texts(texts, cfg, jobs=jobs)
+        assert [r.text for r in done] == [reroll_text(t, s, cfg) for t, s in texts]
+        assert [r.stats.functions for r in done] == [1, 5, 0]
+
+
+def test_a_text_that_does_not_parse_is_named_from_a_worker():
+    from kernelmill.ptx.lexer import PtxSyntaxError
+
+    bad = ".version 8.0\n.target sm_90\n.visible .entry k()\n{\n\tadd.s32 %r1, ;\n}\n"
+    try:
+        reroll_texts(TEXTS + [(bad, "bad.ptx")], jobs=2)
+    except PtxSyntaxError as exc:
+        assert (exc.source, exc.line) == ("bad.ptx", 5)
+    else:
+        raise AssertionError("no PtxSyntaxError")
+
+
 def test_stats_cli_same_table_for_any_jobs(tmp_path):
     files = []
     for text, name in TEXTS:

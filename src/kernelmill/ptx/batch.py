@@ -1,17 +1,16 @@
-"""Reroll many PTX texts at once, one kernel a task, over worker processes.
+"""Reroll many PTX texts at once, over worker processes.
 
-The unit of work is one function: a file of 35 kernels keeps two cores as busy as 35
-files of one. Each text is parsed here (the parser is ~10x faster than the reroll) while
-the workers already reroll the functions of the texts parsed before it; texts and their
-functions go largest first (so a big kernel does not start last and run alone), and
-every text comes back whole, in the order given, exactly as `reroll_text`
-would have made it: the reroll of a function does not depend on the others, nor on
-which process runs it, so the output is the same for any `jobs`.
-
-A function travels to its worker as its printed text and comes back as the printed text
-of its reroll: printing is canonical (`parse(print(f)) == f`), and a syntax tree pickled
-and unpickled cost more than printing and parsing it (0.23 s + 0.40 s against 0.05 s +
-~0.3 s for 1.45 MB, issue 44), all of the pickling in this one process.
+A worker gets a text and parses it, rerolls its functions and prints it: the text is parsed
+once, in the worker (this process reads nothing: before, it parsed every text to hand its
+functions out, and each worker parsed them again from their printed text, two parses of
+~0.3 s for 1.45 MB, issue 44). Texts go largest first, so a big kernel does not start last
+and run alone. A text larger than a worker's share of all of them (a file of 35 kernels)
+is handed to several workers, each of which parses it and rerolls its own part of the
+functions (the largest first, each to the part with the fewest statements so far; every
+worker computes the same parts), so one big file keeps two cores as busy as many small
+ones. Every text comes back whole, in the order given, exactly as `reroll_text` would have
+made it: the reroll of a function does not depend on the others, nor on which process runs
+it, so the output is the same for any `jobs`.
 
 `jobs=1` runs in this process (no pool, nothing pickled).
 """
@@ -25,7 +24,7 @@ from typing import Iterable
 
 from .parser import gc_paused, parse_module
 from .reroll import RerollConfig, RerollStats, reroll_function
-from .syntax import Function, fmt_function, fmt_item, fmt_parts
+from .syntax import Function, fmt_item, fmt_parts
 
 
 @dataclass
@@ -49,11 +48,38 @@ def _reroll_one(f: Function, cfg: RerollConfig) -> tuple[str, RerollStats]:
         return fmt_item(reroll_function(f, cfg, st)), st
 
 
-def _reroll_printed(task: tuple[str, str, RerollConfig]) -> tuple[str, RerollStats]:
-    """In a worker: the function from its printed text, rerolled, printed."""
-    text, source, cfg = task
-    (f,) = parse_module(text, source).items
-    return _reroll_one(f, cfg)
+def _functions(m) -> list[int]:
+    return [k for k, x in enumerate(m.items) if isinstance(x, Function) and x.body is not None]
+
+
+def _parts(m, n: int) -> list[set[int]]:
+    """The module's function items in n parts of about equal statements: largest first,
+    each to the part with the fewest so far (the same parts in every process)."""
+    parts, size = [set() for _ in range(n)], [0] * n
+    for k in sorted(_functions(m), key=lambda k: -len(m.items[k].body)):
+        j = size.index(min(size))
+        parts[j].add(k)
+        size[j] += len(m.items[k].body)
+    return parts
+
+
+def _reroll_part(task: tuple[str, str, RerollConfig, int, int]) -> tuple[str | list, RerollStats]:
+    """In a worker: the text parsed, part `j` of `n` of its functions rerolled. One part:
+    the whole Rolled-PTX text; else each item's text (None: another part's function), the
+    items that are no function printed by part 0."""
+    text, source, cfg, j, n = task
+    m = parse_module(text, source)
+    mine = _parts(m, n)[j] if n > 1 else set(_functions(m))
+    st = RerollStats()
+    out: list = []
+    for k, x in enumerate(m.items):
+        if k in mine:
+            part, fst = _reroll_one(x, cfg)
+            st.add(fst)
+            out.append(part)
+        else:
+            out.append(fmt_item(x) if j == 0 and not (isinstance(x, Function) and x.body is not None) else None)
+    return (fmt_parts(out) if n == 1 else out), st
 
 
 def reroll_texts(texts: Iterable[tuple[str, str]], cfg: RerollConfig | None = None,
@@ -61,50 +87,40 @@ def reroll_texts(texts: Iterable[tuple[str, str]], cfg: RerollConfig | None = No
     """(PTX text, source name) pairs -> their Rolled-PTX, in the same order.
 
     Raises PtxSyntaxError (naming the source) when a text does not parse, and gives no
-    output then (with `jobs` > 1, rerolls of texts parsed before it may have started)."""
+    output then (with `jobs` > 1, rerolls of other texts may have run meanwhile)."""
     cfg = cfg or RerollConfig()
     jobs = default_jobs() if jobs is None else jobs
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, not {jobs}")
     texts = list(texts)
-    done: dict[tuple[int, int], tuple[str, RerollStats]] = {}
-    modules: list = [None] * len(texts)
-
-    def functions(i: int) -> list[tuple[int, int, Function]]:
-        modules[i] = m = parse_module(*texts[i])
-        return [(i, k, x) for k, x in enumerate(m.items) if isinstance(x, Function) and x.body is not None]
-
     if jobs == 1:
-        for i in range(len(texts)):
-            for _, k, f in functions(i):
-                done[i, k] = _reroll_one(f, cfg)
-    else:
-        # the workers start on the first text's functions while this process parses the
-        # next (the parse is ~10% of the work, issue 44); texts largest first and each
-        # text's functions largest first (statements are a fair measure of reroll time),
-        # so a big kernel does not start last and run alone
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            running = {}
-            try:
-                for i in sorted(range(len(texts)), key=lambda i: -len(texts[i][0])):
-                    for _, k, f in sorted(functions(i), key=lambda t: -len(t[2].body)):
-                        running[i, k] = pool.submit(_reroll_printed, (fmt_function(f), f"{texts[i][1]}:{f.name}", cfg))
-            except BaseException:
-                for fut in running.values():
-                    fut.cancel()
-                raise
-            for key, fut in running.items():
-                done[key] = fut.result()
-    out = []
-    for i, m in enumerate(modules):
-        st = RerollStats()
-        parts = []
-        for k, x in enumerate(m.items):
-            if (i, k) in done:
-                part, fst = done[i, k]
-                st.add(fst)
-                parts.append(part)
-            else:
-                parts.append(fmt_item(x))
-        out.append(Rerolled(fmt_parts(parts), st))
-    return out
+        return [Rerolled(*_reroll_part((text, source, cfg, 0, 1))) for text, source in texts]
+    total = sum(len(t) for t, _ in texts)
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i][0]))
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        running: dict[int, list] = {}
+        for i in order:
+            text, source = texts[i]
+            # a text over a worker's share goes in parts, one per worker (at most one per
+            # function: `.entry`/`.func` counted in the text, an estimate; a part may be empty)
+            n = 1 if len(text) * jobs <= total else max(1, min(jobs, text.count(".entry") + text.count(".func")))
+            running[i] = [pool.submit(_reroll_part, (text, source, cfg, j, n)) for j in range(n)]
+        try:
+            done = {i: [f.result() for f in futs] for i, futs in running.items()}
+        except BaseException:
+            for futs in running.values():
+                for f in futs:
+                    f.cancel()
+            raise
+    return [_joined(done[i]) for i in range(len(texts))]
+
+
+def _joined(results: list[tuple[str | list, RerollStats]]) -> Rerolled:
+    """One text's Rolled-PTX from the results of its parts (_reroll_part)."""
+    st = RerollStats()
+    for _, fst in results:
+        st.add(fst)
+    if len(results) == 1:
+        return Rerolled(results[0][0], st)
+    items = zip(*(r[0] for r in results))  # per item: its text from the part that printed it
+    return Rerolled(fmt_parts([next(x for x in texts if x is not None) for texts in items]), st)

@@ -18,6 +18,9 @@ class PtxSyntaxError(ValueError):
         self.line, self.col, self.source, self.bare = line, col, source, message
         super().__init__(f"{source}:{line}:{col}: {message}")
 
+    def __reduce__(self):  # raised in a worker process (batch.py), re-raised here
+        return PtxSyntaxError, (self.bare, self.line, self.col, self.source)
+
 
 class Token(NamedTuple):
     """One token. A named tuple, not a frozen dataclass: the scanner makes one per
