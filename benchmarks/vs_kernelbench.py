@@ -19,6 +19,8 @@ Given a corpus (default benchmarks/corpus_llm/, README there) and a device:
     samples JSONL), with --trials 5 (correctness trials) and the guards on
     (--guards standard); the whole run is timed. kernelmill's timing rounds are
     its own (docs/SEMANTICS.md); it has no "100 perf trials" knob.
+kernelmill runs first: on a fresh machine it is the side that starts cold (issue 40), and
+KernelBench's harness finds the machine warm.
 (c) prints and writes JSON (--out) and a Markdown table (--markdown):
     candidates per minute of each, their ratio, and the verdicts compared one
     by one (status ok / incorrect / compile_error / runtime_error / ...,
@@ -59,6 +61,7 @@ import multiprocessing as mp
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -232,6 +235,9 @@ def run_kernelbench(cands, args, results: dict, out: Path | None) -> None:
     queue = list(jobs)
     done = 0
     while queue or running:
+        if args.stop_at and time.time() > args.stop_at and queue:
+            print(f"kernelbench: --stop-at reached, {len(queue)} candidates left for --resume", flush=True)
+            queue.clear()
         while queue and len(running) < len(gpus):
             gpu = next(g for g in gpus if g not in running)
             job = dict(queue.pop(0), gpu=gpu)
@@ -264,7 +270,7 @@ def run_kernelbench(cands, args, results: dict, out: Path | None) -> None:
             print(f"  kb [{done}/{len(jobs)}] {job['name']}: {st}" + (f" {sp:.2f}x" if sp else "") +
                   (f"  ({r.get('error', '')[:120]})" if r.get("error") else "") + f"  {elapsed:.1f} s", flush=True)
     kb.pop("segments_open", None)
-    kb["segments"].append({"candidates": len(jobs), "seconds": round(time.perf_counter() - t_start, 2),
+    kb["segments"].append({"candidates": done, "seconds": round(time.perf_counter() - t_start, 2),
                            "compile_seconds": round(t_compiled - t_start, 2)})
     save_results(out, results)
 
@@ -368,7 +374,19 @@ def run_kernelmill(cands, args, results: dict, out: Path | None) -> None:
                                                     apart="--no-merge-units" in args.kernelmill_arg, samples=samples)
         print("$ " + " ".join(cmd), flush=True)
         t0 = time.perf_counter()
-        rc = subprocess.run(cmd, env=env).returncode
+        proc = subprocess.Popen(cmd, env=env)
+        try:
+            rc = proc.wait(timeout=(max(1.0, args.stop_at - time.time()) if args.stop_at else None))
+        except subprocess.TimeoutExpired:
+            # the call's deadline: kernelmill stops as on Ctrl-C (verdicts so far are in its
+            # output; a --resume run verifies the rest), and the time it ran is counted
+            proc.send_signal(signal.SIGINT)
+            try:
+                rc = proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                rc = proc.wait()
+            print("kernelmill: stopped at --stop-at; run again with --resume", flush=True)
         secs = time.perf_counter() - t0
         got = read_verdicts(verdicts_path)
         km["segments"].append({"candidates": len([c for c in todo if c.name in got]), "submitted": len(todo),
@@ -531,6 +549,9 @@ def main(argv: list[str] | None = None) -> int:
                          "lists) into its (cold) build cache, timed apart: a once-per-machine step, so the "
                          "candidates' cold builds are measured without it")
     ap.add_argument("--kernelmill-arg", action="append", default=[], help="extra argument for kernelmill verify (repeatable)")
+    ap.add_argument("--stop-at", type=float, default=0,
+                    help="a Unix time (a device call's deadline): KernelBench starts no evaluation after it and "
+                         "kernelmill is stopped as by Ctrl-C; both sides' time so far is kept, --resume runs the rest")
     args = ap.parse_args(argv)
 
     if args.work is None:
@@ -566,6 +587,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(cands)} candidates on {args.device}: {by_lang}", flush=True)
     save_results(args.out, results)
 
+    # kernelmill first: on a fresh machine it is the side that starts cold (issue 40's rule);
+    # KernelBench's harness then finds the machine warm
+    if not args.skip_kernelmill:
+        run_kernelmill(cands, args, results, args.out)
     if not args.skip_kernelbench:
         if args.device != "cuda":
             results["kernelbench_skipped"] = KB_NEEDS_GPU
@@ -573,8 +598,6 @@ def main(argv: list[str] | None = None) -> int:
         else:
             results.pop("kernelbench_skipped", None)
             run_kernelbench(cands, args, results, args.out)
-    if not args.skip_kernelmill:
-        run_kernelmill(cands, args, results, args.out)
 
     summary, rows = summarize(cands, results)
     results["summary"] = summary
