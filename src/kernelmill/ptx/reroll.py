@@ -82,20 +82,50 @@ def _tokens(s: Stmt) -> int:
     return count_tokens("\n".join(fmt_stmt(s)))
 
 
+# hole kinds whose printed number is one token, with a `-` token before it when negative
+# (registers, labels and parameters are never negative; float literals carry no sign), and
+# address offsets: `+N` two tokens (`+-N` three), none where the offset is 0 (`[%r8]`)
+_COUNTED_HOLES = frozenset({"reg", "sym", "psym", "imm", "off", "off0", "fimm"})
+
+
+def _hole_tokens(vals: tuple, kinds: tuple) -> int:
+    """Tokens that a statement's hole values add to those of its skeleton (_COUNTED_HOLES)."""
+    n = sum(v < 0 for v in vals) if vals and min(vals) < 0 else 0
+    if "off" in kinds or "off0" in kinds:
+        n += 2 * sum(1 for v, kd in zip(vals, kinds) if v and (kd == "off" or kd == "off0"))
+    return n
+
+
 class _Known:
     """What one reroll knows of each statement object: its tokens as printed and its
     holes.split. Passes and plans hand the same objects on (only new loops are new),
-    so each statement is printed and split once, not once per segment and pass."""
+    so each statement is printed and split once, not once per segment and pass.
+
+    An instruction whose holes are all of _COUNTED_HOLES has the tokens of its skeleton
+    plus those of its hole values (_hole_tokens): counted once per skeleton, not printed
+    each time."""
 
     def __init__(self):
         self._toks: dict[int, tuple[Stmt, int]] = {}   # id -> (the statement, keeping it alive)
         self._split: dict[int, tuple[Stmt, tuple]] = {}
+        self._skeleton_toks: dict = {}  # skeleton key -> tokens less those of the hole values
 
     def tokens(self, s: Stmt) -> int:
         e = self._toks.get(id(s))
         if e is None:
-            e = self._toks[id(s)] = (s, _tokens(s))
+            e = self._toks[id(s)] = (s, self._count(s))
         return e[1]
+
+    def _count(self, s: Stmt) -> int:
+        if type(s) is Instr:
+            key, vals, kinds, _ = self.split(s)
+            if _COUNTED_HOLES.issuperset(kinds):
+                extra = _hole_tokens(vals, kinds)
+                n = self._skeleton_toks.get(key)
+                if n is None:
+                    n = self._skeleton_toks[key] = _tokens(s) - extra
+                return n + extra
+        return _tokens(s)
 
     def split(self, s: Stmt) -> tuple:
         e = self._split.get(id(s))

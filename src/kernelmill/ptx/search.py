@@ -61,13 +61,11 @@ def _unknown(xs: list, mark, lo: int, hi: int) -> list[int]:
     """Indices of xs[lo:hi] that hold `mark`, found at C speed (windows overlap: most of
     a window is known from the one before)."""
     out = []
-    try:
-        while True:
-            lo = xs.index(mark, lo, hi)
-            out.append(lo)
-            lo += 1
-    except ValueError:
-        return out
+    for _ in range(xs[lo:hi].count(mark)):
+        lo = xs.index(mark, lo, hi)
+        out.append(lo)
+        lo += 1
+    return out
 
 
 class _Runs:
@@ -78,10 +76,12 @@ class _Runs:
     a body repeats, each statement once per body size, however many positions read it
     (issue 44: a table over the whole segment read 2.5x the statements)."""
 
-    __slots__ = ("lin", "step", "_lc", "_sk", "_vals", "_kinds", "_flt", "_p")
+    __slots__ = ("lin", "step", "_lc", "_sk", "_vals", "_kinds", "_flt", "_p", "_costs")
 
-    def __init__(self, sk: list, vals: list, kinds: list, p: int, flt: dict | None = None):
+    def __init__(self, sk: list, vals: list, kinds: list, p: int, flt: dict | None = None,
+                 costs: dict | None = None):
         n = len(sk)
+        self._costs = {} if costs is None else costs  # (hole kinds, step) -> linear_cost sum
         self.lin, self.step, self._lc = [0] * n, [None] * n, [None] * n  # lin 0: not filled
         self._sk, self._vals, self._kinds, self._p = sk, vals, kinds, p
         # statements with float literals (holes.FLOATHEX; `flt`: position -> their holes): a
@@ -92,8 +92,6 @@ class _Runs:
     def fill(self, lo: int, hi: int) -> None:
         """Make lin and step of statements lo..hi-1 known (and of the copies they depend on)."""
         lin = self.lin
-        if 0 not in lin[lo:hi]:
-            return
         sk, vals, flt, step, p = self._sk, self._vals, self._flt, self.step, self._p
         n = len(sk)
         for x in _unknown(lin, 0, lo, hi):
@@ -116,12 +114,17 @@ class _Runs:
 
     def lcost(self, lo: int, hi: int) -> int:
         """Tokens the linear terms of statements lo..hi-1 cost (holes.linear_cost); filled."""
-        lc = self._lc
-        if None in lc[lo:hi]:
-            for x in _unknown(lc, None, lo, hi):
-                d = self.step[x]
-                lc[x] = 0 if d is None or not any(d) else \
-                    sum(linear_cost(kd, v) for kd, v in zip(self._kinds[x], d) if v)
+        lc, costs = self._lc, self._costs
+        for x in _unknown(lc, None, lo, hi):
+            d = self.step[x]
+            if d is None:
+                lc[x] = 0
+                continue
+            key = (self._kinds[x], d)  # few distinct: the segment's runs share them
+            c = costs.get(key)
+            if c is None:
+                c = costs[key] = sum(linear_cost(kd, v) for kd, v in zip(key[0], d) if v)
+            lc[x] = c
         return sum(lc[lo:hi])
 
 
@@ -153,6 +156,7 @@ class Segment:
             self.cum.append(self.cum[-1] + t)
         self.flt = float_holes(self.kinds)
         self.runs: dict[int, _Runs] = {}  # body size -> its runs (independent of cfg, shared)
+        self.costs: dict[tuple, int] = {}  # the runs' linear costs by (hole kinds, step)
         self.memo: dict[int, list[_Cand]] = {}  # shared by the plans (see reroll_stmts)
         self.made: dict[int, Loop | None] = {}  # id(candidate) -> its checked loop (shared)
         self.built: dict[int, Loop] = {}  # id(candidate) -> its loop, unchecked (roll(check=False))
@@ -172,7 +176,7 @@ class Segment:
     def _runs(self, p: int) -> _Runs:
         r = self.runs.get(p)
         if r is None:
-            r = self.runs[p] = _Runs(self.sk, self.vals, self.kinds, p, self.flt)
+            r = self.runs[p] = _Runs(self.sk, self.vals, self.kinds, p, self.flt, self.costs)
         return r
 
     def _copies_by_skeleton(self, pos: int, p: int) -> int:
