@@ -14,6 +14,9 @@ from .syntax import (Addr, Block, Function, Imm, ImmTable, Instr, Label, Loop, M
                      Pipe, Reg, Stmt, Sym, Vec, VarExpr, VarReg, fmt_module)
 
 
+_LEAVES = frozenset({Reg, Imm, Sym})  # operands that never hold a loop variable
+
+
 class ExpandError(ValueError):
     """Rolled-PTX that cannot be expanded (unbound variable, negative register or shift)."""
 
@@ -28,6 +31,8 @@ def _val(e: VarExpr, env: dict[str, int], where: str) -> int:
 
 
 def _sub(o, env: dict[str, int], where: str):
+    if type(o) in _LEAVES:  # most operands: nothing to substitute
+        return o
     if isinstance(o, VarReg):
         v = _val(o.expr, env, where)
         if v < 0:
@@ -80,9 +85,6 @@ def expand_stmts(stmts, env: dict[str, int] | None = None) -> list[Stmt]:
         else:
             out.append(s)
     return out
-
-
-_LEAVES = frozenset({Reg, Imm, Sym})  # operands that never hold a loop variable
 
 
 def _has_var(s: Instr) -> bool:

@@ -88,6 +88,11 @@ def _tokens(s: Stmt) -> int:
 _COUNTED_HOLES = frozenset({"reg", "sym", "psym", "imm", "off", "off0", "fimm"})
 
 
+# skeleton key -> tokens less those of the hole values: a function of the key alone, so
+# shared by all rerolls of a process (cleared when large)
+_SKELETON_TOKENS: dict = {}
+
+
 def _hole_tokens(vals: tuple, kinds: tuple) -> int:
     """Tokens that a statement's hole values add to those of its skeleton (_COUNTED_HOLES)."""
     n = sum(v < 0 for v in vals) if vals and min(vals) < 0 else 0
@@ -108,7 +113,6 @@ class _Known:
     def __init__(self):
         self._toks: dict[int, tuple[Stmt, int]] = {}   # id -> (the statement, keeping it alive)
         self._split: dict[int, tuple[Stmt, tuple]] = {}
-        self._skeleton_toks: dict = {}  # skeleton key -> tokens less those of the hole values
 
     def tokens(self, s: Stmt) -> int:
         e = self._toks.get(id(s))
@@ -121,9 +125,11 @@ class _Known:
             key, vals, kinds, _ = self.split(s)
             if _COUNTED_HOLES.issuperset(kinds):
                 extra = _hole_tokens(vals, kinds)
-                n = self._skeleton_toks.get(key)
+                n = _SKELETON_TOKENS.get(key)
                 if n is None:
-                    n = self._skeleton_toks[key] = _tokens(s) - extra
+                    if len(_SKELETON_TOKENS) > 200_000:
+                        _SKELETON_TOKENS.clear()
+                    n = _SKELETON_TOKENS[key] = _tokens(s) - extra
                 return n + extra
         return _tokens(s)
 

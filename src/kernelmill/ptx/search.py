@@ -19,19 +19,31 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass, replace
-from itertools import compress, islice
-from operator import eq, sub
+from operator import sub
 
 from .expand import expand_stmts
 from .holes import GEOMETRIC_KINDS, cost, fit, linear_cost, predict, split, template, vars_in
-from .syntax import Loop, Stmt
+from .syntax import Block, Loop, Stmt
 
 HEADER_TOKENS = 10  # for .size .N i in range ( c ) :
 _VARS = ("i", "j", "k", "l", "m", "n")
 
 
-def _fresh_var(stmts, avoid=()) -> str:
-    used = vars_in(stmts) | set(avoid)
+def _fresh_var(stmts, avoid=(), shapes=None) -> str:
+    """A loop variable that `stmts` do not use; `shapes`: their holes.split shapes, where
+    the variables of all but loops and scopes are (holes.shape), read instead of a walk."""
+    if shapes is None:
+        used = vars_in(stmts) | set(avoid)
+    else:
+        used = set(avoid)
+        for s, shs in zip(stmts, shapes):
+            if isinstance(s, (Loop, Block)):
+                used |= vars_in([s])
+                continue
+            for terms, shifts, tables in shs:
+                used.update(v for v, _ in terms)
+                used.update(x[2] for x in shifts)
+                used.update(t[0] for t in tables)
     for k in range(100):
         for v in _VARS:
             name = v if k == 0 else f"{v}{k}"
@@ -450,7 +462,7 @@ class Segment:
         p, pos = b.period, b.pos
         # copies share their skeleton, and a skeleton holds each hole's loop variables
         # (holes.shape) and each inner loop's: the first body names them all
-        var = _fresh_var(self.items[pos:pos + p], self.free)
+        var = _fresh_var(self.items[pos:pos + p], self.free, self.shapes[pos:pos + p])
         models = self._models(b)
         body = tuple(template(self.items[pos + k], self.vals[pos + k], models[k], var)
                      for k in range(p))
