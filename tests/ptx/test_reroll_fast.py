@@ -41,7 +41,7 @@ def test_run_tables_match_their_definition(case, windows):
         r.fill(min(lo, n), min(lo + p, n))
     r.fill(0, n)
     seg = object.__new__(Segment)  # the skeleton string alone, for the copies by skeleton
-    seg.sk, seg.text = sk, "".join(map(chr, sk))
+    seg.sk, seg.text, seg._last_copies = sk, "".join(map(chr, sk)), {}
     sames = []
     for x in range(n):
         same = 1
@@ -56,9 +56,11 @@ def test_run_tables_match_their_definition(case, windows):
         while lin < same and vals[x + lin * p] == tuple(a + lin * s for a, s in zip(vals[x], d)):
             lin += 1
         assert r.step[x] == d and r.lin[x] == lin
-    for x in range(n - 2 * p + 1):
-        if min(sames[x:x + p]) >= 2:
-            assert seg._copies_by_skeleton(x, p) == min(sames[x:x + p])
+    for xs in (range(n - 2 * p, -1, -1), range(n - 2 * p + 1)):  # as the search goes, and back
+        seg._last_copies = {}
+        for x in xs:
+            if min(sames[x:x + p]) >= 2:
+                assert seg._copies_by_skeleton(x, p) == min(sames[x:x + p])
 
 
 # --- streams with loops, breaks in them, and barriers -------------------------------

@@ -21,31 +21,38 @@ class ExpandError(ValueError):
     """Rolled-PTX that cannot be expanded (unbound variable, negative register or shift)."""
 
 
-def _val(e: VarExpr, env: dict[str, int], where: str) -> int:
+def _at(where: "Instr | str") -> str:
+    """Where an error is, for its message: the instruction's line (or opcode), or a label."""
+    if isinstance(where, Instr):
+        return f"line {where.line}" if where.line else where.opcode
+    return where
+
+
+def _val(e: VarExpr, env: dict[str, int], where: "Instr | str") -> int:
     try:
         return e.eval(env)
     except KeyError as exc:
-        raise ExpandError(f"{where}: loop variable {exc.args[0]!r} is not bound") from None
+        raise ExpandError(f"{_at(where)}: loop variable {exc.args[0]!r} is not bound") from None
     except ValueError as exc:  # a geometric term shifted by a negative loop variable
-        raise ExpandError(f"{where}: {e}: {exc}") from None
+        raise ExpandError(f"{_at(where)}: {e}: {exc}") from None
 
 
-def _sub(o, env: dict[str, int], where: str):
+def _sub(o, env: dict[str, int], where: "Instr | str"):
     if type(o) in _LEAVES:  # most operands: nothing to substitute
         return o
     if isinstance(o, VarReg):
         v = _val(o.expr, env, where)
         if v < 0:
-            raise ExpandError(f"{where}: register {o.prefix}({o.expr}) evaluates to {v}")
+            raise ExpandError(f"{_at(where)}: register {o.prefix}({o.expr}) evaluates to {v}")
         return Reg(f"{o.prefix}{v}") if o.prefix.startswith("%") else Sym(f"{o.prefix}{v}")
     if isinstance(o, VarExpr):
         return Imm(str(_val(o, env, where)))
     if isinstance(o, ImmTable):
         t = env.get(o.var)
         if t is None:
-            raise ExpandError(f"{where}: loop variable {o.var!r} is not bound")
+            raise ExpandError(f"{_at(where)}: loop variable {o.var!r} is not bound")
         if not 0 <= t < len(o.items):
-            raise ExpandError(f"{where}: table of {len(o.items)} literals indexed by {o.var} = {t}")
+            raise ExpandError(f"{_at(where)}: table of {len(o.items)} literals indexed by {o.var} = {t}")
         return Imm(o.items[t])
     if isinstance(o, Neg):
         return Neg(_sub(o.operand, env, where))
@@ -74,9 +81,8 @@ def expand_stmts(stmts, env: dict[str, int] | None = None) -> list[Stmt]:
                 out.extend(expand_stmts(s.body, {**env, s.var: v}))
         elif isinstance(s, Instr):
             if env or _has_var(s):
-                where = f"line {s.line}" if s.line else s.opcode
-                g = _sub(s.guard, env, where) if s.guard is not None else None
-                s = Instr(s.opcode, s.mods, tuple(_sub(o, env, where) for o in s.operands), g, s.line)
+                g = _sub(s.guard, env, s) if s.guard is not None else None  # (s: where, for errors)
+                s = Instr(s.opcode, s.mods, tuple([_sub(o, env, s) for o in s.operands]), g, s.line)
             out.append(s)
         elif isinstance(s, Block):
             out.append(Block(tuple(expand_stmts(s.body, env))))

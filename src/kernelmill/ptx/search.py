@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass, replace
+from itertools import compress
 from operator import sub
 
 from .expand import expand_stmts
@@ -109,20 +110,22 @@ class _Runs:
         for x in _unknown(lin, 0, lo, hi):
             if lin[x]:  # known since: a chain from before it passed here
                 continue
-            chain = [x]  # x, x+p, ... up to a known copy or the end of the skeleton's run
+            chain = []  # x, x+p, ... whose skeleton recurs p later, up to a known copy
             y = x
-            while y + p < n and sk[y] == sk[y + p]:
-                y += p
-                if lin[y]:
-                    break
-                chain.append(y)
-            for y in reversed(chain):
+            while True:
                 z = y + p
                 if z >= n or sk[y] != sk[z]:
-                    lin[y] = 1
-                    continue
+                    lin[y] = 1  # the skeleton's run ends here
+                    break
+                chain.append(y)
+                if lin[z]:
+                    break
+                y = z
+            for y in reversed(chain):
+                z = y + p
                 d = step[y] = tuple(map(sub, vals[z], vals[y]))
-                lin[y] = 1 if y in flt and any(d[h] for h in flt[y]) else lin[z] + 1 if step[z] == d else 2
+                lin[y] = (1 if flt and y in flt and any(d[h] for h in flt[y]) else
+                          lin[z] + 1 if step[z] == d else 2)
 
     def lcost(self, lo: int, hi: int) -> int:
         """Tokens the linear terms of statements lo..hi-1 cost (holes.linear_cost); filled."""
@@ -163,6 +166,7 @@ class Segment:
         # the skeletons as a string, one character each: whether (and how often) a body
         # repeats is a comparison of two slices at C speed (_copies_by_skeleton)
         self.text = "".join(map(chr, self.sk))
+        self._last_copies: dict[int, tuple[int, int]] = {}  # body size -> (position, copies)
         self.cum = [0]
         for t in toks:
             self.cum.append(self.cum[-1] + t)
@@ -193,22 +197,16 @@ class Segment:
 
     def _copies_by_skeleton(self, pos: int, p: int) -> int:
         """Copies of the body sk[pos:pos+p] that follow one another from pos (2 or more:
-        the caller has seen it repeat once)."""
+        the caller has seen it repeat once). The search goes from the end of the segment:
+        where it had the body at pos+1, there are as many copies here, or one more."""
         text, end = self.text, len(self.sk) - pos
-
-        def repeats(c: int) -> bool:  # are the first c copies there?
-            return c * p <= end and text.startswith(text[pos:pos + (c - 1) * p], pos + p)
-
-        lo, hi = 2, 4  # doubling, then halving: a few comparisons for long runs too
-        while repeats(hi):
-            lo, hi = hi, 2 * hi
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if repeats(mid):
-                lo = mid
-            else:
-                hi = mid
-        return lo
+        body = text[pos:pos + p]
+        last = self._last_copies.get(p)
+        c = last[1] if last is not None and last[0] == pos + 1 else 2
+        while (c + 1) * p <= end and text.startswith(body, pos + c * p):
+            c += 1
+        self._last_copies[p] = (pos, c)
+        return c
 
     def _copies(self, pos: int, p: int, models: list, start: int) -> int:
         n, sk, vals = len(self.items), self.sk, self.vals
@@ -319,10 +317,9 @@ class Segment:
         # only statements whose linear run ends there have such holes
         leaves: dict[int, list] = {}   # copy index -> holes that leave their model there
         left: dict[tuple, int] = {}
-        for k in range(p):
-            r = runs.lin[pos + k]
-            if r >= cmax:
-                continue
+        lin = runs.lin
+        for k in compress(range(p), map(cmax.__gt__, lin[pos:pos + p])):  # linear runs shorter than cmax
+            r = lin[pos + k]
             b, d, kd = vals[pos + k], deltas[k], kinds[pos + k]
             for h in range(len(b)):
                 if kd[h] == "fimm" and d[h]:  # a float literal that changes: a table from copy 1
