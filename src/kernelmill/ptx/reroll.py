@@ -273,6 +273,14 @@ def reroll_module(m: Module, cfg: RerollConfig | None = None,
 def reroll_text(text: str, source: str = "<ptx>", cfg: RerollConfig | None = None,
                 stats: RerollStats | None = None) -> str:
     """Plain PTX text -> Rolled-PTX text (raises PtxSyntaxError on bad input)."""
+    from .parser import gc_paused
+    # paused over parse, reroll and print, and turned back on once the trees are freed:
+    # turned on between them, the collector walks every tree still alive (batch._reroll_part)
+    with gc_paused():
+        return _reroll_text(text, source, cfg, stats)
+
+
+def _reroll_text(text: str, source: str, cfg: RerollConfig | None, stats: RerollStats | None) -> str:
     from .parser import parse_module
     from .syntax import fmt_module
     return fmt_module(reroll_module(parse_module(text, source), cfg, stats))
