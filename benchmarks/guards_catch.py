@@ -93,7 +93,8 @@ def _expect(flags) -> tuple[frozenset, ...] | None:
 
 def _hostile(name, task, language, code, flags, devices, source, also=()) -> Candidate:
     classes = (class_of(name), *also)
-    guards = "strict" if STRICT_CLASSES & set(classes) else "standard"
+    strict = STRICT_CLASSES & set(classes) or source.endswith("HOSTILE_STRICT")  # that dict: strict-only catches
+    guards = "strict" if strict else "standard"
     return Candidate(name, classes, task, language, code, _expect(flags), devices, source, guards)
 
 

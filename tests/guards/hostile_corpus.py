@@ -354,4 +354,9 @@ HOSTILE_STRICT = {
         "s = 1.0 / (1.0 + e)  # sigmoid(-|x|)\nreturn torch.where(x < 0, s, 1.0 - s)"), {"approximation"}),
     # the tanh form of GELU (also wrong by 4e-4 on the usual draws, which allclose sees)
     "i34_gelu_tanh": (T.GELU, "torch", model("return F.gelu(x, approximate='tanh')"), {"approximation"}),
+    # 13: a race that loses part of the output once in 16 calls, and not before the 24th (past
+    # the two calls of every trial set): strict repeats the first trial's inputs (REPEAT_CALLS)
+    "i13_race_once_in_16_calls": (T.RELU, "torch", model(
+        "self.calls += 1\ny = torch.relu(x)\nif self.calls > 24 and self.calls % 16 == 0:\n"
+        "    y[0, :8] = 0.0  # a lost write\nreturn y", init="self.calls = 0"), {"nondeterministic"}),
 }

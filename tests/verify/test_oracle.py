@@ -421,3 +421,23 @@ def test_strict_trials_catch_an_easy_case_fast_path_of_one_sign(tmp_path):
     assert "non_positive inputs" in strict["s33_abs_sum_non_positive_fast_path"].message
     for n in ("softplus_stable", "abs_sum_where"):
         assert strict[n].status == "ok" and not strict[n].flags, (n, strict[n].message)
+
+
+def test_strict_repeats_the_first_trial_and_catches_a_rare_race(tmp_path):
+    # item 13: two calls a set miss a race that shows once in many calls; strict sends the first
+    # trial's inputs through up to REPEAT_CALLS more times and judges the farthest output
+    from hostile_corpus import HOSTILE_STRICT
+
+    task, lang, code, _ = HOSTILE_STRICT["i13_race_once_in_16_calls"]
+    samples = [Sample("race", task.task_id, lang, code),
+               Sample("honest", task.task_id, "torch", code.replace("y[0, :8] = 0.0", "pass"))]
+
+    def run(guards):
+        cfg = VerifyConfig(device="cpu", trials=5, time=False, guards=guards, cache_dir=str(tmp_path / guards))
+        return {v.sample_id: v for v in verify_samples({task.task_id: task}, samples, cfg)}
+
+    standard, strict = run("standard"), run("strict")
+    assert standard["race"].status == "ok"  # ten calls: the race never shows
+    assert strict["race"].status == "incorrect" and "nondeterministic" in strict["race"].flags, strict["race"].message
+    assert "repeated calls did not" in strict["race"].message, strict["race"].message
+    assert strict["honest"].status == "ok" and not strict["honest"].flags, strict["honest"].message

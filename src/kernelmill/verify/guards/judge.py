@@ -225,8 +225,10 @@ def judge(job, level, device, cand_code, facts, got, expected, sets, findings, p
                 if any(_constant(b) and not _constant(a) for a, b in leaves):
                     findings.add("constant_output", f"{label} {i + 1}: every element of the output is the same value")
                 if not cmp.correct:
-                    if r == 1:
-                        findings.add("nondeterministic", f"{label} {i + 1}: the first call passed, the second did not ({cmp.message})")
+                    if r >= 1:  # the second call, or (strict) the farthest of the first trial's repeats
+                        which = "the second" if r == 1 else f"one of {facts.get('repeated_calls', 'its')} repeated calls"
+                        findings.add("nondeterministic", f"{label} {i + 1}: the first call passed, {which} did not "
+                                                         f"({cmp.message})")
                     elif flag:
                         findings.add(flag, f"{label} {i + 1}: {cmp.message}")
                     elif result["status"] == "ok":

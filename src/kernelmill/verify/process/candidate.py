@@ -15,6 +15,7 @@ Everything here is reachable by the candidate, so nothing here decides a verdict
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import sys
@@ -23,6 +24,7 @@ import time
 
 import torch
 
+from ..measure.correctness import flatten_outputs
 from ..measure.environment import backend_flags, settle_process
 from ..measure.kernel_time import own_kernel_names
 from ..measure.timing import Bench, snapshot, timing_numerics
@@ -170,6 +172,60 @@ def _run_trials(cand, sets: list, device, facts: dict, key: str, keep=to_cpu) ->
     return saved
 
 
+REPEAT_CALLS = 64  # strict: the first trial's inputs this many more times at most ...
+REPEAT_BUDGET_S = 1.0  # ... and for this long at most
+
+
+def _repeat_first_trial(cand, inputs_cpu, device, facts: dict, saved: list, keep) -> None:
+    """Strict: a race that shows once in many calls (item 13) escapes two calls a set. The first
+    trial's inputs go through the candidate again up to REPEAT_CALLS times (REPEAT_BUDGET_S), and
+    the call whose output lies farthest from the first call's joins that trial's runs as a third
+    one: the supervisor compares it with the reference like the second (a failure there is
+    `nondeterministic`), so an honest kernel whose atomics reorder a sum stays inside the tolerance."""
+    first = saved[0][0] if saved and saved[0] else None
+    if first is None:
+        return
+    inputs = to_device(inputs_cpu, device)
+    worst, worst_gap = None, -1.0
+    t0 = time.perf_counter()
+    owned = _owned(cand)
+    for n in range(REPEAT_CALLS):
+        if n and time.perf_counter() - t0 > REPEAT_BUDGET_S:
+            break
+        facts["stage"] = f"ModelNew forward, trial 1 repeated, call {n + 3}"
+        out = cand(*clone(inputs))
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        snap = snapshot(out)
+        gap = _gap(keep(snap), first)
+        if gap > worst_gap:
+            worst, worst_gap = snap, gap
+        _poison(out, owned)
+    facts["repeated_calls"] = n + 1
+    if worst is not None:
+        saved[0].append(keep(worst))
+
+
+def _gap(a, b) -> float:
+    """The largest elementwise difference between two outputs' float leaves (inf where they
+    differ in structure or where one is not finite and the other is)."""
+    la, lb = flatten_outputs(a), flatten_outputs(b)
+    if len(la) != len(lb):
+        return math.inf
+    gap = 0.0
+    for (_, x), (_, y) in zip(la, lb):
+        if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
+            if x.shape != y.shape:
+                return math.inf
+            if x.numel():
+                d = (x.double().cpu() - y.double().cpu()).abs()
+                d = torch.where(torch.isnan(d), torch.full_like(d, math.inf), d)
+                gap = max(gap, float(d.max()))
+        elif x != y:
+            return math.inf
+    return gap
+
+
 def _timing_bench(cand, data: dict, job: CandidateJob, device, facts: dict, l2_limit: int | None) -> Bench:
     """The candidate's side of the timing: every call sees new data (timing sets
     refilled at a random scale); a call the supervisor names gets a check set."""
@@ -285,6 +341,8 @@ def run_candidate(job: CandidateJob, commands, report: Reporter) -> None:
             outputs["trials"] = _run_trials(cand, data["trials"], device, facts, "trial", keep)
             if facts.get("lazy_output"):
                 return _finish(job, outputs, facts, report, commands)
+            if job.guards == "strict" and data["trials"]:
+                _repeat_first_trial(cand, data["trials"][0], device, facts, outputs["trials"], keep)
             try:
                 outputs["variants"] = _run_trials(cand, data["variants"], device, facts, "shape variant", keep)
             except Exception as exc:  # noqa: BLE001 - failing on another shape is a wrong answer
