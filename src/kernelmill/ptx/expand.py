@@ -45,6 +45,14 @@ def _sub(o, env: dict[str, int], where: "Instr | str"):
         if v < 0:
             raise ExpandError(f"{_at(where)}: register {o.prefix}({o.expr}) evaluates to {v}")
         return Reg(f"{o.prefix}{v}") if o.prefix.startswith("%") else Sym(f"{o.prefix}{v}")
+    if isinstance(o, Addr):  # (before the rarer kinds: memory operands are common)
+        off = o.offset
+        if isinstance(off, VarExpr):
+            v = _val(off, env, where)
+            off = None if (v == 0 and o.bracket) else Imm(str(v))
+        base = _sub(o.base, env, where) if o.base is not None else None
+        rest = tuple([_sub(x, env, where) for x in o.rest]) if o.rest else ()
+        return Addr(base, off, o.op, rest, o.bracket)
     if isinstance(o, VarExpr):
         return Imm(str(_val(o, env, where)))
     if isinstance(o, ImmTable):
@@ -57,18 +65,11 @@ def _sub(o, env: dict[str, int], where: "Instr | str"):
     if isinstance(o, Neg):
         return Neg(_sub(o.operand, env, where))
     if isinstance(o, Vec):
-        return Vec(tuple(_sub(x, env, where) for x in o.items))
+        return Vec(tuple([_sub(x, env, where) for x in o.items]))
     if isinstance(o, Paren):
         return Paren(tuple(_sub(x, env, where) for x in o.items))
     if isinstance(o, Pipe):
         return Pipe(_sub(o.left, env, where), _sub(o.right, env, where))
-    if isinstance(o, Addr):
-        off = o.offset
-        if isinstance(off, VarExpr):
-            v = _val(off, env, where)
-            off = None if (v == 0 and o.bracket) else Imm(str(v))
-        base = _sub(o.base, env, where) if o.base is not None else None
-        return Addr(base, off, o.op, tuple(_sub(x, env, where) for x in o.rest), o.bracket)
     return o
 
 

@@ -40,26 +40,10 @@ GEOMETRIC_KINDS = frozenset({"imm", "vimm", "off", "off0"})
 
 def map_op(o, f):
     """Rebuild operand `o`, passing each numeric hole to f(kind, node) -> node."""
-    if isinstance(o, Reg):
+    t = type(o)  # (the node types have no subclasses: `is` instead of isinstance chains)
+    if t is Reg:
         return f("reg", o) if REGNUM.match(o.name) else o
-    if isinstance(o, Sym):
-        return (f("sym", o) if LABELNUM.match(o.name) else
-                f("psym", o) if PARAMNUM.match(o.name) else o)
-    if isinstance(o, VarReg):
-        return f("vreg", o)
-    if isinstance(o, Imm):
-        return f("imm", o) if o.is_dec else f("fimm", o) if FLOATHEX.match(o.text) else o
-    if isinstance(o, VarExpr):
-        return f("vimm", o)
-    if isinstance(o, Neg):
-        return Neg(map_op(o.operand, f))
-    if isinstance(o, Vec):
-        return Vec(tuple(map_op(x, f) for x in o.items))
-    if isinstance(o, Paren):
-        return Paren(tuple(map_op(x, f) for x in o.items))
-    if isinstance(o, Pipe):
-        return Pipe(map_op(o.left, f), map_op(o.right, f))
-    if isinstance(o, Addr):
+    if t is Addr:
         base = map_op(o.base, f) if o.base is not None else None
         off = o.offset
         # an explicit `+0` stays a constant: expand prints a 0-valued hole as no offset
@@ -68,6 +52,23 @@ def map_op(o, f):
                             or (isinstance(off, Imm) and off.is_dec and off.text != "0")):
             off = f("off0" if off is None else "off", off)
         return Addr(base, off, o.op, tuple(map_op(x, f) for x in o.rest), o.bracket)
+    if t is Imm:
+        return f("imm", o) if o.is_dec else f("fimm", o) if FLOATHEX.match(o.text) else o
+    if t is Sym:
+        return (f("sym", o) if LABELNUM.match(o.name) else
+                f("psym", o) if PARAMNUM.match(o.name) else o)
+    if t is VarReg:
+        return f("vreg", o)
+    if t is VarExpr:
+        return f("vimm", o)
+    if t is Vec:
+        return Vec(tuple(map_op(x, f) for x in o.items))
+    if t is Neg:
+        return Neg(map_op(o.operand, f))
+    if t is Paren:
+        return Paren(tuple(map_op(x, f) for x in o.items))
+    if t is Pipe:
+        return Pipe(map_op(o.left, f), map_op(o.right, f))
     return o
 
 

@@ -44,7 +44,9 @@ class VarExpr:
     tables: tuple[tuple[str, tuple[int, ...]], ...] = ()  # (loop variable, values): `[8,12,5][i]`
 
     def eval(self, env: dict[str, int]) -> int:
-        v = self.base + sum(env[x] * c for x, c in self.terms)
+        v = self.base
+        for x, c in self.terms:  # (a loop, not sum() over a generator: expand's hot path)
+            v += env[x] * c
         for c, op, x, k in self.shifts:
             n = env[x] * k
             if n < 0:
