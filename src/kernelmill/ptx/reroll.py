@@ -113,6 +113,10 @@ class _Known:
     def __init__(self):
         self._toks: dict[int, tuple[Stmt, int]] = {}   # id -> (the statement, keeping it alive)
         self._split: dict[int, tuple[Stmt, tuple]] = {}
+        # skeleton keys numbered: a segment compares skeletons by number, so a key (a nested
+        # tuple, whose hash is not kept) is hashed once per statement, not once per segment
+        self._number: dict = {}
+        self._keys: list = []
 
     def tokens(self, s: Stmt) -> int:
         e = self._toks.get(id(s))
@@ -122,9 +126,10 @@ class _Known:
 
     def _count(self, s: Stmt) -> int:
         if type(s) is Instr:
-            key, vals, kinds, _ = self.split(s)
+            number, vals, kinds, _ = self.split(s)
             if _COUNTED_HOLES.issuperset(kinds):
                 extra = _hole_tokens(vals, kinds)
+                key = self._keys[number]
                 n = _SKELETON_TOKENS.get(key)
                 if n is None:
                     if len(_SKELETON_TOKENS) > 200_000:
@@ -134,9 +139,15 @@ class _Known:
         return _tokens(s)
 
     def split(self, s: Stmt) -> tuple:
+        """holes.split(s), with the skeleton key's number in place of the key."""
         e = self._split.get(id(s))
         if e is None:
-            e = self._split[id(s)] = (s, split(s))
+            key, vals, kinds, shapes = split(s)
+            number = self._number.get(key)
+            if number is None:
+                number = self._number[key] = len(self._keys)
+                self._keys.append(key)
+            e = self._split[id(s)] = (s, (number, vals, kinds, shapes))
         return e[1]
 
     def length(self, stmts) -> int:

@@ -53,7 +53,7 @@ def _fresh_var(stmts, avoid=(), shapes=None) -> str:
     raise RuntimeError("no fresh loop variable")
 
 
-@dataclass
+@dataclass(slots=True)
 class _Cand:
     gain: int
     pos: int
@@ -148,7 +148,8 @@ class Segment:
 
     `cfg` is a reroll.RerollConfig (max_period, max_candidates, geometric); `toks` the
     tokens of each statement as printed; `free` the variables of enclosing loops;
-    `splits` (optional) each statement's holes.split, when the caller has them."""
+    `splits` (optional) each statement's holes.split, when the caller has them (the key
+    may be any value standing for it one to one: reroll._Known numbers them)."""
 
     def __init__(self, items: list[Stmt], cfg, toks: list[int], free: tuple = (), splits=None):
         self.items, self.cfg, self.free = items, cfg, free
