@@ -265,7 +265,8 @@ class Segment:
             cs = self._copies_by_skeleton(pos, p)
             # they bound the run: skip bodies that cannot pay
             if cum[pos + cs * p] - cum[q] <= HEADER_TOKENS:
-                blocked.update(range(2 * p, min(cs // 2 * p, max_p) + 1, p))
+                if cs >= 4:
+                    blocked.update(range(2 * p, min(cs // 2 * p, max_p) + 1, p))
                 continue
             runs = all_runs.get(p) or self._runs(p)
             runs.fill(pos, q)
@@ -280,7 +281,8 @@ class Segment:
                     c3 = self._copies(pos, p, geo, 2)
                     if c3 > 2:
                         c, models = c3, geo
-            blocked.update(range(2 * p, min(c // 2 * p, max_p) + 1, p))
+            if c >= 4:  # (fewer than 4 copies block nothing)
+                blocked.update(range(2 * p, min(c // 2 * p, max_p) + 1, p))
             fixed = HEADER_TOKENS + cum[q] - cum[pos]
             if models is None and cfg.tables and cs > c:
                 self._table_options(pos, p, deltas, c, cs, fixed, out)
