@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass, replace
-from itertools import compress
+from itertools import accumulate, compress
 from operator import sub
 
 from .expand import expand_stmts
@@ -153,24 +153,20 @@ class Segment:
 
     def __init__(self, items: list[Stmt], cfg, toks: list[int], free: tuple = (), splits=None):
         self.items, self.cfg, self.free = items, cfg, free
-        ids: dict[str, int] = {}
-        self.sk, self.vals, self.kinds, self.shapes = [], [], [], []
+        if splits is None:
+            splits = [split(s) for s in items]
+        keys, vals, kinds, shapes = zip(*splits) if splits else ((), (), (), ())
+        self.vals, self.kinds, self.shapes = list(vals), list(kinds), list(shapes)
+        ids: dict = {}
+        self.sk = [ids.setdefault(key, len(ids)) for key in keys]
         self.where: dict[int, list[int]] = {}
-        for k, s in enumerate(items):
-            key, v, kd, sh = split(s) if splits is None else splits[k]
-            sid = ids.setdefault(key, len(ids))
-            self.sk.append(sid)
-            self.vals.append(v)
-            self.kinds.append(kd)
-            self.shapes.append(sh)
+        for k, sid in enumerate(self.sk):
             self.where.setdefault(sid, []).append(k)
         # the skeletons as a string, one character each: whether (and how often) a body
         # repeats is a comparison of two slices at C speed (_copies_by_skeleton)
         self.text = "".join(map(chr, self.sk))
         self._last_copies: dict[int, tuple[int, int]] = {}  # body size -> (position, copies)
-        self.cum = [0]
-        for t in toks:
-            self.cum.append(self.cum[-1] + t)
+        self.cum = list(accumulate(toks, initial=0))
         self.flt = float_holes(self.kinds)
         self.runs: dict[int, _Runs] = {}  # body size -> its runs (independent of cfg, shared)
         self.costs: dict[tuple, int] = {}  # the runs' linear costs by (hole kinds, step)
