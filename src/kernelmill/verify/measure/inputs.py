@@ -87,15 +87,18 @@ def _ties(*size, **kw):
     return t
 
 
+def _ascending(t: torch.Tensor) -> torch.Tensor:
+    """`t` sorted along its last dimension, in place."""
+    if t.dim() and t.shape[-1] > 1:
+        with torch.no_grad():
+            t.copy_(torch.sort(t, dim=-1).values)
+    return t
+
+
 def _sorted_rows(*size, **kw):
     # ascending along the last dimension: a scan, a search or a "prefix decides" shortcut
     # that only holds on shuffled data shows here (item 32)
-    t = _REAL_RANDN(*size, **kw)
-    if t.dim() == 0 or t.shape[-1] < 2:
-        return t
-    with torch.no_grad():
-        t.copy_(torch.sort(t, dim=-1).values)
-    return t
+    return _ascending(_REAL_RANDN(*size, **kw))
 
 
 def _rising_wide(*size, **kw):
@@ -103,12 +106,7 @@ def _rising_wide(*size, **kw):
     # start (~+250 in fp32), so a reduction that reads only a prefix of a row (the first tile,
     # the first warp's share) and then exponentiates the rest overflows (item 32's "a prefix
     # that decides"); the usual draws put a row's maximum anywhere, within a few units of the rest
-    t = _wide_range(*size, **kw)
-    if t.dim() == 0 or t.shape[-1] < 2:
-        return t
-    with torch.no_grad():
-        t.copy_(torch.sort(t, dim=-1).values)
-    return t
+    return _ascending(_wide_range(*size, **kw))
 
 
 def _small_scale(*size, **kw):
