@@ -181,10 +181,11 @@ def _repeat_first_trial(cand, inputs_cpu, device, facts: dict, saved: list, keep
     trial's inputs go through the candidate again up to REPEAT_CALLS times (REPEAT_BUDGET_S), and
     the call whose output lies farthest from the first call's joins that trial's runs as a third
     one: the supervisor compares it with the reference like the second (a failure there is
-    `nondeterministic`), so an honest kernel whose atomics reorder a sum stays inside the tolerance."""
-    first = saved[0][0] if saved and saved[0] else None
-    if first is None:
+    `nondeterministic`), so an honest kernel whose atomics reorder a sum stays inside the tolerance.
+    The distances are taken on the device; only the farthest output is kept."""
+    if not saved or not saved[0]:
         return
+    first = to_device(saved[0][0], device)
     inputs = to_device(inputs_cpu, device)
     worst, worst_gap = None, -1.0
     t0 = time.perf_counter()
@@ -197,18 +198,17 @@ def _repeat_first_trial(cand, inputs_cpu, device, facts: dict, saved: list, keep
         if device.type == "cuda":
             torch.cuda.synchronize()
         snap = snapshot(out)
-        gap = _gap(keep(snap), first)
+        gap = _gap(snap, first)
         if gap > worst_gap:
             worst, worst_gap = snap, gap
         _poison(out, owned)
     facts["repeated_calls"] = n + 1
-    if worst is not None:
-        saved[0].append(keep(worst))
+    saved[0].append(keep(worst))
 
 
 def _gap(a, b) -> float:
-    """The largest elementwise difference between two outputs' float leaves (inf where they
-    differ in structure or where one is not finite and the other is)."""
+    """The largest elementwise difference between two outputs' leaves on one device (inf where
+    they differ in structure, or where a difference is not a number)."""
     la, lb = flatten_outputs(a), flatten_outputs(b)
     if len(la) != len(lb):
         return math.inf
@@ -218,9 +218,8 @@ def _gap(a, b) -> float:
             if x.shape != y.shape:
                 return math.inf
             if x.numel():
-                d = (x.double().cpu() - y.double().cpu()).abs()
-                d = torch.where(torch.isnan(d), torch.full_like(d, math.inf), d)
-                gap = max(gap, float(d.max()))
+                d = float((x.double() - y.double()).abs().max())  # max propagates NaN
+                gap = max(gap, math.inf if math.isnan(d) else d)
         elif x != y:
             return math.inf
     return gap
