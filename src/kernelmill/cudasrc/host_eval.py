@@ -29,7 +29,8 @@ CTYPES = {"float": "float32", "double": "float64", "half": "float16", "__half": 
           "int32_t": "int32", "unsigned": "uint32", "unsigned int": "uint32", "uint32_t": "uint32",
           "long": "int64", "long long": "int64", "int64_t": "int64", "size_t": "int64", "long int": "int64",
           "int8_t": "int8", "char": "int8", "signed char": "int8", "uint8_t": "uint8", "unsigned char": "uint8",
-          "bool": "bool", "short": "int16", "int16_t": "int16"}
+          "bool": "bool", "short": "int16", "int16_t": "int16", "unsigned long": "int64", "uint64_t": "int64",
+          "unsigned long long": "int64"}
 SIZES = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2, "int32": 4, "uint32": 4, "int64": 8,
          "int8": 1, "uint8": 1, "bool": 1, "int16": 2}
 _VEC = {"float2": 8, "float4": 16, "half2": 4, "__half2": 4, "int2": 8, "int4": 16, "double2": 16,

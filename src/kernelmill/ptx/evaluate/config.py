@@ -372,11 +372,6 @@ def _split_top(s: str) -> list[str]:
     return [*out, cur] if cur.strip() else out
 
 
-_SCALAR_DTYPES = {**_INT_TYPES, "float": "float32", "double": "float64", "bool": "bool", "int64_t": "int64",
-                  "half": "float16", "__half": "float16", "__nv_bfloat16": "bfloat16",
-                  "uint64_t": "int64", "unsigned long long": "int64", "int16_t": "int16", "uint8_t": "uint8"}
-
-
 def config_from_launch(source: str, launch) -> KernelConfig:
     """The config of one evaluated launch (`cudasrc.host_eval.Launch`: the host code run with the
     task's tensors): every pointer argument a buffer of the tensor it points into (from the
@@ -395,7 +390,7 @@ def config_from_launch(source: str, launch) -> KernelConfig:
         if ptr and (a == 0 and not isinstance(a, bool) or isinstance(a, Ptr) and a.tensor is not None
                     and a.tensor.numel == 0):
             # a null pointer (an empty tensor's too): a buffer of no elements, which is nullptr
-            out.append(Param(name, _PTR_TYPES.get(base, "float32"), "in", [0]))
+            out.append(Param(name, CTYPES.get(base, "float32"), "in", [0]))
             continue
         if isinstance(a, HostTensor):  # a tensor handed to a kernel launched from Python
             a = Ptr(a)
@@ -403,7 +398,7 @@ def config_from_launch(source: str, launch) -> KernelConfig:
             if not isinstance(a, Ptr) or a.tensor is None:
                 raise ConfigError(f"pointer parameter {name!r} gets {a!r}, not a tensor's address")
             t = a.tensor
-            scalar = CTYPES.get(a.ctype or "") or CTYPES.get(base) or _PTR_TYPES.get(base)
+            scalar = CTYPES.get(a.ctype or "") or CTYPES.get(base)
             dtype = scalar if scalar in SIZES and (a.ctype is None or a.ctype in CTYPES) else t.dtype
             if a.ctype is None and scalar is None:
                 dtype = t.dtype
@@ -416,7 +411,7 @@ def config_from_launch(source: str, launch) -> KernelConfig:
             out.append(Param(name, dtype_name(dtype), role, shape, init="zero" if t.origin == "zero" and role != "in"
                              else ""))
         else:
-            kind = _SCALAR_DTYPES.get(base)
+            kind = CTYPES.get(base)
             if isinstance(a, Ptr) and a.tensor is not None:
                 a = a.tensor
             if isinstance(a, HostTensor) and a.item is not None:  # a one-element tensor passed by value
