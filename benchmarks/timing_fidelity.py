@@ -746,6 +746,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--prebuild", type=int, default=0, metavar="N",
                     help="cuda: compile the timed load_inline candidates first, N at a time, into the build "
                          "folders both independent sides then load from")
+    ap.add_argument("--prebuild-only", action="store_true",
+                    help="stop after --prebuild (builds are CPU work: they may run beside other GPU work; "
+                         "a later --resume run measures from the folders kept next to --out)")
     ap.add_argument("--calls", type=int, default=10,
                     help="cuda: profiled calls per side per round (each in its own profiler session); the median is the round's figure")
     ap.add_argument("--kernelbench-repeat", type=int, default=1, metavar="N",
@@ -770,6 +773,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--device is required")
     if args.rounds < 5:
         ap.error("--rounds must be at least 5")
+    if args.prebuild_only and not (args.prebuild and args.out):
+        ap.error("--prebuild-only needs --prebuild N and --out (the build folders live next to --out)")
     device = args.device
     profile = args.profile or ("full" if device == "cuda" else "small")
     corpus = args.corpus.resolve()
@@ -869,6 +874,8 @@ def main(argv: list[str] | None = None) -> int:
         bad = {k: v["error"][-160:] for k, v in built.items() if "error" in v}
         print(f"prebuilt {len(builds) - len(bad)} of {len(builds)} load_inline candidates in "
               f"{time.perf_counter() - t_start:.0f} s" + (f"; failed: {bad}" if bad else ""), flush=True)
+        if args.prebuild_only:
+            return 0 if not bad else 1
     lock = threading.Lock()
     done = [0]
     stop = threading.Event()  # an interrupt: each card finishes its candidate, then the table is written
