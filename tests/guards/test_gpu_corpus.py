@@ -17,6 +17,7 @@ import guard_tasks as T  # noqa: E402
 from gpu_hostile import GPU_HOSTILE, TASKS  # noqa: E402
 
 from kernelmill.languages import get_language  # noqa: E402
+from kernelmill.verify.guards import FLAGS  # noqa: E402
 from kernelmill.records import Sample  # noqa: E402
 from kernelmill.tasks import load_tasks  # noqa: E402
 from kernelmill.tasks.builtin import builtin_samples  # noqa: E402
@@ -73,7 +74,10 @@ def test_gpu_builtin_correct_candidates_have_no_flag(gpu_verdicts):
         pytest.skip("KM_GPU_CORPUS / KM_GPU_PART=hostile verify none of the builtin candidates")
     honest = {k: v for k, v in gpu_verdicts.items() if k.startswith("builtin/")}
     assert {"cuda", "triton"} <= {k.rsplit("/", 1)[1].split("__")[0] for k in honest}, sorted(honest)
-    bad = [(k, v.status, v.flags, v.message[:200]) for k, v in honest.items() if v.status != "ok" or v.flags]
+    # no guard's flag; the measurement's notes (kernelbench_host_bound on a launch-bound call,
+    # events_disagree, clocks_moved) say how it was measured, not what it did
+    bad = [(k, v.status, v.flags, v.message[:200]) for k, v in honest.items()
+           if v.status != "ok" or any(f in FLAGS for f in v.flags)]
     assert not bad
 
 

@@ -23,6 +23,7 @@ from kernelmill.tasks import load_tasks
 from kernelmill.tasks.builtin import builtin_samples
 from kernelmill.verify import VerifyConfig, verify_samples
 from kernelmill.verify.config import ConfigError
+from kernelmill.verify.guards import FLAGS
 from kernelmill.verify.process import cuda_ipc
 from kernelmill.verify.process.candidate import _finish
 from kernelmill.verify.process.job import CandidateJob
@@ -207,7 +208,10 @@ def test_gpu_verdicts_agree_through_ipc_and_files(tmp_path):
         by[exchange] = {v.sample_id: v for v in verify_samples(tasks, samples, config, store=None)}
     for sid in wanted:
         a, b = by["auto"][sid], by["file"][sid]
-        assert (a.status, sorted(a.flags)) == (b.status, sorted(b.flags)), (sid, a, b)
+        # the guards' flags agree; a measurement's notes (kernelbench_host_bound on a launch-bound
+        # ReLU near its threshold, events_disagree, clocks_moved) may differ between two runs
+        guard_flags = lambda v: sorted(f for f in v.flags if f in FLAGS)  # noqa: E731
+        assert (a.status, guard_flags(a)) == (b.status, guard_flags(b)), (sid, a, b)
         assert a.status == sid.rsplit("__", 1)[1], (sid, a.status, a.message)
         if a.status == "ok":
             assert a.measurement["exchange"] == "cuda_ipc" and b.measurement["exchange"] == "file"

@@ -11,11 +11,11 @@ export PYTHONPATH=$PWD/src:$PWD/tests:/tmp/site
 { nvidia-smi -L; nproc; date; python3 -c "import torch, triton; print(torch.__version__, triton.__version__)";
   python3 -c "import transformers; print('transformers', transformers.__version__)" 2>&1 | tail -1; } > /tmp/logs/env_$TAG.txt 2>&1
 if [ -n "$PREBUILD" ]; then
-  MAX_JOBS=2 nice -n 10 python3 benchmarks/timing_fidelity.py --device cuda --llm benchmarks/corpus_llm \
+  MAX_JOBS=2 nice -n 10 timeout -k 5 $((END - $(date +%s) - 10)) python3 benchmarks/timing_fidelity.py --device cuda --llm benchmarks/corpus_llm \
     --kernelbench .kb --kernelbench-rows none --verdicts docs/results/session_2026-11-29c/call1/fid.verdicts.jsonl \
     --only "$(tail -1 docs/results/session_2026-11-29c/fidelity_rows.txt)" --work /tmp/fid/corpus \
     --out /tmp/fid/fid.json --resume --prebuild 4 --prebuild-only --measure-timeout 300 \
-    --stop-at $((END - 60)) > /tmp/logs/prebuild_$TAG.log 2>&1 &
+    --stop-at $((END - 150)) > /tmp/logs/prebuild_$TAG.log 2>&1 &
   PB=$!
 fi
 for f in $FILES; do
