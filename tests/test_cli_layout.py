@@ -10,7 +10,7 @@ import kernelmill
 
 PKG = Path(kernelmill.__file__).parent
 CLI = PKG / "cli"
-SHARED = {"common", "runs", "options"}  # written once, used by several stage modules
+SHARED = {"common", "console", "runs", "options"}  # written once, used by several stage modules
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:

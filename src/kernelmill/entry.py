@@ -8,9 +8,10 @@ import sys
 
 
 def main() -> None:
-    from .verify import start_from_argv
+    if sys.argv[1:2] == ["verify"]:  # only `verify` may start zygotes early; other commands skip its imports
+        from .verify import start_from_argv
 
-    start_from_argv(sys.argv[1:])
+        start_from_argv(sys.argv[1:])
     from .cli import main as cli_main
 
     cli_main()

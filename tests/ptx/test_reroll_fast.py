@@ -163,6 +163,12 @@ def test_a_text_over_a_workers_share_is_rerolled_in_parts_as_the_plain_reroll():
         done = reroll_texts(texts, cfg, jobs=jobs)
         assert [r.text for r in done] == [reroll_text(t, s, cfg) for t, s in texts]
         assert [r.stats.functions for r in done] == [1, 5, 0]
+        # tokens counted in the workers, the parts' counts summed: as counting the whole texts
+        counted = reroll_texts(texts, cfg, jobs=jobs, count=True)
+        assert [r.tokens for r in counted] == [(count_tokens(t), count_tokens(r.text)) for (t, _), r in zip(texts, done)]
+        assert counted[1].tokens[0] > counted[1].tokens[1] > 0
+    assert [r.tokens for r in reroll_texts(texts, cfg, jobs=1, count=True)] == [r.tokens for r in counted]
+    assert all(r.tokens is None for r in done)
 
 
 def test_a_text_that_does_not_parse_is_named_from_a_worker():

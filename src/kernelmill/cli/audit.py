@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 
 from ..verify import VerifyConfig, default_cache_dir
-from .common import err, fail
+from .console import err, fail
 from .options import with_verify_options
 
 

@@ -1,33 +1,17 @@
-"""What every stage's commands share, written once: the consoles, the error
-exit, and the load-or-exit helpers (a source or file a command cannot use ends
-it with exit 2 and one clear line; unreadable lines are reported and skipped).
+"""What every stage's commands share, written once: the load-or-exit helpers (a
+source or file a command cannot use ends it with exit 2 and one clear line; unreadable
+lines are reported and skipped). The consoles and the error exit are in console.py.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import NoReturn, Optional
+from typing import Optional
 
-import typer
-from rich.console import Console
-from rich.markup import escape
 
-from ..records import ReadProblem, Sample, from_dict, iter_jsonl_numbered, read_jsonl
+from ..records import ReadProblem, Sample, from_dict, iter_jsonl_numbered
 from ..tasks import TaskSourceError, load_tasks
-
-console = Console(soft_wrap=True)  # a message naming long paths stays one line when piped (no terminal: 80 columns)
-err = Console(stderr=True, soft_wrap=True)
-
-
-def fail(message: str, code: int = 2) -> NoReturn:
-    """Print `error: message` on stderr and end the command (2: bad input). The
-    message is plain text: brackets in it (`pip install 'kernelmill[generate]'`) are shown."""
-    err.print(f"[red]error:[/red] {escape(message)}")
-    raise typer.Exit(code)
-
-
-def warn(message: str, label: str = "warning") -> None:
-    err.print(f"[yellow]{label}:[/yellow] {escape(message)}")
+from .console import err, fail
 
 
 def report_problems(problems: list[ReadProblem], label: str = "skipped", limit: int = 20) -> None:

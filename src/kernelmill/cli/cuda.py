@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from .common import console, err, fail
+from .console import console, err, fail
 
 app = typer.Typer(help="CUDA source tools.", no_args_is_help=True)
 

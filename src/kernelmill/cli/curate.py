@@ -16,7 +16,8 @@ from ..curate.dataset import curated_rows, excluded_path, read_rows
 from ..curate.inputs import CurateInputError, load_generations
 from ..curate.recipes import PAPER_SINGLE_SHARE, PAPER_SIZE, PAPER_SPEEDUP_THRESHOLD, PAPER_SUBSET_SIZES, RECIPES
 from ..records import ReadProblem, write_jsonl
-from .common import console, err, fail, maybe_tasks_or_exit, report_problems, warn
+from .common import maybe_tasks_or_exit, report_problems
+from .console import console, err, fail, warn
 
 def _problems(problems: list[ReadProblem]) -> None:
     report_problems(problems, label="warning:")

@@ -14,7 +14,7 @@ import typer
 from ..languages import get_language
 from ..records import write_jsonl
 from ..report.output import print_metrics, write_report
-from .common import err
+from .console import err
 from .runs import config_from_options, run_verify
 
 def demo_command(

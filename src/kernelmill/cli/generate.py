@@ -15,7 +15,8 @@ from ..generate.refine import RefineConfig, default_verdicts_path, refine
 from ..generate.runner import GenerateConfig, generate, prompt_inputs
 from ..records import Task
 from ..verify import VerifyConfig
-from .common import err, fail, load_tasks_or_exit
+from .common import load_tasks_or_exit
+from .console import err, fail
 from .options import with_verify_options
 
 

@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from .common import console, err, fail
+from .console import console, err, fail
 
 app = typer.Typer(help="PTX toolkit: lossless Rolled-PTX, CUDA/Triton -> PTX pairs.",
                   no_args_is_help=True)
@@ -160,13 +160,13 @@ def stats(files: list[Path] = typer.Argument(..., help="PTX files (rerolled in m
           strategy: str = _STRATEGY, geometric: bool = _GEOMETRIC, jobs: int = _JOBS) -> None:
     """Length in tokens before/after rerolling, and reroll speed (all files' kernels in parallel)."""
     from ..ptx.batch import reroll_texts
-    from ..ptx.lexer import PtxSyntaxError, count_tokens
+    from ..ptx.lexer import PtxSyntaxError
     cfg = _config(strategy, geometric)
     n_jobs = _jobs(jobs)
     texts = [_read(f) for f in files]
     t0 = time.perf_counter()
     try:
-        done = reroll_texts([(t, str(f)) for t, f in zip(texts, files)], cfg, n_jobs)
+        done = reroll_texts([(t, str(f)) for t, f in zip(texts, files)], cfg, n_jobs, count=True)
     except PtxSyntaxError as exc:
         fail(f"{exc}", 1)
     took = time.perf_counter() - t0
@@ -176,7 +176,7 @@ def stats(files: list[Path] = typer.Argument(..., help="PTX files (rerolled in m
     tot_a = tot_b = size = 0
     for f, text, r in zip(files, texts, done):
         size += len(text.encode())
-        a, b = count_tokens(text), count_tokens(r.text)
+        a, b = r.tokens
         tot_a, tot_b = tot_a + a, tot_b + b
         table.add_row(str(f), str(a), str(b), f"{100 * (a - b) / max(a, 1):.1f}%", str(r.stats.loops),
                       "ok" if r.stats.failed == 0 else f"{r.stats.failed} failed")

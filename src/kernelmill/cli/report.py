@@ -8,7 +8,8 @@ import typer
 
 from ..report.metrics import RESAMPLES, SEED
 from ..report.output import console, print_metrics, write_report
-from .common import PASS_AT_K, PASS_AT_K_HELP, fail, floats_or_exit, maybe_tasks_or_exit, warn
+from .common import PASS_AT_K, PASS_AT_K_HELP, floats_or_exit, maybe_tasks_or_exit
+from .console import fail, warn
 
 _floats = floats_or_exit
 

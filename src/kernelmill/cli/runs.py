@@ -18,7 +18,8 @@ from ..records import ReadProblem, Sample, Verdict, append_jsonl, iter_jsonl, re
 from ..verify import ConfigError, VerifyConfig
 from ..verify import HarnessError, sized_tasks, verify_samples
 from ..verify import StoreError, input_key
-from .common import err, fail, load_tasks_or_exit
+from .common import load_tasks_or_exit
+from .console import err, fail
 
 # seconds to check and time one candidate when --run-timeout is not given: a CPU run of the
 # small size profile takes seconds, so a hanging candidate should not hold a demo for minutes

@@ -11,7 +11,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.syntax import Syntax
 from rich.table import Table
 
-from .common import console, err, fail, load_tasks_or_exit
+from .common import load_tasks_or_exit
+from .console import console, err, fail
 
 app = typer.Typer(help="List and inspect tasks (KernelBench folders, JSONL/Parquet tables, 'builtin').",
                   no_args_is_help=True)

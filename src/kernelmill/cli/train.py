@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from .common import console, err, fail
+from .console import console, err, fail
 
 app = typer.Typer(help="Train on the curated exports with TRL (SFT/LoRA/QLoRA, KTO, multi-turn GRPO).",
                   no_args_is_help=True)

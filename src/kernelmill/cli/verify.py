@@ -11,7 +11,8 @@ from ..verify import default_cache_dir
 from ..verify import HarnessError
 from ..verify import StoreError
 from ..verify import VerifyConfig
-from .common import PASS_AT_K, PASS_AT_K_HELP, err, fail, load_samples_or_exit, load_tasks_or_exit
+from .common import PASS_AT_K, PASS_AT_K_HELP, load_samples_or_exit, load_tasks_or_exit
+from .console import err, fail
 from .options import with_verify_options
 from .runs import dry_run_summary, run_verify, select_samples
 

@@ -1,18 +1,24 @@
-"""PTX toolkit: parser, lossless loop rerolling (Rolled-PTX), and CUDA/Triton -> PTX pairs."""
+"""PTX toolkit: parser, lossless loop rerolling (Rolled-PTX), and CUDA/Triton -> PTX pairs.
 
-from .blocks import BasicBlock, basic_blocks, split_kernels, strip_debug
-from .expand import ExpandError, expand_module, expand_stmts, expand_text
-from .lexer import PtxSyntaxError, count_tokens, tokenize
-from .nvcc import CompileFailed, NvccOptions, nvcc_ptx
-from .pairs import PairConfig, build_pairs, pairs_for_cuda
-from .parser import parse_module, parse_statements
-from .reroll import RerollConfig, RerollStats, reroll_module, reroll_stmts, reroll_text
-from .syntax import Function, Loop, Module, fmt_module, fmt_stmts
+The names below are imported on first use (PEP 562, kernelmill/lazy.py): a worker that
+rerolls (ptx/batch.py) imports the parser and the reroll, not the pairs' task and record
+machinery (~45 ms of `kernelmill ptx stats`' start, issue 44)."""
 
-__all__ = [
-    "BasicBlock", "basic_blocks", "split_kernels", "strip_debug", "ExpandError", "expand_module",
-    "expand_stmts", "expand_text", "PtxSyntaxError", "count_tokens", "tokenize", "CompileFailed",
-    "NvccOptions", "nvcc_ptx", "PairConfig", "build_pairs", "pairs_for_cuda", "parse_module",
-    "parse_statements", "RerollConfig", "RerollStats", "reroll_module", "reroll_stmts",
-    "reroll_text", "Function", "Loop", "Module", "fmt_module", "fmt_stmts",
-]
+from __future__ import annotations
+
+from ..lazy import lazy_face
+
+_WHERE = {
+    "BasicBlock": "blocks", "basic_blocks": "blocks", "split_kernels": "blocks", "strip_debug": "blocks",
+    "ExpandError": "expand", "expand_module": "expand", "expand_stmts": "expand", "expand_text": "expand",
+    "PtxSyntaxError": "lexer", "count_tokens": "lexer", "tokenize": "lexer",
+    "CompileFailed": "nvcc", "NvccOptions": "nvcc", "nvcc_ptx": "nvcc",
+    "PairConfig": "pairs", "build_pairs": "pairs", "pairs_for_cuda": "pairs",
+    "parse_module": "parser", "parse_statements": "parser",
+    "RerollConfig": "reroll", "RerollStats": "reroll", "reroll_module": "reroll", "reroll_stmts": "reroll",
+    "reroll_text": "reroll",
+    "Function": "syntax", "Loop": "syntax", "Module": "syntax", "fmt_module": "syntax", "fmt_stmts": "syntax",
+}
+
+__all__ = sorted(_WHERE)
+__getattr__, __dir__ = lazy_face(__name__, _WHERE)
