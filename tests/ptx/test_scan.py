@@ -177,3 +177,13 @@ def test_token_count_is_the_lexers(text):
     except PtxSyntaxError:
         return
     assert count_tokens(text) == sum(t.kind != "comment" for t in toks)
+
+
+def test_a_repeated_instruction_line_is_read_once_and_keeps_its_own_line():
+    # scan reads an instruction text it has seen from the first reading (the parts are
+    # shared, immutable); each Instr still carries its own line number
+    text = ".visible .entry k()\n{\n\tadd.f32 %f1, %f1, %f2;\n\tmov.u32 %r1, 3;\n\tadd.f32 %f1, %f1, %f2;\n\tret;\n}\n"
+    body = _both(text).functions[0].body
+    first, again = body[0], body[2]
+    assert first == again and (first.line, again.line) == (3, 5)
+    assert first.operands is again.operands
