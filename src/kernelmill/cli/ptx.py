@@ -43,22 +43,27 @@ def _write_atomic(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
+_JOBS = typer.Option(0, "--jobs", "-j", help="Worker processes, one kernel a task (0: one per CPU; "
+                     "the output does not depend on it).")
+
+
 @app.command()
 def reroll(src: Path = typer.Argument(..., help="PTX file."),
            out: Path = typer.Option(..., "-o", "--out", help="Rolled-PTX output file."),
-           strategy: str = _STRATEGY, geometric: bool = _GEOMETRIC) -> None:
-    """Reroll unrolled loops into Rolled-PTX (checked: expand(out) == input)."""
-    from ..ptx.lexer import PtxSyntaxError, count_tokens
-    from ..ptx.reroll import RerollStats, reroll_text
+           strategy: str = _STRATEGY, geometric: bool = _GEOMETRIC, jobs: int = _JOBS) -> None:
+    """Reroll unrolled loops into Rolled-PTX (checked: expand(out) == input). A file of many
+    kernels is shared out over --jobs worker processes; the output does not depend on it."""
+    from ..ptx.batch import reroll_texts
+    from ..ptx.lexer import PtxSyntaxError
     cfg = _config(strategy, geometric)
+    n_jobs = _jobs(jobs)
     text = _read(src)
-    st = RerollStats()
     try:
-        rolled = reroll_text(text, str(src), cfg, stats=st)
+        [done] = reroll_texts([(text, str(src))], cfg, n_jobs, count=True)
     except PtxSyntaxError as exc:
         fail(f"{exc}", 1)
-    _write_atomic(out, rolled)
-    a, b = count_tokens(text), count_tokens(rolled)
+    _write_atomic(out, done.text)
+    (a, b), st = done.tokens, done.stats
     console.print(f"{src} -> {out}: {st.loops} loops ({st.geometric_loops} geometric), {a} -> {b} tokens "
                   f"({100 * (a - b) / max(a, 1):.1f}% shorter), round trip "
                   f"{st.checked}/{st.functions} functions checked"
@@ -144,9 +149,6 @@ def pairs(sources: list[Path] = typer.Argument(..., help=".cu files, Python cand
     for where, why in (configure.errors.items() if configure else ()):
         err.print(f"[yellow]no launch configurations[/yellow] {escape(where)}: {escape(why[-300:])}", highlight=False)
 
-
-_JOBS = typer.Option(0, "--jobs", "-j", help="Worker processes, one kernel a task (0: one per CPU; "
-                     "the output does not depend on it).")
 
 
 def _jobs(jobs: int) -> int | None:

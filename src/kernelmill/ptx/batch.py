@@ -112,17 +112,19 @@ def reroll_texts(texts: Iterable[tuple[str, str]], cfg: RerollConfig | None = No
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, not {jobs}")
     texts = list(texts)
-    if jobs == 1:
-        return [Rerolled(*_reroll_part((text, source, cfg, 0, 1, count))) for text, source in texts]
     total = sum(len(t) for t, _ in texts)
+    # a text over a worker's share goes in parts, one per worker (at most one per
+    # function: `.entry`/`.func` counted in the text, an estimate; a part may be empty)
+    parts = [1 if len(t) * jobs <= total else max(1, min(jobs, t.count(".entry") + t.count(".func")))
+             for t, _ in texts]
+    if jobs == 1 or sum(parts) <= 1:  # one task (`ptx reroll` of a one-kernel file): no pool to start
+        return [Rerolled(*_reroll_part((text, source, cfg, 0, 1, count))) for text, source in texts]
     order = sorted(range(len(texts)), key=lambda i: -len(texts[i][0]))
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         running: dict[int, list] = {}
         for i in order:
             text, source = texts[i]
-            # a text over a worker's share goes in parts, one per worker (at most one per
-            # function: `.entry`/`.func` counted in the text, an estimate; a part may be empty)
-            n = 1 if len(text) * jobs <= total else max(1, min(jobs, text.count(".entry") + text.count(".func")))
+            n = parts[i]
             running[i] = [pool.submit(_reroll_part, (text, source, cfg, j, n, count)) for j in range(n)]
         try:
             done = {i: [f.result() for f in futs] for i, futs in running.items()}
