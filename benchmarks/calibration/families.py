@@ -8,7 +8,7 @@ explanation, the devices it is meant for, and the candidate's source (a module d
 ``ModelNew``, as an LLM would write it).
 
 The PyTorch kernels are here; the C++ (CPU), Triton and CUDA ones are in `cpp_kernels.py`,
-`triton_kernels.py` and `cuda_kernels.py`. `all_kernels()` is the whole suite.
+`triton_kernels.py` and `cuda_kernels.py`. `suite.all_kernels()` is the whole suite.
 """
 
 from __future__ import annotations
@@ -296,17 +296,3 @@ TORCH = [
 def torch_kernels() -> list[Kernel]:
     return [Kernel(task, name, kind, "torch", style, why, torch_code(task, body))
             for task, name, kind, style, why, body in TORCH]
-
-
-def all_kernels() -> list[Kernel]:
-    import cpp_kernels
-    import cuda_kernels
-    import triton_kernels
-
-    out = torch_kernels() + cpp_kernels.kernels() + triton_kernels.kernels() + cuda_kernels.kernels()
-    seen = set()
-    for k in out:
-        if k.task not in TASKS or k.kind not in ("wrong", "control") or k.kernel_id in seen:
-            raise ValueError(f"bad or duplicate kernel {k.kernel_id}")
-        seen.add(k.kernel_id)
-    return out

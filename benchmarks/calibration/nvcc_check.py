@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import families as F  # noqa: E402
+import suite  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--separate", action="store_true", help="one nvcc per candidate (slow: torch's headers each time)")
     args = ap.parse_args(argv)
     sources = []
-    for k in F.all_kernels():
+    for k in suite.all_kernels():
         if k.language == "cuda":
             code, funcs = extract_cuda_source(k.code, k.kernel_id)
             sources.append(CudaSource(k.kernel_id, k.kernel_id, "ok", code, funcs))

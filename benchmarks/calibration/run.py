@@ -1,7 +1,7 @@
 """The calibration table (issue 42): which check catches which plausible wrong kernel, and
 which honest control a check flags by mistake, by op family, language and bug style.
 
-Checks, each on every kernel of the suite (`families.all_kernels()`) meant for the device:
+Checks, each on every kernel of the suite (`suite.all_kernels()`) meant for the device:
 - ``kb_allclose``: KernelBench's own rule, written here with nothing of kernelmill's checks:
   5 trials of the task's `get_inputs()` (seeds 0-4), ``torch.allclose(atol=rtol=1e-2)``, in
   worker processes of this script (extensions are built through kernelmill's cached
@@ -36,6 +36,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import families as F  # noqa: E402
+import suite  # noqa: E402
 
 CHECKS = ("kb_allclose", "kernelmill", "kernelmill_fp64", "strict_fp64")
 KM_CHECKS = {"kernelmill": {}, "kernelmill_fp64": {"fp64_k": None}, "strict_fp64": {"fp64_k": None, "guards": "strict"}}
@@ -272,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     gpus = [int(g) for g in args.gpus.split(",")] if args.gpus else None
     langs = set(args.languages.split(","))
     only = [o for o in args.only.split(",") if o]
-    kernels = [k for k in F.all_kernels() if args.device in k.devices and k.language in langs
+    kernels = [k for k in suite.all_kernels() if args.device in k.devices and k.language in langs
                and (not only or any(o in k.kernel_id for o in only))]
     if not kernels:
         ap.error("no kernels selected")
