@@ -144,7 +144,7 @@ def materialize(dest: Path, corpus: Path | None, external: Path | None, llm: Pat
                 rid, ref, code = row["id"], row["ref_code"], row["custom_code"]
             except (ValueError, KeyError) as exc:
                 raise SystemExit(f"{external}:{n}: not a row of id, ref_code, custom_code ({exc})")
-            name = re.sub(r"[^A-Za-z0-9_]", "_", rid)
+            name = file_name(rid)
             lang = "cuda" if "load_inline" in code else "triton" if "triton" in code else "torch"
             (dest / "tasks" / f"{name}.py").write_text(ref, encoding="utf-8")
             claim = row.get("claimed_speedup")
@@ -493,7 +493,16 @@ def read_verdicts(path: Path) -> dict[str, dict]:
             continue
         if "sample_id" in row:
             out[row["sample_id"]] = row  # a later line (a re-run) wins
+    # verdicts of the external table's rows made elsewhere (`kernelmill audit TABLE`: sample id
+    # = the row's id, `cudal1-a100-L1-9`) under the name the merged corpus gives them
+    for sid, row in list(out.items()):
+        out.setdefault(file_name(sid), row)
     return out
+
+
+def file_name(row_id: str) -> str:
+    """An external row's candidate and task name in the merged corpus (materialize)."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", row_id)
 
 
 # --------------------------------------------------------- table and summary

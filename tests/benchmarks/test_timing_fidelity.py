@@ -168,6 +168,10 @@ def test_read_verdicts_keeps_the_last_line_per_sample(tmp_path):
     v = tf.read_verdicts(path)
     assert sorted(v) == ["a", "b"] and v["a"]["status"] == "ok"
     assert tf.read_verdicts(tmp_path / "none.jsonl") == {}
+    # an audit's verdicts name external rows by their ids: found under the merged corpus's names
+    path.write_text('{"sample_id": "cudal1-a100-L1-9", "status": "ok"}\n')
+    v = tf.read_verdicts(path)
+    assert v["cudal1_a100_L1_9"] is v["cudal1-a100-L1-9"] and tf.file_name("cudal1-a100-L1-9") == "cudal1_a100_L1_9"
 
 
 def test_external_table_becomes_a_corpus_and_bad_rows_name_their_line(tmp_path):
