@@ -5,6 +5,9 @@ rule makes address offsets lossless: a bracketed offset that evaluates to 0 is
 printed as no offset (`[%r8]`), because the rerolling only ever puts a VarExpr
 where the original wrote either no offset or a non-zero one (an explicit `+0`
 is kept as a constant and never becomes a VarExpr).
+
+A VarExpr where a guard predicate would be is a presence guard (presence.py): the
+statement is emitted, unguarded, in the copies where it evaluates above 0.
 """
 
 from __future__ import annotations
@@ -81,6 +84,10 @@ def expand_stmts(stmts, env: dict[str, int] | None = None) -> list[Stmt]:
             for v in range(s.start, s.limit, s.step):
                 out.extend(expand_stmts(s.body, {**env, s.var: v}))
         elif isinstance(s, Instr):
+            if type(s.guard) is VarExpr:  # a presence guard (presence.py): in the copies where > 0
+                if _val(s.guard, env, s) <= 0:
+                    continue
+                s = Instr(s.opcode, s.mods, s.operands, None, s.line)
             if env or _has_var(s):
                 g = _sub(s.guard, env, s) if s.guard is not None else None  # (s: where, for errors)
                 s = Instr(s.opcode, s.mods, tuple([_sub(o, env, s) for o in s.operands]), g, s.line)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, fields, replace
 from .expand import expand_stmts
 from .lexer import count_tokens
 from .holes import split
+from .presence import roll_stream as roll_presence
 from .search import Segment
 from .syntax import Block, Directive, Function, Instr, Loop, Module, Stmt, fmt_stmt
 
@@ -44,6 +45,7 @@ class RerollConfig:
     tables: bool = True        # allow table terms `[v0,v1,...][i]` (format 2) for holes no model fits
     max_table: int = 32        # longest table (copies of a loop with a table term)
     strategy: str = "best"     # "dp" | "greedy" | "best" (run both, keep the shorter)
+    presence: bool = True      # loops whose copies differ by `mov`s, with presence guards (presence.py)
 
     def __post_init__(self):
         if self.strategy not in ("dp", "greedy", "best"):
@@ -73,7 +75,10 @@ class RerollStats:
 
 def _is_barrier(s: Stmt) -> bool:
     if isinstance(s, Directive):
-        return s.name in (".reg", ".shared", ".local", ".param", ".pragma")
+        # declarations end a segment; `.pragma "nounroll";` does not: nvcc puts one at the head
+        # of every loop it keeps, so each copy of an outer loop unrolled around an inner one
+        # holds one, and the copies roll only with it in the body (expand copies it as it is)
+        return s.name in (".reg", ".shared", ".local", ".param")
     return isinstance(s, Instr) and s.opcode in _CONTROL
 
 
@@ -241,7 +246,24 @@ def reroll_stmts(stmts, cfg: RerollConfig | None = None,
         n = known.length(out)
         if best is None or n < best[0]:
             best = (n, out, st)
+    if cfg.presence:
+        # the copies that differ by `mov`s, rolled first: the ordinary plans may have taken
+        # pieces of them (runs of equal copies) that hide the whole run from the pass below
+        st = RerollStats()
+        pre = roll_presence(stmts, cfg, known, st, _is_barrier, _CONTROL, cache)
+        if st.loops:
+            out = _reroll_with(pre, replace(cfg, strategy="dp"), st, "dp", cache, known, check_loops)
+            n = known.length(out)
+            if n < best[0]:
+                best = (n, out, st)
     n, out, st = best
+    if cfg.presence:
+        before = st.loops
+        out = roll_presence(out, cfg, known, st, _is_barrier, _CONTROL, cache)
+        if st.loops != before:
+            # the new loops may fold into outer ones, as the ordinary passes' loops do
+            out = _reroll_with(out, replace(cfg, strategy="dp"), st, "dp", cache, known, check_loops)
+            n = known.length(out)
     if n > known.length(stmts):  # scores are exact, but never make the text longer
         return list(stmts)
     stats.add(st)

@@ -1,0 +1,341 @@
+"""Loops whose copies differ by `mov` statements: a presence guard per statement (issue 44).
+
+nvcc materialises a constant in a register where a copy needs it and reuses one it has
+already: a shuffle ladder `mov.u32 %r46, 8; shfl ... %r46 ...` has the `mov` in every copy
+but the one whose offset (2) was set earlier, and a guarded load's zero `mov.f32 %f5,
+0f00000000` sits in some copies only. The copies then differ in length and no body repeats.
+
+Rolled-PTX writes such a statement once in the loop body with a *presence guard*: a VarExpr
+where a predicate would be, the statement being emitted in the copies where it evaluates
+above 0 (`@2-i`: copies 0 and 1; `@0+i`: all but copy 0; `@[1,1,0,1][i]`: all but copy 2).
+Plain PTX never has a number for a guard, so the form is free (expand.py reads it).
+
+The search is the ordinary one (search.Segment) on the stream with the unguarded `mov`s left
+out; each loop its plan chooses is then rebuilt on the real statements: the `mov`s between
+two statements of the body are slotted into the body where every copy's `mov`s there match
+one copy's in order (by skeleton), each hole of a statement keeps to a model over the copies
+that have it (linear, `(m>>i)`, or a table), and the loop is kept only where it expands to
+the statements it replaces and is shorter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from operator import sub
+
+from .expand import expand_stmts
+from .holes import GEOMETRIC_KINDS, cost, template
+from .search import HEADER_TOKENS, Segment, _fresh_var
+from .syntax import Block, Instr, Loop, Stmt, VarExpr
+
+_NO_SHAPE = ((), (), ())
+
+
+def optional(s: Stmt) -> bool:
+    """Statements that may be missing from some copies: unguarded `mov`s."""
+    return type(s) is Instr and s.opcode == "mov" and s.guard is None
+
+
+def roll_segment(items: list[Stmt], cfg, known, free: tuple, stats, raw: Segment | None = None) -> list[Stmt]:
+    """`items` (a straight-line segment, already rolled by the ordinary search) with the
+    loops whose copies differ by `mov`s folded, where each pays. `raw`: the ordinary search's
+    Segment of these items, where it has one (its skeleton numbers and token sums are read)."""
+    n = len(items)
+    if raw is None:
+        raw = Segment(items, cfg, [known.tokens(s) for s in items], free, [known.split(s) for s in items])
+    # the skeletons of `mov`s (a skeleton holds the opcode and the guard: one test per skeleton)
+    movs = {x for x, ks in raw.where.items() if optional(items[ks[0]])}
+    if not movs:
+        return items
+    sk_all = raw.sk
+    core_idx = [k for k, x in enumerate(sk_all) if x not in movs]
+    if len(core_idx) < 4:
+        return items
+    near = _irregular(core_idx, [sk_all[k] for k in core_idx], n)
+    if not near:
+        return items
+    core = [items[k] for k in core_idx]
+    # a body statement's tokens with those of the `mov`s up to the next one: what the copies
+    # hold, so the plan's scores count them (their holes' costs are counted when built)
+    cum = raw.cum
+    toks = list(map(sub, [cum[k] for k in core_idx[1:]] + [cum[n]], [cum[k] for k in core_idx]))
+    vals, kinds, shapes = raw.vals, raw.kinds, raw.shapes  # (holes.split's, read once by raw)
+    seg = _Near(core, replace(cfg, max_period=_WINDOW), toks, free,
+                [(sk_all[k], vals[k], kinds[k], shapes[k]) for k in core_idx])
+    seg.near = near
+    choice = seg._plan_dp()
+    out: list[Stmt] = []
+    done = 0  # items[:done] are in out
+    pos = 0
+    while pos < len(core):
+        b = choice[pos]
+        if b is None:
+            pos += 1
+            continue
+        built = _build(items, core_idx, seg, b, known, free)
+        if built is not None:
+            start, end, loop = built
+            if start >= done:
+                out.extend(items[done:start])
+                out.append(loop)
+                done = end
+                stats.loops += 1
+        pos += b.period * b.copies
+    out.extend(items[done:])
+    return out
+
+
+_WINDOW = 64  # longest body searched (in statements other than `mov`s)
+
+
+class _Near(Segment):
+    """The search, at the positions where a loop may cover copies that differ (`near`)."""
+
+    near: bytearray
+
+    def options(self, pos: int) -> list:
+        return super().options(pos) if self.near[pos] else []
+
+
+def _irregular(core_idx: list[int], sk: list, n: int) -> bytearray | None:
+    """The positions from which a loop may cover copies that differ in their `mov`s (None where
+    there is none): up to two bodies (at most _WINDOW) before a statement that has another count
+    of `mov`s after it than the next statement of its skeleton, the statements after both
+    alike. A run of copies that all have the same `mov`s is the ordinary search's."""
+    gap = list(map(sub, core_idx[1:] + [n], core_idx))  # (1 more than the `mov`s after each)
+    last: dict = {}
+    near = bytearray(len(sk))
+    found = False
+    m = len(sk)
+    for x in range(m - 1, -1, -1):
+        y = last.get(sk[x])
+        # (and the statement after it repeats there too: the two are in copies of a body)
+        if (y is not None and y - x <= _WINDOW and gap[x] != gap[y]
+                and (y + 1 == m or sk[x + 1] == sk[y + 1])):
+            lo = max(0, x - min(_WINDOW, 2 * (y - x)) + 1)
+            near[lo:x + 1] = b"\x01" * (x + 1 - lo)
+            found = True
+        last[sk[x]] = x
+    return near if found else None
+
+
+def _merge(gaps: list[list[int]], sk) -> list | None:
+    """A body's slots for the `mov`s of one gap: the longest copy's `mov`s, and for each copy
+    which of them it has (each copy's `mov`s must match the longest's in order, by skeleton)."""
+    longest = max(gaps, key=len)
+    if not longest:
+        return []
+    ref = [sk(x) for x in longest]
+    slots = [[None] * len(gaps) for _ in longest]  # slot -> per copy: item index or None
+    for t, g in enumerate(gaps):
+        j = 0
+        for x in g:
+            k = sk(x)
+            while j < len(ref) and ref[j] != k:
+                j += 1
+            if j == len(ref):
+                return None
+            slots[j][t] = x
+            j += 1
+    return slots
+
+
+def _build(items, core_idx, seg: Segment, b, known, free):
+    p, c, pos = b.period, b.copies, b.pos
+    first = [core_idx[pos + t * p] for t in range(c)]  # each copy's first core statement
+    last_core = core_idx[pos + c * p - 1]
+
+    def sk(x):
+        return known.split(items[x])[0]
+
+    # the last copy's tail: the `mov`s after its last statement, as far as they match a tail
+    tail_end = last_core + 1
+    while tail_end < len(items) and optional(items[tail_end]):
+        tail_end += 1
+    # per copy, per gap (before body statements 1..p-1, then the tail): the mov indices
+    gaps = []
+    for t in range(c):
+        row = []
+        for j in range(1, p + 1):
+            lo = core_idx[pos + t * p + j - 1] + 1
+            hi = (core_idx[pos + t * p + j] if j < p or t < c - 1 else tail_end)
+            row.append(list(range(lo, hi)))
+        gaps.append(row)
+    if all(len(gaps[t][j]) == 0 for t in range(c) for j in range(p)):
+        return None  # no `mov`s: the ordinary search has seen this run
+    slots_per_gap = []
+    for j in range(p):
+        if j == p - 1:
+            # the last copy's tail is cut where it stops matching (what follows stays outside)
+            ref = _merge([gaps[t][j] for t in range(c - 1)], sk)
+            if ref is None:
+                return None
+            got = _match_prefix(gaps[c - 1][j], ref, sk)
+            tail_end = (gaps[c - 1][j][got - 1] + 1) if got else last_core + 1
+            gaps[c - 1][j] = gaps[c - 1][j][:got]
+        s = _merge([gaps[t][j] for t in range(c)], sk)
+        if s is None:
+            return None
+        slots_per_gap.append(s)
+    start, end = first[0], tail_end
+    # the body: core statement j, then the slots of gap j
+    body_rows: list[list] = []  # per body statement: per copy item index or None
+    for j in range(p):
+        body_rows.append([core_idx[pos + t * p + j] for t in range(c)])
+        body_rows.extend(slots_per_gap[j])
+    span = items[start:end]
+    # models first, and the loop's tokens from them (holes.cost, exact for the linear and
+    # table terms): most loops a plan offers here do not pay once their `mov`s' holes are
+    # counted, and are then never printed
+    fitted = []
+    est, limit = HEADER_TOKENS, known.length(span)
+    for row in body_rows:
+        f = _models(items, row, known, c)
+        if f is None:
+            return None
+        fitted.append(f)
+        est += f[4]
+        if est >= limit:
+            return None
+    var = _fresh_var(span, free)
+    body = [_template(f, var, c) for f in fitted]
+    if any(s is None for s in body):
+        return None
+    loop = Loop(var, 0, c, 1, tuple(body))
+    if known.length([loop]) >= known.length(span):
+        return None
+    envs = [{}] if not free else [{v: x for v in free} for x in (0, 1)]
+    try:
+        if not all(expand_stmts([loop], env) == expand_stmts(span, env) for env in envs):
+            return None
+    except ValueError:
+        return None
+    return start, end, loop
+
+
+def _match_prefix(g: list[int], slots: list, sk) -> int:
+    """How many of `g`'s first statements match the slots' skeletons in order."""
+    ref = [sk(next(x for x in row if x is not None)) for row in slots]
+    j = got = 0
+    for x in g:
+        k = sk(x)
+        while j < len(ref) and ref[j] != k:
+            j += 1
+        if j == len(ref):
+            break
+        j += 1
+        got += 1
+    return got
+
+
+def _models(items, row: list, known, c: int) -> tuple | None:
+    """(statement of the first copy that has it, hole values at copy 0, models, copies that
+    have it, estimated tokens in the loop body) of one body statement, or None."""
+    present = [t for t in range(c) if row[t] is not None]
+    a = present[0]
+    s0 = items[row[a]]
+    _, v_a, kinds, shapes = known.split(s0)
+    vals = {t: known.split(items[row[t]])[1] for t in present}
+    base, models = [], []
+    toks = known.tokens(s0)
+    for h, kd in enumerate(kinds):
+        m = _fit(kd, [(t, vals[t][h]) for t in present], c, shapes[h] != _NO_SHAPE)
+        if m is None:
+            return None
+        base.append(m[1])
+        models.append(m[0])
+        if m[0] != ("lin", 0):
+            toks += 1 if kd == "fimm" else cost(kd, v_a[h], m[0], shapes[h])
+    if len(present) < c:
+        if s0.guard is not None:
+            return None
+        run = len(present) == present[-1] + 1 - a and (a == 0 or present[-1] == c - 1)
+        toks += 4 if run else 2 * c + 5  # `@2-i`, `@0+i`; `@[1,0,1][i]`
+    return s0, tuple(base), tuple(models), present, toks
+
+
+def _template(f: tuple, var: str, c: int) -> Stmt:
+    s0, base, models, present, _ = f
+    s = template(s0, base, models, var)
+    if len(present) < c:
+        s = Instr(s.opcode, s.mods, s.operands, _presence(present, c, var), s.line)
+    return s
+
+
+def _presence(present: list[int], c: int, var: str) -> VarExpr:
+    a, b = present[0], present[-1] + 1
+    if b - a == len(present):
+        if a == 0:
+            return VarExpr(b, ((var, -1),))  # `b-i`: copies before b
+        if b == c:
+            return VarExpr(1 - a, ((var, 1),))  # `1-a+i`: copies from a on
+    return VarExpr(0, (), (), ((var, tuple(int(t in present) for t in range(c))),))
+
+
+def _fit(kind: str, pts: list[tuple[int, int]], c: int, shaped: bool):
+    """(model, value at copy 0) of a hole known at some copies, or None."""
+    (a, va) = pts[0]
+    if all(v == va for _, v in pts):
+        return ("lin", 0), va
+    if kind == "fimm":
+        return _table(pts, c), va
+    if len(pts) >= 2:
+        (b, vb) = pts[1]
+        d, r = divmod(vb - va, b - a)
+        if r == 0 and all(v == va + (t - a) * d for t, v in pts):
+            v0 = va - a * d
+            if v0 >= 0 or kind not in ("reg", "sym", "psym"):
+                return ("lin", d), v0
+    if kind in GEOMETRIC_KINDS and not shaped and va > 0:
+        for k in (1, 2):
+            m = va << (a * k)
+            model = ("shr", 0, m, k)
+            if all(v == m >> (t * k) for t, v in pts):
+                return model, m
+            model = ("shl", 0, va >> (a * k), k) if va % (1 << (a * k)) == 0 else None
+            if model and model[2] and all(v == model[2] << (t * k) for t, v in pts):
+                return model, model[2]
+    if shaped:  # a table on a hole that already has terms: not offered (as in search.py)
+        return None
+    return _table(pts, c), va
+
+
+def _table(pts: list[tuple[int, int]], c: int) -> tuple:
+    got = dict(pts)
+    fill = pts[0][1]
+    return ("tab", tuple(got.get(t, fill) for t in range(c)))
+
+
+def roll_stream(stmts, cfg, known, stats, barrier, control, cache: dict, free: tuple = ()) -> list[Stmt]:
+    """Every straight-line segment of `stmts` (loop bodies and scopes too) through roll_segment;
+    `barrier(s)`: does s end a segment (reroll._is_barrier: `control`, the opcodes that do, and
+    declarations)? `cache`: reroll's Segments by their statements' identities."""
+    out: list[Stmt] = []
+    seg: list[Stmt] = []
+
+    def flush():
+        if len(seg) >= 4:
+            raw = cache.get((tuple(map(id, seg)), free, cfg.tables))
+            out.extend(roll_segment(seg, cfg, known, free, stats, None if raw is None else raw[1]))
+        else:
+            out.extend(seg)
+        seg.clear()
+
+    for s in stmts:
+        if type(s) is Instr and s.opcode not in control:  # (most statements: no call)
+            seg.append(s)
+        elif isinstance(s, Block):
+            body = roll_stream(s.body, cfg, known, stats, barrier, control, cache, free)
+            same = len(body) == len(s.body) and all(x is y for x, y in zip(body, s.body))
+            seg.append(s if same else Block(tuple(body)))
+        elif isinstance(s, Loop):
+            body = roll_stream(s.body, cfg, known, stats, barrier, control, cache, free + (s.var,))
+            same = len(body) == len(s.body) and all(x is y for x, y in zip(body, s.body))
+            seg.append(s if same else Loop(s.var, s.start, s.limit, s.step, tuple(body)))
+        elif barrier(s):
+            flush()
+            out.append(s)
+        else:
+            seg.append(s)
+    flush()
+    return out
