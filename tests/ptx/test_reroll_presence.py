@@ -159,3 +159,65 @@ def test_copies_holding_a_nounroll_pragma_roll_and_round_trip(copies, extra_firs
     if copies >= 3:  # one loop over the copies, the pragma in its body
         loops = [s for s in rolled if isinstance(s, Loop)]
         assert loops and any('.pragma' in fmt_stmts([x]) for x in loops)
+
+
+def _guarded_tail(width: int, extra: int, body_ops: list[str]) -> str:
+    """`if (i + k < n) y[i + k] = f(y[i + k])` for k = 0..width-1, as nvcc writes it: a block
+    per copy from the label the copy before branches to; copy `extra` computes the address
+    the later copies reuse (three statements the others lack)."""
+    lines = []
+    for k in range(width):
+        if k:
+            lines.append(f"$L__BB0_{2 * k + 3}:")
+        lines += [f"add.s32 \t%r{30 + 2 * k}, %r6, {k + 1};", f"setp.ge.s32 \t%p{k + 8}, %r{30 + 2 * k}, %r11;"]
+        if k == extra:
+            lines += [f"add.s32 \t%r{31 + 2 * k}, %r{30 + 2 * k}, %r7;", f"mul.wide.s32 \t%rd10, %r{31 + 2 * k}, 4;",
+                      "add.s64 \t%rd2, %rd1, %rd10;"]
+        lines.append(f"@%p{k + 8} bra \t$L__BB0_{2 * k + 5};")
+        f = 10 + 8 * k
+        lines.append(f"ld.global.f32 \t%f{f}, [%rd2{_off(4 * k)}];")
+        for j, op in enumerate(body_ops):
+            lines.append(f"{op}.f32 \t%f{f + j + 1}, %f{f + j}, %f2;")
+        lines.append(f"st.global.f32 \t[%rd2{_off(4 * k)}], %f{f + len(body_ops)};")
+    return "\n".join(lines + [f"$L__BB0_{2 * width + 3}:", "ret;"]) + "\n"
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(2, 8), st.integers(0, 2), st.lists(st.sampled_from(["add", "mul", "max", "sub"]), min_size=1, max_size=6))
+def test_guarded_tails_with_an_address_in_one_copy_round_trip(width, extra, ops):
+    extra = min(extra, width - 1)
+    stmts = parse_statements(_guarded_tail(width, extra, ops))
+    rolled = _roundtrip(stmts)
+    if width >= 4 and len(ops) >= 3:  # one loop over the copies after the first
+        assert any(isinstance(s, Loop) and s.trip >= width - 1 for s in rolled)
+        if extra >= 1:  # the address statements of copy `extra` in it, guarded
+            assert _guards(rolled)
+
+
+def test_guarded_tail_rolls_only_with_alignment():
+    stmts = parse_statements(_guarded_tail(4, 1, ["add", "mul", "max", "sub"]))
+    rolled = _roundtrip(stmts)
+    plain = reroll_stmts(stmts, RerollConfig(presence=False))
+    assert count_tokens(fmt_stmts(rolled)) < count_tokens(fmt_stmts(plain))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, 5), st.booleans(), st.integers(1, 9)), min_size=2, max_size=10))
+def test_any_run_of_label_blocks_round_trips(blocks):
+    # blocks of a few statements each, some with extra unguarded statements, some guarded
+    lines, r = [], 10
+    for b, (kind, guarded, x) in enumerate(blocks):
+        lines.append(f"$L__BB0_{b + 2}:")
+        if kind % 2:
+            lines.append(f"mov.u32 \t%r{r}, {x};")
+            r += 1
+        if kind >= 2:
+            lines.append(f"add.s32 \t%r{r}, %r{r - 1}, {x};")
+            r += 1
+        lines.append(f"setp.lt.s32 \t%p{b + 1}, %r{r - 1}, %r2;")
+        lines.append(f"{'@' if guarded else '@!'}%p{b + 1} bra \t$L__BB0_{b + 3};")
+        lines.append(f"st.global.u32 \t[%rd1+{4 * (b + 1)}], %r{r - 1};")
+        if kind == 5:
+            lines.append(f"add.s32 \t%r{r}, %r{r - 1}, 1;")
+            r += 1
+    _roundtrip(parse_statements("\n".join(lines + [f"$L__BB0_{len(blocks) + 2}:", "ret;"]) + "\n"))

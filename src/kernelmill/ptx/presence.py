@@ -36,7 +36,8 @@ def optional(s: Stmt) -> bool:
     return type(s) is Instr and s.opcode == "mov" and s.guard is None
 
 
-def roll_segment(items: list[Stmt], cfg, known, free: tuple, stats, raw: Segment | None = None) -> list[Stmt]:
+def roll_segment(items: list[Stmt], cfg, known, free: tuple, stats, raw: Segment | None = None,
+                 check: bool = True) -> list[Stmt]:
     """`items` (a straight-line segment, already rolled by the ordinary search) with the
     loops whose copies differ by `mov`s folded, where each pays. `raw`: the ordinary search's
     Segment of these items, where it has one (its skeleton numbers and token sums are read)."""
@@ -72,7 +73,7 @@ def roll_segment(items: list[Stmt], cfg, known, free: tuple, stats, raw: Segment
         if b is None:
             pos += 1
             continue
-        built = _build(items, core_idx, seg, b, known, free)
+        built = _build(items, core_idx, seg, b, known, free, check, cfg.geometric)
         if built is not None:
             start, end, loop = built
             if start >= done:
@@ -140,7 +141,7 @@ def _merge(gaps: list[list[int]], sk) -> list | None:
     return slots
 
 
-def _build(items, core_idx, seg: Segment, b, known, free):
+def _build(items, core_idx, seg: Segment, b, known, free, check: bool = True, geometric: bool = True):
     p, c, pos = b.period, b.copies, b.pos
     first = [core_idx[pos + t * p] for t in range(c)]  # each copy's first core statement
     last_core = core_idx[pos + c * p - 1]
@@ -183,6 +184,16 @@ def _build(items, core_idx, seg: Segment, b, known, free):
     for j in range(p):
         body_rows.append([core_idx[pos + t * p + j] for t in range(c)])
         body_rows.extend(slots_per_gap[j])
+    loop = _finish(items, body_rows, start, end, c, known, free, check, geometric)
+    return None if loop is None else (start, end, loop)
+
+
+def _finish(items, body_rows: list, start: int, end: int, c: int, known, free: tuple,
+            check: bool = True, geometric: bool = True) -> Loop | None:
+    """The loop of c copies whose body statements are `body_rows` (per copy: an index into
+    items, or None where the copy lacks it), replacing items[start:end]; None unless it is
+    shorter and (`check`) expands to them. Unchecked, the caller compares the function's
+    expansion (reroll.reroll_function, as for the ordinary loops)."""
     span = items[start:end]
     # models first, and the loop's tokens from them (holes.cost, exact for the linear and
     # table terms): most loops a plan offers here do not pay once their `mov`s' holes are
@@ -190,27 +201,29 @@ def _build(items, core_idx, seg: Segment, b, known, free):
     fitted = []
     est, limit = HEADER_TOKENS, known.length(span)
     for row in body_rows:
-        f = _models(items, row, known, c)
+        f = _models(items, row, known, c, geometric)
         if f is None:
             return None
         fitted.append(f)
         est += f[4]
         if est >= limit:
             return None
-    var = _fresh_var(span, free)
+    # (the copies' statements hold the variables the body's do: holes' shapes are skeleton)
+    reps = [f[0] for f in fitted]
+    var = _fresh_var(reps, free, [known.split(s)[3] for s in reps])
     body = [_template(f, var, c) for f in fitted]
-    if any(s is None for s in body):
-        return None
     loop = Loop(var, 0, c, 1, tuple(body))
-    if known.length([loop]) >= known.length(span):
+    if known.length([loop]) >= limit:
         return None
+    if not check:
+        return loop
     envs = [{}] if not free else [{v: x for v in free} for x in (0, 1)]
     try:
         if not all(expand_stmts([loop], env) == expand_stmts(span, env) for env in envs):
             return None
     except ValueError:
         return None
-    return start, end, loop
+    return loop
 
 
 def _match_prefix(g: list[int], slots: list, sk) -> int:
@@ -228,7 +241,7 @@ def _match_prefix(g: list[int], slots: list, sk) -> int:
     return got
 
 
-def _models(items, row: list, known, c: int) -> tuple | None:
+def _models(items, row: list, known, c: int, geometric: bool = True) -> tuple | None:
     """(statement of the first copy that has it, hole values at copy 0, models, copies that
     have it, estimated tokens in the loop body) of one body statement, or None."""
     present = [t for t in range(c) if row[t] is not None]
@@ -239,7 +252,7 @@ def _models(items, row: list, known, c: int) -> tuple | None:
     base, models = [], []
     toks = known.tokens(s0)
     for h, kd in enumerate(kinds):
-        m = _fit(kd, [(t, vals[t][h]) for t in present], c, shapes[h] != _NO_SHAPE)
+        m = _fit(kd, [(t, vals[t][h]) for t in present], c, shapes[h] != _NO_SHAPE, geometric)
         if m is None:
             return None
         base.append(m[1])
@@ -272,7 +285,7 @@ def _presence(present: list[int], c: int, var: str) -> VarExpr:
     return VarExpr(0, (), (), ((var, tuple(int(t in present) for t in range(c))),))
 
 
-def _fit(kind: str, pts: list[tuple[int, int]], c: int, shaped: bool):
+def _fit(kind: str, pts: list[tuple[int, int]], c: int, shaped: bool, geometric: bool = True):
     """(model, value at copy 0) of a hole known at some copies, or None."""
     (a, va) = pts[0]
     if all(v == va for _, v in pts):
@@ -286,7 +299,7 @@ def _fit(kind: str, pts: list[tuple[int, int]], c: int, shaped: bool):
             v0 = va - a * d
             if v0 >= 0 or kind not in ("reg", "sym", "psym"):
                 return ("lin", d), v0
-    if kind in GEOMETRIC_KINDS and not shaped and va > 0:
+    if geometric and kind in GEOMETRIC_KINDS and not shaped and va > 0:
         for k in (1, 2):
             m = va << (a * k)
             model = ("shr", 0, m, k)
@@ -306,17 +319,28 @@ def _table(pts: list[tuple[int, int]], c: int) -> tuple:
     return ("tab", tuple(got.get(t, fill) for t in range(c)))
 
 
-def roll_stream(stmts, cfg, known, stats, barrier, control, cache: dict, free: tuple = ()) -> list[Stmt]:
+def roll_stream(stmts, cfg, known, stats, barrier, control, cache: dict, free: tuple = (),
+                check: bool = True) -> list[Stmt]:
     """Every straight-line segment of `stmts` (loop bodies and scopes too) through roll_segment;
     `barrier(s)`: does s end a segment (reroll._is_barrier: `control`, the opcodes that do, and
-    declarations)? `cache`: reroll's Segments by their statements' identities."""
+    declarations)? `cache`: reroll's Segments by their statements' identities. `check`: each
+    loop expanded and compared with what it replaces (else the caller checks the function)."""
+    from .aligned import roll_labelled
+
     out: list[Stmt] = []
     seg: list[Stmt] = []
 
     def flush():
         if len(seg) >= 4:
-            raw = cache.get((tuple(map(id, seg)), free, cfg.tables))
-            out.extend(roll_segment(seg, cfg, known, free, stats, None if raw is None else raw[1]))
+            items = tuple(seg)
+            key = (tuple(map(id, items)), free, cfg.tables)
+            raw = cache.get(key)
+            if raw is None:  # the search's view of the segment, kept for reroll's plans
+                raw = cache[key] = (items, Segment(list(items), cfg, [known.tokens(s) for s in items], free,
+                                                   [known.split(s) for s in items]))
+            got = roll_segment(seg, cfg, known, free, stats, raw[1], check)
+            out.extend(roll_labelled(got, known, free, stats, check, raw[1].sk if got is seg else None,
+                                     cfg.geometric))
         else:
             out.extend(seg)
         seg.clear()
@@ -325,11 +349,11 @@ def roll_stream(stmts, cfg, known, stats, barrier, control, cache: dict, free: t
         if type(s) is Instr and s.opcode not in control:  # (most statements: no call)
             seg.append(s)
         elif isinstance(s, Block):
-            body = roll_stream(s.body, cfg, known, stats, barrier, control, cache, free)
+            body = roll_stream(s.body, cfg, known, stats, barrier, control, cache, free, check)
             same = len(body) == len(s.body) and all(x is y for x, y in zip(body, s.body))
             seg.append(s if same else Block(tuple(body)))
         elif isinstance(s, Loop):
-            body = roll_stream(s.body, cfg, known, stats, barrier, control, cache, free + (s.var,))
+            body = roll_stream(s.body, cfg, known, stats, barrier, control, cache, free + (s.var,), check)
             same = len(body) == len(s.body) and all(x is y for x, y in zip(body, s.body))
             seg.append(s if same else Loop(s.var, s.start, s.limit, s.step, tuple(body)))
         elif barrier(s):

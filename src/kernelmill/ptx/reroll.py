@@ -45,7 +45,8 @@ class RerollConfig:
     tables: bool = True        # allow table terms `[v0,v1,...][i]` (format 2) for holes no model fits
     max_table: int = 32        # longest table (copies of a loop with a table term)
     strategy: str = "best"     # "dp" | "greedy" | "best" (run both, keep the shorter)
-    presence: bool = True      # loops whose copies differ by `mov`s, with presence guards (presence.py)
+    presence: bool = True      # copies that differ by whole statements, with presence guards (presence.py,
+    #                            aligned.py); only with tables
 
     def __post_init__(self):
         if self.strategy not in ("dp", "greedy", "best"):
@@ -246,20 +247,23 @@ def reroll_stmts(stmts, cfg: RerollConfig | None = None,
         n = known.length(out)
         if best is None or n < best[0]:
             best = (n, out, st)
-    if cfg.presence:
+    # presence guards need tables where the copies that lack a statement are not one run;
+    # without tables (`--linear-only`: the paper's grammar) they are not written at all
+    presence = cfg.presence and cfg.tables
+    if presence:
         # the copies that differ by `mov`s, rolled first: the ordinary plans may have taken
         # pieces of them (runs of equal copies) that hide the whole run from the pass below
         st = RerollStats()
-        pre = roll_presence(stmts, cfg, known, st, _is_barrier, _CONTROL, cache)
+        pre = roll_presence(stmts, cfg, known, st, _is_barrier, _CONTROL, cache, check=check_loops)
         if st.loops:
             out = _reroll_with(pre, replace(cfg, strategy="dp"), st, "dp", cache, known, check_loops)
             n = known.length(out)
             if n < best[0]:
                 best = (n, out, st)
     n, out, st = best
-    if cfg.presence:
+    if presence:
         before = st.loops
-        out = roll_presence(out, cfg, known, st, _is_barrier, _CONTROL, cache)
+        out = roll_presence(out, cfg, known, st, _is_barrier, _CONTROL, cache, check=check_loops)
         if st.loops != before:
             # the new loops may fold into outer ones, as the ordinary passes' loops do
             out = _reroll_with(out, replace(cfg, strategy="dp"), st, "dp", cache, known, check_loops)
