@@ -194,6 +194,8 @@ def _finish(items, body_rows: list, start: int, end: int, c: int, known, free: t
     items, or None where the copy lacks it), replacing items[start:end]; None unless it is
     shorter and (`check`) expands to them. Unchecked, the caller compares the function's
     expansion (reroll.reroll_function, as for the ordinary loops)."""
+    if all(None not in row for row in body_rows):
+        return None  # every copy has every statement: the ordinary search's loop
     span = items[start:end]
     # models first, and the loop's tokens from them (holes.cost, exact for the linear and
     # table terms): most loops a plan offers here do not pay once their `mov`s' holes are
