@@ -22,29 +22,21 @@ _MAX_BLOCK = 48   # longest block aligned (statements): the alignment is quadrat
 _MAX_EXTRA = 6    # most statements one copy may have that the body so far lacks, or lack
 
 
-def roll_labelled(items: list[Stmt], known, free: tuple, stats, check: bool = True,
-                  sk: list | None = None, geometric: bool = True) -> list[Stmt]:
-    """`items` (a straight-line segment) with the runs of label-delimited blocks that align
-    rolled, where each pays; `sk`: the items' skeletons as numbers, where the caller has them."""
+def label_loops(items: list[Stmt], known, free: tuple, check: bool = True, sk: list | None = None,
+                geometric: bool = True) -> list[tuple]:
+    """(start, end, loop) for the runs of label-delimited blocks of `items` (a straight-line
+    segment) that align, each shorter than items[start:end]; `sk`: the items' skeletons as
+    numbers, where the caller has them."""
     labels = [k for k, s in enumerate(items) if type(s) is Label]
     if len(labels) < 2:
-        return items
+        return []
     if sk is None:
         sk = [known.split(s)[0] for s in items]
     # a block runs from its label (where the branch of the copy before lands) to the next;
     # blocks ending at their label were tried too (issue 44): 0.01-0.03 points, 1.5% time
-    best = _roll(items, sk, labels + [len(items)], known, free, check, geometric)
-    if best is None:
-        return items
-    stats.loops += best[2]
-    return best[0]
-
-
-def _roll(items, sk, bounds: list[int], known, free, check: bool, geometric: bool):
-    """(new items, their tokens, loops made) or None where no group of blocks rolls."""
+    bounds = labels + [len(items)]
     blocks = [(a, b) for a, b in zip(bounds, bounds[1:]) if 0 < b - a <= _MAX_BLOCK]
-    out: list[Stmt] = []
-    done, made = 0, 0
+    out = []
     j = 0
     while j < len(blocks):
         got = _group(items, sk, blocks, j, known, free, check, geometric)
@@ -52,17 +44,9 @@ def _roll(items, sk, bounds: list[int], known, free, check: bool, geometric: boo
             j += 1
             continue
         start, end, loop, used = got
-        if start < done:
-            j += 1
-            continue
-        out.extend(items[done:start])
-        out.append(loop)
-        done, made = end, made + 1
+        out.append((start, end, loop))
         j += used
-    if not made:
-        return None
-    out.extend(items[done:])
-    return out, known.length(out), made
+    return out
 
 
 def _group(items, sk, blocks, j: int, known, free, check: bool, geometric: bool):

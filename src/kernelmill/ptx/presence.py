@@ -36,25 +36,25 @@ def optional(s: Stmt) -> bool:
     return type(s) is Instr and s.opcode == "mov" and s.guard is None
 
 
-def roll_segment(items: list[Stmt], cfg, known, free: tuple, stats, raw: Segment | None = None,
-                 check: bool = True) -> list[Stmt]:
-    """`items` (a straight-line segment, already rolled by the ordinary search) with the
-    loops whose copies differ by `mov`s folded, where each pays. `raw`: the ordinary search's
-    Segment of these items, where it has one (its skeleton numbers and token sums are read)."""
+def mov_loops(items: list[Stmt], cfg, known, free: tuple, raw: Segment | None = None,
+              check: bool = True) -> list[tuple[int, int, Loop]]:
+    """(start, end, loop) for the loops over copies of `items` (a straight-line segment) that
+    differ by `mov`s, each shorter than items[start:end]; they may overlap. `raw`: the ordinary
+    search's Segment of these items, where it has one (its skeletons and token sums are read)."""
     n = len(items)
     if raw is None:
         raw = Segment(items, cfg, [known.tokens(s) for s in items], free, [known.split(s) for s in items])
     # the skeletons of `mov`s (a skeleton holds the opcode and the guard: one test per skeleton)
     movs = {x for x, ks in raw.where.items() if optional(items[ks[0]])}
     if not movs:
-        return items
+        return []
     sk_all = raw.sk
     core_idx = [k for k, x in enumerate(sk_all) if x not in movs]
     if len(core_idx) < 4:
-        return items
+        return []
     near = _irregular(core_idx, [sk_all[k] for k in core_idx], n)
     if not near:
-        return items
+        return []
     core = [items[k] for k in core_idx]
     # a body statement's tokens with those of the `mov`s up to the next one: what the copies
     # hold, so the plan's scores count them (their holes' costs are counted when built)
@@ -65,8 +65,7 @@ def roll_segment(items: list[Stmt], cfg, known, free: tuple, stats, raw: Segment
                 [(sk_all[k], vals[k], kinds[k], shapes[k]) for k in core_idx])
     seg.near = near
     choice = seg._plan_dp()
-    out: list[Stmt] = []
-    done = 0  # items[:done] are in out
+    out = []
     pos = 0
     while pos < len(core):
         b = choice[pos]
@@ -75,13 +74,24 @@ def roll_segment(items: list[Stmt], cfg, known, free: tuple, stats, raw: Segment
             continue
         built = _build(items, core_idx, seg, b, known, free, check, cfg.geometric)
         if built is not None:
-            start, end, loop = built
-            if start >= done:
-                out.extend(items[done:start])
-                out.append(loop)
-                done = end
-                stats.loops += 1
+            out.append(built)
         pos += b.period * b.copies
+    return out
+
+
+def apply(items: list[Stmt], found: list[tuple[int, int, Loop]], stats) -> list[Stmt]:
+    """`items` with the loops found put in place of what they replace, left to right (a loop
+    that overlaps one put in before is left out)."""
+    if not found:
+        return items
+    out: list[Stmt] = []
+    done = 0
+    for start, end, loop in sorted(found, key=lambda x: x[0]):
+        if start >= done:
+            out.extend(items[done:start])
+            out.append(loop)
+            done = end
+            stats.loops += 1
     out.extend(items[done:])
     return out
 
@@ -323,11 +333,12 @@ def _table(pts: list[tuple[int, int]], c: int) -> tuple:
 
 def roll_stream(stmts, cfg, known, stats, barrier, control, cache: dict, free: tuple = (),
                 check: bool = True) -> list[Stmt]:
-    """Every straight-line segment of `stmts` (loop bodies and scopes too) through roll_segment;
+    """Every straight-line segment of `stmts` (loop bodies and scopes too) through mov_loops and
+    aligned.label_loops, applied;
     `barrier(s)`: does s end a segment (reroll._is_barrier: `control`, the opcodes that do, and
     declarations)? `cache`: reroll's Segments by their statements' identities. `check`: each
     loop expanded and compared with what it replaces (else the caller checks the function)."""
-    from .aligned import roll_labelled
+    from .aligned import label_loops
 
     out: list[Stmt] = []
     seg: list[Stmt] = []
@@ -340,9 +351,9 @@ def roll_stream(stmts, cfg, known, stats, barrier, control, cache: dict, free: t
             if raw is None:  # the search's view of the segment, kept for reroll's plans
                 raw = cache[key] = (items, Segment(list(items), cfg, [known.tokens(s) for s in items], free,
                                                    [known.split(s) for s in items]))
-            got = roll_segment(seg, cfg, known, free, stats, raw[1], check)
-            out.extend(roll_labelled(got, known, free, stats, check, raw[1].sk if got is seg else None,
-                                     cfg.geometric))
+            got = apply(seg, mov_loops(seg, cfg, known, free, raw[1], check), stats)
+            sk = raw[1].sk if got is seg else None
+            out.extend(apply(got, label_loops(got, known, free, check, sk, cfg.geometric), stats))
         else:
             out.extend(seg)
         seg.clear()
@@ -365,3 +376,22 @@ def roll_stream(stmts, cfg, known, stats, barrier, control, cache: dict, free: t
             seg.append(s)
     flush()
     return out
+
+
+def offer(seg: Segment, items: tuple, cfg, known, free: tuple, check: bool) -> None:
+    """Put the loops over copies that differ by whole statements (mov_loops, and
+    aligned.label_loops) among the options of the ordinary search's Segment `seg` of `items`,
+    each with its exact gain: its plans then choose between them and the ordinary loops, and
+    the passes after fold them into outer loops like any other (search._Cand.pre)."""
+    from .aligned import label_loops
+    from .search import _Cand
+
+    found = mov_loops(list(items), cfg, known, free, seg, check)
+    found += label_loops(list(items), known, free, check, seg.sk, cfg.geometric)
+    cum = seg.cum
+    for start, end, loop in found:
+        gain = cum[end] - cum[start] - known.tokens(loop)
+        if gain > 0:
+            c = _Cand(gain, start, end - start, 1, [], None, pre=loop)
+            seg.options(start).append(c)  # (after the ordinary options of that position)
+            seg.built[id(c)] = seg.made[id(c)] = loop

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, fields, replace
 from .expand import expand_stmts
 from .lexer import count_tokens
 from .holes import split
-from .presence import roll_stream as roll_presence
+from .presence import offer as offer_presence, roll_stream as roll_presence
 from .search import Segment
 from .syntax import Block, Directive, Function, Instr, Loop, Module, Stmt, fmt_stmt
 
@@ -162,7 +162,8 @@ class _Known:
 
 
 def _roll_stream(stmts, cfg: RerollConfig, stats: RerollStats, strategy: str,
-                 cache: dict, known: _Known, free: tuple = (), check: bool = True) -> list[Stmt]:
+                 cache: dict, known: _Known, free: tuple = (), check: bool = True,
+                 offer: bool = False) -> list[Stmt]:
     out: list[Stmt] = []
     seg: list[Stmt] = []
 
@@ -180,6 +181,8 @@ def _roll_stream(stmts, cfg: RerollConfig, stats: RerollStats, strategy: str,
                          Segment(list(items), cfg, [known.tokens(s) for s in items], free,
                                  [known.split(s) for s in items]))
                 cache[h, free, cfg.tables] = (items, found)
+                if offer and twin is None:
+                    offer_presence(found, items, cfg, known, free, check)
             else:
                 found = found[1]
             out.extend(found.roll(stats, strategy, check))
@@ -190,9 +193,10 @@ def _roll_stream(stmts, cfg: RerollConfig, stats: RerollStats, strategy: str,
     for s in stmts:
         if isinstance(s, Block):  # a scope is one statement of the stream
             seg.append(_same_or(s, Block(tuple(_roll_stream(s.body, cfg, stats, strategy, cache, known, free,
-                                                            check)))))
+                                                            check, offer)))))
         elif isinstance(s, Loop):  # folds as one statement; its body is rolled too
-            body = tuple(_roll_stream(s.body, cfg, stats, strategy, cache, known, free + (s.var,), check))
+            body = tuple(_roll_stream(s.body, cfg, stats, strategy, cache, known, free + (s.var,), check,
+                                      offer))
             seg.append(_same_or(s, Loop(s.var, s.start, s.limit, s.step, body)))
         elif _is_barrier(s):
             flush()
@@ -212,9 +216,12 @@ def _same_or(old: Block | Loop, new: Block | Loop) -> Block | Loop:
 def _reroll_with(stmts, cfg: RerollConfig, stats: RerollStats, strategy: str,
                  cache: dict, known: _Known, check: bool) -> list[Stmt]:
     cur = list(stmts)
-    for _ in range(cfg.max_passes):
+    for k in range(cfg.max_passes):
         before = stats.loops
-        cur = _roll_stream(cur, cfg, stats, strategy, cache, known, check=check)
+        # the first pass's segments (the input's) are offered the loops over copies that
+        # differ by whole statements (presence.offer), with tables only (see reroll_stmts)
+        cur = _roll_stream(cur, cfg, stats, strategy, cache, known, check=check,
+                           offer=k == 0 and cfg.presence and cfg.tables)
         if stats.loops == before:
             break
     return cur
@@ -250,16 +257,6 @@ def reroll_stmts(stmts, cfg: RerollConfig | None = None,
     # presence guards need tables where the copies that lack a statement are not one run;
     # without tables (`--linear-only`: the paper's grammar) they are not written at all
     presence = cfg.presence and cfg.tables
-    if presence:
-        # the copies that differ by `mov`s, rolled first: the ordinary plans may have taken
-        # pieces of them (runs of equal copies) that hide the whole run from the pass below
-        st = RerollStats()
-        pre = roll_presence(stmts, cfg, known, st, _is_barrier, _CONTROL, cache, check=check_loops)
-        if st.loops:
-            out = _reroll_with(pre, replace(cfg, strategy="dp"), st, "dp", cache, known, check_loops)
-            n = known.length(out)
-            if n < best[0]:
-                best = (n, out, st)
     n, out, st = best
     if presence:
         before = st.loops

@@ -63,6 +63,7 @@ class _Cand:
     geo: list | None   # per body statement, per hole: models (holes.py), if not all linear
     tables: bool = False  # some hole is a table `[v0,v1,...][i]`
     left: dict | None = None  # tables: (statement, hole) -> the copy where it leaves its linear model
+    pre: object = None    # a loop built elsewhere (presence.offer): period is its span, copies 1
 
 
 def float_holes(kinds: list) -> dict[int, list[int]]:
@@ -231,7 +232,7 @@ class Segment:
         """Loops that may start at `pos`: (body size, copies) with a positive gain."""
         m = self.memo.get(pos)
         if m is None:
-            m = self.memo[pos] = ([c for c in self.tabled.options(pos) if not c.tables]
+            m = self.memo[pos] = ([c for c in self.tabled.options(pos) if not c.tables and c.pre is None]
                                   if self.tabled is not None else self._options(pos))
         return m
 
