@@ -221,3 +221,12 @@ def test_any_run_of_label_blocks_round_trips(blocks):
             lines.append(f"add.s32 \t%r{r}, %r{r - 1}, 1;")
             r += 1
     _roundtrip(parse_statements("\n".join(lines + [f"$L__BB0_{len(blocks) + 2}:", "ret;"]) + "\n"))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(3, 8), st.integers(1, 2))
+def test_without_tables_no_presence_guard_is_written(width, extra):
+    # `--linear-only` (no tables, no geometric terms) keeps to the paper's grammar
+    stmts = parse_statements(_guarded_tail(width, min(extra, width - 1), ["add", "mul", "max"]))
+    rolled = _roundtrip(stmts, RerollConfig(geometric=False, tables=False))
+    assert not _guards(rolled)
