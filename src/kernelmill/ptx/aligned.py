@@ -15,7 +15,7 @@ every copy). The loop is kept where it expands to the statements it replaces and
 
 from __future__ import annotations
 
-from .presence import _finish, _models
+from .presence import loop_of_rows
 from .syntax import Instr, Label, Stmt
 
 _MAX_BLOCK = 48   # longest block aligned (statements): the alignment is quadratic in it
@@ -73,7 +73,7 @@ def _group(items, sk, blocks, j: int, known, free, check: bool, geometric: bool)
         rows = [r[:cc] for r in slots if any(x is not None for x in r[:cc])]
         if any(_missing_ok(items, r) is False for r in rows):
             continue
-        built = _finish(items, rows, a0, ends[cc - 1], cc, known, free, check, geometric)
+        built = loop_of_rows(items, rows, a0, ends[cc - 1], cc, known, free, check, geometric)
         if built is not None:
             return a0, ends[cc - 1], built, cc
     return None

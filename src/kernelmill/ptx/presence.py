@@ -26,7 +26,7 @@ from operator import sub
 from .expand import expand_stmts
 from .holes import GEOMETRIC_KINDS, cost, template
 from .search import HEADER_TOKENS, Segment, _fresh_var
-from .syntax import Block, Instr, Loop, Stmt, VarExpr
+from .syntax import Instr, Loop, Stmt, VarExpr, map_segments
 
 _NO_SHAPE = ((), (), ())
 
@@ -194,11 +194,11 @@ def _build(items, core_idx, seg: Segment, b, known, free, check: bool = True, ge
     for j in range(p):
         body_rows.append([core_idx[pos + t * p + j] for t in range(c)])
         body_rows.extend(slots_per_gap[j])
-    loop = _finish(items, body_rows, start, end, c, known, free, check, geometric)
+    loop = loop_of_rows(items, body_rows, start, end, c, known, free, check, geometric)
     return None if loop is None else (start, end, loop)
 
 
-def _finish(items, body_rows: list, start: int, end: int, c: int, known, free: tuple,
+def loop_of_rows(items, body_rows: list, start: int, end: int, c: int, known, free: tuple,
             check: bool = True, geometric: bool = True) -> Loop | None:
     """The loop of c copies whose body statements are `body_rows` (per copy: an index into
     items, or None where the copy lacks it), replacing items[start:end]; None unless it is
@@ -331,51 +331,27 @@ def _table(pts: list[tuple[int, int]], c: int) -> tuple:
     return ("tab", tuple(got.get(t, fill) for t in range(c)))
 
 
-def roll_stream(stmts, cfg, known, stats, barrier, control, cache: dict, free: tuple = (),
+def roll_stream(stmts, cfg, known, stats, barrier, cache: dict, free: tuple = (),
                 check: bool = True) -> list[Stmt]:
     """Every straight-line segment of `stmts` (loop bodies and scopes too) through mov_loops and
     aligned.label_loops, applied;
-    `barrier(s)`: does s end a segment (reroll._is_barrier: `control`, the opcodes that do, and
+    `barrier(s)`: does s end a segment (reroll._is_barrier: the control opcodes and
     declarations)? `cache`: reroll's Segments by their statements' identities. `check`: each
     loop expanded and compared with what it replaces (else the caller checks the function)."""
     from .aligned import label_loops
 
-    out: list[Stmt] = []
-    seg: list[Stmt] = []
+    def roll(seg: list, free: tuple) -> list[Stmt]:
+        items = tuple(seg)
+        key = (tuple(map(id, items)), free, cfg.tables)
+        raw = cache.get(key)
+        if raw is None:  # the search's view of the segment, kept for reroll's plans
+            raw = cache[key] = (items, Segment(list(items), cfg, [known.tokens(s) for s in items], free,
+                                               [known.split(s) for s in items]))
+        got = apply(seg, mov_loops(seg, cfg, known, free, raw[1], check), stats)
+        sk = raw[1].sk if got is seg else None
+        return apply(got, label_loops(got, known, free, check, sk, cfg.geometric), stats)
 
-    def flush():
-        if len(seg) >= 4:
-            items = tuple(seg)
-            key = (tuple(map(id, items)), free, cfg.tables)
-            raw = cache.get(key)
-            if raw is None:  # the search's view of the segment, kept for reroll's plans
-                raw = cache[key] = (items, Segment(list(items), cfg, [known.tokens(s) for s in items], free,
-                                                   [known.split(s) for s in items]))
-            got = apply(seg, mov_loops(seg, cfg, known, free, raw[1], check), stats)
-            sk = raw[1].sk if got is seg else None
-            out.extend(apply(got, label_loops(got, known, free, check, sk, cfg.geometric), stats))
-        else:
-            out.extend(seg)
-        seg.clear()
-
-    for s in stmts:
-        if type(s) is Instr and s.opcode not in control:  # (most statements: no call)
-            seg.append(s)
-        elif isinstance(s, Block):
-            body = roll_stream(s.body, cfg, known, stats, barrier, control, cache, free, check)
-            same = len(body) == len(s.body) and all(x is y for x, y in zip(body, s.body))
-            seg.append(s if same else Block(tuple(body)))
-        elif isinstance(s, Loop):
-            body = roll_stream(s.body, cfg, known, stats, barrier, control, cache, free + (s.var,), check)
-            same = len(body) == len(s.body) and all(x is y for x, y in zip(body, s.body))
-            seg.append(s if same else Loop(s.var, s.start, s.limit, s.step, tuple(body)))
-        elif barrier(s):
-            flush()
-            out.append(s)
-        else:
-            seg.append(s)
-    flush()
-    return out
+    return map_segments(stmts, roll, barrier, free)
 
 
 def offer(seg: Segment, items: tuple, cfg, known, free: tuple, check: bool) -> None:

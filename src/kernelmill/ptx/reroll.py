@@ -30,7 +30,7 @@ from .lexer import count_tokens
 from .holes import split
 from .presence import offer as offer_presence, roll_stream as roll_presence
 from .search import Segment
-from .syntax import Block, Directive, Function, Instr, Loop, Module, Stmt, fmt_stmt
+from .syntax import Directive, Function, Instr, Module, Stmt, fmt_stmt, map_segments
 
 # opcodes that end a basic block (never inside a loop body)
 _CONTROL = {"brx", "ret", "exit", "trap", "call", "brkpt"}
@@ -164,53 +164,26 @@ class _Known:
 def _roll_stream(stmts, cfg: RerollConfig, stats: RerollStats, strategy: str,
                  cache: dict, known: _Known, free: tuple = (), check: bool = True,
                  offer: bool = False) -> list[Stmt]:
-    out: list[Stmt] = []
-    seg: list[Stmt] = []
-
-    def flush():
-        if len(seg) >= 4:
-            # the plans start from the same segments, of the same statement objects (a loop
-            # a plan made is shared too: Segment.built/made): keyed by the objects' identities,
-            # kept alive by the cache (a statement's hash walks its whole tree, 10% of a reroll)
-            items = tuple(seg)
-            h = tuple(map(id, items))
-            found = cache.get((h, free, cfg.tables))
-            if found is None:
-                twin = cache.get((h, free, not cfg.tables))
-                found = (twin[1].with_config(cfg) if twin is not None else
-                         Segment(list(items), cfg, [known.tokens(s) for s in items], free,
-                                 [known.split(s) for s in items]))
-                cache[h, free, cfg.tables] = (items, found)
-                if offer and twin is None:
-                    offer_presence(found, items, cfg, known, free, check)
-            else:
-                found = found[1]
-            out.extend(found.roll(stats, strategy, check))
+    def roll(seg: list, free: tuple) -> list[Stmt]:
+        # the plans start from the same segments, of the same statement objects (a loop
+        # a plan made is shared too: Segment.built/made): keyed by the objects' identities,
+        # kept alive by the cache (a statement's hash walks its whole tree, 10% of a reroll)
+        items = tuple(seg)
+        h = tuple(map(id, items))
+        found = cache.get((h, free, cfg.tables))
+        if found is None:
+            twin = cache.get((h, free, not cfg.tables))
+            found = (twin[1].with_config(cfg) if twin is not None else
+                     Segment(list(items), cfg, [known.tokens(s) for s in items], free,
+                             [known.split(s) for s in items]))
+            cache[h, free, cfg.tables] = (items, found)
+            if offer and twin is None:
+                offer_presence(found, items, cfg, known, free, check)
         else:
-            out.extend(seg)
-        seg.clear()
+            found = found[1]
+        return found.roll(stats, strategy, check)
 
-    for s in stmts:
-        if isinstance(s, Block):  # a scope is one statement of the stream
-            seg.append(_same_or(s, Block(tuple(_roll_stream(s.body, cfg, stats, strategy, cache, known, free,
-                                                            check, offer)))))
-        elif isinstance(s, Loop):  # folds as one statement; its body is rolled too
-            body = tuple(_roll_stream(s.body, cfg, stats, strategy, cache, known, free + (s.var,), check,
-                                      offer))
-            seg.append(_same_or(s, Loop(s.var, s.start, s.limit, s.step, body)))
-        elif _is_barrier(s):
-            flush()
-            out.append(s)
-        else:
-            seg.append(s)
-    flush()
-    return out
-
-
-def _same_or(old: Block | Loop, new: Block | Loop) -> Block | Loop:
-    """`old` itself when rolling its body changed nothing (so what is known of it holds)."""
-    same = len(old.body) == len(new.body) and all(a is b for a, b in zip(old.body, new.body))
-    return old if same else new
+    return map_segments(stmts, roll, _is_barrier, free)
 
 
 def _reroll_with(stmts, cfg: RerollConfig, stats: RerollStats, strategy: str,
@@ -260,7 +233,7 @@ def reroll_stmts(stmts, cfg: RerollConfig | None = None,
     n, out, st = best
     if presence:
         before = st.loops
-        out = roll_presence(out, cfg, known, st, _is_barrier, _CONTROL, cache, check=check_loops)
+        out = roll_presence(out, cfg, known, st, _is_barrier, cache, check=check_loops)
         if st.loops != before:
             # the new loops may fold into outer ones, as the ordinary passes' loops do
             out = _reroll_with(out, replace(cfg, strategy="dp"), st, "dp", cache, known, check_loops)

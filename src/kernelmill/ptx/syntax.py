@@ -214,6 +214,37 @@ class Loop:
 Stmt = Union[Instr, Label, Directive, Comment, Block, Loop]
 
 
+def with_body(old: "Block | Loop", body) -> "Block | Loop":
+    """`old` with `body` (a Block or a Loop), or `old` itself when every statement of `body`
+    is the one already there: what a reroll knows of it (by identity) then still holds."""
+    body = tuple(body)
+    if len(body) == len(old.body) and all(a is b for a, b in zip(body, old.body)):
+        return old
+    return Block(body) if isinstance(old, Block) else Loop(old.var, old.start, old.limit, old.step, body)
+
+
+def map_segments(stmts, roll, barrier, free: tuple = (), shortest: int = 4) -> list:
+    """`stmts` with each straight-line segment (the statements between two barriers, when
+    there are at least `shortest`) replaced by `roll(segment, free)`, and the body of each
+    scope and loop mapped the same way first, a loop's variable added to `free` inside it.
+    The walk the reroll's passes share (reroll._roll_stream, presence.roll_stream)."""
+    out: list = []
+    seg: list = []
+    for s in stmts:
+        if isinstance(s, Block):  # a scope is one statement of the stream
+            seg.append(with_body(s, map_segments(s.body, roll, barrier, free, shortest)))
+        elif isinstance(s, Loop):  # folds as one statement; its body is mapped too
+            seg.append(with_body(s, map_segments(s.body, roll, barrier, free + (s.var,), shortest)))
+        elif barrier(s):
+            out.extend(roll(seg, free) if len(seg) >= shortest else seg)
+            seg = []
+            out.append(s)
+        else:
+            seg.append(s)
+    out.extend(roll(seg, free) if len(seg) >= shortest else seg)
+    return out
+
+
 @dataclass(frozen=True)
 class Function:
     kind: str                   # .entry | .func
