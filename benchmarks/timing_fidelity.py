@@ -511,6 +511,11 @@ def file_name(row_id: str) -> str:
 # and is timed like any other (the verdict's `measurement.timed`), so the timer's fidelity is
 # checked on it too; KernelBench's harness times it as well. The row says it was not awarded.
 POLICY_FLAGS = {"torch_fallback", "try_fallback", "calls_reference", "decoy_kernel", "precision_downgrade"}
+# flags that say how a verdict was measured or what its task lets through, not a guard's finding
+# (kernelmill's report lists them as harness flags; written out here: this script imports
+# nothing of kernelmill): a verdict rejected by policy alone and carrying one is still timed
+NOTE_FLAGS = {"weak_task", "events_disagree", "kernelbench_host_bound", "clocks_moved", "kernel_time_partial",
+              "timing_skipped", "compiled_baseline_failed"}
 
 
 def timed_figures(v: dict) -> dict:
@@ -521,7 +526,7 @@ def timed_figures(v: dict) -> dict:
                 "speedup_kernelbench": v.get("speedup_kernelbench"),
                 "ref_ms": v.get("ref_runtime_ms"), "cand_ms": v.get("runtime_ms")}
     timed = (v.get("measurement") or {}).get("timed") or {}
-    flags = set(v.get("flags") or [])
+    flags = set(v.get("flags") or []) - NOTE_FLAGS
     if v.get("status") == "rejected" and flags and flags <= POLICY_FLAGS and timed.get("speedup") is not None:
         return {**timed, "awarded": False}
     return {}

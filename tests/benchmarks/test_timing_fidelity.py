@@ -269,3 +269,13 @@ def test_resume_measures_again_a_row_of_a_superseded_method():
     cands = [tf.Candidate(name=n, path="p", task="t", language="cuda", device="cuda", style="external") for n in ("a", "b")]
     results = {"independent": {"a": {"speedup": 1.0, "method": old}, "b": {"speedup": 1.0, "method": "union"}}}
     assert [c.name for c in tf.pending(cands, results, resume=True)] == ["a"]
+
+
+def test_a_verdict_rejected_by_policy_alone_is_timed_whatever_notes_it_carries():
+    timed = {"speedup": 1.5, "speedup_ci": [1.4, 1.6]}
+    v = {"status": "rejected", "flags": ["precision_downgrade", "weak_task"], "measurement": {"timed": timed}}
+    assert tf.timed_figures(v)["speedup"] == 1.5 and tf.timed_figures(v)["awarded"] is False
+    v["flags"] = ["precision_downgrade", "input_mutation"]  # a guard's finding: not timed
+    assert tf.timed_figures(v) == {}
+    v["flags"] = ["weak_task"]  # rejected by no policy flag: not timed
+    assert tf.timed_figures(v) == {}
