@@ -454,3 +454,45 @@ def test_a_module_in_cuda_sources_beside_functions_fails_before_compiling_as_the
     assert fast["outcome"] == slow["outcome"] == "compile_error"
     assert fast["log"]["fail_fast"] == "module in cuda_sources" and "compiled" not in fast["log"]
     assert "PyInit_km_ff_cumod" in slow["error"]
+
+
+@pytest.mark.slow
+def test_a_build_directory_call_that_surely_fails_is_answered_before_torch_compiles_it(torch_headers, tmp_path):
+    # torch builds such a call in the candidate's folder (inline_build leaves it to torch); its
+    # main.cpp is the one assembled here, so the same checks answer first (CUDA-L1: 3 calls,
+    # 33-45 s each of torch's compile before)
+    args = {**UNDECLARED[-1], "name": "km_ff_dir", "build_directory": str(tmp_path / "own")}
+    (tmp_path / "own").mkdir()
+    fast = _build(torch_headers(tmp_path / "on"), "on", args)
+    assert fast["outcome"] == "compile_error" and fast["log"]["fail_fast"] == "module twice"
+    assert "compiled" not in fast["log"] and not any((tmp_path / "own").iterdir())
+
+
+def test_a_build_directory_call_is_checked_then_left_to_torch(monkeypatch):
+    seen = []
+
+    class Builder:
+        times: dict = {}
+
+        def precheck(self, main_cpp, cuda_cu, flags):
+            seen.append(main_cpp)
+
+        def build(self, *args, **kwargs):
+            raise AssertionError("a build_directory call is torch's to build")
+
+    monkeypatch.setattr(inline_build, "_BUILDER", Builder())
+    monkeypatch.setattr(inline_build, "torch_flags", lambda *a, **k: {"cxx": "c++", "cflags": []})
+    call = dict(name="km_dir", cpp_sources="int f();", functions=["f"], build_directory="/nonexistent/own")
+    with pytest.raises(inline_build.Unsupported, match="build_directory"):
+        inline_build.build_only(**call)
+    assert len(seen) == 1 and "wrap_pybind_function(f)" in seen[0]
+
+    def sure(self, main_cpp, cuda_cu, flags):
+        raise CompileError("[main.cpp]\nmain.cpp:4:1: error: redefinition of 'PyObject* PyInit_km_dir()'", ("binding",))
+
+    monkeypatch.setattr(Builder, "precheck", sure)
+    with pytest.raises(CompileError, match="redefinition"):
+        inline_build.build_only(**call)
+    monkeypatch.setattr(inline_build, "_FAIL_FAST", False)
+    with pytest.raises(inline_build.Unsupported):
+        inline_build.build_only(**call)

@@ -376,6 +376,12 @@ class InlineBuilder:
             return None
         return set((entry / "idents.txt").read_text().split())
 
+    def precheck(self, main_cpp: str, cuda_cu: str | None, flags: dict) -> None:
+        """Raise CompileError where the build surely fails before any unit compiles (the
+        binding names nothing declared, or the module is defined twice); return otherwise."""
+        self._check_bindings(main_cpp, flags, shlex.split(flags["cxx"]))
+        self._check_cuda_module(main_cpp, cuda_cu, flags)
+
     def _check_bindings(self, main_cpp: str, flags: dict, cxx: list[str]) -> None:
         """Raise the compiler's CompileError where torch's generated binding surely does not
         compile (fail_fast.py says why each answer is sure): a name nothing declares, or a
@@ -596,8 +602,7 @@ class InlineBuilder:
         stop = _Stop() if _FAIL_FAST else None
         try:
             if _FAIL_FAST:
-                self._check_bindings(main_cpp, flags, cxx)
-                self._check_cuda_module(main_cpp, cuda_cu, flags)
+                self.precheck(main_cpp, cuda_cu, flags)
             if slim is not None and self._binding_unready(slim, flags, cxx):
                 slim = None  # another process compiles its binding (build_prepare), or it failed
                 self.log["slim"] = False
@@ -955,7 +960,7 @@ def build_only(name, cpp_sources, cuda_sources=None, sycl_sources=None, function
     """What `load_inline` builds, built into the cache and not imported: the
     folder holding ``{name}.so``. Raises Unsupported for arguments this builder
     does not reproduce, CompileError when the source does not compile."""
-    if _BUILDER is None or unknown or sycl_sources or with_sycl or not is_python_module or build_directory:
+    if _BUILDER is None or unknown or sycl_sources or with_sycl or not is_python_module:
         raise Unsupported("arguments this builder does not reproduce")
     main_cpp, cuda_cu = assemble(name, cpp_sources, cuda_sources, functions, with_pytorch_error_handling,
                                  no_implicit_headers)
@@ -967,6 +972,13 @@ def build_only(name, cpp_sources, cuda_sources=None, sycl_sources=None, function
     flags["fingerprint"] = _include_dirs_id(extra_include_paths)
     _BUILDER.times["flags_s"] = round(time.perf_counter() - t0, 3)
     set_fingerprint(flags.get("fingerprint", ""))
+    if build_directory:
+        # torch builds in the candidate's own folder; its main.cpp is this one, so a build
+        # that surely fails is answered here, before torch compiles it (3 of CUDA-L1's 22
+        # failing calls: 33-45 s each on 2 cores, issue 40)
+        if _FAIL_FAST:
+            _BUILDER.precheck(main_cpp, cuda_cu, flags)
+        raise Unsupported("build_directory: torch builds in the candidate's folder")
     return _BUILDER.build(name, main_cpp, cuda_cu, flags)
 
 
