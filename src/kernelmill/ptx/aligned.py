@@ -16,7 +16,7 @@ every copy). The loop is kept where it expands to the statements it replaces and
 from __future__ import annotations
 
 from .presence import loop_of_rows
-from .syntax import Instr, Label, Stmt
+from .syntax import Label, Stmt
 
 _MAX_BLOCK = 48   # longest block aligned (statements): the alignment is quadratic in it
 _MAX_EXTRA = 6    # most statements one copy may have that the body so far lacks, or lack
@@ -71,20 +71,11 @@ def _group(items, sk, blocks, j: int, known, free, check: bool, geometric: bool)
         return None
     for cc in range(c, max(1, c - 2), -1):  # the longest group that pays (one copy less at most)
         rows = [r[:cc] for r in slots if any(x is not None for x in r[:cc])]
-        if any(_missing_ok(items, r) is False for r in rows):
-            continue
+        # (a statement missing from a copy must be an unguarded instruction: presence._models)
         built = loop_of_rows(items, rows, a0, ends[cc - 1], cc, known, free, check, geometric)
         if built is not None:
             return a0, ends[cc - 1], built, cc
     return None
-
-
-def _missing_ok(items, row) -> bool:
-    """A body statement missing from some copy must be an unguarded instruction."""
-    if all(x is not None for x in row):
-        return True
-    s = items[next(x for x in row if x is not None)]
-    return type(s) is Instr and s.guard is None
 
 
 def _merge(slots: list, ref: list, sk, block: list[int], t: int):
@@ -106,7 +97,9 @@ def _merge(slots: list, ref: list, sk, block: list[int], t: int):
         q += 1
     mid_r, mid_n = ref[p:n - q], new[p:m - q]
     nr, nn = len(mid_r), len(mid_n)
-    # the LCS table from the ends (suffixes), so the walk below goes forward
+    # the LCS table from the ends (suffixes), so the walk below goes forward (by hand:
+    # difflib.SequenceMatcher pairs longest contiguous blocks, not a longest common
+    # subsequence, and would leave statements unaligned that the copies share)
     L = [[0] * (nn + 1) for _ in range(nr + 1)]
     for i in range(nr - 1, -1, -1):
         Li, Li1, ri = L[i], L[i + 1], mid_r[i]

@@ -25,7 +25,7 @@ from operator import sub
 
 from .expand import expand_stmts
 from .holes import GEOMETRIC_KINDS, cost, template
-from .search import HEADER_TOKENS, Segment, _fresh_var
+from .search import HEADER_TOKENS, Segment, _Cand, _fresh_var
 from .syntax import Instr, Loop, Stmt, VarExpr, map_segments
 
 _NO_SHAPE = ((), (), ())
@@ -130,6 +130,21 @@ def _irregular(core_idx: list[int], sk: list, n: int) -> bytearray | None:
     return near if found else None
 
 
+def _in_order(g: list[int], ref: list, sk) -> list[int]:
+    """The slots (indices into `ref`, skeletons) that `g`'s statements take, matched in order
+    by skeleton, as far as they match: a statement with no slot left ends the list."""
+    out, j = [], 0
+    for x in g:
+        k = sk(x)
+        while j < len(ref) and ref[j] != k:
+            j += 1
+        if j == len(ref):
+            break
+        out.append(j)
+        j += 1
+    return out
+
+
 def _merge(gaps: list[list[int]], sk) -> list | None:
     """A body's slots for the `mov`s of one gap: the longest copy's `mov`s, and for each copy
     which of them it has (each copy's `mov`s must match the longest's in order, by skeleton)."""
@@ -139,15 +154,11 @@ def _merge(gaps: list[list[int]], sk) -> list | None:
     ref = [sk(x) for x in longest]
     slots = [[None] * len(gaps) for _ in longest]  # slot -> per copy: item index or None
     for t, g in enumerate(gaps):
-        j = 0
-        for x in g:
-            k = sk(x)
-            while j < len(ref) and ref[j] != k:
-                j += 1
-            if j == len(ref):
-                return None
+        taken = _in_order(g, ref, sk)
+        if len(taken) < len(g):
+            return None
+        for x, j in zip(g, taken):
             slots[j][t] = x
-            j += 1
     return slots
 
 
@@ -199,7 +210,7 @@ def _build(items, core_idx, seg: Segment, b, known, free, check: bool = True, ge
 
 
 def loop_of_rows(items, body_rows: list, start: int, end: int, c: int, known, free: tuple,
-            check: bool = True, geometric: bool = True) -> Loop | None:
+                 check: bool = True, geometric: bool = True) -> Loop | None:
     """The loop of c copies whose body statements are `body_rows` (per copy: an index into
     items, or None where the copy lacks it), replacing items[start:end]; None unless it is
     shorter and (`check`) expands to them. Unchecked, the caller compares the function's
@@ -240,17 +251,7 @@ def loop_of_rows(items, body_rows: list, start: int, end: int, c: int, known, fr
 
 def _match_prefix(g: list[int], slots: list, sk) -> int:
     """How many of `g`'s first statements match the slots' skeletons in order."""
-    ref = [sk(next(x for x in row if x is not None)) for row in slots]
-    j = got = 0
-    for x in g:
-        k = sk(x)
-        while j < len(ref) and ref[j] != k:
-            j += 1
-        if j == len(ref):
-            break
-        j += 1
-        got += 1
-    return got
+    return len(_in_order(g, [sk(next(x for x in row if x is not None)) for row in slots], sk))
 
 
 def _models(items, row: list, known, c: int, geometric: bool = True) -> tuple | None:
@@ -272,8 +273,8 @@ def _models(items, row: list, known, c: int, geometric: bool = True) -> tuple | 
         if m[0] != ("lin", 0):
             toks += 1 if kd == "fimm" else cost(kd, v_a[h], m[0], shapes[h])
     if len(present) < c:
-        if s0.guard is not None:
-            return None
+        if type(s0) is not Instr or s0.guard is not None:
+            return None  # only an unguarded instruction may be missing from a copy
         run = len(present) == present[-1] + 1 - a and (a == 0 or present[-1] == c - 1)
         toks += 4 if run else 2 * c + 5  # `@2-i`, `@0+i`; `@[1,0,1][i]`
     return s0, tuple(base), tuple(models), present, toks
@@ -360,7 +361,6 @@ def offer(seg: Segment, items: tuple, cfg, known, free: tuple, check: bool) -> N
     each with its exact gain: its plans then choose between them and the ordinary loops, and
     the passes after fold them into outer loops like any other (search._Cand.pre)."""
     from .aligned import label_loops
-    from .search import _Cand
 
     found = mov_loops(list(items), cfg, known, free, seg, check)
     found += label_loops(list(items), known, free, check, seg.sk, cfg.geometric)
