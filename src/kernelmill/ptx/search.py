@@ -90,13 +90,15 @@ class _Runs:
     a body repeats, each statement once per body size, however many positions read it
     (issue 44: a table over the whole segment read 2.5x the statements)."""
 
-    __slots__ = ("lin", "step", "_lc", "_sk", "_vals", "_kinds", "_flt", "_p", "_costs")
+    __slots__ = ("lin", "step", "_lc", "_sk", "_vals", "_kinds", "_flt", "_p", "_costs", "_ng", "_leave")
 
     def __init__(self, sk: list, vals: list, kinds: list, p: int, flt: dict | None = None,
                  costs: dict | None = None):
         n = len(sk)
         self._costs = {} if costs is None else costs  # (hole kinds, step) -> linear_cost sum
         self.lin, self.step, self._lc = [0] * n, [None] * n, [None] * n  # lin 0: not filled
+        self._ng = [None] * n  # not_geometric: per statement, None until asked
+        self._leave: dict[int, tuple] = {}  # leaves: statement -> (copies scanned, its leaving holes)
         self._sk, self._vals, self._kinds, self._p = sk, vals, kinds, p
         # statements with float literals (holes.FLOATHEX; `flt`: position -> their holes): a
         # literal that changes from x to x+p ends x's linear run at x itself, so only a table
@@ -127,6 +129,40 @@ class _Runs:
                 d = step[y] = tuple(map(sub, vals[z], vals[y]))
                 lin[y] = (1 if flt and y in flt and any(d[h] for h in flt[y]) else
                           lin[z] + 1 if step[z] == d else 2)
+
+    def not_geometric(self, lo: int, hi: int) -> bool:
+        """Does a hole of statements lo..hi-1 break its linear model at copy 2 (x+2p) and
+        have a kind that allows no geometric one (GEOMETRIC_KINDS)? Asked only where three
+        copies of the body follow (filled). Kept per statement: a statement is in p windows,
+        and asking each window's holes was 8% of the big unit's search (issue 44, session 13)."""
+        ng, lin, vals, kinds, p = self._ng, self.lin, self._vals, self._kinds, self._p
+        for x in _unknown(ng, None, lo, hi):
+            # lin >= 3: copy 2 keeps the step of copies 0-1, so no hole breaks there
+            ng[x] = lin[x] < 3 and any(e != a + 2 * d and kd not in GEOMETRIC_KINDS for a, d, e, kd in
+                                       zip(vals[x], self.step[x], vals[x + 2 * p], kinds[x]))
+        return True in ng[lo:hi]
+
+    def leaves(self, x: int, cmax: int) -> tuple:
+        """(hole, copy) for each hole of statement x that leaves the linear model of copies
+        0-1 at a copy before `cmax` (its first such copy; a float literal that changes: copy
+        1), for _table_options, which asks it of each body holding x (p times per statement:
+        a third of the big unit's search before it was kept, issue 44 session 13). Copies
+        0..cmax-1 of x have its skeleton (the caller's run)."""
+        e = self._leave.get(x)
+        if e is not None and e[0] >= cmax:
+            return e[1]
+        vals, p, kd, d = self._vals, self._p, self._kinds[x], self.step[x]
+        b, r, out = vals[x], self.lin[x], []
+        for h in range(len(b)):
+            if kd[h] == "fimm" and d[h]:
+                out.append((h, 1))
+                continue
+            for t in range(r, cmax):
+                if vals[x + t * p][h] != b[h] + t * d[h]:
+                    out.append((h, t))
+                    break
+        self._leave[x] = (cmax, out)
+        return out
 
     def lcost(self, lo: int, hi: int) -> int:
         """Tokens the linear terms of statements lo..hi-1 cost (holes.linear_cost); filled."""
@@ -219,15 +255,6 @@ class Segment:
             c += 1
         return c
 
-    def _may_be_geometric(self, pos: int, p: int, deltas: list) -> bool:
-        """Do the holes that break the linear model in copy 2 all allow a geometric one?"""
-        vals, kinds = self.vals, self.kinds
-        for k in range(p):
-            for h, (a, d, e) in enumerate(zip(vals[pos + k], deltas[k], vals[pos + 2 * p + k])):
-                if e != a + 2 * d and kinds[pos + k][h] not in GEOMETRIC_KINDS:
-                    return False
-        return True
-
     def options(self, pos: int) -> list[_Cand]:
         """Loops that may start at `pos`: (body size, copies) with a positive gain."""
         m = self.memo.get(pos)
@@ -270,7 +297,7 @@ class Segment:
             deltas = runs.step[pos:q]
             c = min(runs.lin[pos:q])
             models = None  # all linear, given by deltas
-            if c == 2 and cfg.geometric and cs > 2 and self._may_be_geometric(pos, p, deltas):
+            if c == 2 and cfg.geometric and cs > 2 and not runs.not_geometric(pos, q):
                 geo = [tuple(fit(kd, a, b, e) for kd, a, b, e in
                              zip(self.kinds[pos + k], vals[pos + k], vals[q + k], vals[q + p + k]))
                        for k in range(p)]
@@ -319,18 +346,10 @@ class Segment:
         left: dict[tuple, int] = {}
         lin = runs.lin
         for k in compress(range(p), map(cmax.__gt__, lin[pos:pos + p])):  # linear runs shorter than cmax
-            r = lin[pos + k]
-            b, d, kd = vals[pos + k], deltas[k], kinds[pos + k]
-            for h in range(len(b)):
-                if kd[h] == "fimm" and d[h]:  # a float literal that changes: a table from copy 1
-                    leaves.setdefault(1, []).append((k, h))
-                    left[(k, h)] = 1
-                    continue
-                for t in range(r, cmax):
-                    if vals[pos + t * p + k][h] != b[h] + t * d[h]:
-                        leaves.setdefault(t, []).append((k, h))
-                        left[(k, h)] = t
-                        break
+            for h, t in runs.leaves(pos + k, cmax):
+                if t < cmax:
+                    leaves.setdefault(t, []).append((k, h))
+                    left[(k, h)] = t
 
         tabled, signed = 0, []  # signed: tabled holes that may hold a negative value
         # per tabled hole: table cost minus 2 per value (added per copy below)
