@@ -42,8 +42,10 @@ from . import languages as _languages
 # ascending at the wide range, a small scale), 11 trials;
 # 0.5.3 = strict repeats the first trial's inputs (up to 64 calls, 1 s) to catch a rare race;
 # 0.5.4 = a `load_inline(build_directory=...)` call whose build surely fails is answered by
-# fail_fast.py's checks before torch compiles it (same outcome, the builder's message)
-HARNESS_VERSION = "0.5.4"
+# fail_fast.py's checks before torch compiles it (same outcome, the builder's message);
+# 0.5.5 = timed calls' inputs: each element times its own random factor (was one scale per
+# call: a cache of answers up to a scale replayed them, measure/inputs.refill)
+HARNESS_VERSION = "0.5.5"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/
 OP_TYPES = ("single", "fusion", "network")

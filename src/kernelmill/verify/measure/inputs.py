@@ -260,9 +260,9 @@ class InputPool:
     Each input tensor lives in one buffer a few strides longer than itself; call i
     views it `SHIFT_BYTES * (i % slots)` bytes further in (256 B: float4, TMA and
     cp.async alignments hold), and the values are refilled from a drawn set times a
-    scale the caller draws (the supervisor's per-run secret: `next_scales`), so a
-    cache keyed on pointers or on contents misses, as in SOL-ExecBench's shifting
-    pool. Memory stays the inputs' own size plus `slots` shifts (a 500 MB input
+    scale the caller draws (the supervisor's per-run secret: `next_scales`) and a
+    fresh factor per element (`refill`), so a cache keyed on pointers, on contents
+    or on contents up to a scale misses, as in SOL-ExecBench's shifting pool. Memory stays the inputs' own size plus `slots` shifts (a 500 MB input
     costs 500 MB + 2 KB). A non-contiguous input keeps one buffer (its strides
     cannot shift safely) and is refilled in place."""
 
@@ -281,6 +281,7 @@ class InputPool:
         self.scales: list[float] = []
         self.calls = 0
         self.current = self.views(0)
+        self.factors = Factors()
 
     def views(self, i: int) -> Any:
         slot = i % self.slots
@@ -305,7 +306,7 @@ class InputPool:
         self.current = self.views(self.calls)
         if queued and self.scales:
             scale = self.scales.pop(0)
-        refill(self.current, source, scale)
+        refill(self.current, source, scale, self.factors)
         return self.current
 
 
@@ -317,12 +318,67 @@ def nbytes(obj: Any) -> int:
     return sum(t.numel() * t.element_size() for t in tensors_in(obj))
 
 
-def refill(buffers: list, source: list, scale: float | None) -> None:
+# each element's own factor on timed calls: scale * U(1 - SPREAD, 1 + SPREAD). One factor
+# for the whole set (the scheme before 0.5.5) left every timed input a rescaled copy of one
+# of N_TIMING_SETS sets, and a candidate that remembered its answers up to a scale replayed
+# them: (s A) @ (s B) = s^2 (A @ B) made a matmul read 8.0x on a CPU, every check passed
+# (docs/guards.md, item 23). Positive factors keep each value's sign and zeros.
+SPREAD = 0.25
+
+
+class Factors:
+    """Where the per-element factors come from, per device. A GPU draws them afresh for
+    every call (Philox runs at memory speed: as fast as the copy it replaces). A CPU's
+    generator does not (3.8-5.2 ms against 0.14-0.22 ms for a 4 MB copy and scale, one
+    thread): there each input size gets one bank of factors drawn once, `OFFSETS` longer
+    than the tensor, and every call reads it from its own random offset, so two calls on
+    one set see the same factors with probability 1/OFFSETS (per tensor)."""
+
+    OFFSETS = 1 << 16
+
+    def __init__(self) -> None:
+        self.generators: dict[torch.device, torch.Generator] = {}
+        self.banks: dict[int, torch.Tensor] = {}
+
+    def generator(self, device: torch.device) -> torch.Generator:
+        gen = self.generators.get(device)
+        if gen is None:
+            gen = self.generators[device] = torch.Generator(device=device)
+            gen.seed()  # from the OS's entropy
+        return gen
+
+    def apply(self, dst: torch.Tensor, src: torch.Tensor, scale: float) -> None:
+        gen = self.generator(dst.device)
+        if dst.device.type != "cpu":
+            if dst.dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
+                dst.uniform_(scale * (1.0 - SPREAD), scale * (1.0 + SPREAD), generator=gen).mul_(src)
+            else:  # fp8 and other floats without a generator of their own
+                factor = torch.empty(dst.shape, device=dst.device).uniform_(1.0 - SPREAD, 1.0 + SPREAD, generator=gen)
+                dst.copy_(src.float().mul_(factor).mul_(scale))
+            return
+        n = dst.numel()
+        bank = self.banks.get(n)
+        if bank is None:
+            bank = self.banks[n] = torch.empty(n + self.OFFSETS).uniform_(1.0 - SPREAD, 1.0 + SPREAD, generator=gen)
+        at = int(torch.randint(self.OFFSETS, (1,), generator=gen))
+        factor = bank[at:at + n].view(dst.shape)
+        if dst.dtype == torch.float32:
+            torch.mul(src, factor, out=dst)
+            dst.mul_(scale)
+        else:
+            dst.copy_(src.float().mul_(factor).mul_(scale))
+
+
+def refill(buffers: list, source: list, scale: float | None, factors: Factors | None = None) -> None:
     """Copy `source` into `buffers` in place (same storage, so a cache keyed on
-    pointers, shapes or ids sees the same key with new data); floating tensors
-    are then scaled, so no two timed calls see the same values."""
+    pointers, shapes or ids sees the same key with new data). With a `scale`,
+    each floating element is also multiplied by its own random factor around
+    `scale` (`SPREAD`, `Factors`): no two timed calls see the same values, nor
+    values one scale apart. Pass the `factors` kept between calls (`InputPool`
+    does); a new one is made when None."""
     with torch.no_grad():
         for dst, src in zip(tensors_in(buffers), tensors_in(source)):
-            dst.copy_(src)
-            if scale is not None and dst.is_floating_point():
-                dst.mul_(scale)
+            if scale is None or not dst.is_floating_point():
+                dst.copy_(src)
+            else:
+                (factors or Factors()).apply(dst, src, scale)

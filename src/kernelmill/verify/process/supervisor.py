@@ -579,7 +579,7 @@ def measurement(device: torch.device, cfg: TimingConfig, comp: Comparison | None
                     if device.type == "cuda" else "perf_counter per call"),
          "numerics": cfg.numerics if device.type == "cuda" else "cpu",
          "l2": ("flushed (2x L2 zeroed) before every call" if device.type == "cuda" and cfg.flush_l2 else "not flushed"),
-         "inputs": "the same buffers every call, refilled in place with new values between calls",
+         "inputs": "the same buffers every call, refilled in place between calls: a drawn set, each element times its own random factor",
          "config": asdict(cfg), "guards": guards,
          "flags": {"reference": ref_flags, "candidate": cand_flags},
          "dtypes": {"inputs": sorted({str(t.dtype) for t in inp.tensors_in(inputs)}),
