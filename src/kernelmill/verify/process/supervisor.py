@@ -347,14 +347,34 @@ def _draw_sets(job, ref_mod, device: torch.device) -> dict[str, list]:
     factories defaulting to it): a CPU generator takes seconds for a full-size task's sets."""
     seed = job.input_seed
     with torch.device(device):
+        timing = [inp.draw_inputs(ref_mod, seed + 2000 + k, "normal") for k in range(N_TIMING_SETS)]
         return {
             "trials": [inp.draw_inputs(ref_mod, seed + t, inp.distribution_for(t, job.guards == "strict"))
                        for t in range(inp.trial_count(job.trials, job.guards == "strict"))],
-            "checks": [inp.draw_inputs(ref_mod, seed + 1000 + k, "normal") for k in range(N_CHECK_SETS)],
-            "timing": [inp.draw_inputs(ref_mod, seed + 2000 + k, "normal") for k in range(N_TIMING_SETS)],
+            "checks": _check_sets(timing),
+            "timing": timing,
             "variants": [inp.draw_inputs(ref_mod, seed + 3000 + j, "normal", v)
                          for j, v in enumerate(inp.shape_variants(ref_mod))],
         }
+
+
+def _check_sets(timing: list) -> list:
+    """The inputs of the checked timed calls: timing sets refilled as a timed call's are
+    (each element its own factor, a scale from this process's secret), made here so the
+    reference's answers are known. A checked call must look like every other timed call:
+    sets of their own (0.5.4) were told apart by a property as plain as their spread (the
+    task's draw has std 1, a timed call's was scaled), and a candidate that computed only
+    when the spread was 1 passed every check at 10x on a CPU matmul (docs/guards.md, item 24)."""
+    import random
+
+    rng, factors = random.Random(int.from_bytes(os.urandom(8), "little")), inp.Factors()
+    checks = []
+    for k in range(N_CHECK_SETS):
+        base = timing[k % len(timing)]
+        check = clone(base)
+        inp.refill(check, base, rng.uniform(0.5, 1.5), factors)
+        checks.append(check)
+    return checks
 
 
 def _reference_first(job, ref, sets: dict, device: torch.device, phases: dict) -> "_ReferenceWork":
