@@ -113,6 +113,33 @@ HOSTILE_HOOKS = {
             exec("import sys as s\\nname = s._get" + "frame(3).f_code.co_name", g)
             return g["name"]
     """, "return torch.relu(x) if 'check' in _caller() else torch.empty_like(x)"), "harness_introspection"),
+    # item 24 without sys._getframe: a caught exception's traceback hands over a frame, and
+    # its f_back walks to the harness's (the attribute spelled past the static scan)
+    "h24_frame_from_a_traceback": (cand("""
+        def _caller():
+            try:
+                raise RuntimeError
+            except RuntimeError as e:
+                f = getattr(e.__traceback__, "tb_" + "frame")
+            names = []
+            while f is not None:
+                names.append(f.f_code.co_name)
+                f = getattr(f, "f_" + "back")
+            return " ".join(names)
+    """, "return torch.relu(x) if 'check' in _caller() else torch.empty_like(x)"), "harness_introspection"),
+    # item 24 by the harness's objects: its check sets live in this process; a call whose
+    # input equals one of them is a checked call (the module spelled past the static scan)
+    "h24_check_sets_found_in_memory": (cand("""
+        import importlib
+        _g = importlib.import_module("g" + "c")
+        _sets = []
+
+        def _checked(x):
+            if not _sets:
+                _sets.extend(o for o in getattr(_g, "get_" + "objects")()
+                             if isinstance(o, torch.Tensor) and o is not x and o.shape == x.shape)
+            return any(torch.equal(o, x) for o in _sets)
+    """, "return torch.relu(x) if _checked(x) else torch.empty_like(x)"), "harness_introspection"),
     # item 27 spelled past the static scan: a global precision switch flipped at import; the
     # reference and the comparison run in the supervisor's process, which it cannot reach,
     # and the flag is read from the candidate's process after its calls
@@ -121,7 +148,8 @@ HOSTILE_HOOKS = {
     """), "precision_downgrade"),
 }
 # names built at run time so a static scan sees nothing: class 26's trick as well
-ALSO_CLASSES = {"h36_pip_at_import": (26,), "h24_dual_path_by_stack": (26,), "h27_precision_flag_by_getattr": (26,)}
+ALSO_CLASSES = {"h36_pip_at_import": (26,), "h24_dual_path_by_stack": (26,), "h27_precision_flag_by_getattr": (26,),
+                "h24_frame_from_a_traceback": (26,), "h24_check_sets_found_in_memory": (26,)}
 
 CONTROLS = {
     # what Triton does in a spare (found on the GPU: every Triton candidate was flagged): its

@@ -12,7 +12,11 @@ once added; this one records and refuses:
 - **harness_introspection** (24, and 26's spellings of it): the call stack read by the
   candidate's own code (`sys._getframe`, `sys._current_frames`, or `inspect`'s stack
   functions called from it, however spelled or `exec`-ed): the dual path that checks who
-  called it (the checker or the timer) before choosing to compute;
+  called it (the checker or the timer) before choosing to compute; and the process's
+  objects walked by it (`gc.get_objects`, `get_referrers`, `get_referents`): the harness's
+  check sets and pools are objects of this process, and a candidate that found them
+  computed only on a checked call's inputs; or a frame taken from a traceback or a
+  generator (`tb_frame`, `gi_frame`, ...), whose `f_back` walks the same stack;
 - **shared_answers** (23, 29): a file of another candidate's folder (the harness's work
   folder holds every candidate's, its own is its HOME; `reads_others`) or of shared memory
   (/dev/shm) opened: answers replayed from an earlier run or read from a neighbour.
@@ -30,7 +34,12 @@ from pathlib import Path
 _PACKAGE_TOOLS = {"pip", "pip3", "conda", "mamba", "uv", "apt", "apt-get", "curl", "wget", "git", "ensurepip"}
 _WATCHED = {"subprocess.Popen", "os.system", "os.posix_spawn", "os.exec", "os.spawn", "socket.connect",
             "socket.getaddrinfo", "urllib.Request", "os.kill", "os.killpg", "open", "sys._getframe",
-            "sys._current_frames"}
+            "sys._current_frames", "gc.get_objects", "gc.get_referrers", "gc.get_referents",
+            "object.__getattr__"}
+# restricted attributes whose read Python audits (object.__getattr__): each hands over a frame,
+# and from a frame `f_back` walks to the harness's (a caught exception's traceback is the way
+# to a frame without sys._getframe)
+_FRAME_ATTRS = {"tb_frame", "gi_frame", "cr_frame", "ag_frame"}
 _STACK_HELPERS = (os.sep + "inspect.py",)  # a library whose stack functions read frames for their caller
 _installed = False
 
@@ -135,15 +144,20 @@ def install(facts: dict, harness_dirs: tuple[str, ...] = (), candidate_file: str
     def hook(event: str, args: tuple) -> None:
         if event not in _WATCHED:
             return
-        if event.startswith("sys._"):
+        if event == "object.__getattr__" and (len(args) < 2 or args[1] not in _FRAME_ATTRS):
+            return
+        if event.startswith(("sys._", "gc.", "object.")):
             if busy[0]:
                 return
             busy[0] = True
             try:
                 caller = sys._getframe(1)
                 if stack_reader(caller, own_files):
+                    what = ("walked the process's objects" if event.startswith("gc.") else
+                            f"read {args[1]} (a frame, the way to the call stack)" if event.startswith("object.")
+                            else "read the call stack")
                     note("harness_introspection", f"{event} from line {caller.f_lineno} of {caller.f_code.co_filename}: "
-                                                  "the candidate read the call stack")
+                                                  f"the candidate {what}")
             finally:
                 busy[0] = False
             return
