@@ -63,7 +63,9 @@ def protected_callables(harness: Any = None) -> dict[str, Any]:
         "torch.allclose": (torch, "allclose"), "torch.randn": (torch, "randn"),
         "torch.Tensor.clone": (torch.Tensor, "clone"), "torch.Tensor.copy_": (torch.Tensor, "copy_"),
         "torch.Tensor.cpu": (torch.Tensor, "cpu"), "torch.Tensor.to": (torch.Tensor, "to"),
-        "torch.Tensor.mul_": (torch.Tensor, "mul_"), "torch.Tensor.uniform_": (torch.Tensor, "uniform_"), "torch.Tensor.__torch_function__": (torch.Tensor, "__torch_function__"),
+        "torch.Tensor.mul_": (torch.Tensor, "mul_"), "torch.Tensor.uniform_": (torch.Tensor, "uniform_"),
+        "torch.Tensor.__torch_function__": (torch.Tensor, "__torch_function__"),
+        "torch.mul": (torch, "mul"), "torch.randint": (torch, "randint"),  # inputs.Factors on a CPU
         "torch.nn.Module.__call__": (torch.nn.Module, "__call__"),
         "threading.enumerate": (threading, "enumerate"), "sys.setprofile": (sys, "setprofile"),
         "os._exit": (os, "_exit"), "json.dump": (sys.modules["json"], "dump"),
