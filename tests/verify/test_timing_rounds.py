@@ -286,3 +286,17 @@ def test_the_kernelbench_trials_come_before_any_timed_round():
     cfg = TimingConfig(min_rounds=5, max_rounds=5, round_ms=1.0, budget_ms=1e9, kb_trials=3)
     compare(Recording("ref", 2.0), Recording("cand", 1.0), cfg, rng=random.Random(0))
     assert calls[:2] == [("ref", "kb"), ("cand", "kb")] and ("ref", "kb") not in calls[2:]
+
+
+def test_kernelbench_trials_shrink_for_slow_calls_only():
+    from kernelmill.verify.measure.settings import TimingConfig
+    from kernelmill.verify.measure.timing import kb_trial_count
+
+    cfg = TimingConfig()
+    assert kb_trial_count(0.05, cfg) == 100  # a fast call: KernelBench's 100
+    assert kb_trial_count(19.9, cfg) == 100  # 100 trials still fit the 2 s
+    assert kb_trial_count(40.0, cfg) == 50
+    assert kb_trial_count(110.0, cfg) == 20  # the floor: the cold audit's 110 ms model
+    assert kb_trial_count(5000.0, cfg) == 20
+    assert kb_trial_count(110.0, TimingConfig(kb_budget_ms=0)) == 100  # no cap
+    assert kb_trial_count(110.0, TimingConfig(kb_trials=10)) == 10  # never more than asked

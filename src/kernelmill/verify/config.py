@@ -285,8 +285,11 @@ class VerifyConfig:
             out.append(f"timing: numerics must be pytorch or strict, not {t.numerics!r}")
         if not t.events_margin >= 1.0:
             out.append(f"timing: events_margin must be a factor of at least 1, not {t.events_margin}")
-        if t.kb_trials < 0 or not t.process_spread >= 0:
-            out.append(f"timing: kb_trials and process_spread must be 0 or more, not {t.kb_trials} and {t.process_spread}")
+        if t.kb_trials < 0 or not t.process_spread >= 0 or not t.kb_budget_ms >= 0:
+            out.append(f"timing: kb_trials, kb_budget_ms and process_spread must be 0 or more, not "
+                       f"{t.kb_trials}, {t.kb_budget_ms} and {t.process_spread}")
+        if t.kb_min_trials < 1:
+            out.append(f"timing: kb_min_trials must be 1 or more, not {t.kb_min_trials}")
         for dtype, tol in self.tolerances.items():
             if len(tol) != 2 or any(float(x) < 0 for x in tol):
                 out.append(f"tolerances[{dtype!r}] must be (atol, rtol) >= 0, not {tol!r}")

@@ -38,6 +38,12 @@ class TimingConfig:
     # trials of the KernelBench-convention figure (`speedup_kernelbench`): a synchronize,
     # a 256 MB L2 fill, events around one call, a synchronize; the mean. 0: not measured
     kb_trials: int = 100
+    # ... fewer where a call is slow: at most this much GPU time per side (never under
+    # kb_min_trials). A 36 ms-a-call model's 100 trials held the timing lock 25 s of its 47 s
+    # in the cold cuda-l1 audit, the convention's trials 67 s of all runs' 195 s; the mean of
+    # 20 trials of a call that long moves by well under 1% (docs/SEMANTICS.md). 0: no cap
+    kb_budget_ms: float = 2000.0
+    kb_min_trials: int = 20
     # relative spread (sd of the log speedup) between fresh processes, added to every
     # interval: the rounds of one process do not see it (benchmarks/timing_fidelity.py
     # --repeat measures it; docs/results/benchmarks_history.md holds the figure)

@@ -518,6 +518,16 @@ def calls_for(est_ms: float, config: TimingConfig) -> int:
     return int(min(config.max_calls, max(config.min_calls, config.round_ms / max(est_ms, 1e-6))))
 
 
+def kb_trial_count(est_ms: float, config: TimingConfig) -> int:
+    """Trials of the KernelBench-convention figure for a call of about `est_ms`:
+    `kb_trials`, fewer where they would take more than `kb_budget_ms`, never fewer
+    than `kb_min_trials` (nor more than `kb_trials`)."""
+    n = config.kb_trials
+    if config.kb_budget_ms > 0 and est_ms > 0:
+        n = min(n, max(config.kb_min_trials, math.ceil(config.kb_budget_ms / est_ms)))
+    return max(1, n)
+
+
 def compare(reference: Side, candidate: Side, config: TimingConfig,
             check_rounds: dict[int, int] | None = None, final_check: int | None = None,
             rng=None, candidate_walls: list[float] | None = None) -> Comparison:
@@ -542,8 +552,8 @@ def compare(reference: Side, candidate: Side, config: TimingConfig,
     kb_means = None
     if config.kb_trials > 0 and getattr(reference, "cuda", True) and hasattr(reference, "kernelbench_round"):
         try:
-            kb_means = (statistics.fmean(reference.kernelbench_round(config.kb_trials)),
-                        statistics.fmean(candidate.kernelbench_round(config.kb_trials)))
+            kb_means = (statistics.fmean(reference.kernelbench_round(kb_trial_count(est_r, config))),
+                        statistics.fmean(candidate.kernelbench_round(kb_trial_count(est_c, config))))
         except NotImplementedError:
             kb_means = None
     kb_host = [statistics.median(s.kb_host_ms) if getattr(s, "kb_host_ms", None) else None
