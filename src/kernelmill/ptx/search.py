@@ -90,13 +90,17 @@ class _Runs:
     a body repeats, each statement once per body size, however many positions read it
     (issue 44: a table over the whole segment read 2.5x the statements)."""
 
-    __slots__ = ("lin", "step", "_lc", "_sk", "_vals", "_kinds", "_flt", "_p", "_costs", "_ng", "_leave")
+    __slots__ = ("lin", "step", "_lc", "_sk", "_vals", "_kinds", "_flt", "_p", "_costs", "_ng", "_leave", "_ka", "_kb")
 
     def __init__(self, sk: list, vals: list, kinds: list, p: int, flt: dict | None = None,
                  costs: dict | None = None):
         n = len(sk)
         self._costs = {} if costs is None else costs  # (hole kinds, step) -> linear_cost sum
-        self.lin, self.step, self._lc = [0] * n, [None] * n, [None] * n  # lin 0: not filled
+        self.lin, self.step, self._lc = [0] * n, [None] * n, [0] * n  # lin 0: not filled
+        # statements lo..hi-1 known by fill (one interval): the search asks the windows of one
+        # body size at falling positions, so a window is mostly known and only its new end is
+        # looked for, not the whole window counted (18% of the big unit's fills, session 13)
+        self._ka = self._kb = 0
         self._ng = [None] * n  # not_geometric: per statement, None until asked
         self._leave: dict[int, tuple] = {}  # leaves: statement -> (copies scanned, its leaving holes)
         self._sk, self._vals, self._kinds, self._p = sk, vals, kinds, p
@@ -106,11 +110,23 @@ class _Runs:
         self._flt = float_holes(kinds) if flt is None else flt
 
     def fill(self, lo: int, hi: int) -> None:
-        """Make lin and step of statements lo..hi-1 known (and of the copies they depend on)."""
+        """Make lin and step of statements lo..hi-1 known (and of the copies they depend on),
+        and the cost of their linear terms (lcost)."""
+        a, b = self._ka, self._kb
+        if a <= lo and hi <= b:
+            return
         lin = self.lin
+        if a <= hi and lo <= b and a < b:  # touches the known interval: the rest of the window
+            todo = _unknown(lin, 0, lo, a) + _unknown(lin, 0, b, hi)
+            self._ka, self._kb = min(a, lo), max(b, hi)
+        else:
+            todo = _unknown(lin, 0, lo, hi)
+            if lo < a or a == b:  # a window further down (the search's way): known from here on
+                self._ka, self._kb = lo, hi
         sk, vals, flt, step, p = self._sk, self._vals, self._flt, self.step, self._p
+        lc, costs, kinds = self._lc, self._costs, self._kinds
         n = len(sk)
-        for x in _unknown(lin, 0, lo, hi):
+        for x in todo:
             if lin[x]:  # known since: a chain from before it passed here
                 continue
             chain = []  # x, x+p, ... whose skeleton recurs p later, up to a known copy
@@ -127,6 +143,11 @@ class _Runs:
             for y in reversed(chain):
                 z = y + p
                 d = step[y] = tuple(map(sub, vals[z], vals[y]))
+                key = (kinds[y], d)  # few distinct: the segment's runs share them
+                c = costs.get(key)
+                if c is None:
+                    c = costs[key] = sum(linear_cost(kd, v) for kd, v in zip(key[0], d) if v)
+                lc[y] = c
                 lin[y] = (1 if flt and y in flt and any(d[h] for h in flt[y]) else
                           lin[z] + 1 if step[z] == d else 2)
 
@@ -166,18 +187,7 @@ class _Runs:
 
     def lcost(self, lo: int, hi: int) -> int:
         """Tokens the linear terms of statements lo..hi-1 cost (holes.linear_cost); filled."""
-        lc, costs = self._lc, self._costs
-        for x in _unknown(lc, None, lo, hi):
-            d = self.step[x]
-            if d is None:
-                lc[x] = 0
-                continue
-            key = (self._kinds[x], d)  # few distinct: the segment's runs share them
-            c = costs.get(key)
-            if c is None:
-                c = costs[key] = sum(linear_cost(kd, v) for kd, v in zip(key[0], d) if v)
-            lc[x] = c
-        return sum(lc[lo:hi])
+        return sum(self._lc[lo:hi])
 
 
 class Segment:
@@ -340,43 +350,50 @@ class Segment:
             runs.fill(s, s + p)
             if runs.step[s:s + p] == deltas and min(runs.lin[s:s + p]) >= c:
                 return
-        # each hole that leaves its linear model before cmax, at the copy where it does:
-        # only statements whose linear run ends there have such holes
-        leaves: dict[int, list] = {}   # copy index -> holes that leave their model there
+        # each hole that leaves its linear model before cmax, at the copy t where it does
+        # (runs.leaves): from cc = t + 1 copies on it is a table. Per copy count cc, the holes
+        # tabled from there on (tab) and what each costs less 2 per value (add), summed below;
+        # only statements whose linear run ends before cmax have such holes
         left: dict[tuple, int] = {}
-        lin = runs.lin
+        tab, add, signed = [0] * (cmax + 1), [0] * (cmax + 1), []  # signed: may hold a negative value
+        lin, shapes = runs.lin, self.shapes
         for k in compress(range(p), map(cmax.__gt__, lin[pos:pos + p])):  # linear runs shorter than cmax
-            for h, t in runs.leaves(pos + k, cmax):
-                if t < cmax:
-                    leaves.setdefault(t, []).append((k, h))
-                    left[(k, h)] = t
-
-        tabled, signed = 0, []  # signed: tabled holes that may hold a negative value
-        # per tabled hole: table cost minus 2 per value (added per copy below)
-        lin_sum, tab_fixed, negs = runs.lcost(pos, pos + p), 0, 0
-        best: list[tuple[int, int]] = []
-        for cc in range(c + 1, cmax + 1):
-            t = cc - 1  # the copy added
-            for k, h in leaves.get(t, ()):
-                tabled += 1
-                kd = kinds[pos + k][h]
-                lin_sum -= linear_cost(kd, deltas[k][h])
-                if self.shapes[pos + k][h] != ((), (), ()):
-                    tab_fixed += 10**6  # tables on folded holes: not offered (rare)
-                if kd in ("reg", "sym", "psym"):  # numbers of names: never negative
-                    tab_fixed += 6
+            x = pos + k
+            for h, t in runs.leaves(x, cmax):
+                if t >= cmax:
                     continue
-                tab_fixed += 4 + (1 if kd == "off0" else -(2 if vals[pos + k][h] < 0 else 1))
-                negs += sum(vals[pos + u * p + k][h] < 0 for u in range(t))
-                signed.append((pos + k, h))
-            if signed:
-                negs += sum(vals[x + t * p][h] < 0 for x, h in signed)
-            if not tabled:
-                continue
-            cost = lin_sum + tab_fixed + 2 * cc * tabled + negs
-            gain = cum[pos + cc * p] - cum[pos] - fixed - cost
-            if gain > 0:
-                best.append((gain, cc))
+                left[(k, h)] = t
+                kd = kinds[x][h]
+                w = -linear_cost(kd, deltas[k][h])
+                if shapes[x][h] != ((), (), ()):
+                    w += 10**6  # tables on folded holes: not offered (rare)
+                if kd in ("reg", "sym", "psym"):  # numbers of names: never negative
+                    w += 6
+                else:
+                    w += 4 + (1 if kd == "off0" else -(2 if vals[x][h] < 0 else 1))
+                    signed.append((t, x, h))
+                tab[t + 1] += 1
+                add[t + 1] += w
+        if not left:
+            return
+        # the copies' negative values in tabled holes, each a `-` token: at cc copies those of
+        # copies 0..cc-1 of each hole tabled by then
+        negs = [0] * (cmax + 1)
+        for t, x, h in signed:
+            n = 0
+            for u in range(cmax):
+                n += vals[x + u * p][h] < 0
+                if u >= t:
+                    negs[u + 1] += n
+        # gain at cc copies: the copies after the first, less the header, copy 0 and the linear
+        # terms (fixed, lcost), less the tables: their holes' costs and 2 tokens per value. A
+        # comprehension over cc, not a loop adding one copy at a time (the per-copy loop was a
+        # third of this function on the big unit, session 13)
+        base = cum[pos] + fixed + runs.lcost(pos, pos + p)
+        best = [(g, cc) for cc, v, tn, a, ng in zip(range(c + 1, cmax + 1), cum[pos + (c + 1) * p:pos + cmax * p + 1:p],
+                                                    list(accumulate(tab))[c + 1:], list(accumulate(add))[c + 1:],
+                                                    negs[c + 1:])
+                if tn and (g := v - base - a - 2 * cc * tn - ng) > 0]
         for gain, cc in sorted(best, reverse=True)[:3]:
             out.append(_Cand(gain, pos, p, cc, deltas, None, tables=True, left=left))
 
