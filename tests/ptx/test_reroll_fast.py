@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -15,7 +15,7 @@ from kernelmill.ptx import (RerollConfig, count_tokens, expand_text, fmt_stmts, 
                             reroll_stmts, reroll_text)
 from kernelmill.ptx.batch import reroll_texts
 from kernelmill.ptx.reroll import _is_barrier, _Known, _tokens
-from kernelmill.ptx.search import Segment, _Runs
+from kernelmill.ptx.search import Segment, _Runs, pack_values
 from kernelmill.records import Pair, write_jsonl
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -55,12 +55,29 @@ def test_run_tables_match_their_definition(case, windows):
         lin = 2
         while lin < same and vals[x + lin * p] == tuple(a + lin * s for a, s in zip(vals[x], d)):
             lin += 1
-        assert r.step[x] == d and r.lin[x] == lin
+        assert r.delta(x) == d and r.lin[x] == lin
+        # the packed step (one int per statement) is equal where the steps are
+        assert all((r.step[x] == r.step[y]) == (r.delta(x) == r.delta(y))
+                   for y in range(x) if r.step[y] is not None and sk[y] == sk[x])
     for xs in (range(n - 2 * p, -1, -1), range(n - 2 * p + 1)):  # as the search goes, and back
         seg._last_copies = {}
         for x in xs:
             if min(sames[x:x + p]) >= 2:
                 assert seg._copies_by_skeleton(x, p) == min(sames[x:x + p])
+
+
+@SETTINGS
+@example([(-2**5, 0, 0), (2**5, 0, 0), (-2**5, 1, 0)])  # steps (64, 0) and (-64, 1): a carry apart
+@given(st.integers(0, 70).flatmap(lambda b: st.lists(
+    st.lists(st.sampled_from([-2**b, 1 - 2**b, -1, 0, 1, 2**b - 1, 2**b]) | st.integers(-2**b, 2**b),
+             min_size=3, max_size=3).map(tuple), min_size=3, max_size=12)))  # extremes: carries
+def test_packed_steps_are_equal_where_the_value_steps_are(vals):
+    packed = pack_values(vals)
+    steps = [(packed[x + 1] - packed[x], tuple(b - a for a, b in zip(vals[x], vals[x + 1])))
+             for x in range(len(vals) - 1)]
+    for a, da in steps:
+        for b, db in steps:
+            assert (a == b) == (da == db)
 
 
 # --- streams with loops, breaks in them, and barriers -------------------------------

@@ -59,10 +59,9 @@ class _Cand:
     pos: int
     period: int
     copies: int
-    deltas: list       # per body statement, per hole: the linear step
+    deltas: list       # per body statement: the linear step (_Runs.step, packed)
     geo: list | None   # per body statement, per hole: models (holes.py), if not all linear
     tables: bool = False  # some hole is a table `[v0,v1,...][i]`
-    left: dict | None = None  # tables: (statement, hole) -> the copy where it leaves its linear model
     pre: object = None    # a loop built elsewhere (presence.offer): period is its span, copies 1
 
 
@@ -82,19 +81,34 @@ def _unknown(xs: list, mark, lo: int, hi: int) -> list[int]:
     return out
 
 
+def pack_values(vals: list) -> list[int]:
+    """Each statement's hole values as one int, `sum(v << (w * h))`, with w wide enough that
+    a difference of two steps (each value within 4M, M the largest |value|) is 0 only where
+    every value's is: `sum(e_h << (w * h)) == 0` with |e_h| < 2**(w-1) holds only for all
+    e_h == 0. So steps (differences of these ints) compare as ints (_Runs)."""
+    w = max((max(map(abs, v)) for v in vals if v), default=0).bit_length() + 4
+    return [sum(v << (w * h) for h, v in enumerate(vs)) for vs in vals]
+
+
 class _Runs:
     """For one body size p, per statement x of a segment: how the copies x, x+p, x+2p, ...
     continue. `lin[x]`: copies whose holes keep to the linear model of the first two
     (`step[x]`, None where the skeleton changes at x+p; lin 1 then). A loop of body p at
-    `pos` has `min(lin[pos:pos+p])` linear copies. Filled on demand (`fill`): only where
+    `pos` has `min(lin[pos:pos+p])` linear copies.
+
+    A step is one int, not a tuple per hole: `packed` (pack_values) writes each statement's
+    hole values as one int, so x+p less x is the step, and two steps are equal when the ints
+    are (a tuple made and compared per statement and body size was ~30% of fill, session 13);
+    `delta(x)` gives the tuple where one is read. Filled on demand (`fill`): only where
     a body repeats, each statement once per body size, however many positions read it
     (issue 44: a table over the whole segment read 2.5x the statements)."""
 
-    __slots__ = ("lin", "step", "_lc", "_sk", "_vals", "_kinds", "_flt", "_p", "_costs", "_ng", "_leave", "_ka", "_kb")
+    __slots__ = ("lin", "step", "_lc", "_sk", "_vals", "_kinds", "_flt", "_p", "_costs", "_ng", "_leave", "_ka", "_kb", "_packed")
 
     def __init__(self, sk: list, vals: list, kinds: list, p: int, flt: dict | None = None,
-                 costs: dict | None = None):
+                 costs: dict | None = None, packed: list | None = None):
         n = len(sk)
+        self._packed = pack_values(vals) if packed is None else packed
         self._costs = {} if costs is None else costs  # (hole kinds, step) -> linear_cost sum
         self.lin, self.step, self._lc = [0] * n, [None] * n, [0] * n  # lin 0: not filled
         # statements lo..hi-1 known by fill (one interval): the search asks the windows of one
@@ -123,7 +137,7 @@ class _Runs:
             todo = _unknown(lin, 0, lo, hi)
             if lo < a or a == b:  # a window further down (the search's way): known from here on
                 self._ka, self._kb = lo, hi
-        sk, vals, flt, step, p = self._sk, self._vals, self._flt, self.step, self._p
+        sk, vals, flt, step, p, packed = self._sk, self._vals, self._flt, self.step, self._p, self._packed
         lc, costs, kinds = self._lc, self._costs, self._kinds
         n = len(sk)
         for x in todo:
@@ -142,13 +156,13 @@ class _Runs:
                 y = z
             for y in reversed(chain):
                 z = y + p
-                d = step[y] = tuple(map(sub, vals[z], vals[y]))
+                d = step[y] = packed[z] - packed[y]
                 key = (kinds[y], d)  # few distinct: the segment's runs share them
                 c = costs.get(key)
                 if c is None:
-                    c = costs[key] = sum(linear_cost(kd, v) for kd, v in zip(key[0], d) if v)
+                    c = costs[key] = sum(linear_cost(kd, v) for kd, v in zip(key[0], self.delta(y)) if v)
                 lc[y] = c
-                lin[y] = (1 if flt and y in flt and any(d[h] for h in flt[y]) else
+                lin[y] = (1 if flt and y in flt and any(self.delta(y)[h] for h in flt[y]) else
                           lin[z] + 1 if step[z] == d else 2)
 
     def not_geometric(self, lo: int, hi: int) -> bool:
@@ -160,30 +174,37 @@ class _Runs:
         for x in _unknown(ng, None, lo, hi):
             # lin >= 3: copy 2 keeps the step of copies 0-1, so no hole breaks there
             ng[x] = lin[x] < 3 and any(e != a + 2 * d and kd not in GEOMETRIC_KINDS for a, d, e, kd in
-                                       zip(vals[x], self.step[x], vals[x + 2 * p], kinds[x]))
+                                       zip(vals[x], self.delta(x), vals[x + 2 * p], kinds[x]))
         return True in ng[lo:hi]
 
-    def leaves(self, x: int, cmax: int) -> tuple:
-        """(hole, copy) for each hole of statement x that leaves the linear model of copies
-        0-1 at a copy before `cmax` (its first such copy; a float literal that changes: copy
-        1), for _table_options, which asks it of each body holding x (p times per statement:
-        a third of the big unit's search before it was kept, issue 44 session 13). Copies
-        0..cmax-1 of x have its skeleton (the caller's run)."""
+    def leaves(self, x: int, cmax: int, shapes: list) -> list:
+        """(hole, copy, tokens, signed) for each hole of statement x that leaves the linear
+        model of copies 0-1 at a copy before `cmax` (its first such copy; a float literal that
+        changes: copy 1), its tokens as a table less 2 per value, and whether it may hold a
+        negative number (a `-` token per negative value). Copies 0..cmax-1 of x have its
+        skeleton (the caller's run). Kept per statement: _table_options asks it of each body
+        holding x (p times per statement: a third of the big unit's search, session 13)."""
         e = self._leave.get(x)
         if e is not None and e[0] >= cmax:
             return e[1]
-        vals, p, kd, d = self._vals, self._p, self._kinds[x], self.step[x]
+        vals, p, kd, d = self._vals, self._p, self._kinds[x], self.delta(x)
         b, r, out = vals[x], self.lin[x], []
         for h in range(len(b)):
-            if kd[h] == "fimm" and d[h]:
-                out.append((h, 1))
+            t = 1 if kd[h] == "fimm" and d[h] else next(
+                (t for t in range(r, cmax) if vals[x + t * p][h] != b[h] + t * d[h]), None)
+            if t is None:
                 continue
-            for t in range(r, cmax):
-                if vals[x + t * p][h] != b[h] + t * d[h]:
-                    out.append((h, t))
-                    break
+            w = -linear_cost(kd[h], d[h]) + (10**6 if shapes[x][h] != ((), (), ()) else 0)  # folded: not offered
+            if kd[h] in ("reg", "sym", "psym"):  # numbers of names: never negative
+                out.append((h, t, w + 6, False))
+            else:
+                out.append((h, t, w + 4 + (1 if kd[h] == "off0" else -(2 if b[h] < 0 else 1)), True))
         self._leave[x] = (cmax, out)
         return out
+
+    def delta(self, x: int) -> tuple:
+        """Per hole of statement x: its step to copy x+p (where x has a step)."""
+        return tuple(map(sub, self._vals[x + self._p], self._vals[x]))
 
     def lcost(self, lo: int, hi: int) -> int:
         """Tokens the linear terms of statements lo..hi-1 cost (holes.linear_cost); filled."""
@@ -216,6 +237,7 @@ class Segment:
         self.cum = list(accumulate(toks, initial=0))
         self.flt = float_holes(self.kinds)
         self.runs: dict[int, _Runs] = {}  # body size -> its runs (independent of cfg, shared)
+        self.packed: list | None = None  # pack_values(vals), made with the first runs
         self.costs: dict[tuple, int] = {}  # the runs' linear costs by (hole kinds, step)
         self.memo: dict[int, list[_Cand]] = {}  # shared by the plans (see reroll_stmts)
         self.made: dict[int, Loop | None] = {}  # id(candidate) -> its checked loop (shared)
@@ -236,7 +258,9 @@ class Segment:
     def _runs(self, p: int) -> _Runs:
         r = self.runs.get(p)
         if r is None:
-            r = self.runs[p] = _Runs(self.sk, self.vals, self.kinds, p, self.flt, self.costs)
+            if self.packed is None:
+                self.packed = pack_values(self.vals)
+            r = self.runs[p] = _Runs(self.sk, self.vals, self.kinds, p, self.flt, self.costs, self.packed)
         return r
 
     def _copies_by_skeleton(self, pos: int, p: int) -> int:
@@ -351,62 +375,53 @@ class Segment:
             if runs.step[s:s + p] == deltas and min(runs.lin[s:s + p]) >= c:
                 return
         # each hole that leaves its linear model before cmax, at the copy t where it does
-        # (runs.leaves): from cc = t + 1 copies on it is a table. Per copy count cc, the holes
-        # tabled from there on (tab) and what each costs less 2 per value (add), summed below;
-        # only statements whose linear run ends before cmax have such holes
-        left: dict[tuple, int] = {}
-        tab, add, signed = [0] * (cmax + 1), [0] * (cmax + 1), []  # signed: may hold a negative value
-        lin, shapes = runs.lin, self.shapes
-        for k in compress(range(p), map(cmax.__gt__, lin[pos:pos + p])):  # linear runs shorter than cmax
-            x = pos + k
-            for h, t in runs.leaves(x, cmax):
-                if t >= cmax:
-                    continue
-                left[(k, h)] = t
-                kd = kinds[x][h]
-                w = -linear_cost(kd, deltas[k][h])
-                if shapes[x][h] != ((), (), ()):
-                    w += 10**6  # tables on folded holes: not offered (rare)
-                if kd in ("reg", "sym", "psym"):  # numbers of names: never negative
-                    w += 6
-                else:
-                    w += 4 + (1 if kd == "off0" else -(2 if vals[x][h] < 0 else 1))
-                    signed.append((t, x, h))
-                tab[t + 1] += 1
-                add[t + 1] += w
-        if not left:
+        # (runs.leaves, with its tokens as a table): from cc = t + 1 copies on it is a table.
+        # Per copy count cc, the holes tabled there (tab) and their tokens less 2 per value
+        # (add); t >= c, so nothing is tabled below c + 1. Only statements whose linear run
+        # ends before cmax have such holes
+        n = cmax - c
+        tab, add, signed = [0] * n, [0] * n, []  # index cc - c - 1; signed: may hold a negative value
+        lin = runs.lin
+        for x in compress(range(pos, pos + p), map(cmax.__gt__, lin[pos:pos + p])):
+            for h, t, w, sg in runs.leaves(x, cmax, self.shapes):
+                if t < cmax:
+                    tab[t - c] += 1
+                    add[t - c] += w
+                    if sg:
+                        signed.append((t, x, h))
+        if not any(tab):
             return
-        # the copies' negative values in tabled holes, each a `-` token: at cc copies those of
-        # copies 0..cc-1 of each hole tabled by then
-        negs = [0] * (cmax + 1)
-        for t, x, h in signed:
-            n = 0
-            for u in range(cmax):
-                n += vals[x + u * p][h] < 0
-                if u >= t:
-                    negs[u + 1] += n
+        tab, add = list(accumulate(tab)), list(accumulate(add))
         # gain at cc copies: the copies after the first, less the header, copy 0 and the linear
-        # terms (fixed, lcost), less the tables: their holes' costs and 2 tokens per value. A
+        # terms (fixed, lcost), less the tables: their holes' tokens and 2 per value. A
         # comprehension over cc, not a loop adding one copy at a time (the per-copy loop was a
         # third of this function on the big unit, session 13)
         base = cum[pos] + fixed + runs.lcost(pos, pos + p)
-        best = [(g, cc) for cc, v, tn, a, ng in zip(range(c + 1, cmax + 1), cum[pos + (c + 1) * p:pos + cmax * p + 1:p],
-                                                    list(accumulate(tab))[c + 1:], list(accumulate(add))[c + 1:],
-                                                    negs[c + 1:])
-                if tn and (g := v - base - a - 2 * cc * tn - ng) > 0]
+        gains = [v - base - a - 2 * cc * tn for cc, v, tn, a in
+                 zip(range(c + 1, cmax + 1), cum[pos + (c + 1) * p:pos + cmax * p + 1:p], tab, add)]
+        # the copies' negative values in tabled holes, each a `-` token: at cc copies those of
+        # copies 0..cc-1 of each hole tabled by then (rare: immediates and offsets)
+        for t, x, h in signed:
+            neg = sum(vals[x + u * p][h] < 0 for u in range(t))
+            for u in range(t, cmax):
+                neg += vals[x + u * p][h] < 0
+                gains[u - c] -= neg
+        best = [(g, cc) for cc, g, tn in zip(range(c + 1, cmax + 1), gains, tab) if tn and g > 0]
         for gain, cc in sorted(best, reverse=True)[:3]:
-            out.append(_Cand(gain, pos, p, cc, deltas, None, tables=True, left=left))
+            out.append(_Cand(gain, pos, p, cc, deltas, None, tables=True))
 
     def _models(self, b: _Cand) -> list:
         """Per body statement, per hole: the model the template writes."""
         if b.geo is not None:
             return b.geo
+        vals, p, pos, runs = self.vals, b.period, b.pos, self._runs(b.period)
         if not b.tables:
-            return [tuple(("lin", d) for d in dk) for dk in b.deltas]
-        vals, p, pos = self.vals, b.period, b.pos
+            return [tuple(("lin", v - u) for u, v in zip(vals[x], vals[x + p])) for x in range(pos, pos + p)]
         return [tuple(("tab", tuple(vals[pos + u * p + k][h] for u in range(b.copies)))
-                      if b.left.get((k, h), b.copies) < b.copies else ("lin", b.deltas[k][h])
-                      for h in range(len(vals[pos + k]))) for k in range(p)]
+                      if left.get(h, b.copies) < b.copies else ("lin", vals[pos + p + k][h] - vals[pos + k][h])
+                      for h in range(len(vals[pos + k])))
+                for k, left in enumerate({h: t for h, t, _, _ in runs.leaves(x, b.copies, self.shapes)}
+                                         for x in range(pos, pos + p))]
 
     def _plan_dp(self) -> list[_Cand | None]:
         """The non-overlapping loops that save the most tokens in this segment."""
