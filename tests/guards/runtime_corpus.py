@@ -140,6 +140,11 @@ HOSTILE_HOOKS = {
                              if isinstance(o, torch.Tensor) and o is not x and o.shape == x.shape)
             return any(torch.equal(o, x) for o in _sets)
     """, "return torch.relu(x) if _checked(x) else torch.empty_like(x)"), "harness_introspection"),
+    # item 27 on a CPU: more intra-op threads than the timing gives each side (the reference
+    # runs on one); a matmul on two cores nearly halves (spelled past the static scan)
+    "h27_more_threads": (cand("""
+        _more = getattr(torch, "set_num_" + "threads")
+    """, "_more(4)\n        return torch.relu(x)"), "more_threads"),
     # item 27 spelled past the static scan: a global precision switch flipped at import; the
     # reference and the comparison run in the supervisor's process, which it cannot reach,
     # and the flag is read from the candidate's process after its calls
@@ -149,7 +154,8 @@ HOSTILE_HOOKS = {
 }
 # names built at run time so a static scan sees nothing: class 26's trick as well
 ALSO_CLASSES = {"h36_pip_at_import": (26,), "h24_dual_path_by_stack": (26,), "h27_precision_flag_by_getattr": (26,),
-                "h24_frame_from_a_traceback": (26,), "h24_check_sets_found_in_memory": (26,)}
+                "h24_frame_from_a_traceback": (26,), "h24_check_sets_found_in_memory": (26,),
+                "h27_more_threads": (26,)}
 
 CONTROLS = {
     # what Triton does in a spare (found on the GPU: every Triton candidate was flagged): its

@@ -28,6 +28,8 @@ FLAGS: dict[str, tuple[str, int, str]] = {
     "try_fallback": ("rejected", 7, "wraps its kernel in try/except that falls back to PyTorch"),
     "decoy_kernel": ("rejected", 8, "its own kernels ran but PyTorch did the reference's work"),
     "precision_downgrade": ("rejected", 9, "computes an fp32 task in lower precision (fp16/bf16/TF32)"),
+    "more_threads": ("rejected", 27, "raised its CPU process's intra-op threads above the count the timing gives "
+                                     "both sides"),
     "constant_output": ("incorrect", 10, "a constant (or all-zero) output where the reference's varies"),
     "shape_specialised": ("incorrect", 12, "wrong on a shape variant the task declares"),
     "nondeterministic": ("incorrect", 13, "two calls on the same inputs disagree"),

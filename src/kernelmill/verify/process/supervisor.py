@@ -301,7 +301,8 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
                                  "message": facts.get("message", ""), "phases": phases}, job.fallback)
     if comparison is not None:
         facts["timing"] = comparison["timing"]
-    _runtime_findings(facts, ref_work.flags, expected, ref_profile, findings)
+    _runtime_findings(facts, ref_work.flags, expected, ref_profile, findings,
+                      job.timing.cpu_threads if device.type == "cpu" else 0)
     t0 = time.perf_counter()
     try:
         verdict = judge(job, level, device, cand_code, facts, got, expected, sets, findings, phases,
@@ -542,9 +543,16 @@ def _time_both(ref, timing_sets, launched, reports, device, cfg, job, sets, expe
     return {"timing": timing, "comparison": comp}
 
 
-def _runtime_findings(facts: dict, ref_flags: dict, expected: dict, ref_profile: dict, findings: Findings) -> None:
-    """Facts of the candidate's process that only the supervisor can put in context."""
+def _runtime_findings(facts: dict, ref_flags: dict, expected: dict, ref_profile: dict, findings: Findings,
+                      cpu_threads: int = 0) -> None:
+    """Facts of the candidate's process that only the supervisor can put in context.
+    `cpu_threads`: the CPU timing's thread count both sides run with (0: not a CPU run)."""
     cand_flags = facts.get("backend_flags") or {}
+    if cpu_threads > 0 and cand_flags.get("num_threads", 0) > cpu_threads:
+        # a call of torch.set_num_threads inside the candidate's forward: more cores than the
+        # reference is given (a 2-core matmul ~1.8x faster), which the convention rules out
+        findings.add("more_threads", f"the candidate's process ran {cand_flags['num_threads']} intra-op threads "
+                                     f"where the timing gives each side {cpu_threads}")
     if fp32_task(ref_profile or {}, expected):
         raised = [k for k in ("matmul_allow_tf32", "cudnn_allow_tf32", "matmul_fp16_reduced")
                   if cand_flags.get(k) and not ref_flags.get(k)]
