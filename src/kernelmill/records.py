@@ -46,7 +46,8 @@ from . import languages as _languages
 # 0.5.5 = timed calls' inputs: each element times its own random factor (was one scale per
 # call: a cache of answers up to a scale replayed them, measure/inputs.refill), and the checked
 # timed calls' sets made the same way from the timing sets (their own plain draw told them apart);
-# the KernelBench-convention figure takes at most 2 s of trials a side (at least 20)
+# the KernelBench-convention figure takes at most 2 s of trials a side (at least 20);
+# torch modes left on by a candidate and a raised CPU thread count are flagged
 HARNESS_VERSION = "0.5.5"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/

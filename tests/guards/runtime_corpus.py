@@ -140,6 +140,26 @@ HOSTILE_HOOKS = {
                              if isinstance(o, torch.Tensor) and o is not x and o.shape == x.shape)
             return any(torch.equal(o, x) for o in _sets)
     """, "return torch.relu(x) if _checked(x) else torch.empty_like(x)"), "harness_introspection"),
+    # item 24 by a torch mode left on: it sees the harness's own tensor work in this process
+    # (a timed call's refill multiplies, a checked call's is a plain copy) and computes only
+    # when the copy came (32x on a 512 x 512 matmul before modes were looked for)
+    "h24_mode_sees_the_refills": (cand("""
+        from torch.overrides import TorchFunctionMode
+        _seen = []
+
+        class _Watch(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                _seen.append(getattr(func, "__name__", ""))
+                del _seen[:-8]
+                return func(*args, **(kwargs or {}))
+
+        _Watch().__enter__()
+
+        def _timed_only():
+            s = list(_seen)
+            _seen.clear()
+            return "mul" in s and "copy_" not in s
+    """, "return torch.empty_like(x) if _timed_only() else torch.relu(x)"), "harness_introspection"),
     # item 27 on a CPU: more intra-op threads than the timing gives each side (the reference
     # runs on one); a matmul on two cores nearly halves (spelled past the static scan)
     "h27_more_threads": (cand("""

@@ -68,3 +68,36 @@ def test_a_cpu_bank_gives_each_call_its_own_window():
         refill([dst], [src], 1.0, factors)
         seen.add(round(float(dst[0] / src[0]), 6))
     assert len(factors.banks) == 1 and len(seen) >= 18  # offsets drawn from 65,536
+
+
+def test_a_torch_mode_does_not_see_the_refills():
+    from torch.overrides import TorchFunctionMode
+
+    seen = []
+
+    class Watch(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return func(*args, **(kwargs or {}))
+
+    src = [torch.randn(100)]
+    pool = InputPool(src)
+    with Watch():
+        pool.prepare(src, 1.0)
+        pool.prepare(src, None, queued=False)  # a checked call's plain copy
+    assert seen == []
+
+
+def test_modes_left_on_names_a_candidates_mode_not_a_default_device():
+    from torch.overrides import TorchFunctionMode
+
+    from kernelmill.verify.measure.environment import modes_left_on
+
+    class Watch(TorchFunctionMode):
+        pass
+
+    assert modes_left_on() == []
+    with torch.device("cpu"):  # torch's own DeviceContext mode
+        assert modes_left_on() == []
+        with Watch():
+            assert modes_left_on() == ["Watch"]

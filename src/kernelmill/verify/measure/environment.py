@@ -138,6 +138,25 @@ def settle_process(device: torch.device, timing) -> None:
         set_cpu_threads(timing.cpu_threads)
 
 
+def modes_left_on() -> list[str]:
+    """Torch function and dispatch modes on in this process outside any call. The harness
+    enters none of its own between calls; a mode a candidate leaves on sees the harness's
+    own tensor work in its process (the refill before each timed call, the plain copy
+    before a checked one) and can tell a checked call from the others: a matmul that did
+    so read 32x on a CPU with every check passed (docs/guards.md, item 24). A default device
+    (`torch.set_default_device`, a mode of torch's own) is not such a mode."""
+    from torch.utils._device import DeviceContext
+
+    try:  # private PyTorch names, read only
+        modes = [type(m).__name__ for m in torch.overrides._get_current_function_mode_stack()
+                 if not isinstance(m, DeviceContext)]
+        modes += [f"dispatch:{type(torch._C._get_dispatch_stack_at(i)).__name__}"
+                  for i in range(torch._C._len_torch_dispatch_stack())]
+    except AttributeError:
+        return []
+    return modes
+
+
 def backend_flags() -> dict:
     """This process's numerics and speed settings, as the verdict records them."""
     flags = {"num_threads": torch.get_num_threads(),

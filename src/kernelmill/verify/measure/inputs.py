@@ -302,11 +302,16 @@ class InputPool:
         """The next call's inputs: the next slot, filled from `source` times the next
         queued scale (`scale` when none is queued, or with `queued` False: a checked
         call's exact set). Returns them (also `self.current`)."""
+        from torch.utils._python_dispatch import _disable_current_modes
+
         self.calls += 1
-        self.current = self.views(self.calls)
         if queued and self.scales:
             scale = self.scales.pop(0)
-        refill(self.current, source, scale, self.factors)
+        # out of sight of any torch mode a candidate turned on (the refill of a timed call and
+        # the plain copy of a checked one would tell them apart: environment.modes_left_on)
+        with torch._C.DisableTorchFunction(), _disable_current_modes():
+            self.current = self.views(self.calls)
+            refill(self.current, source, scale, self.factors)
         return self.current
 
 

@@ -25,7 +25,7 @@ import time
 import torch
 
 from ..measure.correctness import flatten_outputs
-from ..measure.environment import backend_flags, settle_process
+from ..measure.environment import backend_flags, modes_left_on, settle_process
 from ..measure.kernel_time import own_kernel_names
 from ..measure.timing import Bench, snapshot, timing_numerics
 from ..guards import audit_hook, cudart, trace
@@ -279,6 +279,9 @@ def _serve_timing(bench: Bench, commands, report: Reporter, device, facts: dict)
                 check = tuple(msg["check"]) if msg.get("check") else None
                 if bench.pool is not None and msg.get("scales"):
                     bench.pool.next_scales([float(x) for x in msg["scales"]])
+                modes = modes_left_on()  # a mode on for some rounds only is seen too
+                if modes:
+                    facts["modes"] = sorted(set(facts.get("modes") or ()) | set(modes))
                 cudart.last_error()
                 r = bench.round(msg["n"], check)
                 if device.type == "cuda":
@@ -363,6 +366,7 @@ def run_candidate(job: CandidateJob, commands, report: Reporter) -> None:
             if not late_profile:
                 profiled()
             facts["backend_flags"] = backend_flags()
+            facts["modes"] = modes_left_on()
             if job.timed:
                 t0 = time.perf_counter()
                 bench = _timing_bench(cand, data, job, device, facts, l2_limit)
@@ -373,6 +377,7 @@ def run_candidate(job: CandidateJob, commands, report: Reporter) -> None:
                 if late_profile:
                     profiled()
                 facts["backend_flags"] = backend_flags()
+                facts["modes"] = sorted(set(facts["modes"]) | set(modes_left_on()))
             args = None
         facts["rebound"] = trace.rebound(protected, sys.modules[__name__])
     except BaseException as exc:  # noqa: BLE001 - the candidate failed while running

@@ -548,6 +548,10 @@ def _runtime_findings(facts: dict, ref_flags: dict, expected: dict, ref_profile:
     """Facts of the candidate's process that only the supervisor can put in context.
     `cpu_threads`: the CPU timing's thread count both sides run with (0: not a CPU run)."""
     cand_flags = facts.get("backend_flags") or {}
+    if facts.get("modes"):
+        findings.add("harness_introspection", "torch modes left on in the candidate's process between calls ("
+                     + ", ".join(facts["modes"][:3]) + "): they see the harness's own tensor work, and with it "
+                     "which timed calls are checked")
     if cpu_threads > 0 and cand_flags.get("num_threads", 0) > cpu_threads:
         # a call of torch.set_num_threads inside the candidate's forward: more cores than the
         # reference is given (a 2-core matmul ~1.8x faster), which the convention rules out
