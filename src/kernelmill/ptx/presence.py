@@ -368,6 +368,6 @@ def offer(seg: Segment, items: tuple, cfg, known, free: tuple, check: bool) -> N
     for start, end, loop in found:
         gain = cum[end] - cum[start] - known.tokens(loop)
         if gain > 0:
-            c = _Cand(gain, start, end - start, 1, [], None, pre=loop)
+            c = _Cand(gain, start, end - start, 1, None, pre=loop)
             seg.options(start).append(c)  # (after the ordinary options of that position)
             seg.built[id(c)] = seg.made[id(c)] = loop

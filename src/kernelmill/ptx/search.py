@@ -59,7 +59,6 @@ class _Cand:
     pos: int
     period: int
     copies: int
-    deltas: list       # per body statement: the linear step (_Runs.step, packed)
     geo: list | None   # per body statement, per hole: models (holes.py), if not all linear
     tables: bool = False  # some hole is a table `[v0,v1,...][i]`
     pre: object = None    # a loop built elsewhere (presence.offer): period is its span, copies 1
@@ -328,9 +327,8 @@ class Segment:
                 continue
             runs = all_runs.get(p) or self._runs(p)
             runs.fill(pos, q)
-            deltas = runs.step[pos:q]
             c = min(runs.lin[pos:q])
-            models = None  # all linear, given by deltas
+            models = None  # all linear (_models: the steps of copies 0-1)
             if c == 2 and cfg.geometric and cs > 2 and not runs.not_geometric(pos, q):
                 geo = [tuple(fit(kd, a, b, e) for kd, a, b, e in
                              zip(self.kinds[pos + k], vals[pos + k], vals[q + k], vals[q + p + k]))
@@ -343,7 +341,7 @@ class Segment:
                 blocked.update(range(2 * p, min(c // 2 * p, max_p) + 1, p))
             fixed = HEADER_TOKENS + cum[q] - cum[pos]
             if models is None and cfg.tables and cs > c:
-                self._table_options(pos, p, deltas, c, cs, fixed, out)
+                self._table_options(pos, p, c, cs, fixed, out)
             if cum[pos + c * p] - cum[pos] <= fixed:
                 continue  # not even the longest run pays for its header
             if models is None:
@@ -354,10 +352,10 @@ class Segment:
             for cc in range(c, max(1, c - 3), -1):
                 gain = cum[pos + cc * p] - cum[pos] - fixed
                 if gain > 0:
-                    out.append(_Cand(gain, pos, p, cc, deltas, models))
+                    out.append(_Cand(gain, pos, p, cc, models))
         return out
 
-    def _table_options(self, pos: int, p: int, deltas: list, c: int, cs: int, fixed: int,
+    def _table_options(self, pos: int, p: int, c: int, cs: int, fixed: int,
                        out: list) -> None:
         """Runs longer than the linear one (`c` copies) up to the skeleton's run (`cs`): each
         hole that leaves its linear model within the run becomes a table of its values, one
@@ -372,7 +370,7 @@ class Segment:
         s = pos + c * p
         if c >= 2 and cs >= 2 * c:
             runs.fill(s, s + p)
-            if runs.step[s:s + p] == deltas and min(runs.lin[s:s + p]) >= c:
+            if runs.step[s:s + p] == runs.step[pos:pos + p] and min(runs.lin[s:s + p]) >= c:
                 return
         # each hole that leaves its linear model before cmax, at the copy t where it does
         # (runs.leaves, with its tokens as a table): from cc = t + 1 copies on it is a table.
@@ -408,7 +406,7 @@ class Segment:
                 gains[u - c] -= neg
         best = [(g, cc) for cc, g, tn in zip(range(c + 1, cmax + 1), gains, tab) if tn and g > 0]
         for gain, cc in sorted(best, reverse=True)[:3]:
-            out.append(_Cand(gain, pos, p, cc, deltas, None, tables=True))
+            out.append(_Cand(gain, pos, p, cc, None, True))
 
     def _models(self, b: _Cand) -> list:
         """Per body statement, per hole: the model the template writes."""
