@@ -160,6 +160,12 @@ HOSTILE_HOOKS = {
             _seen.clear()
             return "mul" in s and "copy_" not in s
     """, "return torch.empty_like(x) if _timed_only() else torch.relu(x)"), "harness_introspection"),
+    # item 25 below Python: a kernel of its own for one of torch's operators (torch.library),
+    # the dispatcher's way to watch or change the harness's tensor work (here one it never uses)
+    "h25_kernel_for_a_torch_op": (cand("""
+        _lib = torch.library.Library("at" + "en", "IMPL")
+        _lib.impl("sin", lambda x: x, "CPU")
+    """), "harness_patched"),
     # item 27 on a CPU: more intra-op threads than the timing gives each side (the reference
     # runs on one); a matmul on two cores nearly halves (spelled past the static scan)
     "h27_more_threads": (cand("""

@@ -77,7 +77,20 @@ def protected_callables(harness: Any = None) -> dict[str, Any]:
         if harness is not None:
             named[f"candidate.{name}"] = (harness, name)
     # getattr_static: a classmethod read through getattr is a new object each time
-    return {label: _held(inspect.getattr_static(owner, attr, None)) for label, (owner, attr) in named.items()}
+    held = {label: _held(inspect.getattr_static(owner, attr, None)) for label, (owner, attr) in named.items()}
+    held[ATEN_KERNELS] = (aten_kernels(), None, None, None)
+    return held
+
+
+# kernels registered for torch's own operators through torch.library: a candidate's Python
+# kernel for aten::copy_ or aten::mul sees (and may change) the harness's own tensor work in
+# its process, as a mode would (environment.modes_left_on); its own namespace is its business
+ATEN_KERNELS = "torch.library kernels for aten/prims operators"
+
+
+def aten_kernels() -> frozenset[str]:
+    impls = getattr(getattr(torch, "library", None), "_impls", ())
+    return frozenset(k for k in impls if k.split("/", 1)[0] in ("aten", "prims"))
 
 
 def _held(obj: Any) -> tuple:
@@ -95,6 +108,10 @@ def rebound(before: dict[str, tuple], harness: Any = None) -> list[str]:
     out = []
     for label, (obj, code, defaults, kwdefaults) in before.items():
         was = now.get(label)
+        if label == ATEN_KERNELS:
+            if was is not None and was[0] != obj:
+                out.append(f"{label} ({', '.join(sorted(was[0] - obj)[:3]) or 'removed'})")
+            continue
         if was is None or was[0] is not obj:
             out.append(label)
         elif was[1] is not code or was[2] is not defaults or was[3] is not kwdefaults:
