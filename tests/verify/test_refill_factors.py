@@ -101,3 +101,13 @@ def test_modes_left_on_names_a_candidates_mode_not_a_default_device():
         assert modes_left_on() == []
         with Watch():
             assert modes_left_on() == ["Watch"]
+
+
+def test_a_checked_calls_set_is_exact_after_the_same_work():
+    src = [torch.randn(50, 7), torch.randn(3).to(torch.bfloat16), torch.arange(4)]
+    pool = InputPool(src)
+    for _ in range(3):
+        pool.prepare(src, 1.3)
+        exact = pool.prepare(src, None, queued=False)  # a checked call: factors and scale of 1
+        assert all(torch.equal(a, b) for a, b in zip(exact, src))
+    assert len(pool.factors.ones) == 2  # the ones bank per floating input size

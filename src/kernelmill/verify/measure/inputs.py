@@ -311,7 +311,7 @@ class InputPool:
         # the plain copy of a checked one would tell them apart: environment.modes_left_on)
         with torch._C.DisableTorchFunction(), _disable_current_modes():
             self.current = self.views(self.calls)
-            refill(self.current, source, scale, self.factors)
+            refill(self.current, source, scale, self.factors, same_work=True)
         return self.current
 
 
@@ -344,6 +344,7 @@ class Factors:
     def __init__(self) -> None:
         self.generators: dict[torch.device, torch.Generator] = {}
         self.banks: dict[int, torch.Tensor] = {}
+        self.ones: dict[int, torch.Tensor] = {}  # `exact`'s banks
 
     def generator(self, device: torch.device) -> torch.Generator:
         gen = self.generators.get(device)
@@ -352,19 +353,25 @@ class Factors:
             gen.seed()  # from the OS's entropy
         return gen
 
-    def apply(self, dst: torch.Tensor, src: torch.Tensor, scale: float) -> None:
+    def apply(self, dst: torch.Tensor, src: torch.Tensor, scale: float, exact: bool = False) -> None:
+        """dst = src * factors * scale. `exact`: factors and scale of exactly 1, through the
+        same operations and memory traffic (a checked call's set must arrive after the same
+        work as any other timed call's: a shorter refill is a tell)."""
         gen = self.generator(dst.device)
+        spread = 0.0 if exact else SPREAD
+        scale = 1.0 if exact else scale
         if dst.device.type != "cpu":
             if dst.dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
-                dst.uniform_(scale * (1.0 - SPREAD), scale * (1.0 + SPREAD), generator=gen).mul_(src)
+                dst.uniform_(scale * (1.0 - spread), scale * (1.0 + spread), generator=gen).mul_(src)
             else:  # fp8 and other floats without a generator of their own
-                factor = torch.empty(dst.shape, device=dst.device).uniform_(1.0 - SPREAD, 1.0 + SPREAD, generator=gen)
+                factor = torch.empty(dst.shape, device=dst.device).uniform_(1.0 - spread, 1.0 + spread, generator=gen)
                 dst.copy_(src.float().mul_(factor).mul_(scale))
             return
         n = dst.numel()
-        bank = self.banks.get(n)
+        banks = self.ones if exact else self.banks
+        bank = banks.get(n)
         if bank is None:
-            bank = self.banks[n] = torch.empty(n + self.OFFSETS).uniform_(1.0 - SPREAD, 1.0 + SPREAD, generator=gen)
+            bank = banks[n] = torch.empty(n + self.OFFSETS).uniform_(1.0 - spread, 1.0 + spread, generator=gen)
         at = int(torch.randint(self.OFFSETS, (1,), generator=gen))
         factor = bank[at:at + n].view(dst.shape)
         if dst.dtype == torch.float32:
@@ -374,16 +381,18 @@ class Factors:
             dst.copy_(src.float().mul_(factor).mul_(scale))
 
 
-def refill(buffers: list, source: list, scale: float | None, factors: Factors | None = None) -> None:
+def refill(buffers: list, source: list, scale: float | None, factors: Factors | None = None,
+           same_work: bool = False) -> None:
     """Copy `source` into `buffers` in place (same storage, so a cache keyed on
     pointers, shapes or ids sees the same key with new data). With a `scale`,
     each floating element is also multiplied by its own random factor around
     `scale` (`SPREAD`, `Factors`): no two timed calls see the same values, nor
     values one scale apart. Pass the `factors` kept between calls (`InputPool`
-    does); a new one is made when None."""
+    does); a new one is made when None. `same_work` (with no scale): the exact set,
+    through the same operations as a scaled refill (`Factors.apply`'s `exact`)."""
     with torch.no_grad():
         for dst, src in zip(tensors_in(buffers), tensors_in(source)):
-            if scale is None or not dst.is_floating_point():
+            if not dst.is_floating_point() or (scale is None and not same_work):
                 dst.copy_(src)
             else:
-                (factors or Factors()).apply(dst, src, scale)
+                (factors or Factors()).apply(dst, src, 1.0 if scale is None else scale, exact=scale is None)
