@@ -249,8 +249,10 @@ class Segment:
         other.__dict__.update(self.__dict__)
         other.cfg, other.memo, other.tabled = cfg, {}, None
         # without tables the options are those with tables, less the table candidates
-        # (_options offers them last for each body size and changes nothing else)
-        if self.cfg.tables and not cfg.tables and replace(cfg, tables=True) == self.cfg:
+        # (_options offers them last for each body size and changes nothing else); without
+        # tables or presence, less the loops offered (presence.offer)
+        if (self.cfg.tables >= cfg.tables and self.cfg.presence >= cfg.presence
+                and replace(cfg, tables=self.cfg.tables, presence=self.cfg.presence) == self.cfg):
             other.tabled = self
         return other
 
@@ -292,7 +294,8 @@ class Segment:
         """Loops that may start at `pos`: (body size, copies) with a positive gain."""
         m = self.memo.get(pos)
         if m is None:
-            m = self.memo[pos] = ([c for c in self.tabled.options(pos) if not c.tables and c.pre is None]
+            m = self.memo[pos] = ([c for c in self.tabled.options(pos) if c.pre is None and
+                                   (self.cfg.tables or not c.tables)]
                                   if self.tabled is not None else self._options(pos))
         return m
 
