@@ -97,7 +97,8 @@ class _Runs:
 
     A step is one int, not a tuple per hole: `packed` (pack_values) writes each statement's
     hole values as one int, so x+p less x is the step, and two steps are equal when the ints
-    are (a tuple made and compared per statement and body size was ~30% of fill, session 13);
+    are (a tuple made and compared per statement and body size was ~30% of fill under
+    line_profiler, session 13);
     `delta(x)` gives the tuple where one is read. Filled on demand (`fill`): only where
     a body repeats, each statement once per body size, however many positions read it
     (issue 44: a table over the whole segment read 2.5x the statements)."""
@@ -112,7 +113,8 @@ class _Runs:
         self.lin, self.step, self._lc = [0] * n, [None] * n, [0] * n  # lin 0: not filled
         # statements lo..hi-1 known by fill (one interval): the search asks the windows of one
         # body size at falling positions, so a window is mostly known and only its new end is
-        # looked for, not the whole window counted (18% of the big unit's fills, session 13)
+        # looked for, not the whole window counted (86% of the big unit's 258k fills touch
+        # the known interval, session 13)
         self._ka = self._kb = 0
         self._ng = [None] * n  # not_geometric: per statement, None until asked
         self._leave: dict[int, tuple] = {}  # leaves: statement -> (copies scanned, its leaving holes)
@@ -168,7 +170,7 @@ class _Runs:
         """Does a hole of statements lo..hi-1 break its linear model at copy 2 (x+2p) and
         have a kind that allows no geometric one (GEOMETRIC_KINDS)? Asked only where three
         copies of the body follow (filled). Kept per statement: a statement is in p windows,
-        and asking each window's holes was 8% of the big unit's search (issue 44, session 13)."""
+        and asking each window's holes was ~8% of the big unit's reroll (cProfile, session 13)."""
         ng, lin, vals, kinds, p = self._ng, self.lin, self._vals, self._kinds, self._p
         for x in _unknown(ng, None, lo, hi):
             # lin >= 3: copy 2 keeps the step of copies 0-1, so no hole breaks there
@@ -182,7 +184,8 @@ class _Runs:
         changes: copy 1), its tokens as a table less 2 per value, and whether it may hold a
         negative number (a `-` token per negative value). Copies 0..cmax-1 of x have its
         skeleton (the caller's run). Kept per statement: _table_options asks it of each body
-        holding x (p times per statement: a third of the big unit's search, session 13)."""
+        holding x (p times per statement; _table_options, scanning them per window, was 28%
+        of the big unit's reroll under cProfile, session 13)."""
         e = self._leave.get(x)
         if e is not None and e[0] >= cmax:
             return e[1]
