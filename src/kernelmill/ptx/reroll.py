@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, fields, replace
 from .expand import expand_stmts
 from .lexer import count_tokens
 from .holes import split
-from .presence import offer as offer_presence, roll_stream as roll_presence
+from .whole_statements import offer as offer_presence, roll_stream as roll_presence
 from .search import Segment
 from .syntax import Block, Directive, Function, Instr, Loop, Module, Stmt, VarExpr, fmt_stmt, map_segments
 
@@ -195,7 +195,7 @@ def _reroll_with(stmts, cfg: RerollConfig, stats: RerollStats, strategy: str,
     for k in range(cfg.max_passes):
         before = stats.loops
         # the first pass's segments (the input's) are offered the loops over copies that
-        # differ by whole statements (presence.offer), with tables only (see reroll_stmts)
+        # differ by whole statements (whole_statements.offer), with tables only (see reroll_stmts)
         cur = _roll_stream(cur, cfg, stats, strategy, cache, known, check=check,
                            offer=k == 0 and cfg.presence and cfg.tables)
         if stats.loops == before:
@@ -232,7 +232,7 @@ def reroll_stmts(stmts, cfg: RerollConfig | None = None,
             best = (n, out, st)
         if (len(plans) == k + 1 and cfg.strategy == "best" and cfg.presence and cfg.tables
                 and all(x.presence for _, x in plans) and _has_guard(best[1])):
-            # a loop offered in the first pass (presence.offer) can win it and then block the
+            # a loop offered in the first pass (whole_statements.offer) can win it and then block the
             # nested fold of the ordinary loops beside it (gelu_tanh_f16x8: 1767 tokens with the
             # offered loop, 1533 without): where the best plan holds one, one without is tried
             plans.append(("dp", replace(cfg, presence=False)))

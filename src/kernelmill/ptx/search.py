@@ -61,7 +61,7 @@ class _Cand:
     copies: int
     geo: list | None   # per body statement, per hole: models (holes.py), if not all linear
     tables: bool = False  # some hole is a table `[v0,v1,...][i]`
-    pre: object = None    # a loop built elsewhere (presence.offer): period is its span, copies 1
+    pre: object = None    # a loop built elsewhere (whole_statements.offer): period is its span, copies 1
 
 
 def float_holes(kinds: list) -> dict[int, list[int]]:
@@ -138,7 +138,7 @@ class _Runs:
             todo = _unknown(lin, 0, lo, hi)
             if lo < a or a == b:  # a window further down (the search's way): known from here on
                 self._ka, self._kb = lo, hi
-        sk, vals, flt, step, p, packed = self._sk, self._vals, self._flt, self.step, self._p, self._packed
+        sk, flt, step, p, packed = self._sk, self._flt, self.step, self._p, self._packed
         lc, costs, kinds = self._lc, self._costs, self._kinds
         n = len(sk)
         for x in todo:
@@ -253,7 +253,7 @@ class Segment:
         other.cfg, other.memo, other.tabled = cfg, {}, None
         # without tables the options are those with tables, less the table candidates
         # (_options offers them last for each body size and changes nothing else); without
-        # tables or presence, less the loops offered (presence.offer)
+        # tables or presence, less the loops offered (whole_statements.offer)
         if (self.cfg.tables >= cfg.tables and self.cfg.presence >= cfg.presence
                 and replace(cfg, tables=self.cfg.tables, presence=self.cfg.presence) == self.cfg):
             other.tabled = self
@@ -370,7 +370,7 @@ class Segment:
         cmax = min(cs, self.cfg.max_table)
         if cmax <= c:
             return
-        vals, kinds, cum, runs = self.vals, self.kinds, self.cum, self._runs(p)
+        vals, cum, runs = self.vals, self.cum, self._runs(p)
         # the linear model restarting after c copies is a nested unroll: the next pass
         # folds these runs into an outer loop, shorter than one table over all of them
         s = pos + c * p

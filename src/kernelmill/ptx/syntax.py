@@ -227,7 +227,7 @@ def map_segments(stmts, roll, barrier, free: tuple = (), shortest: int = 4) -> l
     """`stmts` with each straight-line segment (the statements between two barriers, when
     there are at least `shortest`) replaced by `roll(segment, free)`, and the body of each
     scope and loop mapped the same way first, a loop's variable added to `free` inside it.
-    The walk the reroll's passes share (reroll._roll_stream, presence.roll_stream)."""
+    The walk the reroll's passes share (reroll._roll_stream, whole_statements.roll_stream)."""
     out: list = []
     seg: list = []
     for s in stmts:
