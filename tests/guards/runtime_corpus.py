@@ -166,6 +166,17 @@ HOSTILE_HOOKS = {
         _lib = torch.library.Library("at" + "en", "IMPL")
         _lib.impl("sin", lambda x: x, "CPU")
     """), "harness_patched"),
+    # item 25 through the timing's factors: the harness makes its generators after the
+    # candidate is loaded, and one that always seeds 0 makes every timed call's factors known
+    # (divided out, a timed input is a drawn set up to a scale again: test_scaled_replay.py)
+    "h25_generator_with_a_fixed_seed": (cand("""
+        class _Fixed(torch.Generator):
+            def seed(self):
+                self.manual_seed(0)
+                return 0
+
+        vars(torch)["Gen" + "erator"] = _Fixed
+    """), "harness_patched"),
     # item 27 on a CPU: more intra-op threads than the timing gives each side (the reference
     # runs on one); a matmul on two cores nearly halves (spelled past the static scan)
     "h27_more_threads": (cand("""
@@ -181,7 +192,7 @@ HOSTILE_HOOKS = {
 # names built at run time so a static scan sees nothing: class 26's trick as well
 ALSO_CLASSES = {"h36_pip_at_import": (26,), "h24_dual_path_by_stack": (26,), "h27_precision_flag_by_getattr": (26,),
                 "h24_frame_from_a_traceback": (26,), "h24_check_sets_found_in_memory": (26,),
-                "h27_more_threads": (26,)}
+                "h27_more_threads": (26,), "h25_generator_with_a_fixed_seed": (26,)}
 
 CONTROLS = {
     # what Triton does in a spare (found on the GPU: every Triton candidate was flagged): its

@@ -66,6 +66,9 @@ def protected_callables(harness: Any = None) -> dict[str, Any]:
         "torch.Tensor.mul_": (torch.Tensor, "mul_"), "torch.Tensor.uniform_": (torch.Tensor, "uniform_"),
         "torch.Tensor.__torch_function__": (torch.Tensor, "__torch_function__"),
         "torch.mul": (torch, "mul"), "torch.randint": (torch, "randint"),  # inputs.Factors on a CPU
+        # inputs.Factors makes its generators after the candidate is loaded: one rebound to a
+        # fixed seed would make every timed call's factors known, and so divisible out
+        "torch.Generator": (torch, "Generator"),
         "torch.nn.Module.__call__": (torch.nn.Module, "__call__"),
         "threading.enumerate": (threading, "enumerate"), "sys.setprofile": (sys, "setprofile"),
         "os._exit": (os, "_exit"), "json.dump": (sys.modules["json"], "dump"),
