@@ -76,7 +76,8 @@ def protected_callables(harness: Any = None) -> dict[str, Any]:
         "timing.Bench.changed_after_return": (timing.Bench, "changed_after_return"),
         "correctness.compare": (correctness, "compare"), "inputs.refill": (inputs, "refill"),
     }
-    for name in ("run_candidate", "_run_trials", "_timing_bench", "_serve_timing", "_write_outputs", "_poison"):
+    for name in ("run_candidate", "_run_trials", "_timing_bench", "_serve_timing", "_note_modes", "_write_outputs",
+                 "_poison"):
         if harness is not None:
             named[f"candidate.{name}"] = (harness, name)
     # getattr_static: a classmethod read through getattr is a new object each time

@@ -41,12 +41,6 @@ DEFAULT_MODE = "default"  # KernelBench's torch_compile_options default
 DEFAULT_BACKEND = "inductor"  # KernelBench's torch_compile_backend default
 
 
-def _refill(dst: list, src: list, scale: float, factors) -> None:
-    from .inputs import refill
-
-    refill(dst, src, scale, factors)
-
-
 def _first_call(fn: Callable[[], object], timeout_s: float) -> tuple[object, float]:
     """Run `fn` once (the compile) in a thread, waiting at most `timeout_s`.
     A compile still running then is abandoned: the run process exits with
@@ -104,10 +98,10 @@ def measure(ref: torch.nn.Module, timing_sets: list, device: torch.device, confi
         out["max_abs_diff"] = _max_diff(want, got)
 
         def prep(dst: list) -> Callable[[int], None]:
-            from .inputs import Factors
+            from .inputs import Factors, refill
 
             factors = Factors()
-            return lambda i: _refill(dst, timing_sets[i % len(timing_sets)], rng.uniform(0.5, 1.5), factors)
+            return lambda i: refill(dst, timing_sets[i % len(timing_sets)], rng.uniform(0.5, 1.5), factors)
 
         eager = Bench(lambda: ref(*eager_in), device, config, prepare=prep(eager_in))
         fast = Bench(lambda: compiled(*comp_in), device, config, prepare=prep(comp_in))

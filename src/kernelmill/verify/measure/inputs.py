@@ -262,7 +262,8 @@ class InputPool:
     cp.async alignments hold), and the values are refilled from a drawn set times a
     scale the caller draws (the supervisor's per-run secret: `next_scales`) and a
     fresh factor per element (`refill`), so a cache keyed on pointers, on contents
-    or on contents up to a scale misses, as in SOL-ExecBench's shifting pool. Memory stays the inputs' own size plus `slots` shifts (a 500 MB input
+    or on contents up to a scale misses, as in SOL-ExecBench's shifting pool.
+    Memory stays the inputs' own size plus `slots` shifts (a 500 MB input
     costs 500 MB + 2 KB). A non-contiguous input keeps one buffer (its strides
     cannot shift safely) and is refilled in place."""
 

@@ -266,6 +266,14 @@ def _timing_bench(cand, data: dict, job: CandidateJob, device, facts: dict, l2_l
     return bench
 
 
+def _note_modes(facts: dict) -> None:
+    """Add the torch modes on now (outside any call) to those seen before (the supervisor
+    flags any: environment.modes_left_on)."""
+    modes = modes_left_on()
+    if modes:
+        facts["modes"] = sorted(set(facts.get("modes") or ()) | set(modes))
+
+
 def _serve_timing(bench: Bench, commands, report: Reporter, device, facts: dict) -> None:
     """Answer the supervisor's timing commands until it says ``end``."""
     facts["stage"] = "timing"
@@ -279,9 +287,7 @@ def _serve_timing(bench: Bench, commands, report: Reporter, device, facts: dict)
                 check = tuple(msg["check"]) if msg.get("check") else None
                 if bench.pool is not None and msg.get("scales"):
                     bench.pool.next_scales([float(x) for x in msg["scales"]])
-                modes = modes_left_on()  # a mode on for some rounds only is seen too
-                if modes:
-                    facts["modes"] = sorted(set(facts.get("modes") or ()) | set(modes))
+                _note_modes(facts)  # a mode on for some rounds only is seen too
                 cudart.last_error()
                 r = bench.round(msg["n"], check)
                 if device.type == "cuda":
@@ -366,7 +372,7 @@ def run_candidate(job: CandidateJob, commands, report: Reporter) -> None:
             if not late_profile:
                 profiled()
             facts["backend_flags"] = backend_flags()
-            facts["modes"] = modes_left_on()
+            _note_modes(facts)
             if job.timed:
                 t0 = time.perf_counter()
                 bench = _timing_bench(cand, data, job, device, facts, l2_limit)
@@ -377,7 +383,7 @@ def run_candidate(job: CandidateJob, commands, report: Reporter) -> None:
                 if late_profile:
                     profiled()
                 facts["backend_flags"] = backend_flags()
-                facts["modes"] = sorted(set(facts["modes"]) | set(modes_left_on()))
+                _note_modes(facts)
             args = None
         facts["rebound"] = trace.rebound(protected, sys.modules[__name__])
     except BaseException as exc:  # noqa: BLE001 - the candidate failed while running
