@@ -384,7 +384,10 @@ def test_strict_trials_catch_a_dropped_epsilon_and_a_prefix_maximum(tmp_path):
                Sample("prefix_max", "t/sm", "torch", PREFIX_MAX), Sample("online", "t/sm", "torch", ONLINE)]
 
     def run(guards):
-        cfg = VerifyConfig(device="cpu", trials=5, time=False, guards=guards, cache_dir=str(tmp_path / guards))
+        # a fixed seed: the x64 draw of a random seed sometimes overflows the prefix maximum too
+        # (a CI run caught it there, a trial before the rising draw this test is about)
+        cfg = VerifyConfig(device="cpu", trials=5, time=False, guards=guards, input_seed=0,
+                           cache_dir=str(tmp_path / guards))
         return {v.sample_id: v for v in verify_samples(tasks, samples, cfg)}
 
     standard, strict = run("standard"), run("strict")
@@ -409,7 +412,10 @@ def test_strict_trials_catch_an_easy_case_fast_path_of_one_sign(tmp_path):
                 if task.task_id in tasks]
 
     def run(guards):
-        cfg = VerifyConfig(device="cpu", trials=5, time=False, guards=guards, cache_dir=str(tmp_path / guards))
+        # a fixed seed: the x64 draw of a random seed sometimes overflows the prefix maximum too
+        # (a CI run caught it there, a trial before the rising draw this test is about)
+        cfg = VerifyConfig(device="cpu", trials=5, time=False, guards=guards, input_seed=0,
+                           cache_dir=str(tmp_path / guards))
         return {v.sample_id: v for v in verify_samples(tasks, samples, cfg)}
 
     standard, strict = run("standard"), run("strict")
