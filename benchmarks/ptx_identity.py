@@ -6,7 +6,7 @@ measured or printed from them) and the own corpus of ptx_lengths.py (one file pe
 `roll DIR OUT`: rerolls each input with `reroll_text` (default RerollConfig) into OUT, with
 the code on PYTHONPATH. `compare A B`: the files that differ.
 
-    python benchmarks/ptx_identity.py collect /tmp/ident/in
+    python benchmarks/ptx_identity.py collect /tmp/ident/in [--split tuning]
     PYTHONPATH=/tmp/km_base/src python benchmarks/ptx_identity.py roll /tmp/ident/in /tmp/ident/before
     python benchmarks/ptx_identity.py roll /tmp/ident/in /tmp/ident/after
     python benchmarks/ptx_identity.py compare /tmp/ident/before /tmp/ident/after
@@ -25,7 +25,7 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
 
-def collect(out: Path) -> None:
+def collect(out: Path, split: str = "all") -> None:
     import ptx_external
     import ptx_lengths
     import ptx_reroll_speed
@@ -38,6 +38,8 @@ def collect(out: Path) -> None:
     manifest = json.loads((ptx_external.ROOT / "manifest.json").read_text())
     version = ptx_external.nvcc_version()
     for e in manifest["files"]:
+        if split not in ("all", e["split"]):
+            continue  # (`--split tuning`: while tuning, the held-out kernels' outputs are not looked at)
         try:
             rows = ptx_external.kernels_of(e, "sm_90", Path("/tmp/kernelmill-ptx-external"), version)
         except Exception as exc:  # noqa: BLE001 - nvcc refusals are skipped there too
@@ -79,7 +81,7 @@ def compare(a: Path, b: Path) -> int:
 if __name__ == "__main__":
     cmd, *args = sys.argv[1:]
     if cmd == "collect":
-        collect(Path(args[0]))
+        collect(Path(args[0]), args[2] if args[1:2] == ["--split"] else "all")
     elif cmd == "roll":
         roll(Path(args[0]), Path(args[1]))
     else:

@@ -7,6 +7,7 @@ aligned builds its loops with presence.loop_of_rows."""
 from __future__ import annotations
 
 from .aligned import label_loops
+from .anchored import anchored_loops
 from .presence import apply, mov_loops
 from .search import Segment, _Cand
 from .syntax import Stmt, map_segments
@@ -40,6 +41,23 @@ def offer(seg: Segment, items: tuple, cfg, known, free: tuple, check: bool) -> N
     the passes after fold them into outer loops like any other (search._Cand.pre)."""
     found = mov_loops(list(items), cfg, known, free, seg, check)
     found += label_loops(list(items), known, free, check, seg.sk, cfg.geometric)
+    _put(seg, found, known)
+    # copies cut at an anchor (anchored.py): looked for only where the plan so far leaves
+    # statements unrolled (the search at every position cost a third of a reroll)
+    choice = seg._plan_dp()
+    where = bytearray(b"\x01") * len(items)
+    pos = 0
+    while pos < len(items):
+        b = choice[pos]
+        if b is None:
+            pos += 1
+        else:
+            where[pos:pos + b.period * b.copies] = bytes(b.period * b.copies)
+            pos += b.period * b.copies
+    _put(seg, anchored_loops(list(items), known, free, check, seg.sk, cfg.geometric, where), known)
+
+
+def _put(seg: Segment, found: list, known) -> None:
     cum = seg.cum
     for start, end, loop in found:
         gain = cum[end] - cum[start] - known.tokens(loop)
