@@ -78,13 +78,13 @@ def _group(items, sk, blocks, j: int, known, free, check: bool, geometric: bool)
     return None
 
 
-def _merge(slots: list, ref: list, sk, block: list[int], t: int):
+def _merge(slots: list, ref: list, sk, block: list[int], t: int, extra: int = _MAX_EXTRA):
     """`slots` (t copies; `ref`: their skeletons) with the block as copy t, along their longest
     common subsequence by skeleton: (slots, ref, the block is the body statement for
-    statement), or None where the block has or lacks too many statements."""
+    statement), or None where the block has or lacks more than `extra` statements."""
     new = [sk[x] for x in block]
     n, m = len(ref), len(new)
-    if abs(n - m) > _MAX_EXTRA:
+    if abs(n - m) > extra:
         return None
     if new == ref:
         return [r + [x] for r, x in zip(slots, block)], ref, True
@@ -105,7 +105,7 @@ def _merge(slots: list, ref: list, sk, block: list[int], t: int):
         Li, Li1, ri = L[i], L[i + 1], mid_r[i]
         for k in range(nn - 1, -1, -1):
             Li[k] = Li1[k + 1] + 1 if ri == mid_n[k] else max(Li1[k], Li[k + 1])
-    if nr - L[0][0] > _MAX_EXTRA or nn - L[0][0] > _MAX_EXTRA:
+    if nr - L[0][0] > extra or nn - L[0][0] > extra:
         return None
     out = [r + [x] for r, x in zip(slots[:p], block[:p])]
     oref = ref[:p]

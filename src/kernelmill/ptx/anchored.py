@@ -16,11 +16,13 @@ shorter; runs of copies alike statement for statement are left to the ordinary s
 
 from __future__ import annotations
 
-from .aligned import _MAX_BLOCK, _MAX_EXTRA, _merge
+from .aligned import _merge
 from .presence import loop_of_rows
 from .search import HEADER_TOKENS
 from .syntax import Stmt
 
+_MAX_BLOCK = 48   # longest copy cut (statements): the alignment is quadratic in it
+_MAX_EXTRA = 6    # most statements one copy may have that the body so far lacks, or lack
 _MAX_COPIES = 8  # copies cut at most (longer runs of copies that differ rarely pay: 2% of tries)
 
 
@@ -104,7 +106,7 @@ def _group_at(items, sk, qs: list[int], gaps: tuple, toks: list[int], known, fre
     for t in range(1, len(bounds)):
         a, b = bounds[t]
         block = list(range(a, b))
-        merged = _merge(slots, ref, sk, block, t)
+        merged = _merge(slots, ref, sk, block, t, _MAX_EXTRA)
         if merged is None:
             break
         rows, r2, _ = merged
