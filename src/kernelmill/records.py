@@ -48,7 +48,7 @@ from . import languages as _languages
 # timed calls' sets made the same way from the timing sets (their own plain draw told them apart);
 # the KernelBench-convention figure takes at most 2 s of trials a side (at least 20);
 # torch modes left on by a candidate and a raised CPU thread count are flagged
-HARNESS_VERSION = "0.5.5"
+HARNESS_VERSION = "0.5.6"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/
 OP_TYPES = ("single", "fusion", "network")

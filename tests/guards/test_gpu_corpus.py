@@ -49,7 +49,11 @@ def gpu_verdicts(shared_build_cache):
     tasks.update(load_tasks("builtin").by_id())
 
     def show(v):  # each verdict as it lands: a run cut off by a time limit still reports
-        print(f"{v.sample_id:50s} {v.status:14s} flags={v.flags} speedup={v.speedup} {v.message[:160]!r}", flush=True)
+        # and where its time went (the five longest phases: under strict the corpus's cost)
+        slow = sorted(((x, k) for k, x in (v.phases or {}).items() if k.endswith("_s") and isinstance(x, (int, float))),
+                      reverse=True)[:5]
+        print(f"{v.sample_id:50s} {v.status:14s} flags={v.flags} speedup={v.speedup} {v.message[:160]!r} "
+              f"phases: {', '.join(f'{k}={x:.1f}' for x, k in slow)}", flush=True)
 
     # policy "reject": the task policies of items 30 and 35 reject (only their tasks declare one)
     hostile = verify_samples(tasks, samples, VerifyConfig(device="cuda", trials=3, policy="reject",

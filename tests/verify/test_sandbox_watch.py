@@ -99,3 +99,50 @@ def test_without_a_result_the_watch_waits_for_the_exit(tmp_path):
     proc = box.start([sys.executable, "-c", "import sys; sys.exit(3)"], work, scrubbed_env(home=str(work)))
     res = box.watch(proc, timeout=300, done=work / "result.json")
     assert res.returncode == 3
+
+
+# a guarded run's shape: the leader (the supervisor) touches `lead` MB after forking a child
+# (the candidate's process) that touches `kid` MB of its own
+TWO_SIDES = textwrap.dedent('''
+    import os, sys, time
+    lead, kid = int(sys.argv[1]), int(sys.argv[2])
+    def touch(mb):
+        block = bytearray(mb << 20)
+        for i in range(0, len(block), 4096):
+            block[i] = 1
+        return block
+    if os.fork() == 0:
+        mine = touch(kid)
+        time.sleep(3)
+        os._exit(0)
+    held = touch(lead)
+    time.sleep(3)
+    os.wait()
+''')
+
+
+def _two_sides(tmp_path, lead: int, kid: int, harness_leader: bool):
+    box = Sandbox(0.5, 64, 10_000, limit_address_space=False, harness_memory_gb=1.0)
+    (tmp_path / "w").mkdir(exist_ok=True)
+    proc = box.start([sys.executable, "-c", TWO_SIDES, str(lead), str(kid)], tmp_path / "w",
+                     scrubbed_env(home=str(tmp_path / "w")))
+    return box.watch(proc, timeout=60, harness_leader=harness_leader)
+
+
+def test_a_guarded_runs_supervisor_is_not_counted_against_the_candidate(tmp_path):
+    # session 14: under strict a 268 MB task's supervisor held ~14 GiB of sets and answers,
+    # and with the candidate's own ~8 GiB the group passed 16 GiB: an honest cpp ReLU was killed
+    assert _two_sides(tmp_path, 700, 100, harness_leader=False).killed_reason == "memory"
+    res = _two_sides(tmp_path, 700, 100, harness_leader=True)
+    assert res.killed_reason == "" and res.returncode == 0
+
+
+def test_each_side_of_a_guarded_run_keeps_its_own_limit(tmp_path):
+    assert _two_sides(tmp_path, 50, 700, harness_leader=True).killed_reason == "memory"
+    assert _two_sides(tmp_path, 1300, 50, harness_leader=True).killed_reason == "harness_memory"
+
+
+def test_the_supervisors_address_space_is_the_harness_limit():
+    box = Sandbox(0.5, 64, 10_000, limit_address_space=True, harness_memory_gb=1.0)
+    assert box.rlimits()["RLIMIT_AS"] == (512 + 4096) << 20
+    assert box.rlimits(harness=True)["RLIMIT_AS"] == (1024 + 4096) << 20

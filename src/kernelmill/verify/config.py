@@ -132,6 +132,9 @@ class VerifyConfig:
     timing: TimingConfig = field(default_factory=TimingConfig)  # or a dict of its fields
     weight_seed: int = 42  # both models are built under this seed
     memory_limit_gb: float = 16.0  # host memory of one candidate's process tree
+    # host memory of a guarded run's own side (the supervisor: the reference, the input sets and
+    # their answers; under strict, 11 trials of a full-size task), counted apart from the candidate's
+    harness_memory_gb: float = 32.0
     max_procs: int = 128  # processes of one candidate's tree (fork bombs)
     output_limit: int = 8192  # bytes of stdout/stderr kept per phase
     cache_dir: str = field(default_factory=lambda: str(default_cache_dir()))
@@ -243,7 +246,8 @@ class VerifyConfig:
         one_of("compile_mode", ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"))
         if not self.compile_backend.strip():
             out.append("compile_backend must name a torch.compile backend (e.g. inductor)")
-        for name in ("build_timeout", "run_timeout", "memory_limit_gb", "norm_tol", "compile_timeout"):
+        for name in ("build_timeout", "run_timeout", "memory_limit_gb", "harness_memory_gb", "norm_tol",
+                     "compile_timeout"):
             if not getattr(self, name) > 0:
                 out.append(f"{name} must be positive, not {getattr(self, name)}")
         if self.input_seed is not None and (isinstance(self.input_seed, bool) or not isinstance(self.input_seed, int)
@@ -352,7 +356,8 @@ class VerifyConfig:
         guards, the harness's version, and the limits (a timeout or a memory kill under
         one limit is no answer under another); not worker counts or scheduling."""
         relevant = {
-            "limits": [self.build_timeout, self.run_timeout, self.memory_limit_gb, self.max_procs],
+            "limits": [self.build_timeout, self.run_timeout, self.memory_limit_gb, self.max_procs,
+                       self.harness_memory_gb],
             "trials": self.trials, "profile": self.resolved_profile(device), "check": self.check,
             "tolerances": {k: list(v) for k, v in sorted(self.tolerances.items())},
             "norm_tol": self.norm_tol, "fp64_k": self.fp64_k, "policy": self.policy, "time": self.time, "timing": asdict(self.timing),

@@ -160,7 +160,7 @@ class Verifier:
         self.build_workers = config.workers or os.cpu_count() or 1
         self.cpu_runners = max(1, config.cpu_runners)
         self.sandbox = Sandbox(config.memory_limit_gb, config.max_procs, config.output_limit,
-                               limit_address_space=self.device == "cpu")
+                               limit_address_space=self.device == "cpu", harness_memory_gb=config.harness_memory_gb)
         # the reference's profile per task (its kernels and ops depend on the task's
         # code and shapes only): measured by a task's first guarded candidate, then
         # handed to the others. Kept in this process, never in a file a candidate
@@ -357,8 +357,11 @@ class Verifier:
         if defer:  # the run worker compiles nothing (lazy_builds.py)
             extra = {**extra, "defer_builds": str(requests_path)}
         result_path = phase_dir / "result.json"
+        # a guarded run's supervisor (the group's leader) is harness code: its memory apart (sandbox.watch)
+        guarded = phase == "run" and self.config.guards != "off"
         job_file = RunJob(
             candidate=str(job.workdir / "candidate.py"), result=str(result_path), rlimits=self.sandbox.rlimits(),
+            harness_rlimits=self.sandbox.rlimits(harness=True) if guarded else None,
             message_limit=self.config.output_limit // 2, task_id=job.task.task_id,
             # the build process imports the candidate: it gets no task code to find
             task_code=job.task.code if phase == "run" else "",
@@ -378,7 +381,7 @@ class Verifier:
                 # a run slot is free once the result is written, not once the worker's
                 # CUDA context is torn down (sandbox.watch's `done`)
                 res = self.sandbox.watch(spare.proc, timeout, done=result_path if phase == "run" else None,
-                                         stays=isinstance(spare, Lease))
+                                         stays=isinstance(spare, Lease), harness_leader=guarded)
                 # a resident that ended before it read this job (it was ending as the job came:
                 # resident.py leaves after a job that broke its CUDA context) never ran it
                 handed = not (isinstance(spare, Lease) and not result_path.exists() and job_path.exists())
@@ -389,7 +392,7 @@ class Verifier:
                 if phase == "run" and self.config.guards != "off":
                     args = ["guarded", str(job_path), run_device]
                 res = self.sandbox.run(python_argv("kernelmill.verify.process.worker", *args),
-                                       cwd=phase_dir, env=env, timeout=timeout)
+                                       cwd=phase_dir, env=env, timeout=timeout, harness_leader=guarded)
             data = None
             if result_path.exists():
                 try:
@@ -418,11 +421,16 @@ class Verifier:
     def _failure(self, job: RunnerJob, phase: str, res: PhaseResult) -> Verdict:
         """A phase that wrote no result: judge it by how the process ended."""
         limit = self.config.build_timeout if phase == "build" else self.config.run_timeout
-        status, compiled = "runtime_error", phase == "run"
+        status, compiled, flags = "runtime_error", phase == "run", []
         if res.timed_out:
             status, msg = "timeout", f"{phase} did not finish within {limit:g} s (process group killed)"
         elif res.killed_reason == "memory":
             msg = f"exceeded the host memory limit of {self.config.memory_limit_gb:g} GiB during {phase} (killed)"
+        elif res.killed_reason == "harness_memory":  # the task's side, not the candidate's: no candidate verdict
+            msg = (f"the harness's side of the run (the reference, the input sets and their answers) exceeded "
+                   f"its host memory limit of {self.config.harness_memory_gb:g} GiB (killed): fewer trials, "
+                   "a smaller size profile or a larger harness_memory_gb")
+            flags = ["reference_error"]  # not run through a fault of its own (report/metrics.NOT_RUN_FLAGS)
         elif res.killed_reason == "procs":
             msg = f"started more than {self.config.max_procs} processes during {phase} (killed)"
         elif res.killed_reason == "interrupted":
@@ -434,7 +442,7 @@ class Verifier:
         tail = (res.stderr or res.stdout).strip()
         if tail:
             msg += "\n" + tail[-2000:]
-        return self._verdict(job, {"status": status, "compiled": compiled, "message": msg})
+        return self._verdict(job, {"status": status, "compiled": compiled, "message": msg, "flags": flags})
 
     def _speed_of_light(self, job: RunnerJob, data: dict) -> dict:
         """An ok GPU verdict's `sol_fraction`, and item 22's FLOPs floor (issue 42): a call

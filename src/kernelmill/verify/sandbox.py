@@ -6,7 +6,10 @@ What it protects against:
 * hangs: a wall-clock deadline, after which the whole process group is killed;
 * runaway memory: RLIMIT_AS on CPU-only runs (CUDA needs huge virtual
   reservations, so there) plus a resident-memory watchdog over the process
-  group on every run;
+  group on every run; in a guarded run the group's leader is the harness's
+  supervisor (no candidate code runs in it), and its memory (the reference, the
+  input sets and their answers) is held to a limit of its own, apart from the
+  candidate's processes;
 * fork bombs: RLIMIT_NPROC where it applies (not for root) plus the same
   watchdog counting the group's processes;
 * leaked secrets: the child gets a scrubbed environment (an allow-list; no
@@ -76,7 +79,7 @@ def scrubbed_env(extra: dict[str, str] | None = None, home: str | None = None) -
 class PhaseResult:
     returncode: int | None
     timed_out: bool = False
-    killed_reason: str = ""  # memory | procs | interrupted
+    killed_reason: str = ""  # memory | harness_memory | procs | interrupted
     stdout: str = ""
     stderr: str = ""
     wall_s: float = 0.0
@@ -205,8 +208,10 @@ class Sandbox:
     """Runs commands with limits; `stop()` from another thread kills what runs."""
 
     def __init__(self, memory_limit_gb: float, max_procs: int, output_limit: int,
-                 limit_address_space: bool):
+                 limit_address_space: bool, harness_memory_gb: float | None = None):
         self.memory_limit_mb = memory_limit_gb * 1024
+        # a guarded run's supervisor (`watch(harness_leader=True)`); None: counted with the rest
+        self.harness_limit_mb = harness_memory_gb * 1024 if harness_memory_gb else None
         self.max_procs = max_procs
         self.output_limit = output_limit
         self.limit_address_space = limit_address_space
@@ -218,17 +223,21 @@ class Sandbox:
         for pgid in list(self._live):
             _kill_group(pgid)
 
-    def rlimits(self) -> dict[str, int]:
+    def rlimits(self, harness: bool = False) -> dict[str, int]:
         """Limits the worker applies to itself first thing (a preexec_fn is not
-        safe in our multi-threaded parent)."""
+        safe in our multi-threaded parent). `harness`: a guarded run's supervisor's,
+        whose address space is held to the harness's limit; the candidate's process
+        lowers its own to the candidate's (process/candidate.py)."""
         limits = {"RLIMIT_CORE": 0, "RLIMIT_NPROC": self.max_procs * 4}
         if self.limit_address_space:
             # headroom over the resident limit for the interpreter's own mappings
-            limits["RLIMIT_AS"] = int((self.memory_limit_mb + 4096) * 2**20)
+            mb = self.harness_limit_mb if harness and self.harness_limit_mb else self.memory_limit_mb
+            limits["RLIMIT_AS"] = int((mb + 4096) * 2**20)
         return limits
 
-    def run(self, argv: list[str], cwd: Path, env: dict[str, str], timeout: float) -> PhaseResult:
-        return self.watch(self.start(argv, cwd, env), timeout)
+    def run(self, argv: list[str], cwd: Path, env: dict[str, str], timeout: float,
+            harness_leader: bool = False) -> PhaseResult:
+        return self.watch(self.start(argv, cwd, env), timeout, harness_leader=harness_leader)
 
     def start(self, argv: list[str], cwd: Path, env: dict[str, str], stdin_pipe: bool = False) -> subprocess.Popen:
         """Start a process in its own group; `watch` enforces the limits. With
@@ -260,7 +269,7 @@ class Sandbox:
         self._live.discard(proc.pid)
 
     def watch(self, proc: subprocess.Popen, timeout: float, done: Path | None = None,
-              stays: bool = False) -> PhaseResult:
+              stays: bool = False, harness_leader: bool = False) -> PhaseResult:
         """Wait for `proc` under the deadline and the memory and process watchdogs
         (counted from now), then kill whatever is left of its group. `done`: a file the
         process writes last (atomically) before it exits; once it exists the watch ends
@@ -269,7 +278,12 @@ class Sandbox:
         caller's next job does not wait for them. Its `returncode` is then None.
         `stays`: a process that takes one job after another (resident.py): once `done`
         exists it is left running; otherwise (deadline, watchdog) its group is killed as
-        any other. Its output is then what it wrote since this watch began."""
+        any other. Its output is then what it wrote since this watch began.
+        `harness_leader`: `proc` is a guarded run's supervisor, harness code holding the
+        reference, the input sets and their answers (under strict, 11 trials of a full-size
+        task: 14 GiB for a 268 MB ReLU, session 14); its memory is held to the harness's
+        limit and the candidate's processes (the rest of the group) to the memory limit,
+        so the harness's own tensors never count against the candidate."""
         out_path, err_path = proc.km_cwd / "stdout.txt", proc.km_cwd / "stderr.txt"
         since = (_size(out_path), _size(err_path)) if stays else (0, 0)
         pgid = proc.pid
@@ -294,7 +308,11 @@ class Sandbox:
                     break
                 rss = _resident_mb(members)
                 peak = max(peak, rss)
-                if rss > self.memory_limit_mb and _memory_mb(members) > self.memory_limit_mb:
+                if harness_leader and self.harness_limit_mb:
+                    reason = self._over_apart(pgid, members)
+                    if reason:
+                        break
+                elif rss > self.memory_limit_mb and _memory_mb(members) > self.memory_limit_mb:
                     reason = "memory"
                     break
                 if exited is None:
@@ -317,6 +335,17 @@ class Sandbox:
             stdout=_tail(out_path, self.output_limit, since[0]), stderr=_tail(err_path, self.output_limit, since[1]),
             wall_s=time.monotonic() - t0, peak_rss_mb=peak,
         )
+
+    def _over_apart(self, leader: int, members: list[int]) -> str:
+        """Which of a guarded run's two sides is over its limit: "memory" (the candidate's
+        processes), "harness_memory" (the supervisor), or ""."""
+        rest = [p for p in members if p != leader]
+        if _resident_mb(rest) > self.memory_limit_mb and _memory_mb(rest) > self.memory_limit_mb:
+            return "memory"
+        if leader in members and _resident_mb([leader]) > self.harness_limit_mb \
+                and _memory_mb([leader]) > self.harness_limit_mb:
+            return "harness_memory"
+        return ""
 
     def _end(self, proc: subprocess.Popen, pgid: int) -> None:
         _kill_group(pgid)

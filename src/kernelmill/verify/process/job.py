@@ -67,8 +67,10 @@ class RunJob(_Record):
 
     candidate: str  # path of the candidate's code
     result: str  # where the worker writes its result JSON
-    rlimits: dict[str, Any]
+    rlimits: dict[str, Any]  # the candidate's (a guarded run's candidate process applies them)
     message_limit: int
+    # a guarded run's supervisor's own (sandbox.Sandbox.rlimits(harness=True)); None: `rlimits`
+    harness_rlimits: dict[str, Any] | None = None
     task_code: str = ""  # the reference's source (never written to a file of its own)
     task_id: str = ""
     build_cache: str | None = None  # the shared fast builder's cache, if on

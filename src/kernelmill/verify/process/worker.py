@@ -396,9 +396,10 @@ def do_job(phase: str, job: RunJob, started, spare_marks: dict, niced: int = 0) 
     guarded run); returns its result."""
     from ..sandbox import apply_rlimits, lower_priority
 
-    apply_rlimits(job.rlimits)
-    lower_priority(job.nice - niced)  # a build's compilers inherit it (VerifyConfig.build_nice); 0 for a run
     guarded = phase == "run" and job.guards != "off"
+    # a guarded run's supervisor holds the harness's limits; its candidate's process the job's
+    apply_rlimits(job.harness_rlimits if guarded and job.harness_rlimits is not None else job.rlimits)
+    lower_priority(job.nice - niced)  # a build's compilers inherit it (VerifyConfig.build_nice); 0 for a run
     if guarded and started is None:
         raise SystemExit("a guarded run is started as 'worker guarded JOB DEVICE' (or handed to a spare)")
     if not guarded and started is not None:
