@@ -80,3 +80,30 @@ def test_a_results_timing_summary_is_not_read_as_timing_settings():
     # RunJob.timing is a TimingConfig record; RunResult.timing is the two sides' summaries
     summary = {"reference": {"median_ms": 1.0}, "candidate": {"median_ms": 0.5}, "lock": {"wait_s": 0.0}}
     assert RunResult.from_dict({"status": "ok", "timing": summary}).timing == summary
+
+
+def test_auto_profile_is_small_wherever_the_candidate_runs_on_a_cpu():
+    # session 14: a cpp candidate on a GPU run ran on the CPU at KernelBench's full size (a
+    # naive C++ GEMM over 300 s a call under strict); the CPU's size rule now holds for it
+    auto, full = VerifyConfig(), VerifyConfig(profile="full")
+    assert auto.resolved_profile("cuda") == "full" and auto.resolved_profile("cpu") == "small"
+    assert auto.resolved_profile("cuda", "cpp") == "small"
+    assert auto.resolved_profile("cuda", "cuda") == "full" and auto.resolved_profile("cuda", "triton") == "full"
+    assert auto.resolved_profile("cuda", "no_such_language") == "full"
+    assert full.resolved_profile("cuda", "cpp") == "full"
+
+
+def test_a_cpu_only_candidates_task_gets_its_small_sizes_on_a_gpu_run():
+    from kernelmill.records import Sample, Task
+    from kernelmill.verify.runner import sized_tasks
+
+    code = ("import torch\nimport torch.nn as nn\nclass Model(nn.Module):\n"
+            "    def forward(self, x):\n        return torch.relu(x)\n"
+            "batch_size = 4096\ndim = 16384\n"
+            "def get_inputs():\n    return [torch.randn(batch_size, dim)]\n"
+            "def get_init_inputs():\n    return []\n")
+    tasks = {"t": Task(task_id="t", code=code, name="relu", level=1)}
+    on_gpu = sized_tasks(tasks, [Sample("s", "t", "cuda", "")], VerifyConfig(), "cuda")
+    assert "small" not in (on_gpu["t"].sizes or {})
+    on_cpu = sized_tasks(tasks, [Sample("s", "t", "cpp", "")], VerifyConfig(), "cuda")
+    assert on_cpu["t"].sizes["small"]["batch_size"] < 4096

@@ -18,6 +18,7 @@ from ..records import ReadProblem, Sample, Verdict, append_jsonl, iter_jsonl, re
 from ..verify import ConfigError, VerifyConfig
 from ..verify import HarnessError, sized_tasks, verify_samples
 from ..verify import StoreError, input_key
+from ..languages import get_language
 from .common import load_tasks_or_exit
 from .console import err, fail
 
@@ -64,19 +65,27 @@ def done_sample_ids(out: Path) -> dict[str, str]:
     return ids
 
 
+def run_device_of(language: str, device: str) -> str:
+    """Where a candidate of `language` runs on a run of `device` (a language this harness
+    does not know: `device`; its verdict says so)."""
+    lang = get_language(language)
+    return lang.run_device(device) if lang is not None else device
+
+
 def warn_unfit(tasks_by_id: dict, samples: list[Sample], config: VerifyConfig) -> list[str]:
     """Say, before any candidate runs, which tasks will not fit this machine at the run's
     size profile (tasks/scaling.py), with the numbers; returns the lines."""
     from ..tasks.scaling import fit_problem
 
     device = config.resolved_device()
-    profile = config.resolved_profile(device)
-    sized = sized_tasks(tasks_by_id, samples, profile)
+    sized = sized_tasks(tasks_by_id, samples, config, device)
     lines = []
-    for tid in sorted({s.task_id for s in samples if s.task_id in sized}):
+    for tid, profile, where in sorted({(s.task_id, config.resolved_profile(device, s.language),
+                                        run_device_of(s.language, device))
+                                       for s in samples if s.task_id in sized}):
         task = sized[tid]
         overrides = task.sizes.get(profile, {}) if profile != "full" else {}
-        why = fit_problem(task, overrides, device, config.memory_limit_gb, config.run_timeout)
+        why = fit_problem(task, overrides, where, config.memory_limit_gb, config.run_timeout)
         if why:
             hint = "" if profile == "small" else "; --profile small scales it down"
             lines.append(f"task {tid} at the {profile} profile {why}: its candidates will fail{hint}")
@@ -93,7 +102,7 @@ def answered_ids(samples: list[Sample], out: Path, tasks_by_id: dict, config: Ve
     done = done_sample_ids(out)
     device = config.resolved_device()
     answer = config.answer_key(device)
-    tasks_by_id = sized_tasks(tasks_by_id, samples, config.resolved_profile(device)) if done else tasks_by_id
+    tasks_by_id = sized_tasks(tasks_by_id, samples, config, device) if done else tasks_by_id
     answered, stale = set(), set()
     for s in samples:
         if s.sample_id not in done:

@@ -31,7 +31,8 @@ FIELD_HELP: dict[str, str] = {
                   "so runs, whose host work the GPU waits for, get a core first.",
     "build_standby": "Build processes started ahead (torch and the builder imported), so a candidate whose "
                      "extension is cached waits for no start-up: -1 auto (4 on CUDA, none on CPU), 0 off.",
-    "profile": "Task size profile: auto (small on CPU, full on GPU), small, full.",
+    "profile": "Task size profile: auto (small where a candidate runs on a CPU, CPU-only languages such as cpp "
+               "included; full on a GPU), small, full.",
     "check": "Correctness rule: allclose (per-dtype atol/rtol, docs/SEMANTICS.md) or max_norm_abs "
              "(max|a-b| / max|ref| <= --norm-tol).",
     "norm_tol": "Tolerance of --check max_norm_abs.",
@@ -341,9 +342,17 @@ class VerifyConfig:
     def resolved_runs_per_gpu(self) -> int:
         return self.runs_per_gpu or 2
 
-    def resolved_profile(self, device: str) -> str:
+    def resolved_profile(self, device: str, language: str | None = None) -> str:
+        """The size profile a candidate of `language` runs at on a run of `device`: "auto" is
+        small wherever it runs on a CPU, a CPU-only language's (cpp) on a GPU run too (a naive
+        C++ GEMM at KernelBench's full size took over 300 s a call under strict, session 14)."""
         if self.profile != "auto":
             return self.profile
+        if language is not None:
+            from ..languages import get_language
+
+            lang = get_language(language)  # None: a language this harness does not know (its verdict says so)
+            device = lang.run_device(device) if lang is not None else device
         return "full" if device == "cuda" else "small"
 
     def check_rule(self) -> CheckRule:

@@ -147,7 +147,7 @@ class Verifier:
         self.device = config.resolved_device()
         self.device_name = device_name(self.device)
         self._feature_cache: dict = {}  # task id -> dsl.features.Features (sol_fraction)
-        self.profile = config.resolved_profile(self.device)
+        self.profile = config.resolved_profile(self.device)  # a GPU language's; `_profile` gives a job's
         self.answer_key = config.answer_key(self.device)
         visible = [d["index"] for d in cuda_devices()] if self.device == "cuda" else []
         try:
@@ -463,6 +463,10 @@ class Verifier:
                                          f"least {floor:.5f} ms at this GPU's fastest rate")
         return decide(findings, data, self.config.fallback)
 
+    def _profile(self, job: RunnerJob) -> str:
+        """The size profile of `job`'s candidate (VerifyConfig.resolved_profile)."""
+        return self.config.resolved_profile(self.device, job.sample.language)
+
     def _verdict(self, job: RunnerJob, data: dict) -> Verdict:
         data = self._speed_of_light(job, data)
         fields = {k: data[k] for k in ("compiled", "correct", "speedup", "runtime_ms", "ref_runtime_ms",
@@ -477,9 +481,10 @@ class Verifier:
             fields["measurement"] = {**(fields.get("measurement") or {}), "build": built}
         if job.spans:
             fields["measurement"] = {**(fields.get("measurement") or {}), "timeline": self._timeline(job)}
-        if self.profile != "full" and job.task.sizes.get(self.profile):
+        profile = self._profile(job)
+        if profile != "full" and job.task.sizes.get(profile):
             fields["measurement"] = {**(fields.get("measurement") or {}), "sizes": {
-                "profile": self.profile, "overrides": job.task.sizes[self.profile],
+                "profile": profile, "overrides": job.task.sizes[profile],
                 "rule": _size_rule(job.task)}}
         return Verdict(sample_id=job.sample.sample_id, task_id=job.sample.task_id, status=data["status"],
                        message=str(data.get("message") or "")[: self.config.output_limit],
@@ -547,8 +552,9 @@ class Verifier:
     def run(self, job: RunnerJob, gpu: int | None) -> Verdict | NeedsBuild:
         backend = get_language(job.sample.language)
         run_device = backend.run_device(self.device)
+        profile = self._profile(job)
         extra = {
-            "device": run_device, "sizes": job.task.sizes.get(self.profile, {}) if self.profile != "full" else {},
+            "device": run_device, "sizes": job.task.sizes.get(profile, {}) if profile != "full" else {},
             # a secret per run (no candidate can read it); a fixed one replays a failure (--input-seed)
             "trials": self.config.trials,
             "input_seed": self.config.input_seed if self.config.input_seed is not None else secrets.randbelow(2**31),
@@ -560,7 +566,7 @@ class Verifier:
             "language": job.sample.language,
             "exchange": self.config.exchange,
         }
-        pkey = (job.task.task_id, hashlib.sha256(job.task.code.encode()).hexdigest(), self.profile)
+        pkey = (job.task.task_id, hashlib.sha256(job.task.code.encode()).hexdigest(), profile)
         if self.config.guards != "off" and pkey in self.ref_profiles:
             extra["ref_profile"] = self.ref_profiles[pkey]
         c = self.config
@@ -656,15 +662,19 @@ def _size_rule(task: Task) -> str:
     return "the task's SIZE_PROFILES" if "SIZE_PROFILES" in task.code else RULE
 
 
-def sized_tasks(task_map: dict[str, Task], samples: list[Sample], profile: str) -> dict[str, Task]:
-    """The samples' tasks at `profile`: under "small", a task without a small profile of its
-    own (KernelBench's files) gets one derived by tasks/scaling.py's rule."""
-    if profile != "small":
+def sized_tasks(task_map: dict[str, Task], samples: list[Sample], config: VerifyConfig,
+                device: str) -> dict[str, Task]:
+    """The samples' tasks with the sizes their runs need: a task a sample runs at the small
+    profile (VerifyConfig.resolved_profile: a CPU run, or a CPU-only language on a GPU run)
+    without a small profile of its own (KernelBench's files) gets one derived by
+    tasks/scaling.py's rule."""
+    small = {s.task_id for s in samples if config.resolved_profile(device, s.language) == "small"}
+    if not small:
         return task_map
     from ..tasks.scaling import with_small_profile
 
     out = dict(task_map)
-    for tid in {s.task_id for s in samples}:
+    for tid in small:
         if tid in out:
             out[tid] = with_small_profile(out[tid])
     return out

@@ -121,7 +121,7 @@ def verify_samples(
         db = ResultStore(store) if own_store else store
         verifier = Verifier(config, db)
     walls["startup_s"] = time.monotonic() - t_start
-    task_map = sized_tasks(task_map, samples, verifier.profile)
+    task_map = sized_tasks(task_map, samples, verifier.config, verifier.device)
     results: dict[str, Verdict] = {}
     bar = StatusProgress(len(samples), enabled=progress, device=verifier.device_name,
                          gpus=len(verifier.gpus))
