@@ -267,3 +267,59 @@ def test_loops_are_checked_one_by_one_only_when_the_function_check_fails(monkeyp
     # refused every such template: the output is the input, and still a round trip
     assert checked and stats.rejected_templates > 0 and stats.failed == 0 and stats.checked == 1
     assert expand_text(out).split() == expand_text(KERNEL).split() and "for" not in out
+
+
+# --- the alignment's LCS (aligned._merge, session 14 speed) -------------------------
+def _merge_by_table(slots, ref, sk, block, t, extra):
+    """aligned._merge as it was written before the bit-parallel LCS: the full table."""
+    new = [sk[x] for x in block]
+    n, m = len(ref), len(new)
+    if abs(n - m) > extra:
+        return None
+    if new == ref:
+        return [r + [x] for r, x in zip(slots, block)], ref, True
+    p = 0
+    while p < n and p < m and ref[p] == new[p]:
+        p += 1
+    q = 0
+    while q < n - p and q < m - p and ref[n - 1 - q] == new[m - 1 - q]:
+        q += 1
+    mid_r, mid_n = ref[p:n - q], new[p:m - q]
+    nr, nn = len(mid_r), len(mid_n)
+    L = [[0] * (nn + 1) for _ in range(nr + 1)]
+    for i in range(nr - 1, -1, -1):
+        for k in range(nn - 1, -1, -1):
+            L[i][k] = L[i + 1][k + 1] + 1 if mid_r[i] == mid_n[k] else max(L[i + 1][k], L[i][k + 1])
+    if nr - L[0][0] > extra or nn - L[0][0] > extra:
+        return None
+    out = [r + [x] for r, x in zip(slots[:p], block[:p])]
+    oref = ref[:p]
+    i = k = 0
+    while i < nr or k < nn:
+        if i < nr and k < nn and mid_r[i] == mid_n[k] and L[i][k] == L[i + 1][k + 1] + 1:
+            out.append(slots[p + i] + [block[p + k]])
+            oref.append(mid_r[i])
+            i, k = i + 1, k + 1
+        elif k == nn or (i < nr and L[i + 1][k] >= L[i][k + 1]):
+            out.append(slots[p + i] + [None])
+            oref.append(mid_r[i])
+            i += 1
+        else:
+            out.append([None] * t + [block[p + k]])
+            oref.append(mid_n[k])
+            k += 1
+    out += [r + [x] for r, x in zip(slots[n - q:], block[m - q:])]
+    oref += ref[n - q:]
+    return out, oref, False
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.integers(0, 4), max_size=70), st.lists(st.integers(0, 4), max_size=70),
+       st.integers(0, 80))
+@example([0, 1, 2, 3], [0, 2, 1, 3], 6)
+def test_bit_parallel_alignment_is_the_table_alignment(ref, new, extra):
+    from kernelmill.ptx.aligned import _merge
+    sk = ref + new  # block = the indices of `new` in sk
+    block = list(range(len(ref), len(ref) + len(new)))
+    slots = [[k] for k in range(len(ref))]
+    assert _merge(slots, ref, sk, block, 1, extra) == _merge_by_table(slots, ref, sk, block, 1, extra)

@@ -97,25 +97,39 @@ def _merge(slots: list, ref: list, sk, block: list[int], t: int, extra: int = _M
         q += 1
     mid_r, mid_n = ref[p:n - q], new[p:m - q]
     nr, nn = len(mid_r), len(mid_n)
-    # the LCS table from the ends (suffixes), so the walk below goes forward (by hand:
-    # difflib.SequenceMatcher pairs longest contiguous blocks, not a longest common
-    # subsequence, and would leave statements unaligned that the copies share)
-    L = [[0] * (nn + 1) for _ in range(nr + 1)]
+    # the LCS of the suffixes, L(i, k) = lcs(mid_r[i:], mid_n[k:]), one row per i as a bit
+    # vector over mid_n read backwards (Hyyro's bit-parallel LCS: row i's bits below w are
+    # the lcs of mid_r[i:] with the last w of mid_n as w less their count), so the walk
+    # below goes forward and reads the few values it needs (by hand: difflib.SequenceMatcher
+    # pairs longest contiguous blocks, not a longest common subsequence, and would leave
+    # statements unaligned that the copies share)
+    full = (1 << nn) - 1
+    masks: dict = {}
+    for j in range(nn):
+        x = mid_n[nn - 1 - j]
+        masks[x] = masks.get(x, 0) | (1 << j)
+    rows = [full] * (nr + 1)
+    v = full
     for i in range(nr - 1, -1, -1):
-        Li, Li1, ri = L[i], L[i + 1], mid_r[i]
-        for k in range(nn - 1, -1, -1):
-            Li[k] = Li1[k + 1] + 1 if ri == mid_n[k] else max(Li1[k], Li[k + 1])
-    if nr - L[0][0] > extra or nn - L[0][0] > extra:
+        mk = masks.get(mid_r[i])
+        if mk:
+            u = v & mk
+            v = ((v + u) | (v - u)) & full
+        rows[i] = v
+    lcs = nn - v.bit_count()
+    if nr - lcs > extra or nn - lcs > extra:
         return None
     out = [r + [x] for r, x in zip(slots[:p], block[:p])]
     oref = ref[:p]
     i = k = 0
     while i < nr or k < nn:
-        if i < nr and k < nn and mid_r[i] == mid_n[k] and L[i][k] == L[i + 1][k + 1] + 1:
+        # (where the two match, L(i, k) = L(i+1, k+1) + 1 always)
+        if i < nr and k < nn and mid_r[i] == mid_n[k]:
             out.append(slots[p + i] + [block[p + k]])
             oref.append(mid_r[i])
             i, k = i + 1, k + 1
-        elif k == nn or (i < nr and L[i + 1][k] >= L[i][k + 1]):
+        elif k == nn or (i < nr and (nn - k) - (rows[i + 1] & ((1 << (nn - k)) - 1)).bit_count()
+                         >= (nn - k - 1) - (rows[i] & ((1 << (nn - k - 1)) - 1)).bit_count()):
             out.append(slots[p + i] + [None])
             oref.append(mid_r[i])
             i += 1

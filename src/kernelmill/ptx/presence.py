@@ -220,15 +220,28 @@ def loop_of_rows(items, body_rows: list, start: int, end: int, c: int, known, fr
     span = items[start:end]
     # models first, and the loop's tokens from them (holes.cost, exact for the linear and
     # table terms): most loops a plan offers here do not pay once their `mov`s' holes are
-    # counted, and are then never printed
-    fitted = []
-    est, limit = HEADER_TOKENS, known.length(span)
+    # counted, and are then never printed. Each row's floor (_floor: its statement and guard,
+    # no hole terms) is summed first, and replaced by the row's exact tokens as its models
+    # are fitted: a group that does not pay is left at its first rows (the sum only rises, as
+    # the terms cost >= 0 tokens, so what is kept is what the row-by-row sum kept)
+    limit = known.length(span)
+    floors = []
+    est = HEADER_TOKENS
     for row in body_rows:
+        fl = _floor(items, row, known, c)
+        if fl is None:
+            return None
+        floors.append(fl)
+        est += fl
+    if est >= limit:
+        return None
+    fitted = []
+    for row, fl in zip(body_rows, floors):
         f = _models(items, row, known, c, geometric)
         if f is None:
             return None
         fitted.append(f)
-        est += f[4]
+        est += f[4] - fl
         if est >= limit:
             return None
     # (the copies' statements hold the variables the body's do: holes' shapes are skeleton)
@@ -254,6 +267,23 @@ def _match_prefix(g: list[int], slots: list, sk) -> int:
     return len(_in_order(g, [sk(next(x for x in row if x is not None)) for row in slots], sk))
 
 
+def _floor(items, row: list, known, c: int) -> int | None:
+    """_models' tokens for the row less its hole terms (its first statement, its presence
+    guard), or None where _models is: a statement missing from a copy that may not be."""
+    if None not in row:
+        return known.tokens(items[row[0]])
+    present = [t for t, x in enumerate(row) if x is not None]
+    a = present[0]
+    s0 = items[row[a]]
+    if type(s0) is not Instr or s0.guard is not None:
+        return None
+    run = len(present) == present[-1] + 1 - a and (a == 0 or present[-1] == c - 1)
+    return known.tokens(s0) + (4 if run else 2 * c + 5)
+
+
+_LIN0 = ("lin", 0)
+
+
 def _models(items, row: list, known, c: int, geometric: bool = True) -> tuple | None:
     """(statement of the first copy that has it, hole values at copy 0, models, copies that
     have it, estimated tokens in the loop body) of one body statement, or None."""
@@ -261,11 +291,17 @@ def _models(items, row: list, known, c: int, geometric: bool = True) -> tuple | 
     a = present[0]
     s0 = items[row[a]]
     _, v_a, kinds, shapes = known.split(s0)
-    vals = {t: known.split(items[row[t]])[1] for t in present}
+    split = known.split
+    cols = list(zip(*[split(items[row[t]])[1] for t in present]))  # per hole, its values
     base, models = [], []
     toks = known.tokens(s0)
     for h, kd in enumerate(kinds):
-        m = _fit(kd, [(t, vals[t][h]) for t in present], c, shapes[h] != _NO_SHAPE, geometric)
+        col = cols[h]
+        if col.count(col[0]) == len(col):  # (_fit's first case, at C speed)
+            base.append(col[0])
+            models.append(_LIN0)
+            continue
+        m = _fit(kd, list(zip(present, col)), c, shapes[h] != _NO_SHAPE, geometric)
         if m is None:
             return None
         base.append(m[1])
