@@ -5,6 +5,7 @@ that runs the call and prints a report. The real tool runs only on a GPU (test_g
 
 from __future__ import annotations
 
+import itertools
 import os
 from contextlib import contextmanager
 import stat
@@ -118,10 +119,12 @@ def test_sanitize_runs_each_tool_and_keeps_its_own_errors(tmp_path, monkeypatch,
         held.append("out")
 
     got = san.sanitize(spec, env, {"relu_tail_kernel"}, timeout=60, gpu_section=section)
-    assert held == ["in", "out"] * 3
+    assert sorted(held) == ["in"] * 3 + ["out"] * 3  # the lock entered once around each tool's process
     assert sorted({f for f, _ in got["findings"]}) == want, got
     assert got["tools"] == {"memcheck": "errors" if want else "clean", "racecheck": "clean", "initcheck": "clean"}
-    calls = [json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
+    assert list(got["tools"]) == ["memcheck", "racecheck", "initcheck"] and set(got["seconds"]) == set(got["tools"])
+    calls = sorted((json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()),
+                   key=lambda c: ["memcheck", "racecheck", "initcheck"].index(c[c.index("--tool") + 1]))
     assert [c[c.index("--tool") + 1] for c in calls] == ["memcheck", "racecheck", "initcheck"]
     for c in calls:  # the watched process is the call of this module, with the tool's error exit code
         assert c[c.index("-m") + 1] == "kernelmill.verify.measure.sanitizer" and c[-2] == "--call"
@@ -130,6 +133,42 @@ def test_sanitize_runs_each_tool_and_keeps_its_own_errors(tmp_path, monkeypatch,
     # (an uninstrumented writer would make its output read as uninitialised)
     assert [c[c.index("--kernel-name") + 1] if "--kernel-name" in c else None for c in calls] == [
         "kns=relu_tail_kernel", "kns=relu_tail_kernel", None]
+
+
+def test_the_tools_run_side_by_side_each_in_the_gpu_section(tmp_path, monkeypatch):
+    # each tool's process is a fresh interpreter opening a CUDA context under the tool: one
+    # after another they were most of a strict verdict's cost. Each stand-in notes when it
+    # started and ended: every one starts before any ends, and each inside a held section
+    tool = tmp_path / "compute-sanitizer"
+    tool.write_text(textwrap.dedent(f"""\
+        #!{sys.executable}
+        import sys, time
+        name = sys.argv[sys.argv.index("--tool") + 1]
+        with open({str(tmp_path / 'spans.txt')!r}, "a") as f:
+            f.write(f"start {{name}} {{time.time()}}\\n")
+        time.sleep(1.0)
+        with open({str(tmp_path / 'spans.txt')!r}, "a") as f:
+            f.write(f"end {{name}} {{time.time()}}\\n")
+        print({CLEAN!r})
+        """))
+    tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", str(tmp_path) + os.pathsep + os.environ["PATH"])
+    inside = []
+
+    @contextmanager
+    def section():
+        inside.append(+1)
+        yield
+        inside.append(-1)
+
+    got = san.sanitize({"task_code": TASK, "candidate": "c.py"}, {**os.environ, "HOME": str(tmp_path)},
+                       {"k"}, timeout=60, gpu_section=section)
+    assert got["tools"] == {t: "clean" for t in san.TOOLS}
+    spans = [line.split() for line in (tmp_path / "spans.txt").read_text().splitlines()]
+    starts = [float(t) for kind, _, t in spans if kind == "start"]
+    ends = [float(t) for kind, _, t in spans if kind == "end"]
+    assert len(starts) == len(ends) == 3 and max(starts) < min(ends)
+    assert max(itertools.accumulate(inside)) == 3  # all three sections held at once
 
 
 def test_a_call_that_fails_under_the_tool_is_said_and_flags_nothing(tmp_path, monkeypatch):

@@ -337,7 +337,8 @@ class Verifier:
         env = self._env(job, "cuda", gpu, home)
         report = sanitize(spec, env, own, timeout=self.config.run_timeout,
                           gpu_section=lambda: gpu_lock("cuda:0", exclusive=False, label="sanitize", env=env))
-        data = {**data, "measurement": {**(data.get("measurement") or {}), "sanitizer": report["tools"]}}
+        data = {**data, "measurement": {**(data.get("measurement") or {}), "sanitizer": report["tools"],
+                                        "sanitizer_s": report.get("seconds") or {}}}
         findings = Findings()
         for flag, detail in report["findings"]:
             findings.add(flag, detail)

@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 
 # tool -> the flag its errors give
@@ -104,27 +105,42 @@ def sanitize(spec: dict, env: dict[str, str], own_kernels: set[str] | frozenset[
              tools: tuple[str, ...] = tuple(TOOLS), gpu_section=None) -> dict:
     """Run the candidate's call (`spec`: task_code, candidate, input_seed, weight_seed,
     sizes) under each tool; {"tools": {tool: "clean" | "errors" | why it did not run},
-    "findings": [(flag, detail), ...] in its own kernels}. `gpu_section()`: a context
-    manager held around each tool's process (the GPU lock, shared: an instrumented call
-    is GPU work no timing on that GPU may overlap); tools run one at a time, so a timing
-    waiting for the GPU goes in between."""
+    "findings": [(flag, detail), ...] in its own kernels, "seconds": {tool: wall time}}.
+    `gpu_section()`: a context manager held around each tool's process (the GPU lock,
+    shared: an instrumented call is GPU work no timing on that GPU may overlap). The tools
+    run side by side (each holds the shared lock, so no timing runs meanwhile, and a timing
+    waiting for the GPU waits for the slowest of them, not their sum): each is a fresh
+    process that imports torch and opens a CUDA context under the tool, seconds before
+    the one call it watches, and one after another they were most of a strict verdict's
+    cost (20-80 s a candidate on an H200, sessions 12-14)."""
+    from concurrent.futures import ThreadPoolExecutor
     from contextlib import nullcontext
 
     section = gpu_section or nullcontext
     exe = available()
     if exe is None:
         return {"tools": {t: "compute-sanitizer not found" for t in tools}, "findings": []}
-    report: dict = {"tools": {}, "findings": []}
+    report: dict = {"tools": {}, "findings": [], "seconds": {}}
     with tempfile.TemporaryDirectory(prefix="km-sanitize-", dir=env.get("HOME")) as tmp:
         spec_path = os.path.join(tmp, "call.json")
         with open(spec_path, "w", encoding="utf-8") as f:
             json.dump(spec, f)
-        for tool in tools:
-            cmd = command(exe, tool, own_kernels, spec_path)
+
+        def one(tool: str):
+            t0 = time.monotonic()
             try:
                 with section():
-                    proc = subprocess.run(cmd, env=env, cwd=tmp, capture_output=True, text=True, timeout=timeout)
+                    return subprocess.run(command(exe, tool, own_kernels, spec_path), env=env, cwd=tmp,
+                                          capture_output=True, text=True, timeout=timeout)
             except subprocess.TimeoutExpired:
+                return None
+            finally:
+                report["seconds"][tool] = round(time.monotonic() - t0, 2)
+
+        with ThreadPoolExecutor(max_workers=len(tools) or 1, thread_name_prefix="km-sanitize") as pool:
+            done = list(pool.map(one, tools))
+        for tool, proc in zip(tools, done):  # reported in the tools' order, whichever ended first
+            if proc is None:
                 report["tools"][tool] = f"timed out after {timeout:.0f} s"
                 continue
             text = proc.stdout + "\n" + proc.stderr
