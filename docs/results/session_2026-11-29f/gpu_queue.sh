@@ -12,7 +12,11 @@ mkdir -p /tmp/logs /tmp/site /tmp/q
 ENVF=/tmp/logs/env_$TAG.txt
 { nvidia-smi -L; nproc; date; python3 -c "import torch, triton; print(torch.__version__, triton.__version__, torch.cuda.device_count())"; } > $ENVF 2>&1
 NG=${GPUS:-$(nvidia-smi -L | wc -l)}
-Q=/tmp/q/$TAG; : > $Q; IFS=';' read -ra ITEMS <<< "$QUEUE"; for it in "${ITEMS[@]}"; do echo "$it" >> $Q; done
+# the queue lives on in /tmp/q/pending between calls on one warm machine: QUEUE empty continues
+# it; QUEUE_FRONT puts items before what is pending; an item a call's end cut goes back in
+Q=/tmp/q/pending; [ -n "$QUEUE" ] && : > $Q; touch $Q
+add() { IFS=';' read -ra ITEMS <<< "$1"; for it in "${ITEMS[@]}"; do [ -n "$it" ] && echo "$it"; done; }
+{ add "$QUEUE_FRONT"; cat $Q; add "$QUEUE"; } > $Q.tmp; mv $Q.tmp $Q
 take() {  # print and remove the first item that fits $1 seconds (under the queue's lock)
   ( flock 9; while IFS= read -r line; do est=${line%%|*}
       if [ -z "$got" ] && [ "$est" -le "$1" ]; then got=1; echo "$line" >&8; else echo "$line"; fi
@@ -28,12 +32,13 @@ worker() {
       [ -n "$PYX" ] && export PYTHONPATH=$PYTHONPATH:$PYX
       echo "# $item" > $log
       timeout -k 5 $left python3 -m pytest -m gpu -q -s -rA -p no:cacheprovider --basetemp /tmp/pt_${TAG}_g${g}_$n --durations=0 $files >> $log 2>&1 )
-    echo "gpu $g [$vars] $files rc $? $(( $(date +%s) - t )) s: $(tail -1 $log)" >> $ENVF
+    rc=$?; echo "gpu $g [$vars] $files rc $rc $(( $(date +%s) - t )) s: $(tail -1 $log)" >> $ENVF
+    [ $rc -eq 124 ] && ( flock 9; echo "$item" >> $Q ) 9> $Q.lock  # cut by the call's end: again next call
   done
 }
 for g in $(seq 0 $((NG - 1))); do worker $g & sleep 2; done
 wait
-echo "not run (time): $(cut -d'|' -f2- $Q | tr '\n' ';')" >> $ENVF
+echo "pending for the next call: $(tr '\n' ';' < $Q)" >> $ENVF
 echo "end +$(( $(date +%s) - T0 )) s" >> $ENVF
 tar czf $OUT/$TAG.tgz -C /tmp logs
 cat $ENVF
