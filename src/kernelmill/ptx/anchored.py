@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from .aligned import _merge
 from .presence import loop_of_rows
-from .search import HEADER_TOKENS
 from .syntax import Stmt
 
 _MAX_BLOCK = 48   # longest copy cut (statements): the alignment is quadratic in it
@@ -27,11 +26,13 @@ _MAX_COPIES = 8  # copies cut at most (longer runs of copies that differ rarely 
 
 
 def anchored_loops(items: list[Stmt], known, free: tuple, check: bool = True, sk: list | None = None,
-                   geometric: bool = True, where: bytearray | None = None) -> list[tuple]:
+                   geometric: bool = True, where: bytearray | None = None,
+                   toks: list[int] | None = None) -> list[tuple]:
     """(start, end, loop) for runs of copies of `items` (a straight-line segment) cut at the
     repeats of an anchor statement's skeleton that align, each shorter than items[start:end];
     they do not overlap. `sk`: the items' skeletons as numbers, where the caller has them;
-    `where`: the positions an anchor may be at (all where None)."""
+    `where`: the positions an anchor may be at (all where None); `toks`: the items' tokens,
+    where the caller has them."""
     n = len(items)
     if n < 6:
         return []
@@ -42,7 +43,8 @@ def anchored_loops(items: list[Stmt], known, free: tuple, check: bool = True, sk
     for x in range(n - 1, -1, -1):
         nxt[x] = last.get(sk[x], n)
         last[sk[x]] = x
-    toks = [known.tokens(s) for s in items]
+    if toks is None:
+        toks = [known.tokens(s) for s in items]
     out = []
     x = 0
     prev = None
@@ -124,13 +126,10 @@ def _group_at(items, sk, qs: list[int], gaps: tuple, toks: list[int], known, fre
     if c < 2:
         return None
     for cc in range(c, max(1, c - 2), -1):  # the longest group that pays (one copy less at most)
-        rows = [r[:cc] for r in slots if any(v is not None for v in r[:cc])]
-        # a bound first: each body statement costs at least its shortest copy's tokens, and
-        # its presence guard where a copy lacks it (most groups found here do not pay)
-        est = HEADER_TOKENS + sum(min(toks[v] for v in r if v is not None) + (4 if None in r else 0)
-                                  for r in rows)
-        if est >= sum(toks[a0:ends[cc - 1]]):
-            continue
+        # (every row has a statement in some copy; less the last copies, some have none)
+        none = [None] * cc
+        rows = slots if cc == c else [x for r in slots if (x := r[:cc]) != none]
+        # (loop_of_rows bounds the tokens first: most groups found here do not pay)
         built = loop_of_rows(items, rows, a0, ends[cc - 1], cc, known, free, check, geometric)
         if built is not None:
             return a0, ends[cc - 1], built, cc

@@ -6,6 +6,8 @@ aligned builds its loops with presence.loop_of_rows."""
 
 from __future__ import annotations
 
+from operator import sub
+
 from .aligned import label_loops
 from .anchored import anchored_loops
 from .presence import apply, mov_loops
@@ -54,7 +56,9 @@ def offer(seg: Segment, items: tuple, cfg, known, free: tuple, check: bool) -> N
         else:
             where[pos:pos + b.period * b.copies] = bytes(b.period * b.copies)
             pos += b.period * b.copies
-    _put(seg, anchored_loops(list(items), known, free, check, seg.sk, cfg.geometric, where), known)
+    cum = seg.cum
+    _put(seg, anchored_loops(list(items), known, free, check, seg.sk, cfg.geometric, where,
+                             list(map(sub, cum[1:], cum[:-1]))), known)
 
 
 def _put(seg: Segment, found: list, known) -> None:
