@@ -244,3 +244,23 @@ def test_an_offered_loop_does_not_block_a_better_nested_fold():
     on, off = reroll_text(text), reroll_text(text, cfg=RerollConfig(presence=False))
     assert expand_text(on) == text
     assert count_tokens(on) <= count_tokens(off)
+
+
+def test_the_plan_without_offered_loops_is_tried_where_another_plan_won():
+    # the same kernel with eight stores of unrelated immediates before its `ret` (a table loop):
+    # the dp plan then uses a table, so the table-free plan runs too and wins over the dp
+    # plan's offered loop (body 1600 tokens against 1796), and holds no presence guard. The
+    # plan without the offered loops (1562) is tried because the dp plan's output holds one,
+    # whichever plan won (session 14; the rule before looked at the winner's output only)
+    from pathlib import Path
+
+    from kernelmill.ptx import count_tokens, expand_text, reroll_text
+    text = (Path(__file__).parent / "gelu_tanh_f16x8.ptx").read_text()
+    stores = "".join(f"\tst.global.u32 \t[%rd7+{4 * k}], {v};\n"
+                     for k, v in enumerate([3, 17, 5, 11, 2, 13, 7, 19]))
+    text = text.replace("$L__BB1_2:\n\tret;", stores + "$L__BB1_2:\n\tret;")
+    on = reroll_text(text)
+    assert expand_text(on) == text
+    for cfg in (RerollConfig(presence=False, strategy="dp"), RerollConfig(tables=False, strategy="dp")):
+        assert count_tokens(on) <= count_tokens(reroll_text(text, cfg=cfg))
+    assert count_tokens(on) < count_tokens(reroll_text(text, cfg=RerollConfig(tables=False, strategy="dp")))
