@@ -197,3 +197,26 @@ def test_the_watched_call_loads_the_task_and_the_candidate_and_calls_once(tmp_pa
     proc = subprocess.run([sys.executable, "-m", "kernelmill.verify.measure.sanitizer", "--call", str(spec)],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and "called: Tensor (8,)" in proc.stdout, proc.stderr[-500:]
+
+
+def test_the_verifier_gives_each_tool_the_sanitize_timeout(tmp_path, monkeypatch):
+    # not the run's timeout (300 s on a GPU, for each of three tools): a racecheck of a full-size
+    # 4096^3 tiled matmul watches ~1e11 shared-memory accesses and ran past it (session 14)
+    from types import SimpleNamespace
+
+    from kernelmill.verify import runner
+    from kernelmill.verify.config import VerifyConfig
+
+    seen = {}
+
+    def fake(spec, env, own, timeout, gpu_section=None):
+        seen.update(timeout=timeout, own=set(own))
+        return {"tools": {t: "clean" for t in san.TOOLS}, "findings": [], "seconds": {t: 1.0 for t in san.TOOLS}}
+
+    monkeypatch.setattr(runner, "sanitize", fake)
+    code = 'src = r"""__global__ void my_kernel(float* y) {}"""\n'
+    job = SimpleNamespace(sample=SimpleNamespace(code=code), workdir=tmp_path, task=SimpleNamespace(code=TASK))
+    me = SimpleNamespace(config=VerifyConfig(sanitize_timeout=7.0), _env=lambda *a: {})
+    data = runner.Verifier._sanitize(me, job, 0, {"input_seed": 1}, {"status": "ok", "flags": []})
+    assert seen == {"timeout": 7.0, "own": {"my_kernel"}}
+    assert data["measurement"]["sanitizer_s"] == {t: 1.0 for t in san.TOOLS}

@@ -19,7 +19,7 @@ from typing import Any, Callable, Optional, Sequence
 import typer
 
 # every setting a command line may set, in the order --help lists them
-ALL = ("device", "trials", "build_timeout", "run_timeout", "workers", "build_nice", "profile", "check", "norm_tol",
+ALL = ("device", "trials", "build_timeout", "run_timeout", "sanitize_timeout", "workers", "build_nice", "profile", "check", "norm_tol",
        "executor", "address", "fast_build", "standby_on_demand", "spare_lead_s", "fork_workers", "merge_units",
        "slim_units", "fp64_k", "input_seed", "guards", "fallback", "policy", "build_standby", "standby", "cpu_runners", "runs_per_gpu",
        "timing.cpu_threads", "timing.numerics", "timing.kernel_time", "compile_baseline", "compile_mode",

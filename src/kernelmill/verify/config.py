@@ -27,6 +27,9 @@ FIELD_HELP: dict[str, str] = {
     "trials": "Correctness trials, each with fresh random inputs.",
     "build_timeout": "Seconds allowed to import/compile one candidate.",
     "run_timeout": "Seconds allowed to check and time one candidate (default: 60 on a CPU, 300 on a GPU).",
+    "sanitize_timeout": "--guards strict on a GPU: seconds each compute-sanitizer tool may watch the candidate's call "
+                        "(the three run side by side); a tool that takes longer is reported as timed out, with no flag "
+                        "(racecheck over a full-size 4096^3 tiled matmul watches ~1e11 shared-memory accesses).",
     "workers": "Parallel build processes (0: one per CPU core).",
     "build_nice": "Lower CPU priority of build processes and their compilers (a nice increment, 0-19; 0: none), "
                   "so runs, whose host work the GPU waits for, get a core first.",
@@ -112,6 +115,7 @@ class VerifyConfig:
     trials: int = 5  # correctness trials, each with fresh inputs
     build_timeout: float = 600.0  # seconds for importing/compiling a candidate
     run_timeout: float = 300.0  # seconds for checking and timing it
+    sanitize_timeout: float = 120.0  # seconds for each compute-sanitizer tool (strict, GPU)
     workers: int = 0  # build processes; 0 = one per CPU core
     # CPU priority of build processes and their compilers, as a nice increment (0-19;
     # 0 = as this process): builds fill every core, while a run's host work (a spare's
@@ -248,8 +252,8 @@ class VerifyConfig:
         one_of("compile_mode", ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"))
         if not self.compile_backend.strip():
             out.append("compile_backend must name a torch.compile backend (e.g. inductor)")
-        for name in ("build_timeout", "run_timeout", "memory_limit_gb", "harness_memory_gb", "norm_tol",
-                     "compile_timeout"):
+        for name in ("build_timeout", "run_timeout", "sanitize_timeout", "memory_limit_gb", "harness_memory_gb",
+                     "norm_tol", "compile_timeout"):
             if not getattr(self, name) > 0:
                 out.append(f"{name} must be positive, not {getattr(self, name)}")
         if self.input_seed is not None and (isinstance(self.input_seed, bool) or not isinstance(self.input_seed, int)
@@ -365,7 +369,7 @@ class VerifyConfig:
         one limit is no answer under another); not worker counts or scheduling."""
         relevant = {
             "limits": [self.build_timeout, self.run_timeout, self.memory_limit_gb, self.max_procs,
-                       self.harness_memory_gb],
+                       self.harness_memory_gb, self.sanitize_timeout],
             "trials": self.trials, "profile": self.resolved_profile(device), "check": self.check,
             "tolerances": {k: list(v) for k, v in sorted(self.tolerances.items())},
             "norm_tol": self.norm_tol, "fp64_k": self.fp64_k, "policy": self.policy, "time": self.time, "timing": asdict(self.timing),

@@ -335,7 +335,7 @@ class Verifier:
                 "input_seed": extra["input_seed"], "weight_seed": extra.get("weight_seed") or 0,
                 "sizes": extra.get("sizes") or {}}
         env = self._env(job, "cuda", gpu, home)
-        report = sanitize(spec, env, own, timeout=self.config.run_timeout,
+        report = sanitize(spec, env, own, timeout=self.config.sanitize_timeout,
                           gpu_section=lambda: gpu_lock("cuda:0", exclusive=False, label="sanitize", env=env))
         data = {**data, "measurement": {**(data.get("measurement") or {}), "sanitizer": report["tools"],
                                         "sanitizer_s": report.get("seconds") or {}}}
