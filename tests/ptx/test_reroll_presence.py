@@ -12,15 +12,7 @@ from hypothesis import strategies as st
 from kernelmill.ptx import (ExpandError, RerollConfig, count_tokens, expand_stmts, fmt_stmts, parse_statements,
                             reroll_stmts)
 from kernelmill.ptx.syntax import Instr, Loop, VarExpr
-
-
-def _roundtrip(stmts: list, cfg: RerollConfig | None = None) -> list:
-    rolled = reroll_stmts(stmts, cfg)
-    again = parse_statements(fmt_stmts(rolled))
-    assert again == rolled  # the printed Rolled-PTX reads back to the same tree
-    assert expand_stmts(again) == stmts
-    assert count_tokens(fmt_stmts(rolled)) <= count_tokens(fmt_stmts(stmts))
-    return rolled
+from reroll_support import roundtrip as _roundtrip
 
 
 def _guards(stmts) -> list:
