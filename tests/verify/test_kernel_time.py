@@ -278,7 +278,7 @@ def test_a_call_faster_than_any_arithmetic_rate_is_suspicious(runtime_ms, guards
         flops, bytes_moved, dtypes = 2 * 4096.0 ** 3, 3 * 4096 * 4096 * 4.0, ["float32"]
 
     v = object.__new__(Verifier)  # only the verdict's assembly: no devices, no workers
-    v.config, v.profile, v.device_name = VerifyConfig(device="cpu", guards=guards), "full", "H200 (recorded)"
+    v.config, v.device, v.device_name = VerifyConfig(device="cpu", guards=guards, profile="full"), "cpu", "H200 (recorded)"
     v._feature_cache = {"t/mm": F}
     task = Task(task_id="t/mm", code="", name="mm", level=1)
     job = RunnerJob(key="k", task=task, sample=Sample("s", "t/mm", "torch", ""))
