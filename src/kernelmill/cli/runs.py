@@ -18,7 +18,7 @@ from ..records import ReadProblem, Sample, Verdict, append_jsonl, iter_jsonl, re
 from ..verify import ConfigError, VerifyConfig
 from ..verify import HarnessError, sized_tasks, verify_samples
 from ..verify import StoreError, input_key
-from ..languages import get_language
+from ..languages import run_device_of
 from .common import load_tasks_or_exit
 from .console import err, fail
 
@@ -63,13 +63,6 @@ def done_sample_ids(out: Path) -> dict[str, str]:
     for p in problems:
         err.print(f"[yellow]skipped[/yellow] {p}")
     return ids
-
-
-def run_device_of(language: str, device: str) -> str:
-    """Where a candidate of `language` runs on a run of `device` (a language this harness
-    does not know: `device`; its verdict says so)."""
-    lang = get_language(language)
-    return lang.run_device(device) if lang is not None else device
 
 
 def warn_unfit(tasks_by_id: dict, samples: list[Sample], config: VerifyConfig) -> list[str]:

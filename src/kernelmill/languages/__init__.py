@@ -38,6 +38,14 @@ def get_language(name: str) -> Language | None:
     return ALL.get(name)
 
 
+def run_device_of(name: str, device: str) -> str:
+    """Where a candidate of language `name` runs on a run of `device` (a CPU-only language on
+    the CPU whatever the run's device; a language this harness does not know: `device`, its
+    verdict says so)."""
+    lang = ALL.get(name)
+    return lang.run_device(device) if lang is not None else device
+
+
 def own_kernel_names(code: str) -> frozenset[str]:
     """The kernels a candidate's source defines, in any language (CUDA `__global__`
     functions in its strings, Triton, TileLang and CuTe DSL kernel functions)."""
@@ -86,5 +94,5 @@ def warm_imports() -> None:
         lang.warm_import()
 
 
-__all__ = ["ALL", "Language", "get_language", "import_env", "is_own_symbol", "kernel_codes", "kernel_origins", "own_callables", "own_kernel_names",
+__all__ = ["ALL", "Language", "get_language", "import_env", "run_device_of", "is_own_symbol", "kernel_codes", "kernel_origins", "own_callables", "own_kernel_names",
            "protected_modules", "versions", "warm_imports"]

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from ..languages import get_language
+from ..languages import run_device_of
 from ..records import HARNESS_VERSION, unknown_fields
 from .measure.settings import DEFAULT_TOLERANCES, CheckRule, TimingConfig
 from .paths import default_cache_dir  # noqa: F401  (imported from here by older code)
@@ -354,8 +354,7 @@ class VerifyConfig:
         if self.profile != "auto":
             return self.profile
         if language is not None:
-            lang = get_language(language)  # None: a language this harness does not know (its verdict says so)
-            device = lang.run_device(device) if lang is not None else device
+            device = run_device_of(language, device)
         return "full" if device == "cuda" else "small"
 
     def check_rule(self) -> CheckRule:

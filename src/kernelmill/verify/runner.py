@@ -147,7 +147,6 @@ class Verifier:
         self.device = config.resolved_device()
         self.device_name = device_name(self.device)
         self._feature_cache: dict = {}  # task id -> dsl.features.Features (sol_fraction)
-        self.profile = config.resolved_profile(self.device)  # a GPU language's; `_profile` gives a job's
         self.answer_key = config.answer_key(self.device)
         visible = [d["index"] for d in cuda_devices()] if self.device == "cuda" else []
         try:
