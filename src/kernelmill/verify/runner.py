@@ -389,7 +389,7 @@ class Verifier:
                 if spare is not None:  # it died waiting: a fresh process takes the job
                     self.sandbox.discard(spare.proc)
                 args = [phase, str(job_path)]
-                if phase == "run" and self.config.guards != "off":
+                if guarded:
                     args = ["guarded", str(job_path), run_device]
                 res = self.sandbox.run(python_argv("kernelmill.verify.process.worker", *args),
                                        cwd=phase_dir, env=env, timeout=timeout, harness_leader=guarded)

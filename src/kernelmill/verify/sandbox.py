@@ -306,14 +306,15 @@ class Sandbox:
                 if len(members) > self.max_procs:
                     reason = "procs"
                     break
-                rss = _resident_mb(members)
-                peak = max(peak, rss)
-                if harness_leader and self.harness_limit_mb:
-                    reason = self._over_apart(pgid, members)
-                    if reason:
-                        break
-                elif rss > self.memory_limit_mb and _memory_mb(members) > self.memory_limit_mb:
-                    reason = "memory"
+                # (pids, limit, reason) per side: the whole group, or the supervisor apart
+                sides = ([([p for p in members if p != pgid], self.memory_limit_mb, "memory"),
+                          ([p for p in members if p == pgid], self.harness_limit_mb, "harness_memory")]
+                         if harness_leader and self.harness_limit_mb else [(members, self.memory_limit_mb, "memory")])
+                rss = [_resident_mb(pids) for pids, _, _ in sides]
+                peak = max(peak, sum(rss))
+                reason = next((why for (pids, limit, why), r in zip(sides, rss)
+                               if r > limit and _memory_mb(pids) > limit), "")
+                if reason:
                     break
                 if exited is None:
                     time.sleep(poll)
@@ -335,17 +336,6 @@ class Sandbox:
             stdout=_tail(out_path, self.output_limit, since[0]), stderr=_tail(err_path, self.output_limit, since[1]),
             wall_s=time.monotonic() - t0, peak_rss_mb=peak,
         )
-
-    def _over_apart(self, leader: int, members: list[int]) -> str:
-        """Which of a guarded run's two sides is over its limit: "memory" (the candidate's
-        processes), "harness_memory" (the supervisor), or ""."""
-        rest = [p for p in members if p != leader]
-        if _resident_mb(rest) > self.memory_limit_mb and _memory_mb(rest) > self.memory_limit_mb:
-            return "memory"
-        if leader in members and _resident_mb([leader]) > self.harness_limit_mb \
-                and _memory_mb([leader]) > self.harness_limit_mb:
-            return "harness_memory"
-        return ""
 
     def _end(self, proc: subprocess.Popen, pgid: int) -> None:
         _kill_group(pgid)
