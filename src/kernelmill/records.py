@@ -47,8 +47,14 @@ from . import languages as _languages
 # call: a cache of answers up to a scale replayed them, measure/inputs.refill), and the checked
 # timed calls' sets made the same way from the timing sets (their own plain draw told them apart);
 # the KernelBench-convention figure takes at most 2 s of trials a side (at least 20);
-# torch modes left on by a candidate and a raised CPU thread count are flagged
-HARNESS_VERSION = "0.5.6"
+# torch modes left on by a candidate and a raised CPU thread count are flagged;
+# 0.5.6 = a guarded run's supervisor held to harness_memory_gb apart from the candidate's limit;
+# profile auto is small wherever the candidate runs on a CPU; strict's three sanitizer tools side
+# by side, each for at most sanitize_timeout;
+# 0.5.7 = strict's watched call loads the extensions the build phase made (the run's builder;
+# it compiled them again under each tool), and a tool that did not check the call gives the note
+# sanitizer_incomplete
+HARNESS_VERSION = "0.5.7"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/
 OP_TYPES = ("single", "fusion", "network")

@@ -215,8 +215,78 @@ def test_the_verifier_gives_each_tool_the_sanitize_timeout(tmp_path, monkeypatch
 
     monkeypatch.setattr(runner, "sanitize", fake)
     code = 'src = r"""__global__ void my_kernel(float* y) {}"""\n'
-    job = SimpleNamespace(sample=SimpleNamespace(code=code), workdir=tmp_path, task=SimpleNamespace(code=TASK))
-    me = SimpleNamespace(config=VerifyConfig(sanitize_timeout=7.0), _env=lambda *a: {})
+    job = SimpleNamespace(sample=SimpleNamespace(code=code, language="cuda"), workdir=tmp_path,
+                          task=SimpleNamespace(code=TASK))
+    me = SimpleNamespace(config=VerifyConfig(sanitize_timeout=7.0), _env=lambda *a: {}, cache_dir=tmp_path)
     data = runner.Verifier._sanitize(me, job, 0, {"input_seed": 1}, {"status": "ok", "flags": []})
     assert seen == {"timeout": 7.0, "own": {"my_kernel"}}
     assert data["measurement"]["sanitizer_s"] == {t: 1.0 for t in san.TOOLS}
+    assert data["status"] == "ok" and data["flags"] == []
+
+
+def _sanitized(tmp_path, monkeypatch, tools: dict, language="cuda", **config):
+    """`Verifier._sanitize` over a stand-in `sanitize` that answers `tools`; (its verdict, the spec)."""
+    from types import SimpleNamespace
+
+    from kernelmill.verify import runner
+    from kernelmill.verify.config import VerifyConfig
+
+    specs = []
+
+    def fake(spec, env, own, timeout, gpu_section=None):
+        specs.append(spec)
+        return {"tools": tools, "findings": [], "seconds": {t: 1.0 for t in tools}}
+
+    monkeypatch.setattr(runner, "sanitize", fake)
+    code = 'src = r"""__global__ void my_kernel(float* y) {}"""\n'
+    job = SimpleNamespace(sample=SimpleNamespace(code=code, language=language), workdir=tmp_path,
+                          task=SimpleNamespace(code=TASK))
+    me = SimpleNamespace(config=VerifyConfig(**config), _env=lambda *a: {}, cache_dir=tmp_path)
+    return runner.Verifier._sanitize(me, job, 0, {"input_seed": 1}, {"status": "ok", "flags": [], "message": "m"}), specs[0]
+
+
+def test_a_tool_that_did_not_check_the_call_is_named_in_the_verdict(tmp_path, monkeypatch):
+    # strict promises three tools' checks: a candidate slow under instrumentation (or a call that
+    # fails under it) must not pass as checked. Session 15: three builtin CUDA candidates reached
+    # the 120 s limit and their verdicts said nothing
+    data, _ = _sanitized(tmp_path, monkeypatch, {"memcheck": "clean", "racecheck": "timed out after 120 s",
+                                                 "initcheck": "the call failed under initcheck (exit 1): x"})
+    assert data["status"] == "ok" and data["flags"] == ["sanitizer_incomplete"]
+    assert data["message"].startswith("m; not checked by racecheck (timed out after 120 s); initcheck (the call failed")
+    assert san.unfinished({"tools": {"memcheck": "errors", "racecheck": "clean"}}) == {}
+
+
+def test_the_watched_call_gets_the_run_s_builder(tmp_path, monkeypatch):
+    # without it torch's own load_inline compiled the extension again under each tool (93-121 s of
+    # every CUDA candidate's strict verdict on an H200, session 15; Triton candidates 7-30 s)
+    from kernelmill.verify.config import VerifyConfig
+
+    _, spec = _sanitized(tmp_path, monkeypatch, {t: "clean" for t in san.TOOLS}, merge_units=False)
+    assert spec["build"] == {"cache": str(tmp_path / "build"), "merge": False, "slim": VerifyConfig().slim_units}
+    _, spec = _sanitized(tmp_path, monkeypatch, {t: "clean" for t in san.TOOLS}, fast_build=False)
+    assert "build" not in spec
+    _, spec = _sanitized(tmp_path, monkeypatch, {t: "clean" for t in san.TOOLS}, language="triton")
+    assert "build" not in spec
+
+
+def test_the_watched_call_routes_load_inline_through_the_builder(tmp_path):
+    # the call process installs the builder before the candidate is imported, so a load_inline
+    # at import finds the cache the build phase filled (here: which function the candidate sees)
+    import json
+    import subprocess
+
+    (tmp_path / "candidate.py").write_text(
+        "import torch, torch.utils.cpp_extension as ce\n"
+        "print('load_inline from', ce.load_inline.__module__, 'load from', ce.load.__module__)\n"
+        "class ModelNew(torch.nn.Module):\n"
+        "    def forward(self, x):\n        return x.clamp_min(0)\n")
+    for build, want in ((None, "torch.utils.cpp_extension"), ({"cache": str(tmp_path / "build")},
+                                                              "kernelmill.verify.build.inline_build")):
+        spec = tmp_path / "call.json"
+        spec.write_text(json.dumps({"task_code": TASK, "candidate": str(tmp_path / "candidate.py"), "input_seed": 1,
+                                    "sizes": {"N": 8}, "device": "cpu", "echo": True,
+                                    **({"build": build} if build else {})}))
+        proc = subprocess.run([sys.executable, "-m", "kernelmill.verify.measure.sanitizer", "--call", str(spec)],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-500:]
+        assert f"load_inline from {want} load from {want}" in proc.stdout, proc.stdout

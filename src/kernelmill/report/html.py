@@ -50,6 +50,9 @@ HARNESS_FLAGS = {
     "kernelbench_host_bound": "the KernelBench-convention speedup (speedup_kernelbench) measured mostly the host's "
                               "launch path, which differs between processes: it is not comparable with a published "
                               "figure to better than a factor of a few (docs/SEMANTICS.md, Timing)",
+    "sanitizer_incomplete": "--guards strict: a compute-sanitizer tool did not check the call (it ran past "
+                            "--sanitize-timeout, the call failed under it, or the tool is not installed); the "
+                            "message names which",
     "clocks_moved": "the GPU's SM clock moved, or a power or thermal slowdown began, during the measurement",
     "weak_task": "the task's check also passes a candidate that computes nothing (zeros, a constant, a mean "
                  "or the input): a correct verdict says little (kernelmill tasks audit)",

@@ -104,7 +104,7 @@ def command(exe: str, tool: str, own_kernels, spec_path: str) -> list[str]:
 def sanitize(spec: dict, env: dict[str, str], own_kernels: set[str] | frozenset[str], timeout: float,
              tools: tuple[str, ...] = tuple(TOOLS), gpu_section=None) -> dict:
     """Run the candidate's call (`spec`: task_code, candidate, input_seed, weight_seed,
-    sizes) under each tool; {"tools": {tool: "clean" | "errors" | why it did not run},
+    sizes, and `build`: the run's extension builder, if it had one) under each tool; {"tools": {tool: "clean" | "errors" | why it did not run},
     "findings": [(flag, detail), ...] in its own kernels, "seconds": {tool: wall time}}.
     `gpu_section()`: a context manager held around each tool's process (the GPU lock,
     shared: an instrumented call is GPU work no timing on that GPU may overlap). The tools
@@ -155,6 +155,14 @@ def sanitize(spec: dict, env: dict[str, str], own_kernels: set[str] | frozenset[
     return report
 
 
+def unfinished(report: dict) -> dict[str, str]:
+    """{tool: why} for each tool of a `sanitize` report that did not check the call (not
+    found, timed out, the call failed under it): a strict verdict names them
+    (`sanitizer_incomplete`), so a candidate slow or broken under instrumentation does not
+    pass as checked."""
+    return {tool: state for tool, state in report["tools"].items() if state not in ("clean", "errors")}
+
+
 def _call(spec_path: str) -> None:
     """The process compute-sanitizer watches: the task's reference module for the inputs
     and init arguments, the candidate's ModelNew, one call, a device synchronise."""
@@ -168,6 +176,11 @@ def _call(spec_path: str) -> None:
     exec(compile(spec["task_code"], "<task>", "exec"), task.__dict__)  # noqa: S102 - the task is trusted code
     for key, value in (spec.get("sizes") or {}).items():
         setattr(task, key, value)
+    build = spec.get("build")
+    if build:  # the candidate's load_inline calls find what its build phase made (the run's builder)
+        from ..build.inline_build import install
+
+        install(build["cache"], merge=build.get("merge"), slim=build.get("slim"))
     loader = importlib.util.spec_from_file_location("candidate", spec["candidate"])
     cand = importlib.util.module_from_spec(loader)
     sys.modules["candidate"] = cand
