@@ -100,3 +100,19 @@ def test_gpu_own_kernel_share_is_reported(gpu_verdicts):
     if not shares and (os.environ.get("KM_GPU_CORPUS") or os.environ.get("KM_GPU_PART", "").startswith("hostile")):
         pytest.skip("KM_GPU_CORPUS / KM_GPU_PART chose none of the builtin CUDA candidates")
     assert shares and all(s is not None and s > 0 for s in shares), shares
+
+
+@pytest.mark.gpu
+def test_gpu_strict_sanitizer_checked_each_own_kernel(gpu_verdicts):
+    # strict's compute-sanitizer must have watched every honest candidate with kernels of its own,
+    # each tool to the end: a tool past its timeout leaves the verdict ok (sanitizer_incomplete),
+    # and this corpus passing that way would have checked nothing (three CUDA candidates reached
+    # the 120 s limit in session 15, when the watched call compiled their extensions again)
+    own = {k: v for k, v in gpu_verdicts.items() if k.startswith("builtin/") and v.status == "ok"
+           and k.rsplit("/", 1)[1].split("__")[0] in ("cuda", "triton")}
+    if not own and (os.environ.get("KM_GPU_CORPUS") or os.environ.get("KM_GPU_PART", "").startswith("hostile")):
+        pytest.skip("KM_GPU_CORPUS / KM_GPU_PART chose none of the builtin CUDA or Triton candidates")
+    assert own
+    unchecked = {k: (v.measurement or {}).get("sanitizer") for k, v in own.items()
+                 if set(((v.measurement or {}).get("sanitizer") or {"none": "not run"}).values()) != {"clean"}}
+    assert not unchecked, unchecked
