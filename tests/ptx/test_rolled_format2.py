@@ -144,7 +144,10 @@ def test_table_terms_parse_print_and_evaluate():
     s = one("shfl.sync.bfly.b32 %r23+i*2|%p6+i, %r22+i*2, %r([8,12,5,17,20][i]), 31, [3,-1,4][i];")
     assert s.operands[2] == VarReg("%r", VarExpr(0, tables=(("i", (8, 12, 5, 17, 20)),)))
     assert s.operands[4] == VarExpr(0, tables=(("i", (3, -1, 4)),))
-    assert "%r([8,12,5,17,20][i]), 31, [3,-1,4][i];" in fmt_stmts([s])
+    # printed short (session 15): no index where it is `i`, no parentheses on a register alone
+    assert "%r[8,12,5,17,20], 31, [3,-1,4];" in fmt_stmts([s])
+    assert one("shfl.sync.bfly.b32 %r23, %r22, %r[8,12,5,17,20], 31, [3,-1,4];") == one(
+        "shfl.sync.bfly.b32 %r23, %r22, %r([8,12,5,17,20][i]), 31, [3,-1,4][i];")
     assert one("ld.shared.f32 %f1, [%r3+4+[0,8][j]];").operands[1] == \
         Addr(Reg("%r3"), VarExpr(4, tables=(("j", (0, 8)),)))
     assert VarExpr(1, (("i", 2),), (), (("j", (5, 7)),)).eval({"i": 3, "j": 1}) == 14
@@ -176,7 +179,7 @@ def test_irregular_shuffle_offsets_roll_with_a_table():
     st = RerollStats()
     rolled = reroll_stmts(stmts, stats=st)
     assert len(rolled) == 1 and rolled[0].trip == 5 and st.table_loops == 1
-    assert "%r([8,12,5,17,20][i])" in fmt_stmts(rolled)
+    assert "%r[8,12,5,17,20]" in fmt_stmts(rolled)
     assert expand_stmts(parse_statements(fmt_stmts(rolled))) == stmts
     # without tables it stays unrolled
     from kernelmill.ptx import RerollConfig
@@ -195,7 +198,7 @@ def test_last_copy_renumbered_rolls_with_a_table():
                   f"st.global.f32 [%rd8+{4 + 4 * t}], %f{6 + 3 * t};"]
     stmts = parse_statements("\n".join(lines))
     rolled = reroll_stmts(stmts)
-    assert len(rolled) == 1 and "%r([13,17,1][i])" in fmt_stmts(rolled)
+    assert len(rolled) == 1 and "%r[13,17,1]" in fmt_stmts(rolled)
     assert expand_stmts(rolled) == stmts
 
 

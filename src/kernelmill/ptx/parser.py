@@ -28,6 +28,7 @@ from .lexer import PtxSyntaxError, Token, line_col, tokenize
 from .scan import scan
 from .syntax import (Addr, Block, Comment, Directive, Function, Imm, ImmTable, Instr, Label, Loop,
                      Module, Neg, Paren, Pipe, Reg, Stmt, Sym, Vec, VarExpr, VarReg)
+from .syntax import DEFAULT_INDEX
 
 # directives that end at the end of their line instead of at a semicolon
 _LINE_DIRECTIVES = {".version", ".target", ".address_size", ".loc", ".file"}
@@ -405,6 +406,9 @@ class _Parser:
                 expr = VarExpr(int(expr.text))
             self.expect(")")
             return VarReg(name, expr)
+        if nxt is not None and nxt.glued and nxt.text == "[" and self.at_table():  # %r[45,48,51][i]
+            # (the one table: a `+` after it is an address offset's, syntax.fmt_varreg)
+            return VarReg(name, VarExpr(0, (), (), (self.table(),)))
         if self.at_term():
             return self.short_varreg(name, t)
         while (nxt := self.peek()) is not None and nxt.glued and nxt.kind == "dot":
@@ -480,6 +484,7 @@ class _Parser:
         if t is None or t.text != "[":
             return False
         k += 1
+        n = 0
         while True:
             t = self.peek(k)
             if t is not None and t.text == "-":
@@ -491,11 +496,25 @@ class _Parser:
             if t is None or t.text not in (",", "]"):
                 return False
             k += 2
+            n += 1
             if t.text == "]":
                 break
+        return self._at_index(k) or n >= 2  # `[8,4][j]`, or `[8,4]` for `[8,4][i]` (syntax.table_index)
+
+    def _at_index(self, k: int) -> bool:
+        """At a table's index `[var]` (k tokens on)?"""
         toks = [self.peek(k + d) for d in range(3)]
         return (all(x is not None for x in toks) and toks[0].text == "[" and toks[1].kind == "ident"
                 and toks[2].text == "]")
+
+    def _index(self) -> str:
+        """A table's index `[var]`, or the default one where it is left out (syntax.table_index)."""
+        if not self._at_index(0):
+            return DEFAULT_INDEX
+        self.expect("[")
+        var = self.next().text
+        self.expect("]")
+        return var
 
     def at_imm_table(self) -> bool:
         """At a float-literal table `[0f..{,0f..}][var]` (syntax.ImmTable)?"""
@@ -507,9 +526,7 @@ class _Parser:
             k += 2
             if sep.text == "]":
                 break
-        toks = [self.peek(k + d) for d in range(3)]
-        return (all(x is not None for x in toks) and toks[0].text == "[" and toks[1].kind == "ident"
-                and toks[2].text == "]")
+        return self._at_index(k) or k >= 5  # (two literals at least where the index is left out)
 
     def imm_table(self) -> ImmTable:
         self.expect("[")
@@ -517,10 +534,8 @@ class _Parser:
         while self.at(","):
             self.next()
             items.append(self.next().text)
-        self.expect("]"), self.expect("[")
-        var = self.next().text
         self.expect("]")
-        return ImmTable(var, tuple(items))
+        return ImmTable(self._index(), tuple(items))
 
     def table(self) -> tuple[str, tuple[int, ...]]:
         self.expect("[")
@@ -528,10 +543,8 @@ class _Parser:
         while self.at(","):
             self.next()
             vals.append(self.integer())
-        self.expect("]"), self.expect("[")
-        var = self.next().text
         self.expect("]")
-        return var, tuple(vals)
+        return self._index(), tuple(vals)
 
     def term(self) -> tuple[str, int]:
         """`+var*Nat`, `-var*Nat`, or (format 2) `+var` / `-var` for a coefficient of 1."""

@@ -24,7 +24,7 @@ from dataclasses import replace
 from operator import sub
 
 from .expand import expand_stmts
-from .holes import GEOMETRIC_KINDS, cost, template
+from .holes import GEOMETRIC_KINDS, TABLE_BIAS, cost, template
 from .search import HEADER_TOKENS, Segment, _fresh_var
 from .syntax import Instr, Loop, Stmt, VarExpr
 
@@ -278,7 +278,7 @@ def _floor(items, row: list, known, c: int) -> int | None:
     if type(s0) is not Instr or s0.guard is not None:
         return None
     run = len(present) == present[-1] + 1 - a and (a == 0 or present[-1] == c - 1)
-    return known.tokens(s0) + (4 if run else 2 * c + 5)
+    return known.tokens(s0) + (4 if run else 2 * c + 2 + TABLE_BIAS)
 
 
 _LIN0 = ("lin", 0)
@@ -312,7 +312,7 @@ def _models(items, row: list, known, c: int, geometric: bool = True) -> tuple | 
         if type(s0) is not Instr or s0.guard is not None:
             return None  # only an unguarded instruction may be missing from a copy
         run = len(present) == present[-1] + 1 - a and (a == 0 or present[-1] == c - 1)
-        toks += 4 if run else 2 * c + 5  # `@2-i`, `@0+i`; `@[1,0,1][i]`
+        toks += 4 if run else 2 * c + 2 + TABLE_BIAS  # `@2-i`, `@0+i`; `@[1,0,1]`
     return s0, tuple(base), tuple(models), present, toks
 
 

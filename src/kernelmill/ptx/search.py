@@ -23,7 +23,7 @@ from itertools import accumulate, compress
 from operator import sub
 
 from .expand import expand_stmts
-from .holes import GEOMETRIC_KINDS, cost, fit, linear_cost, predict, split, template, vars_in
+from .holes import GEOMETRIC_KINDS, REG_TABLE_BIAS, TABLE_BIAS, cost, fit, linear_cost, predict, split, template, vars_in
 from .syntax import Block, Loop, Stmt
 
 HEADER_TOKENS = 10  # for .size .N i in range ( c ) :
@@ -197,10 +197,11 @@ class _Runs:
             if t is None:
                 continue
             w = -linear_cost(kd[h], d[h]) + (10**6 if shapes[x][h] != ((), (), ()) else 0)  # folded: not offered
+            # (scored as holes.table_cost scores them: TABLE_BIAS over the printed tokens)
             if kd[h] in ("reg", "sym", "psym"):  # numbers of names: never negative
-                out.append((h, t, w + 6, False))
+                out.append((h, t, w + 1 + TABLE_BIAS + (REG_TABLE_BIAS if kd[h] == "reg" else 2), False))
             else:
-                out.append((h, t, w + 4 + (1 if kd[h] == "off0" else -(2 if b[h] < 0 else 1)), True))
+                out.append((h, t, w + 1 + TABLE_BIAS + (1 if kd[h] == "off0" else -(2 if b[h] < 0 else 1)), True))
         self._leave[x] = (cmax, out)
         return out
 
@@ -376,7 +377,10 @@ class Segment:
         s = pos + c * p
         if c >= 2 and cs >= 2 * c:
             runs.fill(s, s + p)
-            if runs.step[s:s + p] == runs.step[pos:pos + p] and min(runs.lin[s:s + p]) >= c:
+            # (only where the inner run pays for its header: else no inner loop is made to
+            # fold, and the table is the one loop there is; shuffled parameter loads, session 15)
+            if (runs.step[s:s + p] == runs.step[pos:pos + p] and min(runs.lin[s:s + p]) >= c
+                    and cum[s] - cum[pos] > fixed + runs.lcost(pos, pos + p)):
                 return
         # each hole that leaves its linear model before cmax, at the copy t where it does
         # (runs.leaves, with its tokens as a table): from cc = t + 1 copies on it is a table.

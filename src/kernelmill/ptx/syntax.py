@@ -72,12 +72,24 @@ class VarExpr:
             sign = "" if not s else ("+" if c > 0 else "-")
             s += f"{sign}({abs(c)}{op}{v}" + (f"*{k})" if k != 1 else ")")
         for v, vals in self.tables:
-            s += ("+" if s else "") + "[" + ",".join(map(str, vals)) + f"][{v}]"
+            s += ("+" if s else "") + "[" + ",".join(map(str, vals)) + "]" + table_index(v, len(vals))
         return s
 
     @property
     def vars(self) -> set[str]:
         return {v for v, _ in self.terms} | {s[2] for s in self.shifts} | {t[0] for t in self.tables}
+
+
+# a table indexed by this variable is written without its index (session 15): `[8,4,2,1]` is
+# `[8,4,2,1][i]`, as `range(4)` is `range(0, 4, 1)`. The innermost loop of a nest is built first
+# and takes `i` (search._fresh_var), so most tables are indexed by it. Two values at least: a
+# PTX address is never a list of decimals, but `[16]` is one (parser.at_table)
+DEFAULT_INDEX = "i"
+
+
+def table_index(var: str, n: int) -> str:
+    """The index written after a table of n values: `[j]`, or nothing for DEFAULT_INDEX."""
+    return "" if var == DEFAULT_INDEX and n >= 2 else f"[{var}]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,7 +306,7 @@ def fmt_operand(o: Operand) -> str:
             s += ", " + fmt_operand(r)
         return f"[{s}]" if o.bracket else s
     if isinstance(o, ImmTable):
-        return "[" + ",".join(o.items) + f"][{o.var}]"
+        return "[" + ",".join(o.items) + "]" + table_index(o.var, len(o.items))
     raise TypeError(f"not an operand: {o!r}")
 
 
@@ -313,6 +325,11 @@ def fmt_varreg(o: VarReg) -> str:
         m = _REG_SPLIT.match(name)
         if m is not None and m.group(1) == o.prefix:
             return name + str(e)[len(str(e.base)):]
+    if len(e.tables) == 1 and not e.terms and not e.shifts and e.base == 0 and o.prefix[:1] == "%":
+        # a register that is one table alone (session 15): `%r[45,48,51][i]`, no parentheses;
+        # PTX never has a `[` glued to a register, and the parser reads it back (parser.register).
+        # One table only: in `[%rd[9,1][i]+[0,2][i]]` the second is the address's offset
+        return o.prefix + str(e)
     return f"{o.prefix}({e})"
 
 

@@ -1,0 +1,85 @@
+"""Tables printed short (issue 44 item 1, session 15): `[8,4,2,1]` is `[8,4,2,1][i]` (the index
+is left out where it is `i`, syntax.table_index), and a register that is one table alone is
+`%r[45,48,51]`, not `%r([45,48,51][i])` (syntax.fmt_varreg). Both read back to the same tree, so
+expand(parse(print(rolled))) is the plain PTX, byte for byte."""
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kernelmill.ptx import count_tokens, expand_stmts, fmt_stmts, parse_statements
+from kernelmill.ptx.syntax import Addr, Imm, ImmTable, Instr, Loop, Reg, VarExpr, VarReg
+from reroll_support import roundtrip as _roundtrip
+
+SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+_VALS = st.lists(st.integers(-300, 300), min_size=1, max_size=9)
+_VAR = st.sampled_from(["i", "j", "k"])
+
+
+def _reparsed(s: Instr) -> Instr:
+    (again,) = parse_statements(fmt_stmts([s]))
+    return again
+
+
+@SETTINGS
+@given(_VALS, _VAR, _VALS, _VAR, st.integers(-50, 50), st.sampled_from(["%r", "%rd", "%f", "%p"]))
+def test_short_tables_read_back_as_printed(regs, rv, imms, iv, off, prefix):
+    regs = [abs(v) for v in regs]  # register numbers are never negative
+    reg = VarReg(prefix, VarExpr(0, tables=((rv, tuple(regs)),)))
+    imm = VarExpr(0, tables=((iv, tuple(imms)),))
+    # a register table as an address base, with a table offset after it (`[%rd[9,1]+[0,2]]`)
+    addr = Addr(reg, VarExpr(off, tables=((iv, tuple(imms)),)))
+    s = Instr("add", (".s32",), (reg, reg, imm))
+    assert _reparsed(s) == s
+    ld = Instr("ld", (".global", ".u32"), (reg, addr))
+    assert _reparsed(ld) == ld
+    text = fmt_stmts([s])
+    # the index is written unless it is `i` (with two values at least: `[16]` is an address)
+    assert ("][i]" in text) == (rv == "i" and len(regs) < 2 or iv == "i" and len(imms) < 2)
+    assert f"{prefix}(" not in text
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(["0f3F800000", "0f40000000", "0fBCA3D70A", "0d3FF0000000000000"]),
+                min_size=2, max_size=6), _VAR)
+def test_short_literal_tables_read_back(items, var):
+    s = Instr("fma", (".rn", ".f32"), (Reg("%f2"), Reg("%f1"), ImmTable(var, tuple(items)), Reg("%f0")))
+    assert _reparsed(s) == s
+    assert ("][" in fmt_stmts([s])) == (var != "i")
+
+
+def test_an_address_of_one_number_is_no_table():
+    (s,) = parse_statements("ld.u32 \t%r1, [16];\n")
+    assert s.operands[1] == Addr(Imm("16"))
+
+
+def _ladder(offs: list[int], regs: list[int]) -> str:
+    """A shuffle butterfly whose offsets sit in registers numbered out of order (a table each)."""
+    lines = []
+    for t, (o, r) in enumerate(zip(offs, regs)):
+        lines += [f"mov.b32 %r{22 + 2 * t}, %f{14 + 2 * t};",
+                  f"shfl.sync.bfly.b32 %r{23 + 2 * t}|%p{6 + t}, %r{22 + 2 * t}, %r{r}, {o}, %r9;",
+                  f"mov.b32 %f{15 + 2 * t}, %r{23 + 2 * t};",
+                  f"add.f32 %f{16 + 2 * t}, %f{14 + 2 * t}, %f{15 + 2 * t};"]
+    return "\n".join(lines) + "\n"
+
+
+@SETTINGS
+@given(st.integers(2, 8).flatmap(lambda c: st.tuples(st.lists(st.integers(-40, 40), min_size=c, max_size=c),
+                                                    st.lists(st.integers(1, 99), min_size=c, max_size=c))))
+def test_irregular_copies_round_trip_through_the_short_text(case):
+    offs, regs = case
+    stmts = parse_statements(_ladder(offs, regs))
+    rolled = _roundtrip(stmts)  # printed, parsed back, expanded: the same statements
+    assert expand_stmts(parse_statements(fmt_stmts(rolled))) == stmts
+
+
+def test_a_register_table_is_shorter_than_before():
+    stmts = parse_statements(_ladder([1, 2, 4, 8, 16], [8, 12, 5, 17, 20]))
+    rolled = _roundtrip(stmts)
+    text = fmt_stmts(rolled)
+    assert isinstance(rolled[0], Loop) and "%r[8,12,5,17,20]" in text
+    # the long form of the same loop reads back the same and is 5 tokens longer
+    long = text.replace("%r[8,12,5,17,20]", "%r([8,12,5,17,20][i])")
+    assert parse_statements(long) == rolled
+    assert count_tokens(long) == count_tokens(text) + 5
