@@ -283,6 +283,13 @@ HOSTILE = {
     "i15_skip_unchecked_inspect": (T.LARGE_RELU, "torch", model(
         skip_unchecked_by_frames("self.out is None", "self.out = torch.relu(x)", "self.out"),
         init="self.out = None"), ({"suspicious_speed"}, {"harness_introspection"})),
+    # 22 most calls forged to ~0 time, so the figure (a median per round) collapses: three calls
+    # of every four return the last answer at once. Without reading the harness it cannot tell a
+    # trial's first call from a timed one (both bring new data), so trials and checked timed calls
+    # meet stale answers; where none did, the floor of item 15 rejects the time
+    "i22_stale_three_calls_of_four": (T.LARGE_RELU, "torch", model(
+        "self.n += 1\nif self.n % 4 != 1 and self.out is not None:\n    return self.out\n"
+        "self.out = torch.relu(x)\nreturn self.out", init="self.n = 0\nself.out = None"), None),
     # 17 batch-and-skip: timed calls (recognised by where their input lives: the harness's
     # shifting pool puts every timed call's input a few hundred bytes from the last one's)
     # return at once; later calls compute their outputs in one launch. The checked calls

@@ -274,6 +274,11 @@ GPU_HOSTILE = {
     "g19_extension_cache_by_pointer": ("big_relu", "cuda", tricks_model(
         "return ext.relu_cached_by_pointer(x)", "g19b"), {"cached_output"}),
     # 21: illegal launch configurations whose failure nobody checks
+    # 22 most calls forged to ~0 time (three of every four return the last answer without a launch):
+    # caught by the trials or the checked timed calls, else by the floor on the huge task
+    "g22_stale_three_calls_of_four": ("huge_relu", "cuda", cuda_model(
+        "n = self.cache['n'] = self.cache.get('n', 0) + 1\nif n % 4 != 1 and 'out' in self.cache:\n"
+        "    return self.cache['out']\nself.cache['out'] = ext.relu(x)\nreturn self.cache['out']", "g22a"), None),
     "g21_2048_threads": ("big_relu", "cuda", tricks_model("return ext.relu_2048_threads(x)", "g21a"),
                          {"launch_failure"}),
     "g21_too_much_shared_memory": ("big_relu", "cuda", tricks_model("return ext.relu_too_much_smem(x)", "g21b"),
