@@ -300,3 +300,23 @@ def test_kernelbench_trials_shrink_for_slow_calls_only():
     assert kb_trial_count(5000.0, cfg) == 20
     assert kb_trial_count(110.0, TimingConfig(kb_budget_ms=0)) == 100  # no cap
     assert kb_trial_count(110.0, TimingConfig(kb_trials=10)) == 10  # never more than asked
+
+
+def test_every_check_set_is_placed_once_in_a_run_round():
+    # six checked calls where the inputs are small, two where they are large; every set placed
+    # exactly once (a set with no checked call would read as a missing output), the last set
+    # in the last round, the others in distinct early rounds (all of which always run)
+    from kernelmill.verify.process.supervisor import SMALL_CHECK_BYTES, check_count, check_placement
+
+    assert check_count(1 << 20, 5) == 6 and check_count(SMALL_CHECK_BYTES + 1, 5) == 2
+    assert check_count(1 << 20, 2) == 3 and check_count(1 << 20, 0) == 1
+    cfg = TimingConfig(min_rounds=5, max_rounds=30, round_ms=1.0, budget_ms=1e9)
+    for seed in range(20):
+        rng = random.Random(seed)
+        early, final = check_placement(check_count(1 << 20, cfg.min_rounds), cfg.min_rounds, rng)
+        assert sorted(early.values()) == [0, 1, 2, 3, 4] and final == 5
+        assert all(0 <= r < cfg.min_rounds for r in early)
+        cand = FakeSide(1.0, 0.001, 2)
+        compare(FakeSide(2.0, 0.001, 1), cand, cfg, check_rounds=early, final_check=final, rng=rng)
+        placed = [c[1] for _, c in cand.rounds if c is not None]
+        assert sorted(placed) == list(range(6)) and cand.rounds[-1][1][1] == 5

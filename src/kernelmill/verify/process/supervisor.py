@@ -51,7 +51,14 @@ from .job import CandidateJob, RunJob
 from .loading import clone, error_text, fast_serialization, load_reference, to_cpu, to_device
 
 WARM_WAIT_S = 120.0  # longest a run waits for its candidate's process to warm up, then goes on
-N_CHECK_SETS = 2  # timed calls whose outputs are checked: one early, one in the last round
+# timed calls whose outputs are checked, at positions only this process knows: early rounds
+# and the last one. Two where a task's inputs are large (their sets, answers and kept outputs
+# cost memory on both sides, and a candidate forging most calls meets item 15's floor there),
+# six where they are small: a candidate stale on every second timed call passed two checks
+# in 2 of 4 runs on a CPU (session 15, docs/guards.md), (1/2)^6 of the time with six
+N_CHECK_SETS = 2
+N_CHECK_SETS_SMALL = 6
+SMALL_CHECK_BYTES = 64 << 20  # a timing set at most this large gets N_CHECK_SETS_SMALL
 N_TIMING_SETS = 2  # input sets the other timed calls rotate through (rescaled each call)
 
 
@@ -352,14 +359,31 @@ def _draw_sets(job, ref_mod, device: torch.device) -> dict[str, list]:
         return {
             "trials": [inp.draw_inputs(ref_mod, seed + t, inp.distribution_for(t, job.guards == "strict"))
                        for t in range(inp.trial_count(job.trials, job.guards == "strict"))],
-            "checks": _check_sets(timing),
+            "checks": _check_sets(timing, check_count(inp.nbytes(timing[0]), job.timing.min_rounds)),
             "timing": timing,
             "variants": [inp.draw_inputs(ref_mod, seed + 3000 + j, "normal", v)
                          for j, v in enumerate(inp.shape_variants(ref_mod))],
         }
 
 
-def _check_sets(timing: list) -> list:
+def check_count(set_bytes: int, min_rounds: int) -> int:
+    """How many timed calls are checked: N_CHECK_SETS_SMALL for a timing set of at most
+    SMALL_CHECK_BYTES, else N_CHECK_SETS; one per early round at most, plus the last
+    (`measure.timing.compare` places them)."""
+    wanted = N_CHECK_SETS_SMALL if set_bytes <= SMALL_CHECK_BYTES else N_CHECK_SETS
+    return max(1, min(wanted, min_rounds + 1))
+
+
+def check_placement(n: int, min_rounds: int, rng) -> tuple[dict[int, int], int | None]:
+    """Where the `n` check sets go: sets 0..n-2 in distinct early rounds drawn at random
+    (every one of the first `min_rounds` rounds is run), the last set in the last round."""
+    if n <= 0:
+        return {}, None
+    rounds = rng.sample(range(min_rounds), n - 1)
+    return {r: j for j, r in enumerate(rounds)}, n - 1
+
+
+def _check_sets(timing: list, n: int) -> list:
     """The inputs of the checked timed calls: timing sets refilled as a timed call's are
     (each element its own factor, a scale from this process's secret), made here so the
     reference's answers are known. A checked call must look like every other timed call:
@@ -370,7 +394,7 @@ def _check_sets(timing: list) -> list:
 
     rng, factors = random.Random(int.from_bytes(os.urandom(8), "little")), inp.Factors()
     checks = []
-    for k in range(N_CHECK_SETS):
+    for k in range(n):
         base = timing[k % len(timing)]
         check = clone(base)
         inp.refill(check, base, rng.uniform(0.5, 1.5), factors)
@@ -517,8 +541,8 @@ def time_compiled(ref, timing_sets, device, cfg, spec: dict, share: SharedUse) -
 
 def _time_both(ref, timing_sets, launched, reports, device, cfg, job, sets, expected, param_bytes,
                share: SharedUse) -> dict:
-    """Reference rounds here, candidate rounds in its process, alternated; two
-    timed candidate calls at positions only this process knows are checked."""
+    """Reference rounds here, candidate rounds in its process, alternated; timed candidate
+    calls at positions only this process knows are checked (`check_count`, `check_placement`)."""
     import random
 
     rng = random.Random(int.from_bytes(os.urandom(8), "little"))
@@ -532,9 +556,9 @@ def _time_both(ref, timing_sets, launched, reports, device, cfg, job, sets, expe
     with torch.no_grad(), share.pause(then="run-post"), timing_numerics(cfg, device), \
             gpu_lock(str(device), exclusive=True, timeout=TIMING_LOCK_TIMEOUT_S, label="timing") as held:
         before = gpu_clocks.read_device(device)
+        early, final = check_placement(len(sets["checks"]), cfg.min_rounds, rng)
         comp = compare(ref_side, RemoteSide(launched, reports, rng), cfg,
-                       check_rounds={rng.randrange(cfg.min_rounds): 0}, final_check=1, rng=rng,
-                       candidate_walls=[])
+                       check_rounds=early, final_check=final, rng=rng, candidate_walls=[])
         comp.clocks = {"before": before, "after": gpu_clocks.read_device(device)}
     timing = {"reference": comp.reference.to_dict(), "candidate": comp.candidate.to_dict(),
               "lock": {"wait_s": round(held.wait_s, 4), "acquired": held.acquired, "holders": held.holders}}
