@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 39's rows on harness 0.5.7, one device call (resumable; a warm machine keeps /tmp/fid between
+# Issue 39's rows on harness 0.5.8, one device call (resumable; a warm machine keeps /tmp/fid between
 # calls). Carry `.kb .dev` (`.dev/kernels.jsonl` is ../shared/external/cuda-l1/kernels.jsonl, which does not travel). TAG names the call's logs; EXTRA adds timing_fidelity options:
 #   call 1 (fresh): EXTRA="--prebuild 16 --prebuild-only"  kernelmill verifies the 150 rows (both GPUs),
 #                   then the timed load_inline rows are built for the independent sides until the deadline
