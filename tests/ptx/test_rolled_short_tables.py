@@ -6,7 +6,8 @@ expand(parse(print(rolled))) is the plain PTX, byte for byte."""
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kernelmill.ptx import count_tokens, expand_stmts, fmt_stmts, parse_statements
+from kernelmill.ptx import count_tokens, expand_stmts, fmt_stmts, parse_statements, reroll_stmts
+from kernelmill.ptx.holes import split, template
 from kernelmill.ptx.syntax import Addr, Imm, ImmTable, Instr, Loop, Reg, VarExpr, VarReg
 from reroll_support import roundtrip as _roundtrip
 
@@ -83,3 +84,45 @@ def test_a_register_table_is_shorter_than_before():
     long = text.replace("%r[8,12,5,17,20]", "%r([8,12,5,17,20][i])")
     assert parse_statements(long) == rolled
     assert count_tokens(long) == count_tokens(text) + 5
+
+
+# --- inner loops whose tables differ by an offset fold (holes.shape, session 15) ------------
+def _groups(pattern: list[int], groups: int, step: int, per: int) -> str:
+    """`groups` runs of len(pattern) copies of an accumulate: the source register of copy t of
+    group g is %f(100 + g*step + pattern[t]) (a table within the group), the rest linear."""
+    lines = []
+    for g in range(groups):
+        lines.append(f"ld.shared.v4.f32 \t{{%f{10 + 4 * g}, %f{11 + 4 * g}, %f{12 + 4 * g}, %f{13 + 4 * g}}}, "
+                     + ("[%r82];" if g == 0 else f"[%r82+{16 * g}];"))
+        for t, off in enumerate(pattern):
+            k = g * per + t
+            lines += [f"sub.f32 \t%f{300 + 3 * k}, %f{100 + g * step + off}, %f{10 + 4 * g + t % 4};",
+                      f"mul.f32 \t%f{301 + 3 * k}, %f{300 + 3 * k}, 0f3FB8AA3B;",
+                      f"ex2.approx.f32 \t%f{302 + 3 * k}, %f{301 + 3 * k};"]
+    return "\n".join(lines) + "\n"
+
+
+@SETTINGS
+@given(st.lists(st.integers(0, 40), min_size=3, max_size=5, unique=True), st.integers(3, 5),
+       st.integers(41, 90))
+def test_inner_table_loops_fold_into_an_outer_loop(pattern, groups, step):
+    stmts = parse_statements(_groups(pattern, groups, step, len(pattern)))
+    rolled = _roundtrip(stmts)
+    linear = all(b - a == pattern[1] - pattern[0] for a, b in zip(pattern, pattern[1:]))
+    if not linear:  # one loop over the groups (the copies within a group may stay unrolled)
+        (outer,) = [s for s in rolled if isinstance(s, Loop)]
+        assert outer.trip == groups
+
+
+def test_register_tables_an_offset_apart_share_a_skeleton():
+    # `%f[161,178,187,196]` and `%f[205,222,231,240]`: one skeleton (`%f(N+[0,17,26,35])`),
+    # numbers 161 and 205, so the inner loops that hold them fold (mamba_final_state_kernel)
+    a, b = (parse_statements(f"sub.f32 \t%f170+i*9, %f[{t}], %f162+i;\n")[0]
+            for t in ("161,178,187,196", "205,222,231,240"))
+    (ka, va, kinds, sha), (kb, vb, _, _) = split(a), split(b)
+    assert ka == kb and va == (170, 161, 162) and vb == (170, 205, 162) and kinds[1] == "vtab"
+    t = template(a, va, (("lin", 0), ("lin", 44), ("lin", 0)), "j")
+    assert "%f(161+j*44+[0,17,26,35])" in fmt_stmts([t])
+    outer = Loop("j", 0, 2, 1, (Loop("i", 0, 4, 1, (t,)),))
+    assert parse_statements(fmt_stmts([outer])) == [outer]
+    assert expand_stmts([outer]) == expand_stmts([Loop("i", 0, 4, 1, (a,)), Loop("i", 0, 4, 1, (b,))])

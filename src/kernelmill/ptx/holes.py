@@ -99,7 +99,7 @@ def hole_value(node) -> int:
     if isinstance(node, Sym):
         return int(_symnum(node.name).group(2))
     if isinstance(node, VarReg):
-        return node.expr.base
+        return vreg_value(node)
     if isinstance(node, VarExpr):
         return node.base
     if FLOATHEX.match(node.text):
@@ -108,9 +108,24 @@ def hole_value(node) -> int:
 
 
 def shape(node) -> tuple:
-    """The loop-variable part of a hole (part of the skeleton, shared by copies)."""
+    """The loop-variable part of a hole (part of the skeleton, shared by copies). A register's
+    tables less their least value (vreg_value adds those to its number): inner loops that
+    differ only by a register offset, `%f[161,178,187]` and `%f[205,222,231]`, share the
+    skeleton `%f(N+[0,17,26])`, and fold into an outer loop (`%f(161+j*44+[0,17,26])`,
+    session 15), as `%f161+i` and `%f205+i` fold."""
     e = node.expr if isinstance(node, VarReg) else node
-    return (e.terms, e.shifts, e.tables) if isinstance(e, VarExpr) else ((), (), ())
+    if not isinstance(e, VarExpr):
+        return (), (), ()
+    if e.tables:
+        return e.terms, e.shifts, tuple((v, tuple(x - min(t) for x in t)) for v, t in e.tables)
+    return e.terms, e.shifts, e.tables
+
+
+def vreg_value(node) -> int:
+    """The number of a hole written as an expression (a register, a label, an immediate, an
+    offset): its base, plus the least value of each of its tables (shape leaves those out)."""
+    e = node.expr if isinstance(node, VarReg) else node
+    return e.base + sum(min(t) for _, t in e.tables) if e.tables else e.base
 
 
 _NO_SHAPE = ((), (), ())
@@ -181,7 +196,8 @@ def _skel_op(o, out: tuple) -> object:
                 off = ("o", _NO_SHAPE)
             else:
                 sh = shape(off)
-                _hole(out, off.base, "off", sh)
+                # "itab": an expression with a table (its linear term costs its base too)
+                _hole(out, vreg_value(off), "itab" if off.tables else "off", sh)
                 off = ("o", sh)
         rest = tuple([_skel_op(x, out) for x in o.rest]) if o.rest else ()
         return ("A", base, off, o.op, rest, o.bracket)
@@ -196,11 +212,12 @@ def _skel_op(o, out: tuple) -> object:
         return ("s", m.group(1))  # labels and parameters never share a prefix
     if t is VarReg:
         sh = shape(o)
-        _hole(out, o.expr.base, "vreg", sh)
+        # "vtab": a register with a table, whose linear term costs its parentheses too
+        _hole(out, vreg_value(o), "vtab" if o.expr.tables else "vreg", sh)
         return ("v", o.prefix, sh)
     if t is VarExpr:
         sh = shape(o)
-        _hole(out, o.base, "vimm", sh)
+        _hole(out, vreg_value(o), "itab" if o.tables else "vimm", sh)
         return ("i", sh)
     if t is Vec:
         return ("V", tuple([_skel_op(x, out) for x in o.items]))
@@ -262,6 +279,10 @@ def linear_cost(kind: str, d: int) -> int:
         return 0
     if kind == "psym":  # `k_param_2` -> `k_param_(2+i)`: the parentheses and the term
         return 5 if d in (1, -1) else 7
+    if kind == "vtab":  # `%f[161,178]` -> `%f(161+j*44+[0,17])`: `(`, the base, `+`, `)` too
+        return (2 if d in (1, -1) else 4) + 4
+    if kind == "itab":  # `[16,48]` -> `16+j*64+[0,32]`: the base and its `+` too
+        return (2 if d in (1, -1) else 4) + 2
     return (2 if d in (1, -1) else 4) + (2 if kind == "off0" else 0)
 
 
@@ -281,12 +302,12 @@ def cost(kind: str, v0: int, model: tuple, node_shape: tuple) -> int:
         op, b, m, k = model
         e = VarExpr(b, terms, shifts + ((m, ">>", "i", k),), tables)
     old = VarExpr(v0, terms, shifts, tables)
-    if kind in ("reg", "sym", "psym", "vreg"):  # `%r7` / `%r7+j` -> `%r(...)`
-        new = fmt_varreg(VarReg("%r", e)) if kind in ("reg", "vreg") else f"%r({e})"
-        return count_tokens(new) - count_tokens(fmt_varreg(VarReg("%r", old)) if kind == "vreg" else "%r1")
+    if kind in ("reg", "sym", "psym", "vreg", "vtab"):  # `%r7` / `%r7+j` -> `%r(...)`
+        new = fmt_varreg(VarReg("%r", e)) if kind in ("reg", "vreg", "vtab") else f"%r({e})"
+        return count_tokens(new) - count_tokens(fmt_varreg(VarReg("%r", old)) if kind in ("vreg", "vtab") else "%r1")
     if kind == "off0":
         return count_tokens(str(e)) + 1  # `[%r3]` -> `[%r3+(...)]`
-    return count_tokens(str(e)) - count_tokens(str(old) if kind == "vimm" else str(v0))
+    return count_tokens(str(e)) - count_tokens(str(old) if kind in ("vimm", "itab") else str(v0))
 
 
 # The tokens a table term is *scored* at, over what it prints (session 15). Tables print short
