@@ -28,7 +28,8 @@ FIELD_HELP: dict[str, str] = {
     "build_timeout": "Seconds allowed to import/compile one candidate.",
     "run_timeout": "Seconds allowed to check and time one candidate (default: 60 on a CPU, 300 on a GPU).",
     "sanitize_timeout": "--guards strict on a GPU: seconds each compute-sanitizer tool may watch the candidate's call "
-                        "(the three run side by side); a tool that takes longer is reported as timed out, with no flag "
+                        "(the three run side by side); a tool that takes longer is reported as timed out, and the verdict "
+                        "carries the note sanitizer_incomplete "
                         "(racecheck over a full-size 4096^3 tiled matmul watches ~1e11 shared-memory accesses).",
     "workers": "Parallel build processes (0: one per CPU core).",
     "build_nice": "Lower CPU priority of build processes and their compilers (a nice increment, 0-19; 0: none), "

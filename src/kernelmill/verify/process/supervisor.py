@@ -369,7 +369,7 @@ def _draw_sets(job, ref_mod, device: torch.device) -> dict[str, list]:
 def check_count(set_bytes: int, min_rounds: int) -> int:
     """How many timed calls are checked: N_CHECK_SETS_SMALL for a timing set of at most
     SMALL_CHECK_BYTES, else N_CHECK_SETS; one per early round at most, plus the last
-    (`measure.timing.compare` places them)."""
+    (`check_placement`)."""
     wanted = N_CHECK_SETS_SMALL if set_bytes <= SMALL_CHECK_BYTES else N_CHECK_SETS
     return max(1, min(wanted, min_rounds + 1))
 
