@@ -4,7 +4,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kernelmill.ptx import (Loop, count_tokens, expand_stmts, fmt_stmts, parse_statements,
-                            reroll_stmts, RerollStats)
+                            reroll_stmts, RerollConfig, RerollStats)
 from kernelmill.ptx.expand import expand_text
 from kernelmill.ptx.reroll import reroll_text
 
@@ -105,8 +105,13 @@ def test_peeled_first_iteration_does_not_hide_the_loop():
     # the first copy reads a different accumulator (as nvcc emits for acc += ...)
     lines = ["fma.rn.f32 %f10, %f9, %f8, %f56;"]
     lines += [f"fma.rn.f32 %f{10 + t}, %f9, %f8, %f{9 + t};" for t in range(1, 12)]
-    rolled = reroll_stmts(parse_statements("\n".join(lines)))
+    stmts = parse_statements("\n".join(lines))
+    rolled = reroll_stmts(stmts, RerollConfig(firsts=False))
     assert isinstance(rolled[1], Loop) and rolled[1].trip == 11
+    # since session 16 copy 0 joins the loop with a first value: `%f9+i!56`
+    rolled = reroll_stmts(stmts)
+    assert len(rolled) == 1 and rolled[0].trip == 12 and "%f9+i!56" in fmt_stmts(rolled)
+    assert expand_stmts(rolled) == stmts
 
 
 def test_explicit_zero_offset_and_nonlinear_values_stay_exact():

@@ -472,11 +472,25 @@ class _Parser:
                 tables.append(self.table())
             else:
                 break
-        if terms or shifts or tables:
+        firsts = self.firsts()
+        if terms or shifts or tables or firsts:
             if t.kind != "dec" and not ((shifts or tables) and t is start):
                 self.error("a VarExpr starts with a decimal integer", start.pos)
-            return VarExpr(int(text), tuple(terms), tuple(shifts), tuple(tables))
+            return VarExpr(int(text), tuple(terms), tuple(shifts), tuple(tables), firsts)
         return Imm(text)
+
+    def firsts(self) -> tuple[tuple[str, int], ...]:
+        """A VarExpr's first values, `!1` or `!j=1` (syntax.VarExpr.firsts), where any."""
+        out = []
+        while self.at("!"):
+            self.next()
+            var = DEFAULT_INDEX
+            t = self.peek()
+            if t is not None and t.kind == "ident" and self.at("=", 1):
+                var = self.next().text
+                self.next()
+            out.append((var, self.integer()))
+        return tuple(out)
 
     def at_table(self, k: int = 0) -> bool:
         """At a table term `[Int {, Int}][var]` (format 2): one value per loop copy?"""
@@ -575,7 +589,7 @@ class _Parser:
         terms = []
         while self.at_term():
             terms.append(self.term())
-        return VarReg(m.group(1), VarExpr(int(m.group(2)), tuple(terms)))
+        return VarReg(m.group(1), VarExpr(int(m.group(2)), tuple(terms), firsts=self.firsts()))
 
     def address(self) -> Addr:
         self.expect("[")

@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 
 from .expand import expand_stmts
+from .firsts import rewrite as rewrite_firsts
 from .lexer import count_tokens
 from .holes import split
 from .whole_statements import offer as offer_presence, roll_stream as roll_presence
@@ -47,6 +48,8 @@ class RerollConfig:
     strategy: str = "best"     # "dp" | "greedy" | "best" (run both, keep the shorter)
     presence: bool = True      # copies that differ by whole statements, with presence guards (presence.py,
     #                            aligned.py); only with tables
+    firsts: bool = True        # loops whose copy 0 is off the model of the others, with first values
+    #                            (`%f28+i*2!111`, first_copy.py); only with tables
 
     def __post_init__(self):
         if self.strategy not in ("dp", "greedy", "best"):
@@ -61,6 +64,7 @@ class RerollStats:
     loops: int = 0
     geometric_loops: int = 0  # loops with at least one `(m>>i)` / `(m<<i)` term
     table_loops: int = 0      # loops with at least one table term `[v0,v1,...][i]`
+    first_loops: int = 0      # loops whose copy 0 has first values (first_copy.py)
     rejected_templates: int = 0
     failures: list[str] = field(default_factory=list)
 
@@ -170,12 +174,12 @@ def _roll_stream(stmts, cfg: RerollConfig, stats: RerollStats, strategy: str,
         # kept alive by the cache (a statement's hash walks its whole tree, 10% of a reroll)
         items = tuple(seg)
         h = tuple(map(id, items))
-        key = (h, free, cfg.tables, cfg.presence)
+        key = (h, free, cfg.tables, cfg.presence, cfg.firsts)
         found = cache.get(key)
         if found is None:
             # the search of the same statements under another config: its options, filtered
-            twin = next((t for t in (cache.get((h, free, a, b)) for a in (True, False) for b in (True, False))
-                         if t is not None), None)
+            twin = next((t for t in (cache.get((h, free, a, b, c)) for a in (True, False) for b in (True, False)
+                                     for c in (True, False)) if t is not None), None)
             found = (twin[1].with_config(cfg) if twin is not None else
                      Segment(list(items), cfg, [known.tokens(s) for s in items], free,
                              [known.split(s) for s in items]))
@@ -221,6 +225,7 @@ def reroll_stmts(stmts, cfg: RerollConfig | None = None,
     plans = [("dp", cfg), ("greedy", cfg)] if cfg.strategy == "best" else [(cfg.strategy, cfg)]
     best, cache, known = None, {}, _Known()
     offered = set()  # the plans (with tables and presence) whose output holds an offered loop
+    firsts = set()   # the plans whose output holds a loop with first values
     for k, (plan, c) in enumerate(plans):
         st = RerollStats()
         out = _reroll_with(stmts, c, st, plan, cache, known, check_loops)
@@ -234,6 +239,14 @@ def reroll_stmts(stmts, cfg: RerollConfig | None = None,
         if c is cfg and cfg.strategy == "best" and cfg.presence and cfg.tables and plan in _PRESENCE_FREE \
                 and _has_guard(out):
             offered.add(plan)
+        if c is cfg and cfg.strategy == "best" and st.first_loops:
+            firsts.add(plan)
+        if len(plans) == k + 1 and firsts:
+            # a loop with first values (first_copy.py) can win a pass and block the nested fold of
+            # the next (sgemm_t_8x8_sliced_k: 1519 tokens without, 2104 with): such plans run
+            # again without them, as below for the offered loops
+            plans.extend((x, replace(cfg, firsts=False)) for x in ("dp", "greedy") if x in firsts)
+            firsts = set()
         if len(plans) == k + 1 and offered:
             # a loop offered in the first pass (whole_statements.offer) can win it and then block the
             # nested fold of the ordinary loops beside it (gelu_tanh_f16x8: 1767 tokens with the
@@ -255,6 +268,9 @@ def reroll_stmts(stmts, cfg: RerollConfig | None = None,
             # the new loops may fold into outer ones, as the ordinary passes' loops do
             out = _reroll_with(out, replace(cfg, strategy="dp"), st, "dp", cache, known, check_loops)
             n = known.length(out)
+    if cfg.tables and cfg.firsts:  # tables linear but for copy 0 are written as first values (firsts.py)
+        out = rewrite_firsts(out)
+        n = known.length(out)
     if n > known.length(stmts):  # scores are exact, but never make the text longer
         return list(stmts)
     stats.add(st)

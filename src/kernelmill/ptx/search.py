@@ -23,6 +23,7 @@ from itertools import accumulate, compress
 from operator import sub
 
 from .expand import expand_stmts
+from .first_copy import offer as offer_first
 from .holes import GEOMETRIC_KINDS, REG_TABLE_BIAS, TABLE_BIAS, cost, fit, linear_cost, predict, split, template, vars_in
 from .syntax import Block, Loop, Stmt
 
@@ -44,7 +45,7 @@ def _fresh_var(stmts, avoid=(), shapes=None) -> str:
             for terms, shifts, tables in shs:
                 used.update(v for v, _ in terms)
                 used.update(x[2] for x in shifts)
-                used.update(t[0] for t in tables)
+                used.update(t[1] if t[0] == "!" else t[0] for t in tables)  # (holes.shape's first values)
     for k in range(100):
         for v in _VARS:
             name = v if k == 0 else f"{v}{k}"
@@ -62,6 +63,11 @@ class _Cand:
     geo: list | None   # per body statement, per hole: models (holes.py), if not all linear
     tables: bool = False  # some hole is a table `[v0,v1,...][i]`
     pre: object = None    # a loop built elsewhere (whole_statements.offer): period is its span, copies 1
+    first: bool = False   # copy 0 has first values (first_copy.py); `geo` holds the models
+
+
+def _first_cand(gain: int, pos: int, p: int, copies: int, models: list) -> _Cand:
+    return _Cand(gain, pos, p, copies, models, first=True)
 
 
 def float_holes(kinds: list) -> dict[int, list[int]]:
@@ -255,8 +261,8 @@ class Segment:
         # without tables the options are those with tables, less the table candidates
         # (_options offers them last for each body size and changes nothing else); without
         # tables or presence, less the loops offered (whole_statements.offer)
-        if (self.cfg.tables >= cfg.tables and self.cfg.presence >= cfg.presence
-                and replace(cfg, tables=self.cfg.tables, presence=self.cfg.presence) == self.cfg):
+        if (self.cfg.tables >= cfg.tables and self.cfg.presence >= cfg.presence and self.cfg.firsts >= cfg.firsts
+                and replace(cfg, tables=self.cfg.tables, presence=self.cfg.presence, firsts=self.cfg.firsts) == self.cfg):
             other.tabled = self
         return other
 
@@ -298,8 +304,9 @@ class Segment:
         """Loops that may start at `pos`: (body size, copies) with a positive gain."""
         m = self.memo.get(pos)
         if m is None:
-            m = self.memo[pos] = ([c for c in self.tabled.options(pos) if c.pre is None and
-                                   (self.cfg.tables or not c.tables)]
+            m = self.memo[pos] = ([c for c in self.tabled.options(pos) if (c.pre is None or (self.cfg.presence and self.cfg.tables)) and
+                                   (self.cfg.tables or not c.tables) and
+                                   ((self.cfg.tables and self.cfg.firsts) or not c.first)]
                                   if self.tabled is not None else self._options(pos))
         return m
 
@@ -349,6 +356,8 @@ class Segment:
             fixed = HEADER_TOKENS + cum[q] - cum[pos]
             if models is None and cfg.tables and cs > c:
                 self._table_options(pos, p, c, cs, fixed, out)
+                if cs > 2 and cfg.firsts:  # copy 0 off the model of copies 1..: first values (first_copy.py)
+                    offer_first(self, runs, pos, p, c, cs, out, _first_cand)
             if cum[pos + c * p] - cum[pos] <= fixed:
                 continue  # not even the longest run pays for its header
             if models is None:
@@ -481,8 +490,9 @@ class Segment:
                 if loop is not None:
                     out.append(loop)
                     stats.loops += 1
-                    stats.geometric_loops += b.geo is not None and not b.tables
+                    stats.geometric_loops += b.geo is not None and not b.tables and not b.first
                     stats.table_loops += b.tables
+                    stats.first_loops += b.first
                     pos += b.period * b.copies
                     continue
                 stats.rejected_templates += 1

@@ -1,0 +1,70 @@
+"""Loops whose copy 0 leaves the linear model that copies 1, 2, ... keep (session 16).
+
+The search's linear model is the step from copy 0 to copy 1. Where copy 0 differs (an
+accumulator's first source is what the code before left, `fma %f29, ..., %f111` then
+`%f30`, `%f32`; a register nvcc numbered before the copies' own), the run of linear copies
+is 1 long, and only a table could hold the hole. Here the model is the step from copy 1 to
+copy 2, and each hole of copy 0 off it gets a first value: `%f28+i*2!111`
+(syntax.VarExpr.firsts). Offered with the other candidates, scored exactly: the template
+is built and its tokens counted (these candidates are few).
+"""
+
+from __future__ import annotations
+
+from .holes import template
+from .lexer import count_tokens
+from .syntax import fmt_stmt
+
+# hole kinds that take a first value: numbers printed as they are (never labels, parameters,
+# float literals); a hole that is already an expression (an inner loop's) does not: its first
+# value would replace the other variables' terms too
+_KINDS = frozenset({"reg", "imm", "off", "off0", "vreg", "vimm"})
+_NO_SHAPE = ((), (), ())
+HEADER_TOKENS = 10  # (search.HEADER_TOKENS)
+
+
+def first_models(seg, pos: int, p: int) -> tuple[list | None, bool]:
+    """Per body statement, per hole: ("lin", d) from the step of copies 1-2, or ("first", d,
+    base) where copy 0 is off that model; None where a hole off it cannot take a first value.
+    Copies 0-2 of the body share the skeleton (the caller's run). And whether the models need
+    a fourth copy: any three values fit a first value and a step, so where a hole's step from
+    copy 0 to 1 is the smaller, three copies read better as the last one off (`[13,17,1]`, a
+    chain's result in a low register) and are left to a table (as firsts.first_form does)."""
+    vals, kinds, shapes = seg.vals, seg.kinds, seg.shapes
+    models, firsts, weak = [], 0, False
+    for k in range(pos, pos + p):
+        v0, v1, v2 = vals[k], vals[k + p], vals[k + 2 * p]
+        row = []
+        for h, (a, b, c) in enumerate(zip(v0, v1, v2)):
+            d = c - b
+            if a == b - d:
+                row.append(("lin", d))
+            elif kinds[k][h] in _KINDS and shapes[k][h] == _NO_SHAPE:
+                row.append(("first", d, b - d))
+                firsts += 1
+                weak = weak or abs(d) >= abs(b - a)
+            else:
+                return None, False
+        models.append(tuple(row))
+    return (models if firsts else None), weak
+
+
+def offer(seg, runs, pos: int, p: int, c: int, cs: int, out: list, cand) -> None:
+    """Candidates of 3 copies or more, up to the linear run of copies 1.. (`runs.lin` at copy
+    1), where that is longer than the linear run from copy 0 (`c`); appended to `out` as
+    `cand(gain, pos, p, copies, models)`."""
+    q = pos + p
+    runs.fill(q, q + p)
+    n = 1 + min(runs.lin[q:q + p])
+    if n <= max(c, 2):
+        return
+    models, weak = first_models(seg, pos, p)
+    if models is None or (weak and n < 4):
+        return
+    body = [template(seg.items[pos + k], seg.vals[pos + k], models[k], "i") for k in range(p)]
+    cost = HEADER_TOKENS + sum(count_tokens("\n".join(fmt_stmt(s))) for s in body)
+    cum = seg.cum
+    for cc in range(n, max(c, 3 if weak else 2, n - 3), -1):
+        gain = cum[pos + cc * p] - cum[pos] - cost
+        if gain > 0:
+            out.append(cand(gain, pos, p, cc, models))

@@ -1,0 +1,114 @@
+"""First values (session 16): `%f3+i*3!1` is `%f1` in copy 0 and `%f(3+i*3)` in the others.
+
+Copy 0 of an unrolled body is often off the model the other copies keep to (an accumulator's
+first source, a register numbered before the copies' own). The format writes its value after
+a `!`; the reroller offers such loops (first_copy.py) and writes tables that are linear but for
+copy 0 that way (firsts.py)."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kernelmill.ptx import (Loop, RerollConfig, count_tokens, expand_stmts, fmt_stmts, parse_statements,
+                            reroll_stmts)
+from kernelmill.ptx.firsts import first_form, rewrite
+from kernelmill.ptx.syntax import VarExpr, VarReg, fmt_operand
+
+
+# --- format ---------------------------------------------------------------------
+def test_first_values_print_and_read_back():
+    text = ("\tfor.size.2 \ti in range(4):\n"
+            "\t\tadd.f32 \t%f3+i*3!1, %f(7!2), 5+i!-3;\n"
+            "\t\tld.global.f32 \t%f9+j*2!j=4, [%rd2+4+i*4!0];")
+    stmts = parse_statements(text)
+    assert fmt_stmts(stmts) == text
+    add = stmts[0].body[0]
+    assert add.operands[0] == VarReg("%f", VarExpr(3, (("i", 3),), firsts=(("i", 1),)))
+    assert add.operands[1] == VarReg("%f", VarExpr(7, firsts=(("i", 2),)))
+    assert add.operands[2] == VarExpr(5, (("i", 1),), firsts=(("i", -3),))
+
+
+def test_first_value_is_the_value_where_its_variable_is_0():
+    e = VarExpr(3, (("i", 3), ("j", 10)), firsts=(("i", 1),))
+    assert [e.eval({"i": t, "j": 1}) for t in range(4)] == [1, 16, 19, 22]
+    loop = parse_statements("for.size.1 i in range(4):\n ld.global.f32 %f3+i*3!1, [%rd2+4+i*4!0];")
+    assert fmt_stmts(expand_stmts(loop)).split("\n") == [
+        "\tld.global.f32 \t%f1, [%rd2];", "\tld.global.f32 \t%f6, [%rd2+8];",
+        "\tld.global.f32 \t%f9, [%rd2+12];", "\tld.global.f32 \t%f12, [%rd2+16];"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(base=st.integers(0, 500), terms=st.lists(st.tuples(st.sampled_from("ijk"), st.integers(-9, 9).filter(bool)),
+                                                 max_size=2, unique_by=lambda t: t[0]),
+       var=st.sampled_from("ijk"), first=st.integers(-40, 500), prefix=st.sampled_from(["%r", "%f", "%rd", ""]))
+def test_any_first_value_reads_back(base, terms, var, first, prefix):
+    e = VarExpr(base, tuple(terms), firsts=((var, first),))
+    op = VarReg(prefix, e) if prefix else e
+    text = f"add.s32 %r1, {fmt_operand(op)}, 4;"
+    (s,) = parse_statements(text)
+    assert s.operands[1] == op
+
+
+# --- the rewrite of tables (firsts.py) ------------------------------------------
+def test_a_table_linear_but_for_copy_0_is_written_with_a_first_value():
+    (loop,) = parse_statements("for.size.2 i in range(4):\n ld.global.f32 %f[1,6,9,12], [%rd28+-8+i*4];\n"
+                               " min.f32 %f[3,7,10,13], %f2, %f[1,6,9,12];")
+    out = rewrite([loop])
+    assert fmt_stmts(out).split("\n")[1:] == ["\t\tld.global.f32 \t%f3+i*3!1, [%rd28+-8+i*4];",
+                                              "\t\tmin.f32 \t%f4+i*3!3, %f2, %f3+i*3!1;"]
+    assert expand_stmts(out) == expand_stmts([loop])
+    assert count_tokens(fmt_stmts(out)) == count_tokens(fmt_stmts([loop])) - 9
+
+
+def test_three_values_with_the_last_off_stay_a_table():
+    # `[13,17,1]`: a chain's result in a low register; `33-i*16!13` would fit as well
+    assert first_form(VarExpr(0, tables=(("i", (13, 17, 1)),))) is None
+    assert first_form(VarExpr(0, tables=(("i", (115, 2, 3)),))) == VarExpr(1, (("i", 1),), firsts=(("i", 115),))
+    assert first_form(VarExpr(0, tables=(("i", (5, 9, 2, 7)),))) is None  # no step after copy 0
+    assert first_form(VarExpr(0, (("j", 4),), tables=(("i", (5, 1, 2, 3)),))) is None  # j's term: no
+
+
+# --- loops offered with first values (first_copy.py) -----------------------------
+def _chain(copies: int, first_src: int) -> list:
+    """An unrolled dot product: copy 0 reads the accumulator the code before left."""
+    lines = []
+    for t in range(copies):
+        src = first_src if t == 0 else 12 + 3 * t
+        off = f"+{4 * t}" if t else ""  # (nvcc writes no offset for 0)
+        lines += [f"ld.global.nc.f32 %f{10 + 3 * t}, [%rd4{off}];",
+                  f"ld.global.nc.f32 %f{11 + 3 * t}, [%rd5{off}];",
+                  f"fma.rn.f32 %f{15 + 3 * t}, %f{10 + 3 * t}, %f{11 + 3 * t}, %f{src};"]
+    return parse_statements("\n".join(lines))
+
+
+def test_an_accumulator_chain_rolls_with_its_first_source():
+    stmts = _chain(4, 90)
+    rolled = reroll_stmts(stmts)
+    assert len(rolled) == 1 and isinstance(rolled[0], Loop) and rolled[0].trip == 4
+    assert "%f12+i*3!90" in fmt_stmts(rolled)
+    assert expand_stmts(parse_statements(fmt_stmts(rolled))) == stmts
+    # without them, or in the paper's grammar, no first value is written
+    for cfg in (RerollConfig(firsts=False), RerollConfig(tables=False)):
+        assert "!" not in fmt_stmts(reroll_stmts(stmts, cfg))
+
+
+@settings(max_examples=120, deadline=None)
+@given(copies=st.integers(3, 9), body=st.lists(st.tuples(st.sampled_from(["add.s32", "mul.lo.s32", "ld.shared.u32"]),
+                                                         st.integers(0, 40), st.sampled_from([0, 1, 2, 4, -1])),
+                                               min_size=1, max_size=3),
+       off=st.dictionaries(st.integers(0, 5), st.integers(0, 200), max_size=3))
+def test_copies_with_copy_0_off_roll_losslessly_and_never_longer(copies, body, off):
+    # each statement: `op %rD, %rS, imm`; hole h of copy 0 may be off its model (`off`)
+    lines = []
+    for t in range(copies):
+        for k, (op, b, d) in enumerate(body):
+            vals = [100 + 10 * k + b + t * (d or 1), b + 50 + t * d, b + t * 4]
+            if t == 0:
+                for h, v in off.items():
+                    if h // 3 == k:
+                        vals[h % 3] = v
+            lines.append(f"{op} %r{vals[0]}, %r{vals[1]}, {vals[2]};")
+    stmts = parse_statements("\n".join(lines))
+    rolled = reroll_stmts(stmts)
+    text = fmt_stmts(rolled)
+    assert expand_stmts(parse_statements(text)) == stmts
+    assert count_tokens(text) <= count_tokens(fmt_stmts(stmts))
