@@ -112,3 +112,29 @@ def test_copies_with_copy_0_off_roll_losslessly_and_never_longer(copies, body, o
     text = fmt_stmts(rolled)
     assert expand_stmts(parse_statements(text)) == stmts
     assert count_tokens(text) <= count_tokens(fmt_stmts(stmts))
+
+
+@settings(max_examples=300, deadline=None)
+@given(kind=st.sampled_from(["reg", "imm", "off", "off0"]), v0=st.integers(-50, 300), base=st.integers(-50, 300),
+       d=st.integers(-9, 9))
+def test_first_cost_is_what_the_template_prints(kind, v0, base, d):
+    from kernelmill.ptx.first_copy import first_cost
+    from kernelmill.ptx.holes import template
+
+    if kind == "reg":
+        v0, text = abs(v0), f"mov.u32 %r{abs(v0)}, %r7;"
+    elif kind == "imm":
+        text = f"add.s32 %r2, %r7, {v0};"
+    elif kind == "off":
+        v0 = v0 or 1  # (an explicit offset is never 0 as a hole)
+        text = f"ld.shared.u32 %r2, [%r7+{v0}];"
+    else:
+        v0, text = 0, "ld.shared.u32 %r2, [%r7];"
+    (s,) = parse_statements(text)
+    from kernelmill.ptx.holes import split
+    _, vals, kinds, _ = split(s)
+    h = kinds.index(kind)
+    models = tuple(("first", d, base) if k == h else ("lin", 0) for k in range(len(vals)))
+    t = template(s, vals, models, "i")
+    assert count_tokens(fmt_stmts([t])) - count_tokens(fmt_stmts([s])) == first_cost(kind, v0, base, d)
+    assert expand_stmts([Loop("i", 0, 1, 1, (t,))]) == [s]

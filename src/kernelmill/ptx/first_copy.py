@@ -11,7 +11,7 @@ is built and its tokens counted (these candidates are few).
 
 from __future__ import annotations
 
-from .holes import template
+from .holes import linear_cost, template
 from .lexer import count_tokens
 from .syntax import fmt_stmt
 
@@ -49,6 +49,34 @@ def first_models(seg, pos: int, p: int) -> tuple[list | None, bool]:
     return (models if firsts else None), weak
 
 
+def first_cost(kind: str, v0: int, base: int, d: int) -> int | None:
+    """Tokens a first value's hole prints over copy 0's plain hole (None: not counted here).
+    `%f1` -> `%f3+i*3!1` (`%f(3!1)` without a term or with a negative base); `5` -> `3+i!5`;
+    `+5` -> `+3+i!5`; an absent offset `[%r2]` -> `[%r2+3+i!0]`."""
+    neg = base < 0
+    if kind == "reg":
+        return linear_cost(kind, d) + (2 if d and not neg else 5 + neg)
+    if kind in ("imm", "off"):
+        return linear_cost(kind, d) + 2 + neg
+    if kind == "off0":
+        return linear_cost("off", d) + 4 + neg
+    return None
+
+
+def _extra(kinds: tuple, v0: tuple, row: tuple) -> int | None:
+    """Tokens the template of one statement prints over it (the models of `first_models`)."""
+    n = 0
+    for kd, a, m in zip(kinds, v0, row):
+        if m[0] == "lin":
+            n += linear_cost(kd, m[1]) if m[1] else 0
+        else:
+            c = first_cost(kd, a, m[2], m[1])
+            if c is None:
+                return None
+            n += c
+    return n
+
+
 def offer(seg, runs, pos: int, p: int, c: int, cs: int, out: list, cand) -> None:
     """Candidates of 3 copies or more, up to the linear run of copies 1.. (`runs.lin` at copy
     1), where that is longer than the linear run from copy 0 (`c`); appended to `out` as
@@ -58,12 +86,24 @@ def offer(seg, runs, pos: int, p: int, c: int, cs: int, out: list, cand) -> None
     n = 1 + min(runs.lin[q:q + p])
     if n <= max(c, 2):
         return
+    cum = seg.cum
+    # a bound first (most runs stop here): the template is copy 0 with the linear terms of the
+    # steps from copy 1 (runs.lcost) and at least one token more per first value
+    low = HEADER_TOKENS + cum[q] - cum[pos] + runs.lcost(q, q + p)
+    if cum[pos + n * p] - cum[pos] <= low:
+        return
     models, weak = first_models(seg, pos, p)
     if models is None or (weak and n < 4):
         return
-    body = [template(seg.items[pos + k], seg.vals[pos + k], models[k], "i") for k in range(p)]
-    cost = HEADER_TOKENS + sum(count_tokens("\n".join(fmt_stmt(s))) for s in body)
-    cum = seg.cum
+    if cum[pos + n * p] - cum[pos] <= low + sum(m[0] == "first" for row in models for m in row):
+        return
+    cost = HEADER_TOKENS + cum[q] - cum[pos]
+    for k in range(p):
+        extra = _extra(seg.kinds[pos + k], seg.vals[pos + k], models[k])
+        if extra is None:  # (an expression hole: counted on the template)
+            s = template(seg.items[pos + k], seg.vals[pos + k], models[k], "i")
+            extra = count_tokens("\n".join(fmt_stmt(s))) - (cum[pos + k + 1] - cum[pos + k])
+        cost += extra
     for cc in range(n, max(c, 3 if weak else 2, n - 3), -1):
         gain = cum[pos + cc * p] - cum[pos] - cost
         if gain > 0:
