@@ -11,6 +11,9 @@ is built and its tokens counted (these candidates are few).
 
 from __future__ import annotations
 
+from itertools import compress
+from operator import ne
+
 from .holes import linear_cost, template
 from .lexer import count_tokens
 from .syntax import fmt_stmt
@@ -23,30 +26,26 @@ _NO_SHAPE = ((), (), ())
 HEADER_TOKENS = 10  # (search.HEADER_TOKENS)
 
 
-def first_models(seg, pos: int, p: int) -> tuple[list | None, bool]:
-    """Per body statement, per hole: ("lin", d) from the step of copies 1-2, or ("first", d,
-    base) where copy 0 is off that model; None where a hole off it cannot take a first value.
-    Copies 0-2 of the body share the skeleton (the caller's run). And whether the models need
-    a fourth copy: any three values fit a first value and a step, so where a hole's step from
-    copy 0 to 1 is the smaller, three copies read better as the last one off (`[13,17,1]`, a
-    chain's result in a low register) and are left to a table (as firsts.first_form does)."""
-    vals, kinds, shapes = seg.vals, seg.kinds, seg.shapes
-    models, firsts, weak = [], 0, False
-    for k in range(pos, pos + p):
-        v0, v1, v2 = vals[k], vals[k + p], vals[k + 2 * p]
-        row = []
-        for h, (a, b, c) in enumerate(zip(v0, v1, v2)):
-            d = c - b
-            if a == b - d:
-                row.append(("lin", d))
-            elif kinds[k][h] in _KINDS and shapes[k][h] == _NO_SHAPE:
-                row.append(("first", d, b - d))
-                firsts += 1
-                weak = weak or abs(d) >= abs(b - a)
-            else:
-                return None, False
-        models.append(tuple(row))
-    return (models if firsts else None), weak
+def first_row(seg, x: int, p: int) -> tuple[tuple | None, bool]:
+    """The models of body statement x (copy 0 at x; copies 1, 2 at x+p, x+2p, sharing its
+    skeleton): per hole ("lin", d) from the step of copies 1-2, or ("first", d, base) where copy
+    0 is off that model; None where a hole off it cannot take a first value. And whether the
+    row needs a fourth copy: any three values fit a first value and a step, so where a hole's
+    step from copy 0 to 1 is the smaller, three copies read better as the last one off
+    (`[13,17,1]`, a chain's result in a low register) and are left to a table (as
+    firsts.first_form does)."""
+    kinds, shape = seg.kinds[x], seg.shapes[x]
+    row, weak = [], False
+    for h, (a, b, c) in enumerate(zip(seg.vals[x], seg.vals[x + p], seg.vals[x + 2 * p])):
+        d = c - b
+        if a == b - d:
+            row.append(("lin", d))
+        elif kinds[h] in _KINDS and shape[h] == _NO_SHAPE:
+            row.append(("first", d, b - d))
+            weak = weak or abs(d) >= abs(b - a)
+        else:
+            return None, False
+    return tuple(row), weak
 
 
 def first_cost(kind: str, v0: int, base: int, d: int) -> int | None:
@@ -64,7 +63,7 @@ def first_cost(kind: str, v0: int, base: int, d: int) -> int | None:
 
 
 def _extra(kinds: tuple, v0: tuple, row: tuple) -> int | None:
-    """Tokens the template of one statement prints over it (the models of `first_models`)."""
+    """Tokens the template of one statement prints over it (the models of `first_row`)."""
     n = 0
     for kd, a, m in zip(kinds, v0, row):
         if m[0] == "lin":
@@ -80,31 +79,45 @@ def _extra(kinds: tuple, v0: tuple, row: tuple) -> int | None:
 def offer(seg, runs, pos: int, p: int, c: int, cs: int, out: list, cand) -> None:
     """Candidates of 3 copies or more, up to the linear run of copies 1.. (`runs.lin` at copy
     1), where that is longer than the linear run from copy 0 (`c`); appended to `out` as
-    `cand(gain, pos, p, copies, models)`."""
+    `cand(gain, pos, p, copies, rows)` (rows: body index -> models, where copy 0 is off). Only the statements whose step from copy 0 differs
+    from the step of copies 1-2 (`runs.step`, one int each) hold first values: the others
+    are linear from copy 0, and their tokens are the linear run's (`runs.lcost`)."""
     q = pos + p
     runs.fill(q, q + p)
     n = 1 + min(runs.lin[q:q + p])
     if n <= max(c, 2):
         return
     cum = seg.cum
-    # a bound first (most runs stop here): the template is copy 0 with the linear terms of the
-    # steps from copy 1 (runs.lcost) and at least one token more per first value
-    low = HEADER_TOKENS + cum[q] - cum[pos] + runs.lcost(q, q + p)
-    if cum[pos + n * p] - cum[pos] <= low:
+    span = cum[pos + n * p] - cum[pos]
+    # the template is copy 0 with the linear terms of the steps from copy 1, and 2 tokens more
+    # at least per statement with a first value (bounds first: most bodies stop here)
+    cost = HEADER_TOKENS + cum[q] - cum[pos] + runs.lcost(q, q + p)
+    if span <= cost + 2:
         return
-    models, weak = first_models(seg, pos, p)
-    if models is None or (weak and n < 4):
+    step = runs.step
+    off = list(compress(range(p), map(ne, step[pos:q], step[q:q + p])))
+    if span <= cost + 2 * len(off):
         return
-    if cum[pos + n * p] - cum[pos] <= low + sum(m[0] == "first" for row in models for m in row):
-        return
-    cost = HEADER_TOKENS + cum[q] - cum[pos]
-    for k in range(p):
-        extra = _extra(seg.kinds[pos + k], seg.vals[pos + k], models[k])
+    rows, weak = {}, False
+    for k in off:
+        row, w = first_row(seg, pos + k, p)
+        if row is None:
+            return
+        rows[k], weak = row, weak or w
+        extra = _extra(seg.kinds[pos + k], seg.vals[pos + k], row)
         if extra is None:  # (an expression hole: counted on the template)
-            s = template(seg.items[pos + k], seg.vals[pos + k], models[k], "i")
-            extra = count_tokens("\n".join(fmt_stmt(s))) - (cum[pos + k + 1] - cum[pos + k])
-        cost += extra
+            t = template(seg.items[pos + k], seg.vals[pos + k], row, "i")
+            extra = count_tokens("\n".join(fmt_stmt(t))) - (cum[pos + k + 1] - cum[pos + k])
+        cost += extra - runs.lcost(q + k, q + k + 1)
+    if not rows or (weak and n < 4):
+        return
     for cc in range(n, max(c, 3 if weak else 2, n - 3), -1):
         gain = cum[pos + cc * p] - cum[pos] - cost
         if gain > 0:
-            out.append(cand(gain, pos, p, cc, models))
+            out.append(cand(gain, pos, p, cc, rows))
+
+
+def models(rows: dict, runs, pos: int, p: int) -> list:
+    """Every body statement's models for a candidate of `offer` (made when its loop is: most
+    candidates are not chosen): `rows` where copy 0 is off, else linear from copy 0."""
+    return [rows.get(k) or tuple(("lin", d) for d in runs.delta(pos + p + k)) for k in range(p)]

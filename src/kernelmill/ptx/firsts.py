@@ -70,10 +70,10 @@ def rewrite(stmts) -> list:
     """The statements with every table that fits first_form rewritten where that is shorter."""
     out = []
     for s in stmts:
-        if type(s) is Loop:
-            s = Loop(s.var, s.start, s.limit, s.step, tuple(rewrite(s.body)))
-        elif type(s) is Block:
-            s = Block(tuple(rewrite(s.body)))
+        if type(s) is Loop or type(s) is Block:
+            body = rewrite(s.body)
+            if any(a is not b for a, b in zip(body, s.body)):  # (unchanged: the same object)
+                s = Loop(s.var, s.start, s.limit, s.step, tuple(body)) if type(s) is Loop else Block(tuple(body))
         elif type(s) is Instr and _has_vars(s):
             ops = tuple(_op(o) for o in s.operands)
             g = _op(s.guard) if s.guard is not None else None

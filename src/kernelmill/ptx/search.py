@@ -23,7 +23,7 @@ from itertools import accumulate, compress
 from operator import sub
 
 from .expand import expand_stmts
-from .first_copy import offer as offer_first
+from .first_copy import models as first_models, offer as offer_first
 from .holes import GEOMETRIC_KINDS, REG_TABLE_BIAS, TABLE_BIAS, cost, fit, linear_cost, predict, split, template, vars_in
 from .syntax import Block, Loop, Stmt
 
@@ -63,11 +63,11 @@ class _Cand:
     geo: list | None   # per body statement, per hole: models (holes.py), if not all linear
     tables: bool = False  # some hole is a table `[v0,v1,...][i]`
     pre: object = None    # a loop built elsewhere (whole_statements.offer): period is its span, copies 1
-    first: bool = False   # copy 0 has first values (first_copy.py); `geo` holds the models
+    first: dict | None = None  # copy 0 has first values: first_copy.offer's rows (first_copy.models)
 
 
-def _first_cand(gain: int, pos: int, p: int, copies: int, models: list) -> _Cand:
-    return _Cand(gain, pos, p, copies, models, first=True)
+def _first_cand(gain: int, pos: int, p: int, copies: int, rows: dict) -> _Cand:
+    return _Cand(gain, pos, p, copies, None, first=rows)
 
 
 def float_holes(kinds: list) -> dict[int, list[int]]:
@@ -306,7 +306,7 @@ class Segment:
         if m is None:
             m = self.memo[pos] = ([c for c in self.tabled.options(pos) if (c.pre is None or (self.cfg.presence and self.cfg.tables)) and
                                    (self.cfg.tables or not c.tables) and
-                                   ((self.cfg.tables and self.cfg.firsts) or not c.first)]
+                                   ((self.cfg.tables and self.cfg.firsts) or c.first is None)]
                                   if self.tabled is not None else self._options(pos))
         return m
 
@@ -432,6 +432,8 @@ class Segment:
         if b.geo is not None:
             return b.geo
         vals, p, pos, runs = self.vals, b.period, b.pos, self._runs(b.period)
+        if b.first is not None:
+            return first_models(b.first, runs, pos, p)
         if not b.tables:
             return [tuple(("lin", v - u) for u, v in zip(vals[x], vals[x + p])) for x in range(pos, pos + p)]
         return [tuple(("tab", tuple(vals[pos + u * p + k][h] for u in range(b.copies)))
@@ -490,9 +492,9 @@ class Segment:
                 if loop is not None:
                     out.append(loop)
                     stats.loops += 1
-                    stats.geometric_loops += b.geo is not None and not b.tables and not b.first
+                    stats.geometric_loops += b.geo is not None and not b.tables
                     stats.table_loops += b.tables
-                    stats.first_loops += b.first
+                    stats.first_loops += b.first is not None
                     pos += b.period * b.copies
                     continue
                 stats.rejected_templates += 1
