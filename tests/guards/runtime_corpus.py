@@ -218,6 +218,12 @@ CONTROLS = {
         import subprocess
         subprocess.run(["true"])
     """),
+    # torch.compile, as cuda-l1's candidates use it: inductor defines prims of its own (prims::fma,
+    # prims::_low_memory_max_pool_with_offsets, ...) with torch.library kernels when it loads;
+    # 0.5.5-0.5.8 read those as harness_patched (five cuda-l1 rows on the GPU, issue 39's 0.5.8 run)
+    "honest_torch_compile": cand("""
+        _relu = torch.compile(torch.relu)
+    """, "return _relu(x)"),
 }
 
 

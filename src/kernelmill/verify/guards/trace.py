@@ -82,19 +82,44 @@ def protected_callables(harness: Any = None) -> dict[str, Any]:
             named[f"candidate.{name}"] = (harness, name)
     # getattr_static: a classmethod read through getattr is a new object each time
     held = {label: _held(inspect.getattr_static(owner, attr, None)) for label, (owner, attr) in named.items()}
-    held[ATEN_KERNELS] = (aten_kernels(), None, None, None)
+    held[ATEN_KERNELS] = (aten_kernels(), aten_ops(), None, None)
     return held
 
 
 # kernels registered for torch's own operators through torch.library: a candidate's Python
 # kernel for aten::copy_ or aten::mul sees (and may change) the harness's own tensor work in
-# its process, as a mode would (environment.modes_left_on); its own namespace is its business
+# its process, as a mode would (environment.modes_left_on); its own namespace is its business.
+# Only operators that existed before the candidate loaded count: an operator defined after it
+# is one the harness never calls. torch itself defines new prims with their kernels when
+# inductor loads (`torch.compile`: prims::fma, prims::_low_memory_max_pool_with_offsets, ...),
+# which 0.5.5-0.5.8 flagged as harness_patched on five cuda-l1 candidates (issue 39's 0.5.8 run)
 ATEN_KERNELS = "torch.library kernels for aten/prims operators"
 
 
 def aten_kernels() -> frozenset[str]:
+    """The torch.library registrations for aten/prims operators: "ns/op[.overload]/dispatch_key"."""
     impls = getattr(getattr(torch, "library", None), "_impls", ())
     return frozenset(k for k in impls if k.split("/", 1)[0] in ("aten", "prims"))
+
+
+def aten_ops() -> frozenset[str]:
+    """The aten/prims operators the dispatcher knows now ("ns::op[.overload]")."""
+    names = getattr(torch._C, "_dispatch_get_all_op_names", lambda: ())()
+    return frozenset(n for n in names if n.split("::", 1)[0] in ("aten", "prims"))
+
+
+def kernel_op(key: str) -> str:
+    """The operator of a torch.library registration key ("aten/mul.Tensor/CPU" -> "aten::mul.Tensor")."""
+    ns, _, rest = key.partition("/")
+    return f"{ns}::{rest.rsplit('/', 1)[0]}"
+
+
+def kernels_for_known_ops(before: tuple, now: frozenset[str]) -> list[str]:
+    """Registrations added since `before` (aten_kernels(), aten_ops()) for operators that
+    existed then, and registrations removed since."""
+    kernels, ops = before[0], before[1]
+    added = sorted(k for k in now - kernels if ops is None or kernel_op(k) in ops)
+    return added + sorted(f"removed {k}" for k in kernels - now)
 
 
 def _held(obj: Any) -> tuple:
@@ -113,8 +138,9 @@ def rebound(before: dict[str, tuple], harness: Any = None) -> list[str]:
     for label, (obj, code, defaults, kwdefaults) in before.items():
         was = now.get(label)
         if label == ATEN_KERNELS:
-            if was is not None and was[0] != obj:
-                out.append(f"{label} ({', '.join(sorted(was[0] - obj)[:3]) or 'removed'})")
+            changed = kernels_for_known_ops((obj, code), was[0]) if was is not None else []
+            if changed:
+                out.append(f"{label} ({', '.join(changed[:3])})")
             continue
         if was is None or was[0] is not obj:
             out.append(label)
