@@ -418,6 +418,21 @@ def measure(spec: dict, timeout: float = 900.0) -> dict:
 
 # ------------------------------------------------------------ KernelBench side
 
+def kb_preflight(kb_root: Path) -> str | None:
+    """Import KernelBench's eval as kb_in_process does, in a throw-away process (this one
+    stays free of CUDA): the error's last line, or None when it imports."""
+    harness = kb_root / "harness"
+    if not (harness / "kernelbench" / "eval.py").is_file():
+        return f"no KernelBench harness at {harness / 'kernelbench' / 'eval.py'}"
+    code = ("import sys; sys.path[:0] = [sys.argv[1] + '/stubs', sys.argv[1]]; "
+            "from kernelbench import eval")
+    p = subprocess.run([sys.executable, "-c", code, str(harness)], capture_output=True, text=True)
+    if p.returncode == 0:
+        return None
+    last = [line for line in p.stderr.splitlines() if line.strip()][-1:] or [f"exit {p.returncode}"]
+    return f"KernelBench's eval does not import here: {last[0]}"
+
+
 def kb_in_process(spec: dict) -> dict:
     """KernelBench's eval_kernel_against_ref on one candidate in THIS process (its
     batch scripts' settings: cuda_event timing, 100 trials, seed 42, fp32)."""
@@ -790,6 +805,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.prebuild_only and not (args.prebuild and args.out):
         ap.error("--prebuild-only needs --prebuild N and --out (the build folders live next to --out)")
     device = args.device
+    if args.kernelbench and args.kernelbench_rows != "none" and device == "cuda":
+        # KernelBench's eval imports its own dependencies (python-dotenv, pydantic): checked once
+        # here, not found missing row by row (session 16 measured 48 rows beside a harness that
+        # could not import, ~13 s of device time each)
+        why = kb_preflight(args.kernelbench.resolve())
+        if why:
+            ap.error(f"--kernelbench: {why}; install them, or give --kernelbench-rows none")
     profile = args.profile or ("full" if device == "cuda" else "small")
     corpus = args.corpus.resolve()
     if args.external or args.llm:

@@ -279,3 +279,22 @@ def test_a_verdict_rejected_by_policy_alone_is_timed_whatever_notes_it_carries()
     assert tf.timed_figures(v) == {}
     v["flags"] = ["weak_task"]  # rejected by no policy flag: not timed
     assert tf.timed_figures(v) == {}
+
+
+def test_a_kernelbench_that_does_not_import_stops_the_run_before_any_measurement(tmp_path, corpus, capsys):
+    # session 16: the device lacked python-dotenv, and every external row's KernelBench figure was
+    # an import error found one row at a time
+    kb = tmp_path / "kb"
+    (kb / "harness" / "kernelbench").mkdir(parents=True)
+    (kb / "harness" / "kernelbench" / "__init__.py").write_text("")
+    (kb / "harness" / "kernelbench" / "eval.py").write_text("import dotenv_that_is_not_installed\n")
+    assert "dotenv_that_is_not_installed" in tf.kb_preflight(kb)
+    with pytest.raises(SystemExit) as e:
+        tf.main(["--device", "cuda", "--corpus", str(corpus), "--kernelbench", str(kb), "--out", str(tmp_path / "o.json")])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "does not import" in err and "--kernelbench-rows none" in err
+    assert not (tmp_path / "o.json").exists()
+    (kb / "harness" / "kernelbench" / "eval.py").write_text("X = 1\n")
+    assert tf.kb_preflight(kb) is None
+    assert "no KernelBench harness" in tf.kb_preflight(tmp_path / "nowhere")
