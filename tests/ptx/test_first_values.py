@@ -22,13 +22,13 @@ def test_first_values_print_and_read_back():
     stmts = parse_statements(text)
     assert fmt_stmts(stmts) == text
     add = stmts[0].body[0]
-    assert add.operands[0] == VarReg("%f", VarExpr(3, (("i", 3),), firsts=(("i", 1),)))
-    assert add.operands[1] == VarReg("%f", VarExpr(7, firsts=(("i", 2),)))
-    assert add.operands[2] == VarExpr(5, (("i", 1),), firsts=(("i", -3),))
+    assert add.operands[0] == VarReg("%f", VarExpr(3, (("i", 3),), pins=(("i", 0, 1),)))
+    assert add.operands[1] == VarReg("%f", VarExpr(7, pins=(("i", 0, 2),)))
+    assert add.operands[2] == VarExpr(5, (("i", 1),), pins=(("i", 0, -3),))
 
 
 def test_first_value_is_the_value_where_its_variable_is_0():
-    e = VarExpr(3, (("i", 3), ("j", 10)), firsts=(("i", 1),))
+    e = VarExpr(3, (("i", 3), ("j", 10)), pins=(("i", 0, 1),))
     assert [e.eval({"i": t, "j": 1}) for t in range(4)] == [1, 16, 19, 22]
     loop = parse_statements("for.size.1 i in range(4):\n ld.global.f32 %f3+i*3!1, [%rd2+4+i*4!0];")
     assert fmt_stmts(expand_stmts(loop)).split("\n") == [
@@ -41,7 +41,7 @@ def test_first_value_is_the_value_where_its_variable_is_0():
                                                  max_size=2, unique_by=lambda t: t[0]),
        var=st.sampled_from("ijk"), first=st.integers(-40, 500), prefix=st.sampled_from(["%r", "%f", "%rd", ""]))
 def test_any_first_value_reads_back(base, terms, var, first, prefix):
-    e = VarExpr(base, tuple(terms), firsts=((var, first),))
+    e = VarExpr(base, tuple(terms), pins=((var, 0, first),))
     op = VarReg(prefix, e) if prefix else e
     text = f"add.s32 %r1, {fmt_operand(op)}, 4;"
     (s,) = parse_statements(text)
@@ -59,12 +59,26 @@ def test_a_table_linear_but_for_copy_0_is_written_with_a_first_value():
     assert count_tokens(fmt_stmts(out)) == count_tokens(fmt_stmts([loop])) - 9
 
 
-def test_three_values_with_the_last_off_stay_a_table():
-    # `[13,17,1]`: a chain's result in a low register; `33-i*16!13` would fit as well
-    assert first_form(VarExpr(0, tables=(("i", (13, 17, 1)),))) is None
-    assert first_form(VarExpr(0, tables=(("i", (115, 2, 3)),))) == VarExpr(1, (("i", 1),), firsts=(("i", 115),))
+def test_three_values_read_with_the_smaller_step():
+    # `[13,17,1]`: a chain's result in a low register (`33-i*16!13` would fit as well), and no
+    # shorter pinned (`%r13+i*4!2:1`): left a table
+    assert first_form(VarExpr(0, tables=(("i", (13, 17, 1)),))) == VarExpr(13, (("i", 4),), pins=(("i", 2, 1),))
+    (loop,) = parse_statements("for.size.1 i in range(3):\n add.s32 %r[13,17,1], %r9+i*4, %r10+i*4;")
+    assert rewrite([loop]) == [loop]
+    assert first_form(VarExpr(0, tables=(("i", (115, 2, 3)),))) == VarExpr(1, (("i", 1),), pins=(("i", 0, 115),))
     assert first_form(VarExpr(0, tables=(("i", (5, 9, 2, 7)),))) is None  # no step after copy 0
     assert first_form(VarExpr(0, (("j", 4),), tables=(("i", (5, 1, 2, 3)),))) is None  # j's term: no
+
+
+def test_a_table_linear_but_for_its_last_value_is_written_with_a_pinned_value():
+    # the last copy of a chain writes the register the code after reads (cp_async_stage_dot)
+    (loop,) = parse_statements("for.size.1 i in range(4):\n"
+                               " fma.rn.f32 %f[2,3,4,115], %f18+i*19, %f26+i*19, %f[115,2,3,4];")
+    out = rewrite([loop])
+    assert fmt_stmts(out).split("\n")[1] == "\t\tfma.rn.f32 \t%f2+i!3:115, %f18+i*19, %f26+i*19, %f1+i!115;"
+    assert expand_stmts(out) == expand_stmts([loop])
+    (s,) = parse_statements("add.s32 %r1, %r2+j*3!j=3:7, 4;")
+    assert s.operands[1].expr.pins == (("j", 3, 7),)
 
 
 # --- loops offered with first values (first_copy.py) -----------------------------

@@ -1,10 +1,12 @@
-"""Tables that are linear but for copy 0, written as a linear term and a first value.
+"""Tables that are linear but for their first or last value, written as a linear term and a
+pinned value (syntax.VarExpr.pins, session 16).
 
-`%f[1,6,9,12]` is `%f3+i*3` in copies 1-3 and `%f1` in copy 0: `%f3+i*3!1` (syntax.VarExpr.firsts,
-session 16). Copy 0 of an unrolled body differs from the model of the others where it reads
-what the code before the loop left (an accumulator's first source: `%f[111,30,32,34]`), or
-where nvcc numbered its registers before the copies' own (a `mov` only copy 0 has). A table
-pays 2 tokens per copy for that one value; the first value pays 2 (3 when negative).
+`%f[1,6,9,12]` is `%f3+i*3` in copies 1-3 and `%f1` in copy 0: `%f3+i*3!1`. Copy 0 of an unrolled
+body differs from the model of the others where it reads what the code before the loop left
+(an accumulator's first source: `%f[111,30,32,34]`), or where nvcc numbered its registers
+before the copies' own (a `mov` only copy 0 has). The last copy of a chain writes the register
+the code after the loop reads: `%f[2,3,4,115]` is `%f2+i!3:115`. A table pays 2 tokens per
+copy for that one value; a pinned value 2, or 4 with its copy.
 
 This is a rewrite of the output (reroll.reroll_stmts runs it last), so the search and its
 scores are unchanged; expansion gives the same values (the function's check still runs).
@@ -18,24 +20,32 @@ from .syntax import Addr, Block, Imm, Instr, Loop, Neg, Paren, Pipe, Reg, Sym, V
 _PLAIN = frozenset({Reg, Imm, Sym})  # operands that never hold a table
 
 
+def _linear(t) -> bool:
+    return all(b - a == t[1] - t[0] for a, b in zip(t, t[1:]))
+
+
 def first_form(e: VarExpr) -> VarExpr | None:
-    """`e` with its one table written as a linear term and a first value, where the table's
-    values after the first keep one step (three values at least), else None. Only a table
-    alone (with a constant): the first value replaces the whole expression where the
-    variable is 0, so no other variable's term may be in it."""
-    if len(e.tables) != 1 or e.terms or e.shifts or e.firsts:
+    """`e` with its one table written as a linear term and one pinned value, where the table's
+    values but the first (or but the last) keep one step (three values at least), else None.
+    Only a table alone (with a constant): the pinned value replaces the whole expression in its
+    copy, so no other variable's term may be in it. Any three values fit both readings; the one
+    with the smaller step is taken (`[23,25,26]`: `24+i!23`; `[13,17,1]`: `13+i*4!2:1`)."""
+    if len(e.tables) != 1 or e.terms or e.shifts or e.pins:
         return None
     var, t = e.tables[0]
-    if len(t) < 3:
+    n = len(t)
+    if n < 3:
         return None
-    d = t[2] - t[1]
-    if any(b - a != d for a, b in zip(t[1:], t[2:])):
-        return None
-    if len(t) == 3 and abs(d) >= abs(t[1] - t[0]):
-        # three values always fit: read as the last one off (`[13,17,1]`, a chain's result in a
-        # low register) where that step is the smaller, and left a table
-        return None
-    return VarExpr(e.base + t[1] - d, ((var, d),) if d else (), (), (), ((var, e.base + t[0]),))
+    first, last = _linear(t[1:]), _linear(t[:-1])
+    if first and last:  # (three values)
+        first, last = abs(t[2] - t[1]) < abs(t[1] - t[0]), abs(t[1] - t[0]) < abs(t[2] - t[1])
+    if first:
+        d = t[2] - t[1]
+        return VarExpr(e.base + t[1] - d, ((var, d),) if d else (), (), (), ((var, 0, e.base + t[0]),))
+    if last:
+        d = t[1] - t[0]
+        return VarExpr(e.base + t[0], ((var, d),) if d else (), (), (), ((var, n - 1, e.base + t[-1]),))
+    return None
 
 
 def _shorter(old, new) -> object:

@@ -117,16 +117,16 @@ def shape(node) -> tuple:
     if not isinstance(e, VarExpr):
         return (), (), ()
     tabs = tuple((v, tuple(x - min(t) for x in t)) for v, t in e.tables) if e.tables else ()
-    if e.firsts:  # (kept whole, after the tables: `%f(3+i*3!1)` and `%f(9+i*3!1)` fold, `!2` does not)
-        tabs += tuple(("!", v, w) for v, w in e.firsts)
+    if e.pins:  # (kept whole, after the tables: `%f(3+i*3!1)` and `%f(9+i*3!1)` fold, `!2` does not)
+        tabs += tuple(("!",) + x for x in e.pins)
     return e.terms, e.shifts, tabs
 
 
 def unshape(tables: tuple) -> tuple[tuple, tuple]:
-    """A shape's third part as (tables, first values) again (shape puts both there)."""
+    """A shape's third part as (tables, pinned values) again (shape puts both there)."""
     if not tables or tables[-1][0] != "!":
         return tables, ()
-    return (tuple(t for t in tables if t[0] != "!"), tuple((t[1], t[2]) for t in tables if t[0] == "!"))
+    return tuple(t for t in tables if t[0] != "!"), tuple(t[1:] for t in tables if t[0] == "!")
 
 
 def vreg_value(node) -> int:
@@ -304,13 +304,13 @@ def cost(kind: str, v0: int, model: tuple, node_shape: tuple) -> int:
         return table_cost(kind, v0, model[1])
     # geometric, or a table on a hole that already has terms: rare, so count exactly
     terms, shifts, tables = node_shape
-    tables, firsts = unshape(tables)
+    tables, pins = unshape(tables)
     if model[0] == "tab":
-        e = VarExpr(0, terms, shifts, tables + (("i", model[1]),), firsts)
+        e = VarExpr(0, terms, shifts, tables + (("i", model[1]),), pins)
     else:
         op, b, m, k = model
-        e = VarExpr(b, terms, shifts + ((m, ">>", "i", k),), tables, firsts)
-    old = VarExpr(v0, terms, shifts, tables, firsts)
+        e = VarExpr(b, terms, shifts + ((m, ">>", "i", k),), tables, pins)
+    old = VarExpr(v0, terms, shifts, tables, pins)
     if kind in ("reg", "sym", "psym", "vreg", "vtab"):  # `%r7` / `%r7+j` -> `%r(...)`
         new = fmt_varreg(VarReg("%r", e)) if kind in ("reg", "vreg", "vtab") else f"%r({e})"
         return count_tokens(new) - count_tokens(fmt_varreg(VarReg("%r", old)) if kind in ("vreg", "vtab") else "%r1")
@@ -360,17 +360,20 @@ def template(s: Stmt, base: tuple[int, ...], models: tuple[tuple, ...], var: str
             w = len(node.text) - 2
             return ImmTable(var, tuple(f"{node.text[:2]}{v:0{w}X}" for v in model[1]))
         terms, shifts, tables = shape(node)
-        tables, firsts = unshape(tables)
+        tables, pins = unshape(tables)
         if model[0] == "lin":
-            expr = VarExpr(v0, terms + ((var, model[1]),), shifts, tables, firsts)
+            expr = VarExpr(v0, terms + ((var, model[1]),), shifts, tables, pins)
         elif model[0] == "tab":  # the hole's value in each copy
-            expr = VarExpr(0, terms, shifts, tables + ((var, tuple(model[1])),), firsts)
+            expr = VarExpr(0, terms, shifts, tables + ((var, tuple(model[1])),), pins)
         elif model[0] == "first":  # copies 1.. linear, copy 0 its own value (session 16)
             expr = VarExpr(model[2], terms + ((var, model[1]),) if model[1] else terms, shifts, tables,
-                           firsts + ((var, v0),))
+                           pins + ((var, 0, v0),))
+        elif model[0] == "last":  # ("last", d, t, value): linear from copy 0 but for copy t
+            expr = VarExpr(v0, terms + ((var, model[1]),) if model[1] else terms, shifts, tables,
+                           pins + ((var, model[2], model[3]),))
         else:
             op, b, m, k = model
-            expr = VarExpr(b, terms, shifts + ((m, ">>" if op == "shr" else "<<", var, k),), tables, firsts)
+            expr = VarExpr(b, terms, shifts + ((m, ">>" if op == "shr" else "<<", var, k),), tables, pins)
         if kind in ("reg", "vreg", "sym", "psym"):
             prefix = (REGNUM.match(node.name).group(1) if kind == "reg" else
                       _symnum(node.name).group(1) if kind in SYM_KINDS else node.prefix)

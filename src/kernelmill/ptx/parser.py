@@ -472,24 +472,28 @@ class _Parser:
                 tables.append(self.table())
             else:
                 break
-        firsts = self.firsts()
-        if terms or shifts or tables or firsts:
+        pins = self.pins()
+        if terms or shifts or tables or pins:
             if t.kind != "dec" and not ((shifts or tables) and t is start):
                 self.error("a VarExpr starts with a decimal integer", start.pos)
-            return VarExpr(int(text), tuple(terms), tuple(shifts), tuple(tables), firsts)
+            return VarExpr(int(text), tuple(terms), tuple(shifts), tuple(tables), pins)
         return Imm(text)
 
-    def firsts(self) -> tuple[tuple[str, int], ...]:
-        """A VarExpr's first values, `!1` or `!j=1` (syntax.VarExpr.firsts), where any."""
+    def pins(self) -> tuple[tuple[str, int, int], ...]:
+        """A VarExpr's pinned values, `!1`, `!3:1`, `!j=1`, `!j=3:1` (syntax.VarExpr.pins), where any."""
         out = []
         while self.at("!"):
             self.next()
-            var = DEFAULT_INDEX
+            var, copy = DEFAULT_INDEX, 0
             t = self.peek()
             if t is not None and t.kind == "ident" and self.at("=", 1):
                 var = self.next().text
                 self.next()
-            out.append((var, self.integer()))
+            t = self.peek()
+            if t is not None and t.kind == "dec" and self.at(":", 1):
+                copy = self.integer()
+                self.next()
+            out.append((var, copy, self.integer()))
         return tuple(out)
 
     def at_table(self, k: int = 0) -> bool:
@@ -589,7 +593,7 @@ class _Parser:
         terms = []
         while self.at_term():
             terms.append(self.term())
-        return VarReg(m.group(1), VarExpr(int(m.group(2)), tuple(terms), firsts=self.firsts()))
+        return VarReg(m.group(1), VarExpr(int(m.group(2)), tuple(terms), pins=self.pins()))
 
     def address(self) -> Addr:
         self.expect("[")

@@ -48,7 +48,7 @@ class RerollConfig:
     strategy: str = "best"     # "dp" | "greedy" | "best" (run both, keep the shorter)
     presence: bool = True      # copies that differ by whole statements, with presence guards (presence.py,
     #                            aligned.py); only with tables
-    firsts: bool = True        # loops whose copy 0 is off the model of the others, with first values
+    firsts: bool = True        # loops whose copy 0 is off the model of the others, with pinned values
     #                            (`%f28+i*2!111`, first_copy.py); only with tables
 
     def __post_init__(self):
@@ -268,7 +268,7 @@ def reroll_stmts(stmts, cfg: RerollConfig | None = None,
             # the new loops may fold into outer ones, as the ordinary passes' loops do
             out = _reroll_with(out, replace(cfg, strategy="dp"), st, "dp", cache, known, check_loops)
             n = known.length(out)
-    if cfg.tables and cfg.firsts:  # tables linear but for copy 0 are written as first values (firsts.py)
+    if cfg.tables and cfg.firsts:  # tables linear but for copy 0 or the last, as pinned values (firsts.py)
         out = rewrite_firsts(out)
         n = known.length(out)
     if n > known.length(stmts):  # scores are exact, but never make the text longer

@@ -45,7 +45,7 @@ def _fresh_var(stmts, avoid=(), shapes=None) -> str:
             for terms, shifts, tables in shs:
                 used.update(v for v, _ in terms)
                 used.update(x[2] for x in shifts)
-                used.update(t[1] if t[0] == "!" else t[0] for t in tables)  # (holes.shape's first values)
+                used.update(t[1] if t[0] == "!" else t[0] for t in tables)  # (holes.shape's pinned values)
     for k in range(100):
         for v in _VARS:
             name = v if k == 0 else f"{v}{k}"

@@ -42,15 +42,17 @@ class VarExpr:
     terms: tuple[tuple[str, int], ...] = ()  # (loop variable, coefficient)
     shifts: tuple[tuple[int, str, str, int], ...] = ()  # (signed magnitude, ">>" | "<<", var, k)
     tables: tuple[tuple[str, tuple[int, ...]], ...] = ()  # (loop variable, values): `[8,12,5][i]`
-    # (loop variable, value): the expression is `value` where the variable is 0, `!value`
-    # (session 16). Copy 0 of an unrolled body often differs from a model the others keep
-    # to: the register of an accumulator the loop reads before it writes one, a register
-    # numbered before the copies' own. A table pays 2 tokens per copy for that; this, 2.
-    firsts: tuple[tuple[str, int], ...] = ()
+    # (loop variable, copy, value): the expression is `value` where the variable is `copy`,
+    # a pinned value (session 16): `!value` where `i` is 0, `!3:value` where it is 3; another
+    # variable is named, `!j=value`, `!j=3:value`. Copy 0 of an unrolled body often differs from the model the others
+    # keep to (the register of an accumulator the loop reads before it writes one, a register
+    # numbered before the copies' own), and the last copy of a chain writes the register the
+    # code after reads. A table pays 2 tokens per copy for that; a pinned value 2 (4 with its copy).
+    pins: tuple[tuple[str, int, int], ...] = ()
 
     def eval(self, env: dict[str, int]) -> int:
-        for x, w in self.firsts:
-            if env[x] == 0:
+        for x, t, w in self.pins:
+            if env[x] == t:
                 return w
         v = self.base
         for x, c in self.terms:  # (a loop, not sum() over a generator: expand's hot path)
@@ -81,14 +83,14 @@ class VarExpr:
             s += f"{sign}({abs(c)}{op}{v}" + (f"*{k})" if k != 1 else ")")
         for v, vals in self.tables:
             s += ("+" if s else "") + "[" + ",".join(map(str, vals)) + "]" + table_index(v, len(vals))
-        for v, w in self.firsts:  # `3+i*3!1`; another variable than `i` is named: `3+j*3!j=1`
-            s += "!" + ("" if v == DEFAULT_INDEX else f"{v}=") + str(w)
+        for v, t, w in self.pins:  # `3+i*3!1`, `3+i*3!3:1`; another variable is named: `3+j*3!j=1`, `!j=3:1`
+            s += "!" + ("" if v == DEFAULT_INDEX else f"{v}=") + (f"{t}:" if t else "") + str(w)
         return s
 
     @property
     def vars(self) -> set[str]:
         return ({v for v, _ in self.terms} | {s[2] for s in self.shifts} | {t[0] for t in self.tables}
-                | {f[0] for f in self.firsts})
+                | {f[0] for f in self.pins})
 
 
 # a table indexed by this variable is written without its index (session 15): `[8,4,2,1]` is
@@ -329,10 +331,10 @@ def fmt_varreg(o: VarReg) -> str:
 
     The short form is the register of copy 0 with the linear terms after it; it is used
     when the expression has terms and no shifts and `prefix + base` splits back into the
-    same prefix and number (registers `%[A-Za-z_]+N`, compiler labels `$L..._N`). A first
-    value follows the terms: `%f3+i*3!1` (never on a label: `!j=1:` would read badly)."""
+    same prefix and number (registers `%[A-Za-z_]+N`, compiler labels `$L..._N`). A pinned
+    value follows the terms: `%f3+i*3!1` (never on a label, whose `:` would follow `!3:1`)."""
     e = o.expr
-    if e.terms and not e.shifts and not e.tables and e.base >= 0 and not (e.firsts and o.prefix[:1] != "%"):
+    if e.terms and not e.shifts and not e.tables and e.base >= 0 and not (e.pins and o.prefix[:1] != "%"):
         name = f"{o.prefix}{e.base}"
         m = _REG_SPLIT.match(name)
         if m is not None and m.group(1) == o.prefix:
