@@ -249,7 +249,9 @@ def build_pairs(paths: list[Path], out: Path, cfg: PairConfig,
                 configure: Callable[[Path, list[Pair]], None] | None = None) -> PairSummary:
     """Pairs of every file into `out`; `include`: -I directories besides each file's own;
     `configure(path, pairs)`: called on a unit's pairs before they are written (launch
-    configurations from the file's task, `evaluate/task_configs.py`)."""
+    configurations from the file's task, `evaluate/task_configs.py`). A file with a launch file
+    beside it (`NAME.launch.json`, `evaluate/launch_files.py`) gets its launches as configs."""
+    from .evaluate.launch_files import attach_launch_file
     done = frozenset(r.get("meta", {}).get("unit_id") for r in iter_jsonl(out)) if out.exists() else frozenset()
     summary = PairSummary()
     for path in paths:
@@ -259,8 +261,11 @@ def build_pairs(paths: list[Path], out: Path, cfg: PairConfig,
             if pairs is None:
                 summary.skipped += 1
                 continue
+            # a launcher written beside a source with no host code (`NAME.launch.json`) configures first
+            launched = attach_launch_file(path, pairs)
             if configure is not None:
                 configure(path, pairs)
+            if launched or configure is not None:
                 summary.configured += sum(bool((p.meta or {}).get("config")) for p in pairs)
             append_jsonl(out, pairs)
             summary.pairs += sum(p.meta.get("status") == "ok" for p in pairs)
