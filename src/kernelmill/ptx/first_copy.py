@@ -98,16 +98,16 @@ def offer(seg, runs, pos: int, p: int, c: int, cs: int, out: list, cand) -> None
     off = list(compress(range(p), map(ne, step[pos:q], step[q:q + p])))
     if span <= cost + 2 * len(off):
         return
-    rows, weak = {}, False
+    rows, weak, known = {}, False, seg.first_rows
     for k in off:
-        row, w = first_row(seg, pos + k, p)
+        x = pos + k
+        e = known.get((x, p))
+        if e is None:  # (a statement is copy 0 of p windows: kept per segment)
+            e = known[(x, p)] = _row(seg, x, p)
+        row, w, extra = e
         if row is None:
             return
         rows[k], weak = row, weak or w
-        extra = _extra(seg.kinds[pos + k], seg.vals[pos + k], row)
-        if extra is None:  # (an expression hole: counted on the template)
-            t = template(seg.items[pos + k], seg.vals[pos + k], row, "i")
-            extra = count_tokens("\n".join(fmt_stmt(t))) - (cum[pos + k + 1] - cum[pos + k])
         cost += extra - runs.lcost(q + k, q + k + 1)
     if not rows or (weak and n < 4):
         return
@@ -115,6 +115,18 @@ def offer(seg, runs, pos: int, p: int, c: int, cs: int, out: list, cand) -> None
         gain = cum[pos + cc * p] - cum[pos] - cost
         if gain > 0:
             out.append(cand(gain, pos, p, cc, rows))
+
+
+def _row(seg, x: int, p: int) -> tuple:
+    """(first_row's models and weakness, the tokens its template prints over statement x)."""
+    row, weak = first_row(seg, x, p)
+    if row is None:
+        return None, False, 0
+    extra = _extra(seg.kinds[x], seg.vals[x], row)
+    if extra is None:  # (an expression hole: counted on the template)
+        t = template(seg.items[x], seg.vals[x], row, "i")
+        extra = count_tokens("\n".join(fmt_stmt(t))) - (seg.cum[x + 1] - seg.cum[x])
+    return row, weak, extra
 
 
 def models(rows: dict, runs, pos: int, p: int) -> list:

@@ -252,6 +252,7 @@ class Segment:
         self.made: dict[int, Loop | None] = {}  # id(candidate) -> its checked loop (shared)
         self.built: dict[int, Loop] = {}  # id(candidate) -> its loop, unchecked (roll(check=False))
         self.tabled: Segment | None = None  # the same search with tables: its options, filtered
+        self.first_rows: dict = {}  # (statement, body size) -> first_copy._row (any config)
 
     def with_config(self, cfg) -> "Segment":
         """The same segment (skeletons, values, runs, made loops shared) searched under `cfg`."""
