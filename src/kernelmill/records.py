@@ -57,7 +57,9 @@ from . import languages as _languages
 # 0.5.8 = six checked timed calls where a timing set is at most 64 MB (two above): a candidate
 # stale on every second call passed two checks half the time;
 # 0.5.9 = harness_patched counts torch.library kernels only for operators that existed before the
-# candidate loaded: torch.compile's inductor defines prims of its own (five cuda-l1 rows rejected)
+# candidate loaded: torch.compile's inductor defines prims of its own (five cuda-l1 rows rejected);
+# a build makes the header's identifiers itself while another process holds their lock (it
+# compiled in full instead: cuda-l1's failing builds 30-50 s each from a cold machine)
 HARNESS_VERSION = "0.5.9"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/

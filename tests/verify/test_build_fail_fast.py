@@ -411,11 +411,43 @@ def test_a_name_the_header_spells_is_left_to_the_compiler(tmp_path, monkeypatch)
     with pytest.raises(CompileError, match=r"main\.cpp:5:\d+: error: 'my_kernel' was not declared"):
         builder._check_bindings(assemble("m", "", None, ["forward", "my_kernel"])[0], flags, ["c++"])
     assert builder.log["fail_fast"] == "unbound: my_kernel"
-    # without the header's identifiers (another process makes them): no answer
+    # without the header's identifiers (they could not be made): no answer
     monkeypatch.setattr(builder, "header_identifiers", lambda cxx, flags, make=True: None)
     builder._check_bindings(assemble("m", "", None, ["my_kernel"])[0], flags, ["c++"])
     # no implicit header: what precedes the block is not torch's header, not judged
     builder._check_bindings(assemble("m", "", None, ["my_kernel"], no_implicit_headers=True)[0], flags, ["c++"])
+
+
+def test_the_headers_identifiers_are_made_while_another_process_holds_their_lock(tmp_path, monkeypatch):
+    """Issue 40 from a cold machine: the first builds of a run find no identifiers yet and one
+    process (a build, or prepare-builds at idle priority) making them. A build that gave up then
+    compiled in full (cuda-l1's failing builds: 30-50 s each on a fresh two-GPU host); it makes
+    its own copy now, and the copy that lands first is kept."""
+    from kernelmill.verify.build import inline_build
+
+    calls = []
+
+    def fake_run(cmd, cwd, *a, **k):
+        calls.append(cmd)
+        (Path(cwd) / "torch_ext.ii").write_text("namespace at { class Tensor; }\n#define TORCH_CHECK(x) x\n")
+        return 0, ""
+
+    monkeypatch.setattr(inline_build, "_run", fake_run)
+    builder = InlineBuilder(tmp_path)
+    key = builder._pch_key("c++", [])
+    holder = builder.cache.try_lock("idents", key)  # another process's hold
+    assert holder is not None
+    with holder:
+        assert builder.cache.try_lock("idents", key) is None
+        known = builder.header_identifiers("c++", [])
+    assert known is not None and {"Tensor", "TORCH_CHECK", "at"} <= known and len(calls) == 1
+    # kept in the cache: the next build reads them without a compiler call
+    assert builder.header_identifiers("c++", []) == known and len(calls) == 1
+    # and a failing binding is answered while the lock is held
+    with builder.cache.try_lock("idents", builder._pch_key("c++", ["-DX"])):
+        with pytest.raises(CompileError, match="'my_kernel' was not declared"):
+            builder._check_bindings(assemble("m", "", None, ["my_kernel"])[0], {"cxx": "c++", "cflags": ["-DX"]}, ["c++"])
+    assert len(calls) == 2
 
 
 @pytest.mark.slow

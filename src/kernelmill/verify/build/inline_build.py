@@ -348,33 +348,40 @@ class InlineBuilder:
     def header_identifiers(self, cxx: str, cflags: list[str], make: bool = True) -> set[str] | None:
         """The identifiers of torch/extension.h preprocessed with these flags (macro
         definitions kept), kept in the cache under the precompiled header's key; made here
-        when missing (one ``-E``: ~1 s) unless another process is making them (then None)."""
-        from .fail_fast import identifiers
-
+        when missing (one ``-E``: ~1 s on an idle host). None when they cannot be made."""
         flags = unnamed(cflags)
         key = self._pch_key(cxx, flags)
         entry = self.cache.get("idents", key)
         if entry is None and make:
             lock = self.cache.try_lock("idents", key)
             if lock is None:
-                return None
-            with lock:
-                entry = self.cache.get("idents", key)
-                if entry is None:
-                    stage = self.cache.staging("idents")
-                    (stage / "torch_ext.h").write_text(_PCH_HEADER)
-                    rc, out = _run([*shlex.split(cxx), *flags, "-E", "-dD", "-x", "c++", "torch_ext.h",
-                                    "-o", "torch_ext.ii"], stage)
-                    if rc != 0:
-                        self.log["idents_error"] = out[-500:]
-                        return None
-                    words = sorted(identifiers((stage / "torch_ext.ii").read_text(errors="replace")))
-                    (stage / "torch_ext.ii").unlink()
-                    (stage / "idents.txt").write_text("\n".join(words) + "\n")
-                    entry = self.cache.publish("idents", key, stage, {"env": _env_id(), "cxx": cxx, "flags": flags})
+                # another process is making them: a build of this flag set, or prepare-builds'
+                # background process at idle priority. Skipping the check here sent every failing
+                # build that started meanwhile to a full compile (issue 40: on a fresh two-GPU host,
+                # cuda-l1's failing builds took 30-50 s each); one -E of our own costs 1-3 s and
+                # `publish` keeps whichever copy lands first
+                entry = self._make_identifiers(cxx, flags, key)
+            else:
+                with lock:
+                    entry = self.cache.get("idents", key) or self._make_identifiers(cxx, flags, key)
         if entry is None:
             return None
         return set((entry / "idents.txt").read_text().split())
+
+    def _make_identifiers(self, cxx: str, flags: list[str], key: str) -> Path | None:
+        from .fail_fast import identifiers
+
+        stage = self.cache.staging("idents")
+        (stage / "torch_ext.h").write_text(_PCH_HEADER)
+        rc, out = _run([*shlex.split(cxx), *flags, "-E", "-dD", "-x", "c++", "torch_ext.h", "-o", "torch_ext.ii"], stage)
+        if rc != 0:
+            self.log["idents_error"] = out[-500:]
+            shutil.rmtree(stage, ignore_errors=True)
+            return None
+        words = sorted(identifiers((stage / "torch_ext.ii").read_text(errors="replace")))
+        (stage / "torch_ext.ii").unlink()
+        (stage / "idents.txt").write_text("\n".join(words) + "\n")
+        return self.cache.publish("idents", key, stage, {"env": _env_id(), "cxx": cxx, "flags": flags})
 
     def precheck(self, main_cpp: str, cuda_cu: str | None, flags: dict) -> None:
         """Raise CompileError where the build surely fails before any unit compiles (the
