@@ -553,6 +553,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="a Unix time (a device call's deadline): KernelBench starts no evaluation after it and "
                          "kernelmill is stopped as by Ctrl-C; both sides' time so far is kept, --resume runs the rest")
     args = ap.parse_args(argv)
+    if args.device == "cuda" and not args.skip_kernelbench:
+        # before kernelmill's side: a comparison whose other side cannot import is no comparison,
+        # and kernelmill's side from a cold machine cannot be run twice in a session (torch is
+        # imported here anyway, for the device's name)
+        why = kb_preflight(Path(args.kernelbench))
+        if why:
+            ap.error(f"{why}; install them (or --skip-kernelbench)")
 
     if args.work is None:
         args.work = (args.out.with_suffix(".work") if args.out else Path(tempfile.mkdtemp(prefix="vs-kb-")))

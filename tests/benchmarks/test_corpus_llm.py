@@ -209,3 +209,16 @@ def test_external_rows_become_candidates_and_tasks_split_alike(tmp_path):
     summary, out = vs.summarize(cands[:1], results)
     assert summary["compared"] == 1 and summary["agree"] == 0 and summary["kernelmill_as_expected"] == 0
     assert "right_by_expectation" not in out[0] and summary["ratio_kernelmill_over_kernelbench"] == pytest.approx(10.0)
+
+
+def test_a_kernelbench_that_does_not_import_stops_the_comparison_before_kernelmill_runs(tmp_path, capsys):
+    kb = tmp_path / "kb"
+    (kb / "harness" / "kernelbench").mkdir(parents=True)
+    (kb / "harness" / "kernelbench" / "__init__.py").write_text("")
+    (kb / "harness" / "kernelbench" / "eval.py").write_text("import dotenv_that_is_not_installed\n")
+    out = tmp_path / "vk.json"
+    with pytest.raises(SystemExit) as e:
+        vs.main(["--device", "cuda", "--kernelbench", str(kb), "--out", str(out)])
+    assert e.value.code == 2
+    assert "dotenv_that_is_not_installed" in capsys.readouterr().err
+    assert not out.exists() and not out.with_suffix(".work").exists()
