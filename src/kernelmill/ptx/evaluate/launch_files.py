@@ -209,8 +209,12 @@ def _param(p: dict[str, Any], declared: tuple[str, str, bool, bool], sizes: dict
     if const and role != "in":
         raise ConfigError(f"{where} is const: it can only be an input")
     rng = p.get("range")
-    if rng is not None and not (isinstance(rng, list) and len(rng) == 2 and rng[0] < rng[1]):
-        raise ConfigError(f"{where}: range must be [low, high)")
+    if rng is not None:  # integer inputs drawn from [low, high): an index buffer's range is its bound
+        if not (isinstance(rng, list) and len(rng) == 2):
+            raise ConfigError(f"{where}: range must be [low, high)")
+        rng = [x if isinstance(x, (int, float)) else _int(x, sizes, where) for x in rng]
+        if not rng[0] < rng[1]:
+            raise ConfigError(f"{where}: range {rng} is empty")
     from .config import _param as check  # the contract's own checks (role, init, size)
     return check({"name": name, "dtype": dtype, "role": role, "shape": [n], "init": p.get("init") or "",
                   "range": rng}, where)
