@@ -232,6 +232,14 @@ def test_without_fail_fast_every_unit_is_waited_for(tmp_path, fake_cc):
     with pytest.raises(CompileError) as err:
         builder._compile("m", units, {"ldflags": []}, cc, "k2")
     assert sorted(err.value.kinds) == ["binding", "kernel"]
+    # each unit's seconds, kept for the verdict (runner._build_facts)
+    assert sorted(builder.log["unit_s"]) == ["binding", "kernel"]
+    assert all(isinstance(s, float) and s > 0 for s in builder.log["unit_s"].values())
+    from kernelmill.verify.runner import _build_facts
+
+    facts = _build_facts({**builder.log, "fail_fast": "unbound: k", "pch_wait_s": {"slim": "x"}})
+    assert facts["unit_s"] == builder.log["unit_s"] and facts["fail_fast"] == "unbound: k"
+    assert "pch_wait_s" not in facts  # what is not {kind: seconds} is dropped
 
 
 def test_a_unit_opening_with_the_headers_include_is_not_compiled_again_without_it(tmp_path, monkeypatch):

@@ -637,7 +637,7 @@ def _head_and_tail(data: dict | None, start: float, end: float) -> None:
 
 # what the fast builder's log (inline_build.InlineBuilder.log) says of a candidate's build
 _BUILD_FACTS = ("warm", "cuda_split", "merged", "slim", "pch_used", "compiled", "reused", "compiles", "compile_s",
-                "lazy_built", "fallback")
+                "lazy_built", "fallback", "fail_fast", "unit_s", "pch_wait_s")
 
 
 def _build_facts(info) -> dict:
@@ -647,8 +647,12 @@ def _build_facts(info) -> dict:
     out = {k: info[k] for k in _BUILD_FACTS if k in info}
     if isinstance(out.get("compile_s"), (int, float)):
         out["compile_s"] = round(float(out["compile_s"]), 3)
-    if isinstance(out.get("fallback"), str):
-        out["fallback"] = out["fallback"][:300]
+    for k in ("fallback", "fail_fast"):
+        if isinstance(out.get(k), str):
+            out[k] = out[k][:300]
+    for k in ("unit_s", "pch_wait_s"):  # {unit kind: seconds}, as the builder wrote them
+        if k in out and not (isinstance(out[k], dict) and all(isinstance(v, (int, float)) for v in out[k].values())):
+            del out[k]
     return out
 
 

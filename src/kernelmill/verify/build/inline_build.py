@@ -675,17 +675,34 @@ class InlineBuilder:
         too, leaving the units still compiling to go on (the next path waits for them in the
         cache; what is shared is compiled once). Without `stop`: every unit, then every error."""
         fingerprint = getattr(_TLS, "fingerprint", "")
+        # each unit's seconds (its precompiled header's wait apart), for the verdict: a cold
+        # build's 30 s on a busy GPU host could not be told apart into its units (issue 40)
+        seconds = threading.Lock()
+
+        def tally(field: str, kind: str, s: float) -> None:
+            with seconds:
+                d = self.log.setdefault(field, {})
+                d[kind] = round(d.get(kind, 0.0) + s, 3)
 
         def one(u):
             set_fingerprint(fingerprint)  # a pool thread: the caller's call
             _TLS.stop = stop
             kind, fname, src, prefix, fl, post, use_pch = u
-            pch = ((lambda: self._pch(flags["cxx"], fl, header=_TYPES_HEADER if use_pch == "types" else _PCH_HEADER))
-                   if use_pch else None)
+            header = _TYPES_HEADER if use_pch == "types" else _PCH_HEADER
+
+            def pch():
+                t = time.perf_counter()
+                try:
+                    return self._pch(flags["cxx"], fl, header=header)
+                finally:
+                    tally("pch_wait_s", kind, time.perf_counter() - t)
+
+            t0 = time.perf_counter()
             try:
-                return self.compile_unit(kind, fname, src, prefix, fl, post, pch)
+                return self.compile_unit(kind, fname, src, prefix, fl, post, pch if use_pch else None)
             finally:
                 _TLS.stop = None
+                tally("unit_s", kind, time.perf_counter() - t0)
 
         if stop is not None:  # a unit whose error is cached decides before anything starts
             for u in units:
