@@ -116,3 +116,19 @@ def test_a_refusal_that_makes_the_candidate_fail_still_rejects_it(tmp_path):
     (v,) = verify_samples({task.task_id: task}, [Sample("dies", task.task_id, "torch", code)],
                           VerifyConfig(device="cpu", trials=2, time=False, cache_dir=str(tmp_path / "c")))
     assert v.status == "rejected" and "harness_tampering" in v.flags, (v.status, v.flags, v.message[:300])
+
+
+@pytest.mark.gpu
+def test_gpu_a_torch_compile_candidate_is_not_flagged(tmp_path):
+    """cuda-l1's candidates call torch.compile: on the GPU inductor defines prims of its own and
+    writes Triton kernels; 0.5.5-0.5.8 rejected five such rows as harness_patched (issue 39's
+    0.5.8 run). The CPU control above covers the rule; this one the GPU path end to end."""
+    from kernelmill.verify.guards import FLAGS
+
+    code = CONTROLS["honest_torch_compile"]
+    task = Task(task_id="t/relu", code=TASK, name="relu", level=1)
+    cfg = VerifyConfig(device="cuda", trials=3, cache_dir=str(tmp_path / "c"))
+    v, = verify_samples({task.task_id: task}, [Sample("honest_torch_compile", task.task_id, "torch", code)], cfg)
+    assert v.status == "ok", (v.status, v.flags, v.message[:400])
+    assert not [f for f in v.flags if f in FLAGS], (v.flags, v.message[:400])
+    assert v.speedup is not None
