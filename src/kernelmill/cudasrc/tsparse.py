@@ -263,6 +263,11 @@ def disable_unrolling(src: str) -> str:
     return b"".join(out).decode()
 
 
+# a `#define` with its continuation lines: a line ending in `\` goes on (a greedy `[^\n]*` took
+# the backslash and kept only the first line of a multi-line macro)
+DEFINE_LINE = re.compile(r"^[ \t]*#[ \t]*define(?:[^\n\\]|\\[^\n])*(?:\\\n(?:[^\n\\]|\\[^\n])*)*\n", re.M)
+
+
 def kernel_source(src: str, kernel: str) -> str:
     """The kernel's definition with the device helpers it (transitively) uses."""
     fns = functions(src)
@@ -283,5 +288,5 @@ def kernel_source(src: str, kernel: str) -> str:
             for g in by_name.get(name, []):
                 if g.is_device and not g.is_kernel:
                     todo.append(g)
-    defines = "".join(m.group(0) for m in re.finditer(r"^[ \t]*#[ \t]*define[^\n]*(?:\\\n[^\n]*)*\n", src, re.M))
+    defines = "".join(m.group(0) for m in DEFINE_LINE.finditer(src))
     return defines + "\n".join(f.text for f in sorted(need, key=lambda f: f.start)) + "\n"

@@ -94,7 +94,8 @@ def pairs_from_ptx(ptx: str, *, language: str, origin: str, unit_id: str, target
 def pairs_for_cuda(src: str, origin: str, cfg: PairConfig, skip: frozenset = frozenset(),
                    include: tuple[str, ...] = ()) -> Iterator[tuple[str, list[Pair] | None]]:
     from ..cudasrc.device import device_unit
-    from ..cudasrc.tsparse import kernel_source, launch_sites
+    from ..cudasrc.standalone import standalone_kernel_source
+    from ..cudasrc.tsparse import launch_sites
     launches: dict[str, dict] = {}
     unit = None
     for arch, opt, unroll in itertools.product(cfg.archs, cfg.opt_levels, cfg.unroll):
@@ -112,7 +113,7 @@ def pairs_for_cuda(src: str, origin: str, cfg: PairConfig, skip: frozenset = fro
             ptx, lost = _compile(src, unit, opts)
             pairs = pairs_from_ptx(ptx, language="cuda", origin=origin, unit_id=unit_id,
                                    target=arch, options=opts.label(),
-                                   source_of=lambda k: kernel_source(src, k),
+                                   source_of=lambda k: standalone_kernel_source(src, k),
                                    launch_of=launches.get, cfg=cfg)
             for p in pairs if lost else ():
                 p.meta["instances_lost"] = lost  # the unit's other instances, and why
