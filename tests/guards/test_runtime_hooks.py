@@ -132,3 +132,15 @@ def test_gpu_a_torch_compile_candidate_is_not_flagged(tmp_path):
     assert v.status == "ok", (v.status, v.flags, v.message[:400])
     assert not [f for f in v.flags if f in FLAGS], (v.flags, v.message[:400])
     assert v.speedup is not None
+
+
+def test_a_kernel_is_counted_for_an_operator_that_existed_before_and_for_any_without_the_list():
+    from kernelmill.verify.guards.trace import kernel_op, kernels_for_known_ops
+
+    assert kernel_op("aten/mul.Tensor/CPU") == "aten::mul.Tensor" and kernel_op("prims/fma/Meta") == "prims::fma"
+    before = (frozenset({"aten/sin/CPU"}), frozenset({"aten::sin", "aten::mul.Tensor"}))
+    now = frozenset({"aten/sin/CPU", "aten/mul.Tensor/CPU", "prims/fma/Meta"})
+    assert kernels_for_known_ops(before, now) == ["aten/mul.Tensor/CPU"]  # prims::fma is new: not the harness's
+    assert kernels_for_known_ops(before, frozenset()) == ["removed aten/sin/CPU"]
+    # a torch that cannot list its operators: every new registration counts
+    assert kernels_for_known_ops((before[0], None), now) == ["aten/mul.Tensor/CPU", "prims/fma/Meta"]

@@ -102,10 +102,13 @@ def aten_kernels() -> frozenset[str]:
     return frozenset(k for k in impls if k.split("/", 1)[0] in ("aten", "prims"))
 
 
-def aten_ops() -> frozenset[str]:
-    """The aten/prims operators the dispatcher knows now ("ns::op[.overload]")."""
-    names = getattr(torch._C, "_dispatch_get_all_op_names", lambda: ())()
-    return frozenset(n for n in names if n.split("::", 1)[0] in ("aten", "prims"))
+def aten_ops() -> frozenset[str] | None:
+    """The aten/prims operators the dispatcher knows now ("ns::op[.overload]"); None where this
+    torch cannot list them (then every new registration counts, as before 0.5.9)."""
+    names = getattr(torch._C, "_dispatch_get_all_op_names", None)
+    if names is None:
+        return None
+    return frozenset(n for n in names() if n.split("::", 1)[0] in ("aten", "prims"))
 
 
 def kernel_op(key: str) -> str:
