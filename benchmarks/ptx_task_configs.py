@@ -13,25 +13,42 @@ torch_trace.py). With --nvcc, a config counts as accepted only when the evaluato
 the pair's own source with that config compiles (harness.Builder, as `ptx evaluate` builds the
 reference; nothing runs: no GPU here).
 
+A third source of configs (session 16): launch files written beside the hand-written kernels
+(`hand/NAME.launch.json`, ptx/evaluate/launch_files.py), which `build_pairs` attaches as it
+writes the pairs. Stages reported per set and per folder: "own launch site" (launch-file
+configs taken off), "+ task" (the traces' configs), "+ launch files" (everything).
+
     python benchmarks/ptx_task_configs.py [--nvcc] [--json out.json] [--traces traces.json]
+                                          [--pairs-out ext_pairs.jsonl]
+
+On a GPU machine, every configured pair of a pairs file launched once, its reference harness
+with the evaluator's own inputs, under compute-sanitizer's memcheck (the launch files' bound
+arguments checked; needs torch with CUDA and compute-sanitizer on PATH):
+
+    python benchmarks/ptx_task_configs.py --sanitize ext_pairs.jsonl [--json sanitize.json]
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
 import json
+import os
+import re
+import subprocess
 import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from kernelmill.ptx.evaluate.config import ConfigError, pair_config
+from kernelmill.ptx.evaluate.config import ConfigError, KernelConfig, pair_config
+from kernelmill.ptx.evaluate.launch_files import ORIGIN
 from kernelmill.ptx.evaluate.harness import Builder, harness_source
 from kernelmill.ptx.evaluate.task_configs import attach_configs, trace_candidate
 from kernelmill.ptx.pairs import PairConfig, build_pairs
-from kernelmill.records import Pair, iter_jsonl
+from kernelmill.records import Pair, append_jsonl, iter_jsonl
 
 ROOT = Path(__file__).resolve().parent
 L1 = ROOT.parent.parent / "shared" / "external" / "cuda-l1" / "kernels.jsonl"
@@ -63,9 +80,87 @@ def measure(pairs: list[Pair], builder: Builder | None) -> dict:
         verdicts = list(ex.map(lambda p: status(p, builder), ok))
     reasons = collections.Counter(v.split(":")[0] + ": " + v.split(":", 2)[1].strip()[:70]
                                   if v != "ok" else v for v in verdicts)
+    folders: dict[str, list[int]] = {}
+    for p, v in zip(ok, verdicts):  # per folder of the source (cudal1/, hand/)
+        f = folders.setdefault(Path(p.origin.split("#")[0]).parent.name, [0, 0])
+        f[0] += 1
+        f[1] += v == "ok"
     return {"pairs": len(ok), "configured": sum(v == "ok" for v in verdicts), "reasons": dict(reasons.most_common()),
-            "per_pair": [{"pair": p.pair_id, "kernel": p.kernel_name, "origin": p.origin, "status": v}
+            "folders": {k: {"pairs": a, "configured": b} for k, (a, b) in sorted(folders.items())},
+            "per_pair": [{"pair": p.pair_id, "kernel": p.kernel_name, "origin": p.origin, "status": v,
+                          "config_origin": ((p.meta or {}).get("config") or {}).get("origin", "")}
                          for p, v in zip(ok, verdicts)]}
+
+
+def without_launch_files(pairs: list[Pair]) -> list[Pair]:
+    """Copies of the pairs with the configs of launch files taken off (the stage before them)."""
+    out = []
+    for p in pairs:
+        meta = dict(p.meta or {})
+        if str((meta.get("config") or {}).get("origin", "")).startswith(ORIGIN):
+            del meta["config"]
+        out.append(dataclasses.replace(p, meta=meta))
+    return out
+
+
+# --- on a GPU: each configured pair launched once under compute-sanitizer ----------------------
+
+def sanitize(pairs_path: Path, build_dir: Path) -> dict:
+    """{pair id: 'clean' | why}: the reference harness of every configured pair, launched once
+    with the evaluator's inputs (worker.make_buffers, seed 0) in a process run by
+    `compute-sanitizer --tool memcheck`; after a memcheck report or a failed launch the driver
+    starts again with the next pair, so one bad launch does not hide the others."""
+    builder = Builder(build_dir)
+    jobs = []
+    for d in iter_jsonl(pairs_path):
+        p = Pair(**d)
+        if (p.meta or {}).get("status") != "ok":
+            continue
+        try:
+            cfg = pair_config(p)
+        except ConfigError:
+            continue
+        b = builder.build(harness_source(p.source, cfg))
+        if b.ok:
+            jobs.append({"id": p.pair_id, "so": b.so, "config": cfg.to_dict()})
+    verdicts: dict[str, str] = {}
+    while len(verdicts) < len(jobs):
+        rest = [j for j in jobs if j["id"] not in verdicts]
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump(rest, f)
+        proc = subprocess.run(["compute-sanitizer", "--tool", "memcheck", "--print-limit", "20", sys.executable,
+                               __file__, "--driver", f.name], capture_output=True, text=True,
+                              env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        os.unlink(f.name)
+        current, errors = None, []
+        for line in (proc.stdout + "\n" + proc.stderr).splitlines():
+            if line.startswith("KM-BEGIN "):
+                current, errors = line.split(" ", 1)[1], []
+            elif line.startswith("KM-END ") and current:
+                verdicts[current] = "clean" if not errors else "memcheck: " + errors[0]
+                current = None
+            elif current and re.match(r"=+ (Invalid|Out-of-range|Misaligned|Program hit)", line):
+                errors.append(line.strip("= ").strip())
+        if current:  # the driver died inside this pair's launch
+            verdicts[current] = "memcheck: " + errors[0] if errors else "launch failed: " + (
+                proc.stdout + proc.stderr).strip().splitlines()[-1][:200]
+        elif len(verdicts) < len(jobs) and not any(j["id"] in verdicts for j in rest):
+            raise RuntimeError(f"the driver started no launch: {(proc.stdout + proc.stderr)[-2000:]}")
+    return verdicts
+
+
+def driver(jobs_path: str) -> None:
+    """Inside compute-sanitizer: launch each job's harness once, stop at the first failure."""
+    import torch
+
+    from kernelmill.ptx.evaluate.worker import Lib, make_buffers
+    for job in json.loads(Path(jobs_path).read_text()):
+        print("KM-BEGIN", job["id"], flush=True)
+        cfg = KernelConfig.from_dict(job["config"])
+        dev = [None if b is None else b.to("cuda") for b in make_buffers(cfg, 0, job["id"])]
+        Lib(job["so"]).launcher(dev, torch.cuda.current_stream().cuda_stream)()
+        torch.cuda.synchronize()
+        print("KM-END", job["id"], flush=True)
 
 
 def main() -> None:
@@ -75,7 +170,24 @@ def main() -> None:
     ap.add_argument("--build-dir", type=Path, default=Path("/tmp/kernelmill-task-configs-build"))
     ap.add_argument("--traces", type=Path, help="cache of trace results by row id (read and written)")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--pairs-out", type=Path, help="write the external set's pairs, configs attached")
+    ap.add_argument("--sanitize", type=Path, help="GPU: launch each configured pair of this file under memcheck")
+    ap.add_argument("--driver", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.driver:
+        return driver(args.driver)
+    if args.sanitize:
+        t0 = time.perf_counter()
+        verdicts = sanitize(args.sanitize, args.build_dir)
+        bad = {k: v for k, v in verdicts.items() if v != "clean"}
+        print(f"memcheck: {len(verdicts) - len(bad)} of {len(verdicts)} launches clean "
+              f"({time.perf_counter() - t0:.0f} s)")
+        for k, v in bad.items():
+            print(f"    {k}: {v}")
+        if args.json:
+            args.json.write_text(json.dumps({"launches": len(verdicts), "clean": len(verdicts) - len(bad),
+                                             "verdicts": verdicts}, indent=1) + "\n")
+        return None
     rows = [json.loads(ln) for ln in args.rows.read_text().splitlines() if ln.strip()]
     inline = {r["id"] for r in rows if "load_inline" in r["custom_code"]}
     listed = {f.stem.rsplit("_", 1)[0] if f.stem.count("-") == 3 and "_" in f.stem else f.stem
@@ -104,19 +216,28 @@ def main() -> None:
                 "ptx_external (.cu)": pairs_of(sorted((ROOT / "ptx_external").glob("*/*.cu")),
                                                Path(d) / "ext.jsonl")}
     for name, pairs in sets.items():
-        before = measure(pairs, builder)
-        for p in pairs:
+        stages = {"own launch site": without_launch_files(pairs)}
+        with_task = without_launch_files(pairs)
+        for p in [*with_task, *pairs]:
             rid = Path(p.origin.split("#")[0]).stem
             rid = rid if rid in traces else rid.rsplit("_", 1)[0]
             if rid in traces:
                 attach_configs([p], traces[rid])
-        after = measure(pairs, builder)
-        result[name] = {"before": before, "after": after}
-        print(f"{name}: {before['pairs']} ok pairs; configured before {before['configured']}, "
-              f"after {after['configured']} ({100 * after['configured'] / max(1, after['pairs']):.0f}%)")
+        stages["+ task"], stages["+ launch files"] = with_task, pairs
+        result[name] = {k: measure(v, builder) for k, v in stages.items()}
+        result[name]["before"], result[name]["after"] = result[name]["own launch site"], result[name]["+ launch files"]
+        after = result[name]["after"]
+        print(f"{name}: {after['pairs']} ok pairs; configured " + ", ".join(
+            f"{k} {result[name][k]['configured']}" for k in stages)
+              + f" ({100 * after['configured'] / max(1, after['pairs']):.0f}%)")
+        for folder, f in after["folders"].items():
+            print(f"    {folder}/: {f['configured']} of {f['pairs']}")
         for why, n in after["reasons"].items():
             if why != "ok":
                 print(f"    {n:3}  {why}")
+        if args.pairs_out and name.startswith("ptx_external"):
+            args.pairs_out.unlink(missing_ok=True)
+            append_jsonl(args.pairs_out, pairs)
     print(f"traces: {len(rows)} candidates in {trace_s:.0f} s; failed runs: {len(result['trace_errors'])}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
