@@ -82,10 +82,14 @@ def offer(seg, runs, pos: int, p: int, c: int, cs: int, out: list, cand) -> None
     `cand(gain, pos, p, copies, rows)` (rows: body index -> models, where copy 0 is off). Only the statements whose step from copy 0 differs
     from the step of copies 1-2 (`runs.step`, one int each) hold first values: the others
     are linear from copy 0, and their tokens are the linear run's (`runs.lcost`)."""
+    # copy 0 off the model of copies 1-2 breaks the linear run at copy 2: c == 2. Where c > 2,
+    # copies 1.. keep the step of copies 0-1 as long as copy 0 does (runs.lin), and none is off
+    if c != 2:
+        return
     q = pos + p
     runs.fill(q, q + p)
     n = 1 + min(runs.lin[q:q + p])
-    if n <= max(c, 2):
+    if n <= 2:
         return
     cum = seg.cum
     span = cum[pos + n * p] - cum[pos]
