@@ -5,8 +5,9 @@ accumulator's first source is what the code before left, `fma %f29, ..., %f111` 
 `%f30`, `%f32`; a register nvcc numbered before the copies' own), the run of linear copies
 is 1 long, and only a table could hold the hole. Here the model is the step from copy 1 to
 copy 2, and each hole of copy 0 off it gets a first value: `%f28+i*2!111`
-(syntax.VarExpr.pins). Offered with the other candidates, scored exactly: the template
-is built and its tokens counted (these candidates are few).
+(syntax.VarExpr.pins). Offered with the other candidates and scored by a token formula
+(`first_cost`, held to the printed template's count by a property test); only statements
+whose step from copy 0 differs are looked at (`runs.step`).
 """
 
 from __future__ import annotations
