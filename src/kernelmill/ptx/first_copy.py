@@ -12,8 +12,6 @@ whose step from copy 0 differs are looked at (`runs.step`).
 
 from __future__ import annotations
 
-from itertools import compress
-from operator import ne
 
 from .holes import linear_cost, template
 from .lexer import count_tokens
@@ -85,11 +83,14 @@ def offer(seg, runs, pos: int, p: int, c: int, cs: int, out: list, cand) -> None
     are linear from copy 0, and their tokens are the linear run's (`runs.lcost`)."""
     # copy 0 off the model of copies 1-2 breaks the linear run at copy 2: c == 2. Where c > 2,
     # copies 1.. keep the step of copies 0-1 as long as copy 0 does (runs.lin), and none is off
+    # (the caller asks only where c == 2)
     if c != 2:
         return
     q = pos + p
-    runs.fill(q, q + p)
-    n = 1 + min(runs.lin[q:q + p])
+    # copies 1, 2 are known: fill(pos, q) follows each statement's chain x, x+p, ... while the
+    # skeleton repeats (a known statement's next copy is known), and the body repeats here
+    lin = runs.lin
+    n = 1 + min(lin[q:q + p])
     if n <= 2:
         return
     cum = seg.cum
@@ -99,13 +100,15 @@ def offer(seg, runs, pos: int, p: int, c: int, cs: int, out: list, cand) -> None
     cost = HEADER_TOKENS + cum[q] - cum[pos] + runs.lcost(q, q + p)
     if span <= cost + 2:
         return
-    step = runs.step
-    off = list(compress(range(p), map(ne, step[pos:q], step[q:q + p])))
-    if span <= cost + 2 * len(off):
+    # the statements whose step from copy 0 differs from that of copies 1-2 are those whose linear
+    # run from copy 0 is 2 long: each of copies 1.. has a run of 2 or more (n > 2), so where the
+    # steps are equal lin[x] = lin[x+p] + 1 > 2, else 2 (a float literal's lin 1 would make c 1);
+    # found at C speed (_where)
+    if span <= cost + 2 * lin[pos:q].count(2):
         return
-    rows, weak, known = {}, False, seg.first_rows
-    for k in off:
-        x = pos + k
+    rows, weak, known, lc = {}, False, seg.first_rows, runs._lc
+    for x in _where(lin, 2, pos, q):
+        k = x - pos
         e = known.get((x, p))
         if e is None:  # (a statement is copy 0 of p windows: kept per segment)
             e = known[(x, p)] = _row(seg, x, p)
@@ -113,13 +116,23 @@ def offer(seg, runs, pos: int, p: int, c: int, cs: int, out: list, cand) -> None
         if row is None:
             return
         rows[k], weak = row, weak or w
-        cost += extra - runs.lcost(q + k, q + k + 1)
+        cost += extra - lc[x + p]  # (runs.lcost of statement x + p)
     if not rows or (weak and n < 4):
         return
     for cc in range(n, max(c, 3 if weak else 2, n - 3), -1):
         gain = cum[pos + cc * p] - cum[pos] - cost
         if gain > 0:
             out.append(cand(gain, pos, p, cc, rows))
+
+
+def _where(xs: list, v, lo: int, hi: int) -> list[int]:
+    """Indices of xs[lo:hi] that hold v (search._unknown's way: a count, then index)."""
+    out = []
+    for _ in range(xs[lo:hi].count(v)):
+        lo = xs.index(v, lo, hi)
+        out.append(lo)
+        lo += 1
+    return out
 
 
 def _row(seg, x: int, p: int) -> tuple:

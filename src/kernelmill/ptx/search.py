@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass, replace
-from itertools import accumulate, compress
-from operator import sub
+from itertools import accumulate, chain, compress
+from operator import lshift, sub
 
 from .expand import expand_stmts
 from .first_copy import models as first_models, offer as offer_first
@@ -91,8 +91,15 @@ def pack_values(vals: list) -> list[int]:
     a difference of two steps (each value within 4M, M the largest |value|) is 0 only where
     every value's is: `sum(e_h << (w * h)) == 0` with |e_h| < 2**(w-1) holds only for all
     e_h == 0. So steps (differences of these ints) compare as ints (_Runs)."""
-    w = max((max(map(abs, v)) for v in vals if v), default=0).bit_length() + 4
-    return [sum(v << (w * h) for h, v in enumerate(vs)) for vs in vals]
+    w = max(map(abs, chain.from_iterable(vals)), default=0).bit_length() + 4
+    shifts = range(0, w * max(map(len, vals), default=0), w)  # w * h for hole h (map stops at the shorter)
+    return [sum(map(lshift, vs, shifts)) for vs in vals]
+
+
+def kind_numbers(kinds: list) -> list[int]:
+    """Each statement's hole kinds (a tuple) as a number, equal where the tuples are."""
+    ids: dict = {}
+    return [ids.setdefault(k, len(ids)) for k in kinds]
 
 
 class _Runs:
@@ -109,13 +116,17 @@ class _Runs:
     a body repeats, each statement once per body size, however many positions read it
     (issue 44: a table over the whole segment read 2.5x the statements)."""
 
-    __slots__ = ("lin", "step", "_lc", "_sk", "_vals", "_kinds", "_flt", "_p", "_costs", "_ng", "_leave", "_ka", "_kb", "_packed")
+    __slots__ = ("lin", "step", "_lc", "_sk", "_vals", "_kinds", "_flt", "_p", "_costs", "_ng", "_leave", "_ka", "_kb",
+                 "_packed", "_kid")
 
     def __init__(self, sk: list, vals: list, kinds: list, p: int, flt: dict | None = None,
-                 costs: dict | None = None, packed: list | None = None):
+                 costs: dict | None = None, packed: list | None = None, kid: list | None = None):
         n = len(sk)
         self._packed = pack_values(vals) if packed is None else packed
-        self._costs = {} if costs is None else costs  # (hole kinds, step) -> linear_cost sum
+        # (hole kinds' number, step) -> linear_cost sum; `kid`: each statement's hole kinds numbered
+        # (kind_numbers; a number, not the tuple, is hashed per statement and body size)
+        self._costs = {} if costs is None else costs
+        self._kid = kind_numbers(kinds) if kid is None else kid
         self.lin, self.step, self._lc = [0] * n, [None] * n, [0] * n  # lin 0: not filled
         # statements lo..hi-1 known by fill (one interval): the search asks the windows of one
         # body size at falling positions, so a window is mostly known and only its new end is
@@ -138,14 +149,18 @@ class _Runs:
             return
         lin = self.lin
         if a <= hi and lo <= b and a < b:  # touches the known interval: the rest of the window
-            todo = _unknown(lin, 0, lo, a) + _unknown(lin, 0, b, hi)
-            self._ka, self._kb = min(a, lo), max(b, hi)
+            if lo == a - 1 and hi <= b:  # (the window one statement further down: the search's way)
+                todo = () if lin[lo] else (lo,)
+                self._ka = lo
+            else:
+                todo = _unknown(lin, 0, lo, a) + _unknown(lin, 0, b, hi)
+                self._ka, self._kb = min(a, lo), max(b, hi)
         else:
             todo = _unknown(lin, 0, lo, hi)
             if lo < a or a == b:  # a window further down (the search's way): known from here on
                 self._ka, self._kb = lo, hi
         sk, flt, step, p, packed = self._sk, self._flt, self.step, self._p, self._packed
-        lc, costs, kinds = self._lc, self._costs, self._kinds
+        lc, costs, kinds, kid = self._lc, self._costs, self._kinds, self._kid
         n = len(sk)
         for x in todo:
             if lin[x]:  # known since: a chain from before it passed here
@@ -164,10 +179,10 @@ class _Runs:
             for y in reversed(chain):
                 z = y + p
                 d = step[y] = packed[z] - packed[y]
-                key = (kinds[y], d)  # few distinct: the segment's runs share them
+                key = (kid[y], d)  # few distinct: the segment's runs share them
                 c = costs.get(key)
                 if c is None:
-                    c = costs[key] = sum(linear_cost(kd, v) for kd, v in zip(key[0], self.delta(y)) if v)
+                    c = costs[key] = sum(linear_cost(kd, v) for kd, v in zip(kinds[y], self.delta(y)) if v)
                 lc[y] = c
                 lin[y] = (1 if flt and y in flt and any(self.delta(y)[h] for h in flt[y]) else
                           lin[z] + 1 if step[z] == d else 2)
@@ -247,7 +262,8 @@ class Segment:
         self.flt = float_holes(self.kinds)
         self.runs: dict[int, _Runs] = {}  # body size -> its runs (independent of cfg, shared)
         self.packed: list | None = None  # pack_values(vals), made with the first runs
-        self.costs: dict[tuple, int] = {}  # the runs' linear costs by (hole kinds, step)
+        self.costs: dict[tuple, int] = {}  # the runs' linear costs by (hole kinds' number, step)
+        self.kid: list | None = None  # kind_numbers(kinds), made with the first runs
         self.memo: dict[int, list[_Cand]] = {}  # shared by the plans (see reroll_stmts)
         self.made: dict[int, Loop | None] = {}  # id(candidate) -> its checked loop (shared)
         self.built: dict[int, Loop] = {}  # id(candidate) -> its loop, unchecked (roll(check=False))
@@ -271,8 +287,8 @@ class Segment:
         r = self.runs.get(p)
         if r is None:
             if self.packed is None:
-                self.packed = pack_values(self.vals)
-            r = self.runs[p] = _Runs(self.sk, self.vals, self.kinds, p, self.flt, self.costs, self.packed)
+                self.packed, self.kid = pack_values(self.vals), kind_numbers(self.kinds)
+            r = self.runs[p] = _Runs(self.sk, self.vals, self.kinds, p, self.flt, self.costs, self.packed, self.kid)
         return r
 
     def _copies_by_skeleton(self, pos: int, p: int) -> int:
@@ -355,14 +371,15 @@ class Segment:
             if c >= 4:  # (fewer than 4 copies block nothing)
                 blocked.update(range(2 * p, min(c // 2 * p, max_p) + 1, p))
             fixed = HEADER_TOKENS + cum[q] - cum[pos]
+            lw = runs.lcost(pos, q)  # (asked here and by _table_options: once)
             if models is None and cfg.tables and cs > c:
-                self._table_options(pos, p, c, cs, fixed, out)
-                if cs > 2 and cfg.firsts:  # copy 0 off the model of copies 1..: first values (first_copy.py)
+                self._table_options(pos, p, c, cs, fixed, out, runs, lw)
+                if c == 2 and cs > 2 and cfg.firsts:  # copy 0 off the model of copies 1..: first values (first_copy.py)
                     offer_first(self, runs, pos, p, c, cs, out, _first_cand)
             if cum[pos + c * p] - cum[pos] <= fixed:
                 continue  # not even the longest run pays for its header
             if models is None:
-                fixed += runs.lcost(pos, q)
+                fixed += lw
             else:
                 fixed += sum(cost(kd, v, m, sh) for k in range(p) for kd, v, m, sh in
                              zip(self.kinds[pos + k], vals[pos + k], models[k], self.shapes[pos + k]))
@@ -373,7 +390,7 @@ class Segment:
         return out
 
     def _table_options(self, pos: int, p: int, c: int, cs: int, fixed: int,
-                       out: list) -> None:
+                       out: list, runs: _Runs | None = None, lw: int | None = None) -> None:
         """Runs longer than the linear one (`c` copies) up to the skeleton's run (`cs`): each
         hole that leaves its linear model within the run becomes a table of its values, one
         per copy (`%r([8,12,5,17,20][i])`). Scored exactly like the linear candidates; the
@@ -381,16 +398,20 @@ class Segment:
         cmax = min(cs, self.cfg.max_table)
         if cmax <= c:
             return
-        vals, cum, runs = self.vals, self.cum, self._runs(p)
+        vals, cum = self.vals, self.cum
+        runs = runs or self._runs(p)
+        if lw is None:  # (the linear terms' tokens of copy 0, runs.lcost(pos, pos + p))
+            lw = runs.lcost(pos, pos + p)
         # the linear model restarting after c copies is a nested unroll: the next pass
         # folds these runs into an outer loop, shorter than one table over all of them
         s = pos + c * p
         if c >= 2 and cs >= 2 * c:
-            runs.fill(s, s + p)
+            # (copy c is known: fill(pos, pos + p) follows each statement's chain of copies while
+            # its skeleton repeats, and copies 0..cs-1 share the body's skeletons)
             # (only where the inner run pays for its header: else no inner loop is made to
             # fold, and the table is the one loop there is; shuffled parameter loads, session 15)
             if (runs.step[s:s + p] == runs.step[pos:pos + p] and min(runs.lin[s:s + p]) >= c
-                    and cum[s] - cum[pos] > fixed + runs.lcost(pos, pos + p)):
+                    and cum[s] - cum[pos] > fixed + lw):
                 return
         # each hole that leaves its linear model before cmax, at the copy t where it does
         # (runs.leaves, with its tokens as a table): from cc = t + 1 copies on it is a table.
@@ -414,17 +435,21 @@ class Segment:
         # terms (fixed, lcost), less the tables: their holes' tokens and 2 per value. A
         # comprehension over cc, not a loop adding one copy at a time (the per-copy loop was a
         # third of this function on the big unit, session 13)
-        base = cum[pos] + fixed + runs.lcost(pos, pos + p)
-        gains = [v - base - a - 2 * cc * tn for cc, v, tn, a in
-                 zip(range(c + 1, cmax + 1), cum[pos + (c + 1) * p:pos + cmax * p + 1:p], tab, add)]
-        # the copies' negative values in tabled holes, each a `-` token: at cc copies those of
-        # copies 0..cc-1 of each hole tabled by then (rare: immediates and offsets)
-        for t, x, h in signed:
-            neg = sum(vals[x + u * p][h] < 0 for u in range(t))
-            for u in range(t, cmax):
-                neg += vals[x + u * p][h] < 0
-                gains[u - c] -= neg
-        best = [(g, cc) for cc, g, tn in zip(range(c + 1, cmax + 1), gains, tab) if tn and g > 0]
+        base = cum[pos] + fixed + lw
+        spans = cum[pos + (c + 1) * p:pos + cmax * p + 1:p]
+        if not signed:  # (the usual case: the gains and the positive ones in one comprehension)
+            best = [(g, cc) for cc, v, tn, a in zip(range(c + 1, cmax + 1), spans, tab, add)
+                    if tn and (g := v - base - a - 2 * cc * tn) > 0]
+        else:
+            gains = [v - base - a - 2 * cc * tn for cc, v, tn, a in zip(range(c + 1, cmax + 1), spans, tab, add)]
+            # the copies' negative values in tabled holes, each a `-` token: at cc copies those of
+            # copies 0..cc-1 of each hole tabled by then (rare: immediates and offsets)
+            for t, x, h in signed:
+                neg = sum(vals[x + u * p][h] < 0 for u in range(t))
+                for u in range(t, cmax):
+                    neg += vals[x + u * p][h] < 0
+                    gains[u - c] -= neg
+            best = [(g, cc) for cc, g, tn in zip(range(c + 1, cmax + 1), gains, tab) if tn and g > 0]
         for gain, cc in sorted(best, reverse=True)[:3]:
             out.append(_Cand(gain, pos, p, cc, None, True))
 
