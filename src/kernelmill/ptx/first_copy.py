@@ -103,11 +103,11 @@ def offer(seg, runs, pos: int, p: int, c: int, cs: int, out: list, cand) -> None
     # the statements whose step from copy 0 differs from that of copies 1-2 are those whose linear
     # run from copy 0 is 2 long: each of copies 1.. has a run of 2 or more (n > 2), so where the
     # steps are equal lin[x] = lin[x+p] + 1 > 2, else 2 (a float literal's lin 1 would make c 1);
-    # found at C speed (_where)
+    # found at C speed (indices_of)
     if span <= cost + 2 * lin[pos:q].count(2):
         return
     rows, weak, known, lc = {}, False, seg.first_rows, runs._lc
-    for x in _where(lin, 2, pos, q):
+    for x in indices_of(lin, 2, pos, q):
         k = x - pos
         e = known.get((x, p))
         if e is None:  # (a statement is copy 0 of p windows: kept per segment)
@@ -125,8 +125,10 @@ def offer(seg, runs, pos: int, p: int, c: int, cs: int, out: list, cand) -> None
             out.append(cand(gain, pos, p, cc, rows))
 
 
-def _where(xs: list, v, lo: int, hi: int) -> list[int]:
-    """Indices of xs[lo:hi] that hold v (search._unknown's way: a count, then index)."""
+def indices_of(xs: list, v, lo: int, hi: int) -> list[int]:
+    """Indices of xs[lo:hi] that hold v, found at C speed (a count, then list.index): the
+    search's windows overlap, so most of a window is known from the one before and the
+    unknown entries are few (used by search.py too)."""
     out = []
     for _ in range(xs[lo:hi].count(v)):
         lo = xs.index(v, lo, hi)

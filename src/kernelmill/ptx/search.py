@@ -23,7 +23,7 @@ from itertools import accumulate, chain, compress
 from operator import lshift, sub
 
 from .expand import expand_stmts
-from .first_copy import models as first_models, offer as offer_first
+from .first_copy import indices_of, models as first_models, offer as offer_first
 from .holes import GEOMETRIC_KINDS, REG_TABLE_BIAS, TABLE_BIAS, cost, fit, linear_cost, predict, split, template, vars_in
 from .syntax import Block, Loop, Stmt
 
@@ -73,17 +73,6 @@ def _first_cand(gain: int, pos: int, p: int, copies: int, rows: dict) -> _Cand:
 def float_holes(kinds: list) -> dict[int, list[int]]:
     """Statement index -> the indices of its float-literal holes (holes.FLOATHEX), where any."""
     return {x: [h for h, kd in enumerate(k) if kd == "fimm"] for x, k in enumerate(kinds) if "fimm" in k}
-
-
-def _unknown(xs: list, mark, lo: int, hi: int) -> list[int]:
-    """Indices of xs[lo:hi] that hold `mark`, found at C speed (windows overlap: most of
-    a window is known from the one before)."""
-    out = []
-    for _ in range(xs[lo:hi].count(mark)):
-        lo = xs.index(mark, lo, hi)
-        out.append(lo)
-        lo += 1
-    return out
 
 
 def pack_values(vals: list) -> list[int]:
@@ -153,10 +142,10 @@ class _Runs:
                 todo = () if lin[lo] else (lo,)
                 self._ka = lo
             else:
-                todo = _unknown(lin, 0, lo, a) + _unknown(lin, 0, b, hi)
+                todo = indices_of(lin, 0, lo, a) + indices_of(lin, 0, b, hi)
                 self._ka, self._kb = min(a, lo), max(b, hi)
         else:
-            todo = _unknown(lin, 0, lo, hi)
+            todo = indices_of(lin, 0, lo, hi)
             if lo < a or a == b:  # a window further down (the search's way): known from here on
                 self._ka, self._kb = lo, hi
         sk, flt, step, p, packed = self._sk, self._flt, self.step, self._p, self._packed
@@ -193,7 +182,7 @@ class _Runs:
         copies of the body follow (filled). Kept per statement: a statement is in p windows,
         and asking each window's holes was ~8% of the big unit's reroll (cProfile, session 13)."""
         ng, lin, vals, kinds, p = self._ng, self.lin, self._vals, self._kinds, self._p
-        for x in _unknown(ng, None, lo, hi):
+        for x in indices_of(ng, None, lo, hi):
             # lin >= 3: copy 2 keeps the step of copies 0-1, so no hole breaks there
             ng[x] = lin[x] < 3 and any(e != a + 2 * d and kd not in GEOMETRIC_KINDS for a, d, e, kd in
                                        zip(vals[x], self.delta(x), vals[x + 2 * p], kinds[x]))
