@@ -132,3 +132,39 @@ def test_a_load_in_init_is_built_by_a_build_worker_then_run(tmp_path):
     (v,) = verify_samples({RELU.task_id: RELU}, [Sample("lazy_load", RELU.task_id, "cpp", code)], cfg)
     assert (v.status, v.flags) == ("ok", []), v.message
     assert v.phases.get("deferred_builds") == 1, v.phases
+
+
+def test_a_candidate_of_any_language_that_names_the_extension_builder_builds_in_the_build_phase():
+    from kernelmill.languages import get_language
+
+    torch_lang = get_language("torch")
+    assert torch_lang.builds_extension("from torch.utils.cpp_extension import load\next = load('e', ['k.cu'])\n")
+    assert torch_lang.builds_extension("import torch.utils.cpp_extension as ce\n")
+    assert torch_lang.builds_extension("from torch.utils.cpp_extension import load_inline\n")
+    assert not torch_lang.builds_extension("import torch\ny = torch.relu(x)  # loads nothing\n")
+    assert get_language("cuda").builds_extension("import torch\n")  # the language compiles whatever the text
+
+
+def test_a_torch_labelled_candidate_that_loads_an_extension_at_import_is_built_before_its_run(tmp_path):
+    """cuda-l1 L2-35 and L2-90, labelled `torch` (no `load_inline` in them): their import compiled
+    in the run process, while the run held its share of the GPU's lock, and another run's timing on
+    that GPU waited 70-74 s (session_2026-11-29i). Now the build phase builds it (a CPU process,
+    the builder's cache) and the run imports what it made."""
+    sys.path.insert(0, str(ROOT / "tests" / "guards"))
+    from guard_tasks import RELU
+    from honest_corpus import CPP_RELU_TORCH_LOAD
+
+    from kernelmill.records import Sample
+    from kernelmill.verify import TimingConfig, VerifyConfig, verify_samples
+
+    cfg = VerifyConfig(device="cpu", trials=2, build_timeout=300, run_timeout=60, cache_dir=str(tmp_path / "cache"),
+                       guards="standard", timing=TimingConfig(warmup_ms=5, round_ms=3, budget_ms=20, min_rounds=4,
+                                                              max_rounds=6))
+    (v,) = verify_samples({RELU.task_id: RELU}, [Sample("torch_label_load", RELU.task_id, "torch",
+                                                        CPP_RELU_TORCH_LOAD)], cfg)
+    assert v.status == "ok", v.message
+    timeline = v.measurement.get("timeline") or {}
+    assert timeline.get("build"), timeline  # a build phase ran before the run
+    built = v.measurement.get("build") or {}
+    assert built.get("compiles", 0) >= 1 or built.get("warm"), built  # the builder made the extension there
+    assert "build_s" not in v.phases or v.phases.get("load_s") is not None, v.phases

@@ -6,9 +6,13 @@ from __future__ import annotations
 import ast
 import importlib.util
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+# a call of torch's extension builder, however imported (`load_inline`, `cpp_extension.load`)
+_EXTENSION_BUILDER = re.compile(r"\bcpp_extension\b|\bload_inline\b")
 
 
 @dataclass(frozen=True)
@@ -43,11 +47,24 @@ class Language:
     def timing_skip_reason(self, device: str) -> str | None:
         return None
 
+    def builds_extension(self, code: str) -> bool:
+        """Whether a candidate of this language, with this source, compiles a C++/CUDA
+        extension: every one of a language that does (`compiles_extension`), and one of any
+        other language whose source names torch's extension builder. Such a candidate labelled
+        `torch` (cuda-l1's L2_35 and L2_90 write a .cu file and `cpp_extension.load` it at
+        import) compiled in its run process, where its run holds a share of the GPU's lock
+        (measure/gpulock.py): another run's timing on that GPU waited 70-74 s for each build
+        (docs/results/session_2026-11-29i). Built in the build phase instead (a CPU process,
+        the builder's cache), the run finds the extension made. A mention that builds nothing
+        costs one CPU build process."""
+        return self.compiles_extension or _EXTENSION_BUILDER.search(code) is not None
+
     def env(self, device: str, cache_dir: Path, ext_dir: Path, cuda_arch: str | None,
-            build_jobs: int) -> dict[str, str]:
-        """The environment of this language's build and run processes."""
+            build_jobs: int, compiles: bool | None = None) -> dict[str, str]:
+        """The environment of this language's build and run processes (`compiles`: whether
+        the candidate builds an extension, `builds_extension`; default: the language's own)."""
         env: dict[str, str] = dict(self.import_env(device))
-        if self.compiles_extension:
+        if self.compiles_extension if compiles is None else compiles:
             env["TORCH_EXTENSIONS_DIR"] = str(ext_dir)
             env["MAX_JOBS"] = str(build_jobs)
             # compile only for the GPU present, unless the user named the architectures: torch's

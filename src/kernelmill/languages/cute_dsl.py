@@ -49,8 +49,8 @@ def _in_cutlass(code: Any) -> bool:
 
 class CuteDsl(Language):
     def env(self, device: str, cache_dir: Path, ext_dir: Path, cuda_arch: str | None,
-            build_jobs: int) -> dict[str, str]:
-        env = super().env(device, cache_dir, ext_dir, cuda_arch, build_jobs)
+            build_jobs: int, compiles: bool | None = None) -> dict[str, str]:
+        env = super().env(device, cache_dir, ext_dir, cuda_arch, build_jobs, compiles)
         # compiled functions shared by every candidate's process, in the verify cache
         # (not the temp dir, where each phase's private HOME/TMP would start it afresh)
         env["CUTE_DSL_CACHE_DIR"] = str(cache_dir / "cute_dsl")

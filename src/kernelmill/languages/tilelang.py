@@ -24,8 +24,8 @@ def tilelang_target(cuda_arch: str) -> str:
 
 class TileLang(Language):
     def env(self, device: str, cache_dir: Path, ext_dir: Path, cuda_arch: str | None,
-            build_jobs: int) -> dict[str, str]:
-        env = super().env(device, cache_dir, ext_dir, cuda_arch, build_jobs)
+            build_jobs: int, compiles: bool | None = None) -> dict[str, str]:
+        env = super().env(device, cache_dir, ext_dir, cuda_arch, build_jobs, compiles)
         # every phase gets its own HOME, where TileLang (~/.tilelang/cache) and
         # tvm-ffi (~/.cache/tvm-ffi: its torch DLPack addon, JIT-built when the
         # wheel's build does not match this torch) would compile again each time:

@@ -19,8 +19,8 @@ class Triton(Language):
         return None
 
     def env(self, device: str, cache_dir: Path, ext_dir: Path, cuda_arch: str | None,
-            build_jobs: int) -> dict[str, str]:
-        env = super().env(device, cache_dir, ext_dir, cuda_arch, build_jobs)
+            build_jobs: int, compiles: bool | None = None) -> dict[str, str]:
+        env = super().env(device, cache_dir, ext_dir, cuda_arch, build_jobs, compiles)
         env["TRITON_CACHE_DIR"] = str(cache_dir / "triton")
         return env
 

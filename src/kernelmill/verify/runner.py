@@ -79,6 +79,12 @@ class NeedsBuild:
     requests: list[dict]
 
 
+def builds_extension(sample: Sample) -> bool:
+    """Whether `sample` compiles a C++/CUDA extension: then it has a build phase (a CPU
+    process, the builder's cache) and its run imports what that made (Language.builds_extension)."""
+    return get_language(sample.language).builds_extension(sample.code)
+
+
 def static_verdict(sample: Sample, task: Task | None, device: str) -> Verdict | None:
     """Verdicts that need no process: unknown task, language, unparsable code."""
     def v(status: str, message: str, flags: list[str] | None = None) -> Verdict:
@@ -289,7 +295,7 @@ class Verifier:
             return
         by_lang: dict[str, list[str]] = {}
         for j in jobs:
-            if get_language(j.sample.language).compiles_extension:
+            if builds_extension(j.sample):
                 by_lang.setdefault(j.sample.language, []).append(j.sample.code)
         for lang, codes in sorted(by_lang.items()):
             specs = build_prepare.run_specs(codes)
@@ -300,7 +306,7 @@ class Verifier:
                 continue
             backend = get_language(lang)
             env = backend.env(backend.run_device(self.device), self.cache_dir, self.cache_dir / "ext",
-                              self.cuda_arch, build_jobs=1)
+                              self.cuda_arch, build_jobs=1, compiles=True)
             build_prepare.start_background(self.cache_dir / "build", specs, env=scrubbed_env(env),
                                            nice=self.config.build_nice, merged=self.config.merge_units,
                                            slim=self.config.slim_units, bindings=bindings)
@@ -318,7 +324,8 @@ class Verifier:
         backend = get_language(job.sample.language)
         ext_dir = self.cache_dir / "ext" / result_key(Task("", ""), job.sample, "", "")[:20]
         env = backend.env(run_device, self.cache_dir, ext_dir, self.cuda_arch,
-                          build_jobs=max(1, (os.cpu_count() or 1) // max(1, self.build_workers)))
+                          build_jobs=max(1, (os.cpu_count() or 1) // max(1, self.build_workers)),
+                          compiles=builds_extension(job.sample))
         return scrubbed_env({**env, **self._visible(gpu)}, home=str(home))
 
     def _sanitize(self, job: RunnerJob, gpu: int | None, extra: dict, data: dict) -> dict:
@@ -333,7 +340,7 @@ class Verifier:
         spec = {"task_code": job.task.code, "candidate": str(job.workdir / "candidate.py"),
                 "input_seed": extra["input_seed"], "weight_seed": extra.get("weight_seed") or 0,
                 "sizes": extra.get("sizes") or {}}
-        if self.config.fast_build and get_language(job.sample.language).compiles_extension:
+        if self.config.fast_build and builds_extension(job.sample):
             # the watched call loads the extensions the build phase made, as the run did: without
             # the builder, torch's own load_inline compiled each one again under the tool
             # (93-121 s of every CUDA candidate's strict verdict on an H200, session 15)
@@ -355,7 +362,6 @@ class Verifier:
         return decide(findings, data, self.config.fallback)
 
     def _phase(self, job: RunnerJob, phase: str, run_device: str, gpu: int | None, extra: dict) -> tuple[PhaseResult, dict | None]:
-        backend = get_language(job.sample.language)
         # a run on the run device goes to a spare started ahead (verify/standby.py)
         spare = (self.standby.take(gpu) if self.standby is not None and phase == "run" and run_device == self.device
                  else self.build_standby.take(None) if self.build_standby is not None and phase == "build" else None)
@@ -364,7 +370,7 @@ class Verifier:
         env = self._env(job, run_device, gpu, phase_dir)
         requests_path = phase_dir / "build_requests.jsonl"
         defer = (phase == "run" and self.defer_builds and job.requeues < MAX_BUILD_REQUEUES
-                 and self.config.fast_build and backend.compiles_extension)
+                 and self.config.fast_build and builds_extension(job.sample))
         if defer:  # the run worker compiles nothing (lazy_builds.py)
             extra = {**extra, "defer_builds": str(requests_path)}
         result_path = phase_dir / "result.json"
@@ -378,7 +384,7 @@ class Verifier:
             task_code=job.task.code if phase == "run" else "",
             nice=self.config.build_nice if phase == "build" else 0, merge_units=self.config.merge_units,
             slim_units=self.config.slim_units,
-            build_cache=str(self.cache_dir / "build") if self.config.fast_build and backend.compiles_extension else None,
+            build_cache=str(self.cache_dir / "build") if self.config.fast_build and builds_extension(job.sample) else None,
             env=env if spare is not None else None,  # what a fresh process would have been started with
             **extra)
         job_path = phase_dir / "job.json"
@@ -523,7 +529,7 @@ class Verifier:
     def build(self, job: RunnerJob) -> Verdict | None:
         """Build phase; returns a verdict if the candidate ends here."""
         self._prepare(job)
-        if not get_language(job.sample.language).compiles_extension:
+        if not builds_extension(job.sample):
             return None  # nothing to compile ahead: the run process imports it
         m0 = time.monotonic()
         with self._waiting_lock:
@@ -571,7 +577,7 @@ class Verifier:
             "input_seed": self.config.input_seed if self.config.input_seed is not None else secrets.randbelow(2**31),
             "weight_seed": self.config.weight_seed, "check": self.config.check_rule(), "time": self.config.time,
             "timing": self.config.timing, "skip_timing_reason": backend.timing_skip_reason(run_device),
-            "import_is_build": not backend.compiles_extension,
+            "import_is_build": not builds_extension(job.sample),
             # reward-hacking guards (kernelmill.verify.guards): the run phase supervises
             "guards": self.config.guards, "fallback": self.config.fallback, "policy": self.config.policy,
             "language": job.sample.language,
@@ -637,7 +643,7 @@ def _head_and_tail(data: dict | None, start: float, end: float) -> None:
 
 # what the fast builder's log (inline_build.InlineBuilder.log) says of a candidate's build
 _BUILD_FACTS = ("warm", "cuda_split", "merged", "slim", "pch_used", "compiled", "reused", "compiles", "compile_s",
-                "lazy_built", "fallback", "fail_fast", "unit_s", "pch_wait_s")
+                "lazy_built", "fallback", "fail_fast", "fail_fast_read", "unit_s", "pch_wait_s")
 
 
 def _build_facts(info) -> dict:
