@@ -30,6 +30,9 @@ built. On the GPU machine (nothing emulated)::
 Here (2 cores, no GPU)::
 
     python benchmarks/build_fail_fast.py --cpu-emulate /usr/local/cuda --out build_fail_fast_cpu.json
+
+``--cold`` leaves the preparation out: each build starts from an empty cache, as the first
+builds on a fresh machine do (the precompiled header and the header's identifiers not made yet).
 """
 
 from __future__ import annotations
@@ -250,6 +253,9 @@ def main() -> None:
     ap.add_argument("--only", default="", help="comma-separated candidate ids")
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per build")
+    ap.add_argument("--cold", action="store_true",
+                    help="nothing prepared: every build starts from an empty cache (no precompiled header, no "
+                         "header identifiers), as a cold machine's first builds do")
     ap.add_argument("--work", help="keep caches here (default: a temporary folder, removed)")
     ap.add_argument("--out", default="build_fail_fast.json")
     args = ap.parse_args()
@@ -277,10 +283,14 @@ def main() -> None:
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="km-failfast-"))
     prepared = str(work / "prepared")
     done = Path(prepared) / "prepare_s.txt"  # made before (--work kept): reused
-    prepare_s = float(done.read_text()) if done.exists() else prepare(calls, prepared, env)
-    if not (Path(prepared) / "idents").exists():  # a cache prepared before issue 40: its identifiers
-        prepare_s += prepare(calls, prepared, env)
-    done.write_text(str(prepare_s))
+    if args.cold:  # an empty folder: `fresh` then gives every build an empty cache
+        Path(prepared).mkdir(parents=True, exist_ok=True)
+        prepare_s = 0.0
+    else:
+        prepare_s = float(done.read_text()) if done.exists() else prepare(calls, prepared, env)
+        if not (Path(prepared) / "idents").exists():  # a cache prepared before issue 40: its identifiers
+            prepare_s += prepare(calls, prepared, env)
+        done.write_text(str(prepare_s))
     print(json.dumps({"prepare_s": prepare_s}), flush=True)
     modes = ["ours"] + (["ours_before"] if args.before else [])
     rows = []
@@ -301,10 +311,10 @@ def main() -> None:
             row[m]["first_error"] = first_error(row[m].pop("error", "") or "")
         rows.append(row)
         print(json.dumps({k: ({kk: vv for kk, vv in v.items() if kk != "log"} | (
-            {kk: v["log"][kk] for kk in ("fail_fast", "slim", "merged", "cuda_split", "compiled", "cancelled", "fallback")
+            {kk: v["log"][kk] for kk in ("fail_fast", "fail_fast_read", "check_s", "slim", "merged", "cuda_split", "compiled", "cancelled", "fallback")
              if kk in v.get("log", {})}) if isinstance(v, dict) else v) for k, v in row.items()}), flush=True)
     summary = summarize(rows, modes + (["stock"] if any("stock" in r for r in rows) else []))
-    summary.update(prepare_s=prepare_s, calls=len(calls), unresolved=len(unresolved),
+    summary.update(prepare_s=prepare_s, cold=args.cold, calls=len(calls), unresolved=len(unresolved),
                    machine=os.uname().nodename, cores=os.cpu_count(), emulated=bool(args.cpu_emulate),
                    load_after=os.getloadavg())
     print(json.dumps(summary, indent=1))

@@ -416,6 +416,74 @@ def measure(spec: dict, timeout: float = 900.0) -> dict:
         return json.loads(out.read_text())
 
 
+class Spares:
+    """One card's measurements, each in a fresh process as `measure` runs them, whose start
+    overlaps the measurement before it: the next process is started when a measurement is
+    handed out, imports torch (and triton) and then waits on its stdin for its one spec. What
+    it does before the spec arrives is CPU work (no CUDA call: the card's context is made by
+    the measurement, as in a process started then), so the card's running measurement is not
+    disturbed; it saves the 2-4 s of a start and torch's import per row (issue 39's table
+    took 11-15 s a row on an H200, session_2026-11-29i). The card (CUDA_VISIBLE_DEVICES) is
+    fixed per process; the build folder is set from the spec before the candidate loads."""
+
+    def __init__(self, card: str | None, timeout: float):
+        self.card, self.timeout, self.next = card, timeout, None
+
+    def _start(self) -> subprocess.Popen:
+        env = dict(os.environ)
+        if self.card:
+            env["CUDA_VISIBLE_DEVICES"] = self.card
+        return subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve-one"], env=env,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def measure(self, spec: dict, more: bool = True) -> dict:
+        """`measure(spec)` in the waiting process (a new one if none waits); with `more`, the
+        process for the next call starts now."""
+        if spec.get("card") != self.card or (spec["device"] == "cpu" and spec.get("language") == "triton"):
+            return measure(spec, self.timeout)  # TRITON_INTERPRET is read at triton's import
+        proc, self.next = self.next or self._start(), None
+        if more:
+            self.next = self._start()
+        with tempfile.TemporaryDirectory(prefix="fidelity-") as tmp:
+            out = Path(tmp) / "result.json"
+            try:
+                _, err = proc.communicate(json.dumps({"spec": spec, "result": str(out)}) + "\n", timeout=self.timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+                return {"error": f"timed out after {self.timeout:.0f} s"}
+            if proc.returncode != 0 or not out.exists():
+                tail = (err or "").strip().splitlines()[-6:]
+                return {"error": f"exit {proc.returncode}: " + " | ".join(tail)}
+            return json.loads(out.read_text())
+
+    def close(self) -> None:
+        if self.next is not None:
+            self.next.kill()
+            self.next.communicate()
+            self.next = None
+
+
+def serve_one() -> int:
+    """The process a `Spares` started: torch imported ahead, then one spec from stdin."""
+    import torch  # noqa: F401 - imported before the spec arrives: the point of the spare
+
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        pass
+    line = sys.stdin.readline()
+    if not line.strip():
+        return 0  # closed unused
+    job = json.loads(line)
+    spec = job["spec"]
+    if spec.get("ext_dir"):  # read by torch's builder when the candidate builds, not at import
+        os.environ["TORCH_EXTENSIONS_DIR"] = spec["ext_dir"]
+    res = measure_in_process(spec)
+    Path(job["result"]).write_text(json.dumps(res, default=str), encoding="utf-8")
+    return 0
+
+
 # ------------------------------------------------------------ KernelBench side
 
 def kb_preflight(kb_root: Path) -> str | None:
@@ -787,11 +855,17 @@ def main(argv: list[str] | None = None) -> int:
                          "their KernelBench figures)")
     ap.add_argument("--per-card", action=argparse.BooleanOptionalAction, default=True,
                     help="measure each candidate on the card kernelmill timed it on, the cards side by side")
+    ap.add_argument("--spares", action=argparse.BooleanOptionalAction, default=True,
+                    help="start each card's next measurement process while the one before it measures "
+                         "(torch's import overlapped; each measurement still in a fresh process)")
+    ap.add_argument("--serve-one", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--measure-one", help=argparse.SUPPRESS)
     ap.add_argument("--kb-one", help=argparse.SUPPRESS)
     ap.add_argument("--result", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
+    if args.serve_one:  # a process `Spares` started ahead
+        return serve_one()
     if args.measure_one or args.kb_one:  # the fresh process of `measure`
         res = measure_in_process(json.loads(args.measure_one)) if args.measure_one else kb_in_process(json.loads(args.kb_one))
         Path(args.result).write_text(json.dumps(res, default=str), encoding="utf-8")
@@ -915,7 +989,15 @@ def main(argv: list[str] | None = None) -> int:
     stop = threading.Event()  # an interrupt: each card finishes its candidate, then the table is written
 
     def work(card: str | None, queue: list[Candidate]) -> None:
-        for c in queue:
+        spares = Spares(card, args.measure_timeout) if args.spares else None
+        try:
+            measure_queue(card, queue, spares)
+        finally:
+            if spares is not None:
+                spares.close()
+
+    def measure_queue(card: str | None, queue: list[Candidate], spares: Spares | None) -> None:
+        for i, c in enumerate(queue):
             if (stop.is_set() or (args.limit_s and time.perf_counter() - t_start > args.limit_s)
                     or (args.stop_at and time.time() > args.stop_at)):
                 print(f"time limit reached (--limit-s/--stop-at): candidates left for --resume on card {card}",
@@ -929,7 +1011,8 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             before = results["independent"].get(c.name)  # kept where only KernelBench's repeats are wanted
             keep = before and "error" not in before and before.get("method") not in SUPERSEDED_METHODS
-            ind = before if keep else measure(spec, args.measure_timeout)
+            ind = (before if keep else spares.measure(spec, more=i + 1 < len(queue)) if spares is not None
+                   else measure(spec, args.measure_timeout))
             kb = None
             kb_row = args.kernelbench_rows == "all" or (args.kernelbench_rows == "external"
                                                          and c.style.startswith("external"))

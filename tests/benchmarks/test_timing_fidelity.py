@@ -83,6 +83,28 @@ def test_measurer_reports_a_broken_candidate(corpus):
     assert "boom" in res["error"]
 
 
+def test_a_spare_process_measures_as_a_fresh_one_and_the_next_waits(corpus, tmp_path):
+    """Spares: each measurement in its own process, the next one started (torch imported)
+    while the one before measures; a broken candidate's error and an unused spare's close."""
+    spares = tf.Spares(None, 300.0)
+    try:
+        spec = {**_spec(corpus, "double__add"), "card": None, "ext_dir": str(tmp_path / "ext")}
+        first = spares.measure(spec)
+        assert "error" not in first, first
+        assert first["max_abs_err"] == 0.0 and len(first["ratios"]) == 5
+        waiting = spares.next
+        assert waiting is not None and waiting.poll() is None  # the next process, started and waiting
+        (corpus / "honest" / "double__broken.py").write_text(
+            "# task: double  language: torch  device: cpu\nraise RuntimeError('boom')\n")
+        broken = spares.measure({**_spec(corpus, "double__broken"), "card": None}, more=False)
+        assert "boom" in broken["error"] and spares.next is None
+        assert waiting.returncode is not None  # that process was the one used
+        spares.measure({**spec}, more=True)
+    finally:
+        spares.close()
+    assert spares.next is None
+
+
 def test_corpus_loading_and_selection(corpus):
     cands = tf.load_corpus(corpus)
     assert [c.name for c in cands] == ["double__add", "double__slow"]
