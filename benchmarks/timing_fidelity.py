@@ -40,6 +40,11 @@ inside the first run's interval, and the interval's median width.
     python benchmarks/timing_fidelity.py --device cpu --only relu_64k__clamp_min,swish_4m__silu \
         --out fidelity_cpu.json --markdown fidelity_cpu.md
 
+Each independent measurement runs in a fresh process, started (torch imported) while the
+card's measurement before it runs (--no-spares: started when needed); a compile that failed
+once answers again from what it printed (--no-replay-failed-compiles: compiled in each
+process, as a candidate's failing load_inline does in a plain process).
+
 --out is rewritten after every candidate, so an interrupted run keeps what it
 measured; --resume skips candidates already measured in --out (and lets
 kernelmill resume its verdicts file next to it).
@@ -414,6 +419,62 @@ def measure(spec: dict, timeout: float = 900.0) -> dict:
             tail = (proc.stderr or proc.stdout or "").strip().splitlines()[-6:]
             return {"error": f"exit {proc.returncode}: " + " | ".join(tail)}
         return json.loads(out.read_text())
+
+
+# A compiler in front of the real one that answers a compile it saw fail with the same
+# output and exit code, without compiling again. A candidate whose `load_inline` fails and
+# falls back to PyTorch compiled the failing unit again in every fresh process (torch keeps
+# nothing of a failed build): 10-35 s of each such row's 25-50 s (session_2026-11-29i). Keyed
+# by the command line and the bytes of every file it names; only failures are kept (a unit
+# that compiled is kept by torch's own build folder). Written here, not taken from ccache,
+# which caches successes only.
+FAILED_COMPILES = r"""#!REAL_PYTHON
+import hashlib, os, subprocess, sys
+real, store = REAL_COMPILER, STORE
+h = hashlib.sha256(repr(sys.argv[1:]).encode())
+for a in sys.argv[1:]:
+    if os.path.isfile(a):
+        with open(a, "rb") as f:
+            h.update(f.read())
+key = os.path.join(store, h.hexdigest())
+if os.path.exists(key + ".rc"):
+    with open(key + ".out", "rb") as f:
+        sys.stderr.buffer.write(f.read())
+    sys.exit(int(open(key + ".rc").read()))
+proc = subprocess.run([real, *sys.argv[1:]], stderr=subprocess.PIPE)
+sys.stderr.buffer.write(proc.stderr)
+if proc.returncode != 0 and "-v" not in sys.argv[1:] and "--version" not in sys.argv[1:]:
+    tmp = f"{key}.{os.getpid()}"
+    with open(tmp + ".out", "wb") as f:
+        f.write(proc.stderr)
+    os.replace(tmp + ".out", key + ".out")
+    with open(tmp + ".rc", "w") as f:
+        f.write(str(proc.returncode))
+    os.replace(tmp + ".rc", key + ".rc")
+sys.exit(proc.returncode)
+"""
+
+
+def failed_compile_env(folder: Path) -> dict[str, str]:
+    """CXX and PYTORCH_NVCC (what torch's builder reads) pointing at FAILED_COMPILES in front
+    of the compilers torch would use; {} where one of them is not found."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "failed").mkdir(exist_ok=True)
+    env = {}
+    cuda_home = os.environ.get("CUDA_HOME") or "/usr/local/cuda"
+    for var, name, real in (("CXX", "c++", shutil.which(os.environ.get("CXX", "c++"))),
+                            ("PYTORCH_NVCC", "nvcc", os.environ.get("PYTORCH_NVCC")
+                             or shutil.which("nvcc") or str(Path(cuda_home) / "bin" / "nvcc"))):
+        if not real or not os.path.exists(real):
+            continue
+        # a folder of its own per compiler, the file named as torch expects (its check reads the path)
+        (folder / var).mkdir(exist_ok=True)
+        path = folder / var / name
+        path.write_text(FAILED_COMPILES.replace("REAL_PYTHON", sys.executable)
+                        .replace("REAL_COMPILER", repr(real)).replace("STORE", repr(str(folder / "failed"))))
+        path.chmod(0o755)
+        env[var] = str(path)
+    return env
 
 
 class Spares:
@@ -858,6 +919,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--spares", action=argparse.BooleanOptionalAction, default=True,
                     help="start each card's next measurement process while the one before it measures "
                          "(torch's import overlapped; each measurement still in a fresh process)")
+    ap.add_argument("--replay-failed-compiles", action=argparse.BooleanOptionalAction, default=True,
+                    help="cuda: a compile that failed once (a candidate's load_inline that falls back to PyTorch) "
+                         "answers with its output again instead of compiling in each fresh process")
     ap.add_argument("--serve-one", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--measure-one", help=argparse.SUPPRESS)
     ap.add_argument("--kb-one", help=argparse.SUPPRESS)
@@ -954,6 +1018,8 @@ def main(argv: list[str] | None = None) -> int:
     # deadline would make torch wait on it forever, so stale locks go first
     ext_root = (args.out.with_suffix(".ext") if args.out else Path(tempfile.mkdtemp(prefix="fidelity-ext-")))
     ext_root.mkdir(parents=True, exist_ok=True)
+    if args.replay_failed_compiles and device == "cuda":  # every process started from here on inherits it
+        os.environ.update(failed_compile_env(ext_root / "compilers"))
     for stale in ext_root.glob("*/*/lock"):
         stale.unlink(missing_ok=True)
     t_start = time.perf_counter()

@@ -321,3 +321,37 @@ def test_a_kernelbench_that_does_not_import_stops_the_run_before_any_measurement
         "def eval_kernel_against_ref(*a, **k): pass\ndef build_compile_cache(*a, **k): pass\n")
     assert tf.kb_preflight(kb) is None
     assert "no KernelBench harness" in tf.kb_preflight(tmp_path / "nowhere")
+
+
+def test_a_compile_that_failed_answers_again_without_compiling_and_others_compile(tmp_path, monkeypatch):
+    """The independent side's failed-compile replay: the same failing command on the same bytes
+    gives the same output and exit code, the real compiler run once; a changed source, and a
+    compile that succeeds, go to the compiler every time."""
+    import os
+    import subprocess
+
+    calls = tmp_path / "calls.txt"
+    fake = tmp_path / "bin" / "c++"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\necho run >> {calls}\nif grep -q bad \"$2\"; then echo 'main.cpp:3:1: error: nope' >&2; "
+                    "exit 1; fi\nexit 0\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("CXX", str(fake))
+    monkeypatch.setenv("PYTORCH_NVCC", str(fake))
+    env = tf.failed_compile_env(tmp_path / "compilers")
+    assert set(env) == {"CXX", "PYTORCH_NVCC"} and env["CXX"].endswith("/c++") and env["PYTORCH_NVCC"].endswith("/nvcc")
+    src = tmp_path / "main.cpp"
+    src.write_text("bad\n")
+
+    def compile_():
+        return subprocess.run([env["CXX"], "-c", str(src), "-o", str(tmp_path / "main.o")], capture_output=True,
+                              text=True, env=os.environ.copy())
+
+    first, second = compile_(), compile_()
+    assert first.returncode == second.returncode == 1
+    assert "error: nope" in first.stderr and second.stderr == first.stderr
+    assert calls.read_text().count("run") == 1  # answered from what it kept
+    src.write_text("bad, edited\n")
+    assert compile_().returncode == 1 and calls.read_text().count("run") == 2
+    src.write_text("fine\n")
+    assert compile_().returncode == 0 and compile_().returncode == 0 and calls.read_text().count("run") == 4
