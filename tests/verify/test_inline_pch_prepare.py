@@ -152,10 +152,13 @@ def test_only_flag_sets_used_often_enough_are_prepared(monkeypatch, tmp_path):
     job = lambda lang, code: SimpleNamespace(sample=SimpleNamespace(language=lang, code=code))  # noqa: E731
     n = build_prepare.EAGER_MIN_CANDIDATES
     plain = 'load_inline(name="x", cpp_sources="", functions=["f"])'
-    verifier.prepare_builds([job("cpp", plain)] * (n - 1) + [job("torch", plain)] * 10)
+    verifier.prepare_builds([job("cpp", plain)] * (n - 1) + [job("torch", "y = torch.relu(x)")] * 10)
     assert started == []
     verifier.prepare_builds([job("cpp", plain)] * n + [job("cpp", CANDIDATE)])
     assert started == [[(False, (), ())]]
+    # a candidate labelled torch whose source calls load_inline builds an extension too (0.5.10)
+    verifier.prepare_builds([job("torch", plain)] * n)
+    assert started == [[(False, (), ())]] * 2
 
 
 def test_cuda_flag_sets_leave_out_the_binding_units_own_when_units_merge(monkeypatch):
