@@ -518,6 +518,33 @@ def test_a_plain_prefix_is_judged_without_an_e_of_the_header_and_others_still_ar
     assert len(read) == 2
 
 
+def test_a_build_answered_before_compiling_is_known_to_fail_by_the_next_process_that_asks(tmp_path, monkeypatch):
+    """A run process asks whether its build is cached before it would have it built elsewhere
+    (lazy_builds.py, `cached`). A build the check answered kept nothing, so the run was sent
+    back to the build worker twice and then compiled it itself (cuda-l1 L1-2, L3-45: ~70 s
+    each). The answer is kept now, with its message, kinds and rule."""
+    monkeypatch.setattr(inline_build, "tool_id", lambda tool: tool)
+    flags = {"cxx": "c++", "cflags": [], "post_cflags": [], "ldflags": [], "fingerprint": ""}
+    main = assemble("m", "", None, ["my_kernel"])[0]
+    first = InlineBuilder(tmp_path / "cache")
+    monkeypatch.setattr(first, "header_identifiers", lambda cxx, f, make=True: {"at", "Tensor"})
+    with pytest.raises(CompileError, match="'my_kernel' was not declared") as err:
+        first.build("m", main, None, flags)
+    assert first.log["fail_fast"] == "unbound: my_kernel"
+    later = InlineBuilder(tmp_path / "cache")  # another process: nothing of the first in memory
+
+    def no_check(*a, **k):
+        raise AssertionError("checked again")
+
+    monkeypatch.setattr(later, "precheck", no_check)
+    with pytest.raises(CompileError) as again:
+        later.build("m", main, None, flags, compile=False)  # the run's question: cached?
+    assert str(again.value) == str(err.value) and again.value.kinds == err.value.kinds
+    assert later.log["fail_fast"] == "unbound: my_kernel" and "compiles" not in later.log
+    # another source is another build: not answered from it
+    assert later.build("m", assemble("m", "int x;", None, ["my_kernel"])[0], None, flags, compile=False) is None
+
+
 def test_the_pasting_macros_are_made_with_the_identifiers(tmp_path, monkeypatch):
     def fake_run(cmd, cwd, *a, **k):
         (Path(cwd) / "torch_ext.ii").write_text("#define C10_IMPL(a, b) a##b\n#define C10_CAT(a, b) C10_IMPL(a, b)\n")

@@ -618,6 +618,10 @@ class InlineBuilder:
         if hit is not None:
             self.log["warm"] = True
             return hit
+        known = self.cache.get("soerr", key) if _FAIL_FAST else None
+        if known is not None:  # answered before (fail_fast.py): the same answer, asked or not
+            self.log["fail_fast"] = (known / "why.txt").read_text()
+            raise CompileError((known / "log.txt").read_text(), tuple((known / "kinds.txt").read_text().split()))
         if not compile:
             return None
         self.log["warm"] = False
@@ -625,7 +629,15 @@ class InlineBuilder:
         stop = _Stop() if _FAIL_FAST else None
         try:
             if _FAIL_FAST:
-                self.precheck(main_cpp, cuda_cu, flags)
+                try:
+                    self.precheck(main_cpp, cuda_cu, flags)
+                except CompileError as exc:
+                    # kept, as a unit's compile error is: a run that asks whether this build is
+                    # cached (`cached`, lazy_builds.py) learns it fails instead of having it built
+                    # elsewhere again (cuda-l1 L1-2 and L3-45: two requeues of ~15 s each, then a
+                    # 40 s build in the run, holding the GPU's share, session_2026-11-29i)
+                    self._keep_failure(key, exc)
+                    raise
             if slim is not None and self._binding_unready(slim, flags, cxx):
                 slim = None  # another process compiles its binding (build_prepare), or it failed
                 self.log["slim"] = False
@@ -656,6 +668,13 @@ class InlineBuilder:
             # every compile this process did (the run phase should have none: verify/build/lazy_builds.py)
             self.log["compiles"] = self.log.get("compiles", 0) + 1
             self.log["compile_s"] = self.log.get("compile_s", 0.0) + time.perf_counter() - t_compile
+
+    def _keep_failure(self, key: str, exc: CompileError) -> None:
+        stage = self.cache.staging("soerr")
+        (stage / "log.txt").write_text(str(exc))
+        (stage / "kinds.txt").write_text(" ".join(exc.kinds))
+        (stage / "why.txt").write_text(str(self.log.get("fail_fast", "")))
+        self.cache.publish("soerr", key, stage)
 
     def _binding_unready(self, plan, flags: dict, cxx: list[str]) -> bool:
         """Whether the slim path's binding object is not in the cache and another process
