@@ -122,7 +122,10 @@ def prepare_builds_command(
         cuda = driver_lists_gpus()
     bindings = []
     if samples_path is not None:
-        codes = [s.code for s in load_samples_or_exit(samples_path) if s.language in ("cuda", "cpp")]
+        from ..verify.runner import builds_extension
+
+        # every sample that builds an extension, whatever its label (a `torch` one may load_inline)
+        codes = [s.code for s in load_samples_or_exit(samples_path) if builds_extension(s)]
         specs = [s for s in build_prepare.run_specs(codes, min_uses=1) if cuda or not s[0]]
         bindings = [b for code in codes for b in build_prepare.binding_specs(code) if cuda or not b[0][0]]
     else:
