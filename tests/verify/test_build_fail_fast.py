@@ -358,6 +358,8 @@ def test_an_undeclared_binding_fails_before_compiling_as_the_compile_does(args, 
     assert fast["outcome"] == "compile_error"
     assert fast["log"]["fail_fast"].startswith(("unbound: ", "module twice")) and "compiles" in fast["log"]
     assert "compiled" not in fast["log"]
+    # a cpp_sources with no directive is judged on its text; one with an #include is preprocessed
+    assert fast["log"].get("fail_fast_read") == ("text" if args["name"] == "km_ff_a" else None)
     if args["name"] not in COMPILED_TOO:
         # the same rule and message as km_ff_a's, for a name absent another way (~28 CPU-s a
         # real compile: issue 45); the message's words are the compiler's own (below)

@@ -427,13 +427,14 @@ class InlineBuilder:
                 names = [n for n in names if known is not None and n[1] not in known]
             if not names and module is None:
                 return  # every name is spelled in the header: not ours to judge
-            pasting = self.header_pasting(flags["cxx"], flags["cflags"]) if names and module is None else None
+            needs = fail_fast.needs_preprocessing(prefix)
+            pasting = self.header_pasting(flags["cxx"], flags["cflags"]) if needs and module is None else None
             if pasting is not None and fail_fast.spelled_is_all(prefix, pasting):
                 # what the preprocessor would make of the prefix holds no identifier beyond
                 # its own text's and the header's: judged on those, without an -E of the header
                 names = [n for n in names if n[1] not in fail_fast.identifiers(prefix)]
                 self.log["fail_fast_read"] = "text"
-            elif fail_fast.needs_preprocessing(prefix):
+            elif needs:
                 text = self._prefix_text(prefix, flags, cxx)
                 if text is None:
                     return
