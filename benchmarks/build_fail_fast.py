@@ -271,7 +271,7 @@ def main() -> None:
 
         env["TORCH_CUDA_ARCH_LIST"] = "{}.{}".format(*torch.cuda.get_device_capability())
     sys.path.insert(0, str(ROOT / "src"))
-    calls = corpus_calls(Path(args.corpus), env)
+    calls = corpus_calls(Path(args.corpus).resolve(), env)  # read by a child in a temporary folder
     unresolved = [c for c in calls if "unresolved" in c["args"]]
     calls = [c for c in calls if "unresolved" not in c["args"]]
     if args.only:  # in the order given

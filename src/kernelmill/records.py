@@ -63,8 +63,6 @@ from . import languages as _languages
 # 0.5.10 = a candidate of any language whose source names torch's extension builder
 # (`cpp_extension.load`, `load_inline`) has a build phase: labelled `torch`, it compiled in its run,
 # holding a share of the GPU's lock, and another run's timing waited 70-74 s (cuda-l1 L2-35, L2-90);
-# a failing build's prefix with no directive, pasting or splice is judged on its own text (no -E of
-# the header where no precompiled one is ready: cuda-l1's failing builds 5.4 s from a cold machine);
 # a build the fail-fast check answered is kept as a failure, so a run asking whether it is cached
 # learns it fails (it was sent back to the build worker twice, then built it in the run: ~70 s)
 HARNESS_VERSION = "0.5.10"

@@ -358,8 +358,6 @@ def test_an_undeclared_binding_fails_before_compiling_as_the_compile_does(args, 
     assert fast["outcome"] == "compile_error"
     assert fast["log"]["fail_fast"].startswith(("unbound: ", "module twice")) and "compiles" in fast["log"]
     assert "compiled" not in fast["log"]
-    # a cpp_sources with no directive is judged on its text; one with an #include is preprocessed
-    assert fast["log"].get("fail_fast_read") == ("text" if args["name"] == "km_ff_a" else None)
     if args["name"] not in COMPILED_TOO:
         # the same rule and message as km_ff_a's, for a name absent another way (~28 CPU-s a
         # real compile: issue 45); the message's words are the compiler's own (below)
@@ -390,8 +388,8 @@ MUST_BUILD = [
     # declared in a header of the candidate's own (an include folder)
     dict(name="km_ff_e", cpp_sources='#include "km_decl.h"\ntorch::Tensor KM_NAME(torch::Tensor x) { return x; }\n',
          functions=["ident_fwd"]),
-    # declared through the torch header's own pasting macro (c10's C10_CONCATENATE): the prefix
-    # has no directive, so only the header's pasting list sends it to the preprocessor
+    # declared through the torch header's own pasting macro (c10's C10_CONCATENATE), in a
+    # cpp_sources with no directive: only the preprocessed text spells the name
     dict(name="km_ff_h", cpp_sources="torch::Tensor C10_CONCATENATE(km_, cat_fwd)(torch::Tensor x) { return x; }\n",
          functions=["km_cat_fwd"]),
     # a module of its own the preprocessor drops: only torch's block defines the module
@@ -464,62 +462,6 @@ def test_the_headers_identifiers_are_made_while_another_process_holds_their_lock
     assert len(calls) == 2
 
 
-def test_a_header_macro_that_pastes_and_every_macro_naming_it_are_found():
-    text = ("#define KM_IMPL(a, b) a##b\n#define KM_CAT(a, b) KM_IMPL(a, b)\n#define KM_USE KM_CAT\n"
-            "#define KM_PLAIN(x) (x + 1)\n#define KM_STR(x) #x\nint KM_IMPL;\n"
-            "    #define KM_KEY(ns,s) ns ##_ ##s,\n")  # -dD keeps a definition's indentation (torch has two)
-    assert fail_fast.pasting_macros(text) == {"KM_IMPL", "KM_CAT", "KM_USE", "KM_KEY"}
-    # redefined: judged by every body it has
-    assert fail_fast.pasting_macros("#define A 1\n#undef A\n#define A x##y\n#define B A\n") == {"A", "B"}
-
-
-@pytest.mark.parametrize("prefix, plain", [
-    ("torch::Tensor km_other(torch::Tensor x);\n", True),
-    ("KM_CAT(km_, fwd)(torch::Tensor x);\n", False),  # names a header macro that pastes
-    ("#define N(a) a##_fwd\nN(km);\n", False),  # a directive, and pasting of its own
-    ("#include <vector>\nint km_other();\n", False),  # another header: its identifiers are unknown
-    ("torch::Tensor km_\\\nfwd(torch::Tensor x);\n", False),  # a splice joins km_ and fwd
-    ("%:define KM 1\n", False),  # the digraph of '#': a directive
-    ("torch::Tensor km_\\u0066wd(torch::Tensor x);\n", False),  # a universal character name
-    ("??=define KM 1\n", False),  # a trigraph
-    ('const char* s = R"(")";\n#define KM 1\n', False),  # a raw string before a directive
-    ('const char* s = "#";\nint km_other();\n', False),  # any '#' at all: the preprocessor reads it
-])
-def test_the_prefix_is_read_without_the_preprocessor_only_where_it_can_make_no_new_name(prefix, plain):
-    text = "#include <torch/extension.h>\n" + prefix
-    assert fail_fast.spelled_is_all(text, {"KM_IMPL", "KM_CAT"}) is plain
-
-
-def test_a_plain_prefix_is_judged_without_an_e_of_the_header_and_others_still_are(tmp_path, monkeypatch):
-    """Issue 40 from a cold machine: where no precompiled header is ready yet, reading the prefix
-    took a second -E of the header (1-3 s of cuda-l1's 5.4 s failing builds). A prefix with no
-    directive, no pasting and no splice is judged on its own text and the header's identifiers."""
-    builder = InlineBuilder(tmp_path)
-    monkeypatch.setattr(builder, "header_identifiers", lambda cxx, flags, make=True: {"forward", "at", "Tensor"})
-    monkeypatch.setattr(builder, "header_pasting", lambda cxx, flags: {"KM_CAT"})
-    read = []
-
-    def prefix_text(prefix, flags, cxx):
-        read.append(prefix)
-        return prefix.replace("KM_CAT(km_, fwd)", "km_fwd")  # what the preprocessor would make
-
-    monkeypatch.setattr(builder, "_prefix_text", prefix_text)
-    flags = {"cxx": "c++", "cflags": []}
-    plain = assemble("m", "at::Tensor km_other(at::Tensor x);\n", None, ["km_fwd"])[0]
-    with pytest.raises(CompileError, match="'km_fwd' was not declared"):
-        builder._check_bindings(plain, flags, ["c++"])
-    assert read == [] and builder.log["fail_fast_read"] == "text"
-    # a header macro that pastes: the preprocessor decides, and finds the name declared
-    pasted = assemble("m", "at::Tensor KM_CAT(km_, fwd)(at::Tensor x);\n", None, ["km_fwd"])[0]
-    builder._check_bindings(pasted, flags, ["c++"])
-    assert len(read) == 1
-    # identifiers made by an older kernelmill (no pasting list): the preprocessor decides
-    monkeypatch.setattr(builder, "header_pasting", lambda cxx, flags: None)
-    with pytest.raises(CompileError, match="'km_fwd' was not declared"):
-        builder._check_bindings(plain, flags, ["c++"])
-    assert len(read) == 2
-
-
 def test_a_build_answered_before_compiling_is_known_to_fail_by_the_next_process_that_asks(tmp_path, monkeypatch):
     """A run process asks whether its build is cached before it would have it built elsewhere
     (lazy_builds.py, `cached`). A build the check answered kept nothing, so the run was sent
@@ -545,18 +487,6 @@ def test_a_build_answered_before_compiling_is_known_to_fail_by_the_next_process_
     assert later.log["fail_fast"] == "unbound: my_kernel" and "compiles" not in later.log
     # another source is another build: not answered from it
     assert later.build("m", assemble("m", "int x;", None, ["my_kernel"])[0], None, flags, compile=False) is None
-
-
-def test_the_pasting_macros_are_made_with_the_identifiers(tmp_path, monkeypatch):
-    def fake_run(cmd, cwd, *a, **k):
-        (Path(cwd) / "torch_ext.ii").write_text("#define C10_IMPL(a, b) a##b\n#define C10_CAT(a, b) C10_IMPL(a, b)\n")
-        return 0, ""
-
-    monkeypatch.setattr(inline_build, "_run", fake_run)
-    builder = InlineBuilder(tmp_path)
-    assert builder.header_pasting("c++", []) is None  # not made yet
-    assert {"C10_IMPL", "C10_CAT"} <= builder.header_identifiers("c++", [])
-    assert builder.header_pasting("c++", []) == {"C10_IMPL", "C10_CAT"}
 
 
 @pytest.mark.slow

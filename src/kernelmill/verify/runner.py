@@ -643,7 +643,7 @@ def _head_and_tail(data: dict | None, start: float, end: float) -> None:
 
 # what the fast builder's log (inline_build.InlineBuilder.log) says of a candidate's build
 _BUILD_FACTS = ("warm", "cuda_split", "merged", "slim", "pch_used", "compiled", "reused", "compiles", "compile_s",
-                "lazy_built", "fallback", "fail_fast", "fail_fast_read", "unit_s", "pch_wait_s")
+                "lazy_built", "fallback", "fail_fast", "unit_s", "pch_wait_s")
 
 
 def _build_facts(info) -> dict:

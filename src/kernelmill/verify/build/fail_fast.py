@@ -21,10 +21,7 @@ name is not an identifier anywhere in
   -fpch-preprocess`` with the precompiled header: the header's macros and include guards as
   the compile has them; its macro definitions kept, so a macro of that name counts as one),
 
-nothing declares it and the compile fails with that error. Where that text can hold no
-identifier its own text and the header's do not (no directive, no ``##``, no header macro
-that may paste, no splice: `spelled_is_all`), the prefix is read as written, without the
-preprocessor (`pasting_macros` are made with the header's identifiers). Names the compiler may know
+nothing declares it and the compile fails with that error. Names the compiler may know
 without a declaration in the text (reserved ones: ``__x``, ``_X``) and keywords are never
 answered. The message is the compiler's, at the same file, line and column.
 
@@ -98,56 +95,6 @@ def needs_preprocessing(prefix: str) -> bool:
     rest = _HEADER_LINE.sub("", prefix)
     items = top_items(rest)
     return items is None or bool(items)
-
-
-_DEFINED = re.compile(r"[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(.*)")
-
-
-def pasting_macros(preprocessed: str) -> set[str]:
-    """The macros of ``-dD`` text whose expansion may paste tokens (``##``): those whose
-    definition has ``##``, and those whose definition names one of them (an expansion
-    invokes only the macros its tokens name, so none outside this set pastes). Pasting is
-    the one way an expansion makes an identifier that no definition and no source spells
-    (``#`` makes strings, the predefined macros literals). Every definition of a name counts
-    (one that is redefined is judged by all its bodies)."""
-    uses: dict[str, set[str]] = {}
-    pasting: list[str] = []
-    # the compiler writes each definition on a line of its own, indented as in the header
-    # (a line filter is 2x faster than one multi-line regex over the header's 16 MB)
-    for line in preprocessed.splitlines():
-        m = _DEFINED.match(line) if "#" in line and "define" in line else None
-        if m is None:
-            continue
-        name, body = m.group(1), m.group(2)
-        if "##" in body:
-            pasting.append(name)
-        for used in _IDENT.findall(body):
-            uses.setdefault(used, set()).add(name)
-    found, todo = set(pasting), list(pasting)
-    while todo:  # the macros that name a pasting macro paste too, and those that name them
-        for user in uses.get(todo.pop(), ()):
-            if user not in found:
-                found.add(user)
-                todo.append(user)
-    return found
-
-
-def spelled_is_all(prefix: str, pasting: set[str]) -> bool:
-    """Whether preprocessing `prefix` (main.cpp's text before the block, after the torch
-    header) can make no identifier that neither the prefix's own text nor the header's
-    preprocessed text spells, so the preprocessor need not run to know what it declares:
-    no directive but the header's include, no ``##`` and no macro of the
-    header that may paste (`pasting_macros`) named in it, and nothing the compiler joins
-    into one identifier before it sees tokens (a backslash-newline splice, a trigraph,
-    a universal character name) or reads as a directive (``%:``, the digraph of ``#``).
-    Any ``#`` but the header's include line sends the text to the preprocessor (in a string
-    too: a raw string can hide where a directive starts from a reader of quotes). Saves
-    one ``-E`` of the header where no precompiled one is ready yet (1-3 s: a cold machine's
-    first builds, issue 40)."""
-    rest = _HEADER_LINE.sub("", prefix)
-    if "#" in rest or "%:" in rest or "??" in rest or re.search(r"\\(?:\r?\n|u|U)", rest):
-        return False
-    return not (identifiers(rest) & pasting)
 
 
 def unbound_names(names, known: set[str]) -> list[tuple[str, str, int, int]]:

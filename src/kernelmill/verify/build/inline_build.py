@@ -368,16 +368,8 @@ class InlineBuilder:
             return None
         return set((entry / "idents.txt").read_text().split())
 
-    def header_pasting(self, cxx: str, cflags: list[str]) -> set[str] | None:
-        """The header's macros that may paste (fail_fast.pasting_macros), kept beside its
-        identifiers (`header_identifiers` makes both); None where there are none (not made,
-        or made by an older kernelmill)."""
-        entry = self.cache.get("idents", self._pch_key(cxx, unnamed(cflags)))
-        path = entry / "pasting.txt" if entry is not None else None
-        return set(path.read_text().split()) if path is not None and path.exists() else None
-
     def _make_identifiers(self, cxx: str, flags: list[str], key: str) -> Path | None:
-        from .fail_fast import identifiers, pasting_macros
+        from .fail_fast import identifiers
 
         stage = self.cache.staging("idents")
         (stage / "torch_ext.h").write_text(_PCH_HEADER)
@@ -386,11 +378,9 @@ class InlineBuilder:
             self.log["idents_error"] = out[-500:]
             shutil.rmtree(stage, ignore_errors=True)
             return None
-        text = (stage / "torch_ext.ii").read_text(errors="replace")
-        words = sorted(identifiers(text))
+        words = sorted(identifiers((stage / "torch_ext.ii").read_text(errors="replace")))
         (stage / "torch_ext.ii").unlink()
         (stage / "idents.txt").write_text("\n".join(words) + "\n")
-        (stage / "pasting.txt").write_text("\n".join(sorted(pasting_macros(text))) + "\n")
         return self.cache.publish("idents", key, stage, {"env": _env_id(), "cxx": cxx, "flags": flags})
 
     def precheck(self, main_cpp: str, cuda_cu: str | None, flags: dict) -> None:
@@ -427,14 +417,7 @@ class InlineBuilder:
                 names = [n for n in names if known is not None and n[1] not in known]
             if not names and module is None:
                 return  # every name is spelled in the header: not ours to judge
-            needs = fail_fast.needs_preprocessing(prefix)
-            pasting = self.header_pasting(flags["cxx"], flags["cflags"]) if needs and module is None else None
-            if pasting is not None and fail_fast.spelled_is_all(prefix, pasting):
-                # what the preprocessor would make of the prefix holds no identifier beyond
-                # its own text's and the header's: judged on those, without an -E of the header
-                names = [n for n in names if n[1] not in fail_fast.identifiers(prefix)]
-                self.log["fail_fast_read"] = "text"
-            elif needs:
+            if fail_fast.needs_preprocessing(prefix):
                 text = self._prefix_text(prefix, flags, cxx)
                 if text is None:
                     return
