@@ -84,3 +84,48 @@ def test_a_cuda_load_candidate_is_its_own(tmp_path, path):
         # the build process compiled it; the run process loaded that build (torch's path compiles
         # it again there: 65-85 s per extension on an H200, cuda-l1 L2-35 and L2-90)
         assert v.phases["build_s"] > 1.0 and v.phases["load_s"] < 1.0, v.phases
+
+
+PLAIN_TASK = '''
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x + 1.0
+
+def get_inputs():
+    return [torch.randn(4096, 1024)]
+
+def get_init_inputs():
+    return []
+'''
+
+PLAIN = '''
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return 1.0 + x
+'''
+
+
+def test_a_torch_labelled_load_builds_before_its_run_and_no_timing_waits_for_it(tmp_path):
+    """cuda-l1 L2-35 and L2-90 (a .cu written to a file and `load`ed at import, labelled `torch`):
+    on 0.5.9 the import compiled in the run process, which holds a share of the GPU's lock, and a
+    timing of another run on that GPU waited for the whole compile (70-74 s on an H200,
+    session_2026-11-29i). 0.5.10 gives such a candidate a build phase: its run imports the built
+    extension, and the other run's timing does not wait for a compile."""
+    tasks = {"t/twice": Task(task_id="t/twice", code=TASK, name="twice", level=1),
+             "t/plus": Task(task_id="t/plus", code=PLAIN_TASK, name="plus", level=1)}
+    samples = [Sample("torch_load", "t/twice", "torch", CANDIDATE.replace("BUILD_DIR", "")),
+               Sample("plain", "t/plus", "torch", PLAIN)]
+    config = VerifyConfig(device="cuda", trials=2, cache_dir=str(tmp_path / "cache"), runs_per_gpu=2, gpus=[0])
+    verdicts = {v.sample_id: v for v in verify_samples(tasks, samples, config)}
+    built, plain = verdicts["torch_load"], verdicts["plain"]
+    print({k: (v.status, v.phases.get("build_s"), v.phases.get("timing_lock_wait_s"), v.measurement.get("timeline"))
+           for k, v in verdicts.items()})
+    assert built.status == "ok" and plain.status == "ok", (built.message, plain.message)
+    assert (built.measurement.get("timeline") or {}).get("build"), built.measurement.get("timeline")
+    assert built.measurement.get("build"), "the build phase's facts"
+    assert (plain.phases.get("timing_lock_wait_s") or 0.0) < 10.0, plain.phases
