@@ -122,10 +122,11 @@ def prepare_builds_command(
         cuda = driver_lists_gpus()
     bindings = []
     if samples_path is not None:
-        from ..verify.runner import builds_extension
+        from ..languages import get_language
 
         # every sample that builds an extension, whatever its label (a `torch` one may load_inline)
-        codes = [s.code for s in load_samples_or_exit(samples_path) if builds_extension(s)]
+        codes = [s.code for s in load_samples_or_exit(samples_path)
+                 if get_language(s.language).builds_extension(s.code)]
         specs = [s for s in build_prepare.run_specs(codes, min_uses=1) if cuda or not s[0]]
         bindings = [b for code in codes for b in build_prepare.binding_specs(code) if cuda or not b[0][0]]
     else:
