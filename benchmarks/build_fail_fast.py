@@ -311,7 +311,7 @@ def main() -> None:
             row[m]["first_error"] = first_error(row[m].pop("error", "") or "")
         rows.append(row)
         print(json.dumps({k: ({kk: vv for kk, vv in v.items() if kk != "log"} | (
-            {kk: v["log"][kk] for kk in ("fail_fast", "fail_fast_read", "check_s", "slim", "merged", "cuda_split", "compiled", "cancelled", "fallback")
+            {kk: v["log"][kk] for kk in ("fail_fast", "check_s", "slim", "merged", "cuda_split", "compiled", "cancelled", "fallback")
              if kk in v.get("log", {})}) if isinstance(v, dict) else v) for k, v in row.items()}), flush=True)
     summary = summarize(rows, modes + (["stock"] if any("stock" in r for r in rows) else []))
     summary.update(prepare_s=prepare_s, cold=args.cold, calls=len(calls), unresolved=len(unresolved),

@@ -415,10 +415,15 @@ def measure(spec: dict, timeout: float = 900.0) -> dict:
             proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             return {"error": f"timed out after {timeout:.0f} s"}
-        if proc.returncode != 0 or not out.exists():
-            tail = (proc.stderr or proc.stdout or "").strip().splitlines()[-6:]
-            return {"error": f"exit {proc.returncode}: " + " | ".join(tail)}
-        return json.loads(out.read_text())
+        return _result(proc.returncode, proc.stderr or proc.stdout, out)
+
+
+def _result(returncode: int, output: str | None, out: Path) -> dict:
+    """A measurement process's result file, or {"error": ...} with its exit and last lines."""
+    if returncode != 0 or not out.exists():
+        tail = (output or "").strip().splitlines()[-6:]
+        return {"error": f"exit {returncode}: " + " | ".join(tail)}
+    return json.loads(out.read_text())
 
 
 # A compiler in front of the real one that answers a compile it saw fail with the same
@@ -485,10 +490,11 @@ class Spares:
     the measurement, as in a process started then), so the card's running measurement is not
     disturbed; it saves the 2-4 s of a start and torch's import per row (issue 39's table
     took 11-15 s a row on an H200, session_2026-11-29i). The card (CUDA_VISIBLE_DEVICES) is
-    fixed per process; the build folder is set from the spec before the candidate loads."""
+    fixed per process; the build folder is set from the spec before the candidate loads.
+    `ahead` False: each process started when its measurement is (--no-spares)."""
 
-    def __init__(self, card: str | None, timeout: float):
-        self.card, self.timeout, self.next = card, timeout, None
+    def __init__(self, card: str | None, timeout: float, ahead: bool = True):
+        self.card, self.timeout, self.ahead, self.next = card, timeout, ahead, None
 
     def _start(self) -> subprocess.Popen:
         env = dict(os.environ)
@@ -503,7 +509,7 @@ class Spares:
         if spec.get("card") != self.card or (spec["device"] == "cpu" and spec.get("language") == "triton"):
             return measure(spec, self.timeout)  # TRITON_INTERPRET is read at triton's import
         proc, self.next = self.next or self._start(), None
-        if more:
+        if more and self.ahead:
             self.next = self._start()
         with tempfile.TemporaryDirectory(prefix="fidelity-") as tmp:
             out = Path(tmp) / "result.json"
@@ -513,10 +519,7 @@ class Spares:
                 proc.kill()
                 proc.communicate()
                 return {"error": f"timed out after {self.timeout:.0f} s"}
-            if proc.returncode != 0 or not out.exists():
-                tail = (err or "").strip().splitlines()[-6:]
-                return {"error": f"exit {proc.returncode}: " + " | ".join(tail)}
-            return json.loads(out.read_text())
+            return _result(proc.returncode, err, out)
 
     def close(self) -> None:
         if self.next is not None:
@@ -1055,14 +1058,13 @@ def main(argv: list[str] | None = None) -> int:
     stop = threading.Event()  # an interrupt: each card finishes its candidate, then the table is written
 
     def work(card: str | None, queue: list[Candidate]) -> None:
-        spares = Spares(card, args.measure_timeout) if args.spares else None
+        spares = Spares(card, args.measure_timeout, ahead=args.spares)
         try:
             measure_queue(card, queue, spares)
         finally:
-            if spares is not None:
-                spares.close()
+            spares.close()
 
-    def measure_queue(card: str | None, queue: list[Candidate], spares: Spares | None) -> None:
+    def measure_queue(card: str | None, queue: list[Candidate], spares: Spares) -> None:
         for i, c in enumerate(queue):
             if (stop.is_set() or (args.limit_s and time.perf_counter() - t_start > args.limit_s)
                     or (args.stop_at and time.time() > args.stop_at)):
@@ -1077,8 +1079,7 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             before = results["independent"].get(c.name)  # kept where only KernelBench's repeats are wanted
             keep = before and "error" not in before and before.get("method") not in SUPERSEDED_METHODS
-            ind = (before if keep else spares.measure(spec, more=i + 1 < len(queue)) if spares is not None
-                   else measure(spec, args.measure_timeout))
+            ind = before if keep else spares.measure(spec, more=i + 1 < len(queue))
             kb = None
             kb_row = args.kernelbench_rows == "all" or (args.kernelbench_rows == "external"
                                                          and c.style.startswith("external"))

@@ -99,10 +99,13 @@ def test_a_spare_process_measures_as_a_fresh_one_and_the_next_waits(corpus, tmp_
         broken = spares.measure({**_spec(corpus, "double__broken"), "card": None}, more=False)
         assert "boom" in broken["error"] and spares.next is None
         assert waiting.returncode is not None  # that process was the one used
-        spares.measure({**spec}, more=True)
+        assert "error" not in spares.measure({**spec}, more=True)
     finally:
         spares.close()
     assert spares.next is None
+    # --no-spares: nothing started ahead, the measurement the same
+    lazy = tf.Spares(None, 300.0, ahead=False)
+    assert "error" not in lazy.measure(spec) and lazy.next is None
 
 
 def test_corpus_loading_and_selection(corpus):
