@@ -871,6 +871,34 @@ SUPERSEDED_METHODS = frozenset({
 
 # --------------------------------------------------------------------- main
 
+class CardQueues:
+    """The rows each card has still to measure. A card takes its own first; with `steal`,
+    when it has none, the last row (the costliest: each queue runs cheapest first) of the
+    card with the most left: kernelmill's cards are not evenly loaded, and one card idled
+    while the other had 9 rows left (session_2026-11-30)."""
+
+    def __init__(self, queues: dict, steal: bool = True):
+        self.left = {card: list(queue) for card, queue in queues.items()}
+        self.steal = steal
+        self._lock = threading.Lock()
+
+    def take(self, card):
+        """(row, the card whose queue it was on, whether any row is left for this card
+        after it), or (None, None, False) when none is."""
+        with self._lock:
+            own = self.left.get(card) or []
+            if own:
+                row, came_from = own.pop(0), card
+            else:
+                others = [k for k in self.left if k != card and self.left[k]] if self.steal else []
+                if not others:
+                    return None, None, False
+                came_from = max(others, key=lambda k: len(self.left[k]))
+                row = self.left[came_from].pop()
+            more = bool(own) or (self.steal and any(self.left.values()))
+            return row, came_from, more
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", choices=("cuda", "cpu"))
@@ -919,6 +947,9 @@ def main(argv: list[str] | None = None) -> int:
                          "their KernelBench figures)")
     ap.add_argument("--per-card", action=argparse.BooleanOptionalAction, default=True,
                     help="measure each candidate on the card kernelmill timed it on, the cards side by side")
+    ap.add_argument("--steal", action=argparse.BooleanOptionalAction, default=True,
+                    help="with --per-card, a card whose rows are done measures the rows another card has "
+                         "left (the row records both cards: `card`, `kernelmill_card`)")
     ap.add_argument("--spares", action=argparse.BooleanOptionalAction, default=True,
                     help="start each card's next measurement process while the one before it measures "
                          "(torch's import overlapped; each measurement still in a fresh process)")
@@ -1057,19 +1088,24 @@ def main(argv: list[str] | None = None) -> int:
     done = [0]
     stop = threading.Event()  # an interrupt: each card finishes its candidate, then the table is written
 
+    left = CardQueues(queues, steal=args.steal)
+
     def work(card: str | None, queue: list[Candidate]) -> None:
         spares = Spares(card, args.measure_timeout, ahead=args.spares)
         try:
-            measure_queue(card, queue, spares)
+            measure_queue(card, spares)
         finally:
             spares.close()
 
-    def measure_queue(card: str | None, queue: list[Candidate], spares: Spares) -> None:
-        for i, c in enumerate(queue):
+    def measure_queue(card: str | None, spares: Spares) -> None:
+        while True:
             if (stop.is_set() or (args.limit_s and time.perf_counter() - t_start > args.limit_s)
                     or (args.stop_at and time.time() > args.stop_at)):
                 print(f"time limit reached (--limit-s/--stop-at): candidates left for --resume on card {card}",
                       flush=True)
+                return
+            c, came_from, more_left = left.take(card)
+            if c is None:
                 return
             tp = task_path(corpus, c.task)
             spec = {"task": str(tp), "candidate": c.path, "device": device, "language": c.language,
@@ -1079,7 +1115,7 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             before = results["independent"].get(c.name)  # kept where only KernelBench's repeats are wanted
             keep = before and "error" not in before and before.get("method") not in SUPERSEDED_METHODS
-            ind = before if keep else spares.measure(spec, more=i + 1 < len(queue))
+            ind = before if keep else spares.measure(spec, more=more_left)
             kb = None
             kb_row = args.kernelbench_rows == "all" or (args.kernelbench_rows == "external"
                                                          and c.style.startswith("external"))
@@ -1093,7 +1129,8 @@ def main(argv: list[str] | None = None) -> int:
                     kb = {**kb, "repeats": list(kb.get("repeats") or []) + [
                         measure(kb_spec, args.measure_timeout).get("speedup") for _ in range(more)]}
             with lock:
-                results["independent"][c.name] = {**ind, "card": card}
+                results["independent"][c.name] = {**ind, "card": card,
+                                                  **({"kernelmill_card": came_from} if came_from != card else {})}
                 if kb is not None:
                     results["kernelbench"][c.name] = {**kb, "card": card}
                 save_results(args.out, results)
@@ -1103,6 +1140,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"[{done[0]}/{len(todo)}] {c.name}: kernelmill {_f(r['km_speedup'])}x ({r['status']}), "
                       f"independent {_f(r['ind_speedup'])}x, deviation {dev}; KernelBench {_f(r['kb_speedup'])}x vs "
                       f"{_f(r['km_speedup_kernelbench'])}x" + (f"  ERROR {ind['error']}" if "error" in ind else "")
+                      + (f"  [kernelmill's card {came_from}]" if came_from != card else "")
                       + f"  ({time.perf_counter() - t0:.1f} s)", flush=True)
 
     threads = [threading.Thread(target=work, args=item) for item in queues.items()]

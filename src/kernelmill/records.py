@@ -65,7 +65,14 @@ from . import languages as _languages
 # holding a share of the GPU's lock, and another run's timing waited 70-74 s (cuda-l1 L2-35, L2-90);
 # a build the fail-fast check answered is kept as a failure, so a run asking whether it is cached
 # learns it fails (it was sent back to the build worker twice, then built it in the run: ~70 s)
-HARNESS_VERSION = "0.5.10"
+# 0.5.11 = a split CUDA unit's host half starts with what nvcc's host pass has (CUDA's min/max
+# overloads, the standard headers its headers include): a host wrapper calling `min(65535, n)`
+# failed under the host compiler (cuda-l1 L2-90: its try/except ran the PyTorch fallback, ok
+# instead of the CUDA kernel's incorrect); a build that failed to compile is kept as a failure
+# (the run asked twice whether it was cached); the candidate's PYTHONPATH entries resolved where
+# the harness was started (a relative one named a folder under the work folder: shared_answers
+# on an honest torch.compile candidate)
+HARNESS_VERSION = "0.5.11"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/
 OP_TYPES = ("single", "fusion", "network")

@@ -358,3 +358,18 @@ def test_a_compile_that_failed_answers_again_without_compiling_and_others_compil
     assert compile_().returncode == 1 and calls.read_text().count("run") == 2
     src.write_text("fine\n")
     assert compile_().returncode == 0 and compile_().returncode == 0 and calls.read_text().count("run") == 4
+
+
+def test_a_card_whose_rows_are_done_measures_what_another_card_has_left():
+    """kernelmill's cards were not evenly loaded: one card idled while the other had 9 rows
+    left when the call ended (session_2026-11-30). A card takes its own rows first, cheapest
+    first; then, with steal, the costliest row of the card with the most left."""
+    q = tf.CardQueues({"A": ["a1"], "B": ["b1", "b2", "b3", "b4"]})
+    assert q.take("A") == ("a1", "A", True)  # its own first; B's rows are left for it to take
+    assert q.take("A") == ("b4", "B", True)  # B's costliest
+    assert q.take("B") == ("b1", "B", True)
+    assert q.take("B") == ("b2", "B", True)
+    assert q.take("A") == ("b3", "B", False)
+    assert q.take("A") == (None, None, False) and q.take("B") == (None, None, False)
+    plain = tf.CardQueues({"A": [], "B": ["b1", "b2"]}, steal=False)
+    assert plain.take("A") == (None, None, False) and plain.take("B") == ("b1", "B", True)

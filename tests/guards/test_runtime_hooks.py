@@ -144,3 +144,29 @@ def test_a_kernel_is_counted_for_an_operator_that_existed_before_and_for_any_wit
     assert kernels_for_known_ops(before, frozenset()) == ["removed aten/sin/CPU"]
     # a torch that cannot list its operators: every new registration counts
     assert kernels_for_known_ops((before[0], None), now) == ["aten/mul.Tensor/CPU", "prims/fma/Meta"]
+
+
+def test_a_relative_pythonpath_entry_is_not_another_candidates_folder(tmp_path, monkeypatch):
+    """Found on the GPU (session of 2026-11-30): with `PYTHONPATH=src` (relative, as a user
+    types it) the entry reached the workers as it was, resolved against their own folders; a
+    torch.compile candidate's importlib.metadata scan of sys.path opened `work/zygote-run-*/src`
+    and read as shared_answers. The harness resolves its PYTHONPATH where it was given."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", "src_of_the_user")
+    code = cand("import importlib.metadata", "sum(1 for _ in importlib.metadata.distributions())\n"
+                "        return torch.relu(x)")
+    task = Task(task_id="t/relu", code=TASK, name="relu", level=1)
+    (v,) = verify_samples({task.task_id: task}, [Sample("scans", task.task_id, "torch", code)],
+                          VerifyConfig(device="cpu", trials=2, time=False, cache_dir=str(tmp_path / "c")))
+    assert v.status == "ok" and not v.flags, (v.status, v.flags, v.message[:300])
+
+
+def test_the_environment_names_pythonpath_entries_where_the_harness_was_started(tmp_path, monkeypatch):
+    import os
+
+    from kernelmill.verify.sandbox import scrubbed_env
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(["src", "", "/abs/lib"]))
+    entries = scrubbed_env()["PYTHONPATH"].split(os.pathsep)
+    assert entries[1:] == [str(tmp_path / "src"), str(tmp_path), "/abs/lib"], entries

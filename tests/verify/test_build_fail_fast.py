@@ -489,6 +489,24 @@ def test_a_build_answered_before_compiling_is_known_to_fail_by_the_next_process_
     assert later.build("m", assemble("m", "int x;", None, ["my_kernel"])[0], None, flags, compile=False) is None
 
 
+
+def test_a_build_that_failed_to_compile_is_known_to_fail_by_the_next_process_that_asks(tmp_path, monkeypatch):
+    """Not only the precheck's answers: a build whose unit did not compile is kept as a
+    failure too. cuda-l1 L2-90 (session_2026-11-30) failed in its host unit; its candidate
+    caught the error, so the build phase read "built", and its run asked twice whether the
+    extension was cached, was sent to the build worker twice and went on without it."""
+    monkeypatch.setattr(inline_build, "tool_id", lambda tool: tool)
+    flags = {"cxx": "c++", "cflags": [], "post_cflags": [], "ldflags": [], "fingerprint": ""}
+    main = assemble("m", "int f() { return not_declared_anywhere; }", None, None, True, True)[0]
+    first = InlineBuilder(tmp_path / "cache")
+    with pytest.raises(CompileError, match="not_declared_anywhere") as err:
+        first.build("m", main, None, flags)
+    assert "fail_fast" not in first.log  # compiled, not answered
+    later = InlineBuilder(tmp_path / "cache")
+    with pytest.raises(CompileError) as again:
+        later.build("m", main, None, flags, compile=False)
+    assert str(again.value) == str(err.value) and later.log["failed_before"] and "compiles" not in later.log
+
 @pytest.mark.slow
 @pytest.mark.skipif(_cuda_home() is None, reason="needs nvcc (CUDA's compilers; no GPU)")
 def test_a_kernel_named_in_functions_fails_before_nvcc_runs_as_the_whole_build_fails(tmp_path):

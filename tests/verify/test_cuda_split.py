@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kernelmill.tasks.builtin import builtin_samples
-from kernelmill.verify.build.cuda_split import host_flags, split_cuda_unit
+from kernelmill.verify.build.cuda_split import NVCC_HOST_PRELUDE, host_flags, split_cuda_unit
 from kernelmill.verify.build.inline_build import assemble
 
 KERNEL = """
@@ -113,7 +113,7 @@ def test_the_host_unit_of_a_file_without_implicit_headers_compiles(tmp_path):
     if shutil.which("g++") is None or not (Path(cuda_home) / "include" / "cuda_runtime.h").exists():
         pytest.skip("needs g++ and the CUDA toolkit's headers")
     sp = split_cuda_unit(LOADED_FILE)
-    assert sp is not None and sp.host_unit.startswith("#include <cuda_runtime.h>\n#line 1\n")
+    assert sp is not None and sp.host_unit.startswith(NVCC_HOST_PRELUDE + "\n#line 1\n")
     src = tmp_path / "host.cpp"
     src.write_text(sp.host_unit)
     import sysconfig
@@ -121,3 +121,80 @@ def test_the_host_unit_of_a_file_without_implicit_headers_compiles(tmp_path):
     includes = [f"-I{p}" for p in ce.include_paths()] + [f"-I{cuda_home}/include", f"-I{sysconfig.get_paths()['include']}"]
     res = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", *includes, str(src)], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr[-2000:]
+
+
+def _toolkit() -> str | None:
+    import shutil
+
+    from torch.utils import cpp_extension as ce
+
+    home = ce.CUDA_HOME or "/usr/local/cuda"
+    ok = shutil.which("g++") is not None and (Path(home) / "include" / "cuda_runtime.h").exists()
+    return home if ok else None
+
+
+MIN_MAX_HOST = """
+#include <torch/extension.h>
+__global__ void add_one(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i] + 1.0f;
+}
+torch::Tensor run(torch::Tensor x) {
+    auto y = torch::empty_like(x);
+    const int n = x.numel();
+    const int blocks = min(65535, (n + 255) / 256);
+    add_one<<<max(blocks, 1), 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+    return y;
+}
+"""
+
+
+def test_host_code_that_calls_cudas_min_and_max_compiles_in_the_host_unit(tmp_path):
+    """nvcc gives a .cu file's host code CUDA's `min`/`max` overloads; the host compiler does
+    not (cuda-l1 L2-90's host unit: "'min' was not declared in this scope", a build that
+    torch's own units make). The host unit starts with what nvcc's host pass has."""
+    import subprocess
+    import sysconfig
+
+    from torch.utils import cpp_extension as ce
+
+    home = _toolkit()
+    if home is None:
+        pytest.skip("needs g++ and the CUDA toolkit's headers")
+    sp = split_cuda_unit(MIN_MAX_HOST)
+    assert sp is not None and "__km_launch_add_one(max(blocks, 1), 256" in sp.host_unit
+    src = tmp_path / "host.cpp"
+    src.write_text(sp.host_unit)
+    includes = [f"-I{p}" for p in ce.include_paths()] + [f"-I{home}/include", f"-I{sysconfig.get_paths()['include']}"]
+    res = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", *includes, str(src)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[-2000:]
+
+
+def test_the_preludes_min_and_max_give_what_nvccs_give(tmp_path):
+    """The same host program built by nvcc (CUDA's own overloads) and by g++ with the
+    prelude: mixed signs, widths and floating types, NaN; the printed results must agree."""
+    import shutil
+    import subprocess
+
+    home = _toolkit()
+    nvcc = shutil.which("nvcc") or (home and str(Path(home) / "bin" / "nvcc"))
+    if home is None or not nvcc or not Path(nvcc).exists():
+        pytest.skip("needs nvcc and g++")
+    body = """
+#include <cstdio>
+int main() {
+  printf("%d %d %u %u %u\\n", min(65535, 7), max(-3, 2), min(-1, 2u), max(-1, 2u), min(3u, -4));
+  printf("%ld %lu %lu %lld %llu\\n", min(-5L, 3L), min(-5L, 3UL), max(7UL, -2L), max(-9LL, 4LL), min(-1LL, 5ULL));
+  printf("%.3f %.3f %.3f %.3f\\n", (double)min(1.5f, -2.5f), max(1.5, 2.25), min(1.5f, 0.75), max(2.5, 1.25f));
+  printf("%.3f %.3f\\n", (double)min(__builtin_nanf(""), 1.0f), max(2.0, __builtin_nan("")));
+  return 0;
+}
+"""
+    (tmp_path / "body.inc").write_text(body)
+    (tmp_path / "a.cu").write_text('#include "body.inc"\n')
+    (tmp_path / "b.cpp").write_text(NVCC_HOST_PRELUDE + '\n#include "body.inc"\n')
+    built = [subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True) for cmd in (
+        [nvcc, "-o", "a", "a.cu"], ["g++", "-std=c++17", f"-I{home}/include", "-o", "b", "b.cpp"])]
+    assert all(r.returncode == 0 for r in built), [r.stderr[-1500:] for r in built]
+    out = [subprocess.run([str(tmp_path / exe)], capture_output=True, text=True).stdout for exe in ("a", "b")]
+    assert out[0] == out[1] and out[0].count("\n") == 4, out

@@ -129,3 +129,66 @@ def test_a_torch_labelled_load_builds_before_its_run_and_no_timing_waits_for_it(
     assert (built.measurement.get("timeline") or {}).get("build"), built.measurement.get("timeline")
     assert built.measurement.get("build"), "the build phase's facts"
     assert (plain.phases.get("timing_lock_wait_s") or 0.0) < 10.0, plain.phases
+
+
+TWO_FILES = r'''
+import os
+
+import torch
+import torch.nn as nn
+import torch.utils.cpp_extension
+
+os.makedirs("cuda_code", exist_ok=True)
+with open("cuda_code/twice_kernel.cu", "w") as f:
+    f.write("""
+#include <torch/extension.h>
+#include <cuda_runtime.h>
+__global__ void twice_two_files(const float* x, float* y, int n) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        y[i] = 2.f * x[i];
+}
+torch::Tensor twice_cuda(torch::Tensor x) {
+    auto y = torch::empty_like(x);
+    const int n = x.numel();
+    const int blocks = min(65535, (n + 255) / 256);
+    twice_two_files<<<blocks, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+    return y;
+}
+""")
+with open("cuda_code/twice.cpp", "w") as f:
+    f.write("""
+#include <torch/extension.h>
+torch::Tensor twice_cuda(torch::Tensor x);
+torch::Tensor twice(torch::Tensor x) { return twice_cuda(x.contiguous()); }
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("forward", &twice, "2x"); }
+""")
+try:
+    ext = torch.utils.cpp_extension.load(name="km_twice_two_files", sources=["cuda_code/twice.cpp", "cuda_code/twice_kernel.cu"],
+                                         verbose=True, extra_cuda_cflags=["-O3"])
+except Exception as exc:
+    print("falling back:", exc)
+    ext = None
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        if ext is not None:
+            return ext.forward(x)
+        return x * 2.0
+'''
+
+
+def test_a_load_whose_host_code_calls_min_runs_its_own_kernel(tmp_path):
+    """cuda-l1 L2-90's shape (a .cpp and a .cu written at import, `load`ed inside try/except,
+    labelled torch; the .cu's host wrapper calls CUDA's `min(65535, blocks)`): on 0.5.10 the
+    split host unit did not compile under the host compiler, the candidate caught the error and
+    its PyTorch fallback was timed (ok, where torch's own build runs the CUDA kernel;
+    session_2026-11-30). Its own kernel must run, and the run must not ask for a build again."""
+    task = Task(task_id="t/twice", code=TASK, name="twice", level=1)
+    config = VerifyConfig(device="cuda", trials=2, cache_dir=str(tmp_path / "cache"))
+    (v,) = verify_samples({task.task_id: task}, [Sample("two_files", "t/twice", "torch", TWO_FILES)], config)
+    print(v.status, v.flags, v.measurement.get("build"), v.measurement.get("timeline"), v.provenance)
+    assert v.status == "ok", v.message
+    own = [k for k in v.provenance["candidate"]["kernels"] if "twice_two_files" in k["symbol"]]
+    assert own, v.provenance
+    assert "rebuild" not in (v.measurement.get("timeline") or {}), v.measurement.get("timeline")

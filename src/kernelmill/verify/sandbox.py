@@ -65,7 +65,13 @@ def scrubbed_env(extra: dict[str, str] | None = None, home: str | None = None) -
         env[LOCK_DIR_ENV] = lock_dir
     # our package must be importable by the worker even when not installed
     src = str(Path(__file__).resolve().parents[2])  # the folder that holds kernelmill/
-    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    # and the user's entries mean what they meant where the harness was started: a relative
+    # one (`PYTHONPATH=src`; an empty one is that folder) resolved in a worker's own folder
+    # would name a path under the work folder, and a library that scans sys.path
+    # (importlib.metadata, under torch.compile) opened it as another candidate's (shared_answers)
+    given = [os.path.abspath(e or os.curdir) for e in env.get("PYTHONPATH", "").split(os.pathsep)] \
+        if env.get("PYTHONPATH") else []
+    env["PYTHONPATH"] = os.pathsep.join([src, *given])
     if home:
         env["HOME"] = home
         env["TMPDIR"] = home

@@ -603,8 +603,11 @@ class InlineBuilder:
             self.log["warm"] = True
             return hit
         known = self.cache.get("soerr", key) if _FAIL_FAST else None
-        if known is not None:  # answered before (fail_fast.py): the same answer, asked or not
-            self.log["fail_fast"] = (known / "why.txt").read_text()
+        if known is not None:  # failed before (or answered by fail_fast.py): the same answer, asked or not
+            why = (known / "why.txt").read_text()
+            if why:
+                self.log["fail_fast"] = why
+            self.log["failed_before"] = True
             raise CompileError((known / "log.txt").read_text(), tuple((known / "kinds.txt").read_text().split()))
         if not compile:
             return None
@@ -613,15 +616,7 @@ class InlineBuilder:
         stop = _Stop() if _FAIL_FAST else None
         try:
             if _FAIL_FAST:
-                try:
-                    self.precheck(main_cpp, cuda_cu, flags)
-                except CompileError as exc:
-                    # kept, as a unit's compile error is: a run that asks whether this build is
-                    # cached (`cached`, lazy_builds.py) learns it fails instead of having it built
-                    # elsewhere again (cuda-l1 L1-2 and L3-45: two requeues of ~15 s each, then a
-                    # 40 s build in the run, holding the GPU's share, session_2026-11-29i)
-                    self._keep_failure(key, exc)
-                    raise
+                self.precheck(main_cpp, cuda_cu, flags)
             if slim is not None and self._binding_unready(slim, flags, cxx):
                 slim = None  # another process compiles its binding (build_prepare), or it failed
                 self.log["slim"] = False
@@ -646,6 +641,16 @@ class InlineBuilder:
                         raise  # the kernel unit failed, the merged one compiled: the two would too
                     self.log["merged"] = False  # the two units, whose errors are the ones torch would show
             return self._compile(name, units, flags, cxx, key, stop)
+        except CompileError as exc:
+            # kept, as a unit's compile error is: a run that asks whether this build is cached
+            # (`cached`, lazy_builds.py) learns it fails instead of having it built elsewhere
+            # again. cuda-l1 L1-2 and L3-45 (answered by the precheck): two requeues of ~15 s
+            # each, then a 40 s build in the run, holding the GPU's share (session_2026-11-29i);
+            # L2-90 (its host unit failed; the candidate's try/except took the error, so its
+            # build phase read "built"): the same two requeues (session_2026-11-30)
+            if _FAIL_FAST:
+                self._keep_failure(key, exc)
+            raise
         finally:
             if stop is not None:
                 stop.set()  # what an earlier path left compiling is not needed now
