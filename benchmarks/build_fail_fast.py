@@ -46,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -256,6 +257,10 @@ def main() -> None:
     ap.add_argument("--cold", action="store_true",
                     help="nothing prepared: every build starts from an empty cache (no precompiled header, no "
                          "header identifiers), as a cold machine's first builds do")
+    ap.add_argument("--burst", type=int, default=0,
+                    help="with --cold: N builds at once sharing one cache, empty at the start (a cold run's build "
+                         "processes all start within a second: on the device 25 failing builds and as many "
+                         "successful ones), each timed from its start")
     ap.add_argument("--work", help="keep caches here (default: a temporary folder, removed)")
     ap.add_argument("--out", default="build_fail_fast.json")
     args = ap.parse_args()
@@ -294,7 +299,20 @@ def main() -> None:
     print(json.dumps({"prepare_s": prepare_s}), flush=True)
     modes = ["ours"] + (["ours_before"] if args.before else [])
     rows = []
-    for i, c in enumerate(calls):
+    if args.burst:
+        if not args.cold or args.before or args.stock_ok or args.stock_failing:
+            raise SystemExit("--burst measures kernelmill's builder from cold: give --cold, without --before/--stock-*")
+        cache = fresh(prepared, str(work / "burst"))
+        with ThreadPoolExecutor(args.burst) as pool:
+            results = list(pool.map(lambda c: measure("ours", c["args"], cache, env, True, args.timeout), calls))
+        for c, res in zip(calls, results):
+            res["first_error"] = first_error(res.pop("error", "") or "")
+            rows.append({"id": c["id"], "where": c["where"], "ours": res})
+            print(json.dumps({"id": c["id"], "outcome": res.get("outcome"), "seconds": res.get("seconds"),
+                              "process_s": res.get("process_s"), "fail_fast": (res.get("log") or {}).get("fail_fast")}),
+                  flush=True)
+        shutil.rmtree(cache, ignore_errors=True)
+    for i, c in enumerate([] if args.burst else calls):  # one at a time
         row = {"id": c["id"], "where": c["where"]}
         for m in modes:
             if m == "ours_before" and row["ours"]["outcome"] == "ok":
@@ -314,7 +332,7 @@ def main() -> None:
             {kk: v["log"][kk] for kk in ("fail_fast", "check_s", "slim", "merged", "cuda_split", "compiled", "cancelled", "fallback")
              if kk in v.get("log", {})}) if isinstance(v, dict) else v) for k, v in row.items()}), flush=True)
     summary = summarize(rows, modes + (["stock"] if any("stock" in r for r in rows) else []))
-    summary.update(prepare_s=prepare_s, cold=args.cold, calls=len(calls), unresolved=len(unresolved),
+    summary.update(prepare_s=prepare_s, cold=args.cold, burst=args.burst, calls=len(calls), unresolved=len(unresolved),
                    machine=os.uname().nodename, cores=os.cpu_count(), emulated=bool(args.cpu_emulate),
                    load_after=os.getloadavg())
     print(json.dumps(summary, indent=1))

@@ -445,6 +445,7 @@ def test_the_headers_identifiers_are_made_while_another_process_holds_their_lock
         return 0, ""
 
     monkeypatch.setattr(inline_build, "_run", fake_run)
+    monkeypatch.setattr(inline_build, "_IDENTS_WAIT_S", 0.2)  # a maker that does not finish in time
     builder = InlineBuilder(tmp_path)
     key = builder._pch_key("c++", [])
     holder = builder.cache.try_lock("idents", key)  # another process's hold
@@ -461,6 +462,41 @@ def test_the_headers_identifiers_are_made_while_another_process_holds_their_lock
             builder._check_bindings(assemble("m", "", None, ["my_kernel"])[0], {"cxx": "c++", "cflags": ["-DX"]}, ["c++"])
     assert len(calls) == 2
 
+
+def test_a_build_waits_for_the_identifiers_another_process_is_making(tmp_path, monkeypatch):
+    """A cold run starts its builds at once: 25 failing ones on the device each made their own
+    copy of the header's identifiers (3.8-7.9 s of their checks, session_2026-11-30). While
+    another process holds the lock and publishes within `_IDENTS_WAIT_S`, a build uses that copy
+    and runs no preprocessor of its own."""
+    import threading
+
+    from kernelmill.verify.build import inline_build
+
+    calls = []
+
+    def fake_run(cmd, cwd, *a, **k):
+        calls.append(cmd)
+        (Path(cwd) / "torch_ext.ii").write_text("namespace at { class Tensor; }\n")
+        return 0, ""
+
+    monkeypatch.setattr(inline_build, "_run", fake_run)
+    maker, waiter = InlineBuilder(tmp_path), InlineBuilder(tmp_path)  # two processes, one cache
+    key = maker._pch_key("c++", [])
+    holder = maker.cache.try_lock("idents", key)
+    assert holder is not None
+
+    def make_later():
+        with holder:
+            threading.Event().wait(0.4)
+            maker._make_identifiers("c++", [], key)
+
+    t = threading.Thread(target=make_later)
+    t.start()
+    known = waiter.header_identifiers("c++", [])
+    t.join()
+    assert known is not None and {"at", "Tensor"} <= known
+    assert len(calls) == 1, "the waiting build ran a preprocessor of its own"
+    assert 0.3 <= waiter.times["idents_s"] < inline_build._IDENTS_WAIT_S
 
 def test_a_build_answered_before_compiling_is_known_to_fail_by_the_next_process_that_asks(tmp_path, monkeypatch):
     """A run process asks whether its build is cached before it would have it built elsewhere

@@ -353,17 +353,28 @@ class InlineBuilder:
         key = self._pch_key(cxx, flags)
         entry = self.cache.get("idents", key)
         if entry is None and make:
-            lock = self.cache.try_lock("idents", key)
-            if lock is None:
+            t0 = time.perf_counter()
+            deadline = t0 + _IDENTS_WAIT_S
+            while entry is None:
+                lock = self.cache.try_lock("idents", key)
+                if lock is not None:
+                    with lock:
+                        entry = self.cache.get("idents", key) or self._make_identifiers(cxx, flags, key)
+                    break
                 # another process is making them: a build of this flag set, or prepare-builds'
-                # background process at idle priority. Skipping the check here sent every failing
-                # build that started meanwhile to a full compile (issue 40: on a fresh two-GPU host,
-                # cuda-l1's failing builds took 30-50 s each); one -E of our own costs 1-3 s and
-                # `publish` keeps whichever copy lands first
-                entry = self._make_identifiers(cxx, flags, key)
-            else:
-                with lock:
-                    entry = self.cache.get("idents", key) or self._make_identifiers(cxx, flags, key)
+                # background process at idle priority. A cold run starts all its builds at once
+                # (on the device 25 failing ones beside as many others, each making its own copy:
+                # 3.8-7.9 s of its check, session_2026-11-30), so the copy being made is waited
+                # for, a while: skipping the check sent every failing build that started meanwhile
+                # to a full compile (30-50 s each, session_2026-11-29h), and a maker slowed by its
+                # priority is not waited out: past `_IDENTS_WAIT_S` one -E of our own (1-3 s;
+                # `publish` keeps whichever copy lands first)
+                if time.perf_counter() > deadline:
+                    entry = self._make_identifiers(cxx, flags, key)
+                    break
+                time.sleep(0.05)
+                entry = self.cache.get("idents", key)
+            self.times["idents_s"] = round(time.perf_counter() - t0, 3)
         if entry is None:
             return None
         return set((entry / "idents.txt").read_text().split())
@@ -791,6 +802,7 @@ class InlineBuilder:
             return self.cache.publish("so", key, stage, {"name": name})
 
 
+_IDENTS_WAIT_S = 4.0  # how long a build waits for the header identifiers another process is making
 _NVCC_UNITS = frozenset({"kernel", "cuda"})  # the same unit on every path: its error decides the build
 _FAIL_FAST = True  # fail_fast.py's checks, and a build's first deciding error stops its other units
 
