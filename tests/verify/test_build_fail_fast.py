@@ -430,11 +430,8 @@ def test_a_name_the_header_spells_is_left_to_the_compiler(tmp_path, monkeypatch)
     builder._check_bindings(assemble("m", "", None, ["my_kernel"], no_implicit_headers=True)[0], flags, ["c++"])
 
 
-def test_the_headers_identifiers_are_made_while_another_process_holds_their_lock(tmp_path, monkeypatch):
-    """Issue 40 from a cold machine: the first builds of a run find no identifiers yet and one
-    process (a build, or prepare-builds at idle priority) making them. A build that gave up then
-    compiled in full (cuda-l1's failing builds: 30-50 s each on a fresh two-GPU host); it makes
-    its own copy now, and the copy that lands first is kept."""
+def fake_preprocessor(monkeypatch) -> list:
+    """The builder's compiler calls recorded, each `-E` answering a small header text."""
     from kernelmill.verify.build import inline_build
 
     calls = []
@@ -445,6 +442,16 @@ def test_the_headers_identifiers_are_made_while_another_process_holds_their_lock
         return 0, ""
 
     monkeypatch.setattr(inline_build, "_run", fake_run)
+    return calls
+
+def test_the_headers_identifiers_are_made_while_another_process_holds_their_lock(tmp_path, monkeypatch):
+    """Issue 40 from a cold machine: the first builds of a run find no identifiers yet and one
+    process (a build, or prepare-builds at idle priority) making them. A build that gave up then
+    compiled in full (cuda-l1's failing builds: 30-50 s each on a fresh two-GPU host); it makes
+    its own copy now, and the copy that lands first is kept."""
+    from kernelmill.verify.build import inline_build
+
+    calls = fake_preprocessor(monkeypatch)
     monkeypatch.setattr(inline_build, "_IDENTS_WAIT_S", 0.2)  # a maker that does not finish in time
     builder = InlineBuilder(tmp_path)
     key = builder._pch_key("c++", [])
@@ -472,14 +479,7 @@ def test_a_build_waits_for_the_identifiers_another_process_is_making(tmp_path, m
 
     from kernelmill.verify.build import inline_build
 
-    calls = []
-
-    def fake_run(cmd, cwd, *a, **k):
-        calls.append(cmd)
-        (Path(cwd) / "torch_ext.ii").write_text("namespace at { class Tensor; }\n")
-        return 0, ""
-
-    monkeypatch.setattr(inline_build, "_run", fake_run)
+    calls = fake_preprocessor(monkeypatch)
     maker, waiter = InlineBuilder(tmp_path), InlineBuilder(tmp_path)  # two processes, one cache
     key = maker._pch_key("c++", [])
     holder = maker.cache.try_lock("idents", key)
