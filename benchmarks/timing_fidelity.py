@@ -660,7 +660,7 @@ POLICY_FLAGS = {"torch_fallback", "try_fallback", "calls_reference", "decoy_kern
 # (kernelmill's report lists them as harness flags; written out here: this script imports
 # nothing of kernelmill): a verdict rejected by policy alone and carrying one is still timed
 NOTE_FLAGS = {"weak_task", "events_disagree", "kernelbench_host_bound", "clocks_moved", "kernel_time_partial",
-              "timing_skipped", "compiled_baseline_failed"}
+              "timing_skipped", "compiled_baseline_failed", "extension_build_failed"}
 
 
 def timed_figures(v: dict) -> dict:

@@ -72,7 +72,8 @@ from . import languages as _languages
 # (the run asked twice whether it was cached); the candidate's PYTHONPATH entries resolved where
 # the harness was started (a relative one named a folder under the work folder: shared_answers
 # on an honest torch.compile candidate); a build waits (<= 4 s) for the header identifiers another
-# process is making instead of making its own copy at once (a cold run's 25 failing builds each ran one)
+# process is making instead of making its own copy at once (a cold run's 25 failing builds each ran one);
+# the note extension_build_failed where a candidate caught its extension's compile error and ran on
 HARNESS_VERSION = "0.5.11"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/

@@ -168,3 +168,39 @@ def test_a_torch_labelled_candidate_that_loads_an_extension_at_import_is_built_b
     built = v.measurement.get("build") or {}
     assert built.get("compiles", 0) >= 1 or built.get("warm"), built  # the builder made the extension there
     assert "build_s" not in v.phases or v.phases.get("load_s") is not None, v.phases
+
+
+def test_a_candidate_that_catches_its_failed_build_says_so_in_its_verdict(tmp_path):
+    """cuda-l1 L2-90 (session_2026-11-30): its extension did not compile under kernelmill's
+    builder, the candidate caught the error and ran its PyTorch fallback, and the verdict read
+    a plain ok. The verdict now carries the note `extension_build_failed` with the compiler's
+    first error, and the run asks for no build again (the failure is kept)."""
+    sys.path.insert(0, str(ROOT / "tests" / "guards"))
+    from guard_tasks import RELU
+
+    from kernelmill.records import Sample
+    from kernelmill.verify import TimingConfig, VerifyConfig, verify_samples
+
+    code = '''
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+try:
+    ext = load_inline(name="km_breaks_then_falls_back", cpp_sources="torch::Tensor f(torch::Tensor x) { return undeclared_thing(x); }",
+                      functions=["f"])
+except Exception:
+    ext = None
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return ext.f(x) if ext is not None else torch.relu(x)
+'''
+    cfg = VerifyConfig(device="cpu", trials=2, build_timeout=300, run_timeout=60, cache_dir=str(tmp_path / "cache"),
+                       guards="standard", timing=TimingConfig(warmup_ms=5, round_ms=3, budget_ms=20, min_rounds=4,
+                                                              max_rounds=6))
+    (v,) = verify_samples({RELU.task_id: RELU}, [Sample("falls_back", RELU.task_id, "torch", code)], cfg)
+    assert v.status == "ok" and "extension_build_failed" in v.flags, (v.status, v.flags, v.message)
+    assert "undeclared_thing" in v.message and "error" in v.message, v.message
+    assert "rebuild" not in (v.measurement.get("timeline") or {}), v.measurement.get("timeline")

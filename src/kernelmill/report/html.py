@@ -54,6 +54,9 @@ HARNESS_FLAGS = {
                             "--sanitize-timeout, the call failed under it, or the tool is not installed); the "
                             "message names which",
     "clocks_moved": "the GPU's SM clock moved, or a power or thermal slowdown began, during the measurement",
+    "extension_build_failed": "an extension the candidate's source builds did not compile (the message names the "
+                              "compiler's first error); where the candidate caught the error, the verdict is of "
+                              "what it ran instead (often its PyTorch fallback)",
     "weak_task": "the task's check also passes a candidate that computes nothing (zeros, a constant, a mean "
                  "or the input): a correct verdict says little (kernelmill tasks audit)",
 }

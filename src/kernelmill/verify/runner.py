@@ -496,6 +496,14 @@ class Verifier:
         built = _build_facts((job.build or {}).get("build_info"))
         if built:
             fields["measurement"] = {**(fields.get("measurement") or {}), "build": built}
+        if built.get("failed") and data.get("status") in ("ok", "incorrect", "rejected"):
+            # its build phase imported it, yet an extension its source builds did not compile:
+            # where the candidate caught the error, the verdict is of what it ran instead (cuda-l1
+            # L2-90 ran its PyTorch fallback, and 0.5.10 said ok, session_2026-11-30). A note, not
+            # a finding: a candidate labelled torch may fall back; one labelled cuda is torch_fallback too
+            data = {**data, "flags": [*(data.get("flags") or []), "extension_build_failed"],
+                    "message": "; ".join(m for m in (data.get("message"), "extension_build_failed: "
+                                                     + built["failed"]) if m)}
         if job.spans:
             fields["measurement"] = {**(fields.get("measurement") or {}), "timeline": self._timeline(job)}
         profile = self._profile(job)
@@ -643,7 +651,7 @@ def _head_and_tail(data: dict | None, start: float, end: float) -> None:
 
 # what the fast builder's log (inline_build.InlineBuilder.log) says of a candidate's build
 _BUILD_FACTS = ("warm", "cuda_split", "merged", "slim", "pch_used", "compiled", "reused", "compiles", "compile_s",
-                "lazy_built", "fallback", "fail_fast", "unit_s", "pch_wait_s")
+                "lazy_built", "fallback", "fail_fast", "unit_s", "pch_wait_s", "failed")
 
 
 def _build_facts(info) -> dict:
@@ -653,7 +661,7 @@ def _build_facts(info) -> dict:
     out = {k: info[k] for k in _BUILD_FACTS if k in info}
     if isinstance(out.get("compile_s"), (int, float)):
         out["compile_s"] = round(float(out["compile_s"]), 3)
-    for k in ("fallback", "fail_fast"):
+    for k in ("fallback", "fail_fast", "failed"):
         if isinstance(out.get(k), str):
             out[k] = out[k][:300]
     for k in ("unit_s", "pch_wait_s"):  # {unit kind: seconds}, as the builder wrote them

@@ -619,7 +619,9 @@ class InlineBuilder:
             if why:
                 self.log["fail_fast"] = why
             self.log["failed_before"] = True
-            raise CompileError((known / "log.txt").read_text(), tuple((known / "kinds.txt").read_text().split()))
+            exc = CompileError((known / "log.txt").read_text(), tuple((known / "kinds.txt").read_text().split()))
+            self.log["failed"] = first_error_line(str(exc))
+            raise exc
         if not compile:
             return None
         self.log["warm"] = False
@@ -661,6 +663,9 @@ class InlineBuilder:
             # build phase read "built"): the same two requeues (session_2026-11-30)
             if _FAIL_FAST:
                 self._keep_failure(key, exc)
+            # said in the verdict even where the candidate catches the error and runs something
+            # else (`extension_build_failed`)
+            self.log["failed"] = first_error_line(str(exc))
             raise
         finally:
             if stop is not None:
@@ -800,6 +805,14 @@ class InlineBuilder:
                 raise CompileError(out)
             self.times["link_s"] = round(time.perf_counter() - t0, 3)
             return self.cache.publish("so", key, stage, {"name": name})
+
+
+def first_error_line(message: str) -> str:
+    """The first line of a build's message that names an error (the compiler's
+    `file:line:col: error: ...`), else its first line; at most 300 characters."""
+    lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
+    hit = next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else "")
+    return hit[:300]
 
 
 _IDENTS_WAIT_S = 4.0  # how long a build waits for the header identifiers another process is making
