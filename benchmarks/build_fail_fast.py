@@ -174,14 +174,6 @@ def measure(mode: str, args: dict, cache: str, env: dict, fail_fast: bool, timeo
     return out
 
 
-def first_error(text: str) -> str:
-    """The first compiler error line of a build's message (file:line: error: ...)."""
-    for line in text.splitlines():
-        if " error" in line or "error:" in line:
-            return line.strip()[:300]
-    return text.strip().splitlines()[0][:300] if text.strip() else ""
-
-
 def prepare(calls: list[dict], cache: str, env: dict) -> float:
     """Precompiled headers and binding objects for the calls' flag sets, as a run makes them ahead."""
     from kernelmill.verify.build.build_prepare import binding_specs, run_specs
@@ -276,6 +268,8 @@ def main() -> None:
 
         env["TORCH_CUDA_ARCH_LIST"] = "{}.{}".format(*torch.cuda.get_device_capability())
     sys.path.insert(0, str(ROOT / "src"))
+    from kernelmill.verify.build.inline_build import first_error_line
+
     calls = corpus_calls(Path(args.corpus).resolve(), env)  # read by a child in a temporary folder
     unresolved = [c for c in calls if "unresolved" in c["args"]]
     calls = [c for c in calls if "unresolved" not in c["args"]]
@@ -306,7 +300,7 @@ def main() -> None:
         with ThreadPoolExecutor(args.burst) as pool:
             results = list(pool.map(lambda c: measure("ours", c["args"], cache, env, True, args.timeout), calls))
         for c, res in zip(calls, results):
-            res["first_error"] = first_error(res.pop("error", "") or "")
+            res["first_error"] = first_error_line(res.pop("error", "") or "")
             rows.append({"id": c["id"], "where": c["where"], "ours": res})
             print(json.dumps({"id": c["id"], "outcome": res.get("outcome"), "seconds": res.get("seconds"),
                               "process_s": res.get("process_s"), "fail_fast": (res.get("log") or {}).get("fail_fast")}),
@@ -326,7 +320,7 @@ def main() -> None:
         if stock:
             row["stock"] = measure("stock", c["args"], "", env, False, args.timeout)
         for m in [k for k in (*modes, "stock") if k in row]:
-            row[m]["first_error"] = first_error(row[m].pop("error", "") or "")
+            row[m]["first_error"] = first_error_line(row[m].pop("error", "") or "")
         rows.append(row)
         print(json.dumps({k: ({kk: vv for kk, vv in v.items() if kk != "log"} | (
             {kk: v["log"][kk] for kk in ("fail_fast", "check_s", "slim", "merged", "cuda_split", "compiled", "cancelled", "fallback")

@@ -1090,7 +1090,7 @@ def main(argv: list[str] | None = None) -> int:
 
     left = CardQueues(queues, steal=args.steal)
 
-    def work(card: str | None, queue: list[Candidate]) -> None:
+    def work(card: str | None) -> None:
         spares = Spares(card, args.measure_timeout, ahead=args.spares)
         try:
             measure_queue(card, spares)
@@ -1143,7 +1143,7 @@ def main(argv: list[str] | None = None) -> int:
                       + (f"  [kernelmill's card {came_from}]" if came_from != card else "")
                       + f"  ({time.perf_counter() - t0:.1f} s)", flush=True)
 
-    threads = [threading.Thread(target=work, args=item) for item in queues.items()]
+    threads = [threading.Thread(target=work, args=(card,)) for card in queues]
     for t in threads:
         t.start()
     try:

@@ -809,9 +809,10 @@ class InlineBuilder:
 
 def first_error_line(message: str) -> str:
     """The first line of a build's message that names an error (the compiler's
-    `file:line:col: error: ...`), else its first line; at most 300 characters."""
+    `file:line:col: error: ...`, nvcc's `file(line): error: ...`; not an `In file included
+    from .../error.h` line), else its first line; at most 300 characters."""
     lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
-    hit = next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else "")
+    hit = next((ln for ln in lines if "error:" in ln or " error " in ln), lines[0] if lines else "")
     return hit[:300]
 
 
