@@ -74,7 +74,10 @@ from . import languages as _languages
 # on an honest torch.compile candidate); a build waits (<= 4 s) for the header identifiers another
 # process is making instead of making its own copy at once (a cold run's 25 failing builds each ran one);
 # the note extension_build_failed where a candidate caught its extension's compile error and ran on
-HARNESS_VERSION = "0.5.11"
+# 0.5.12 = a build the run phase asked for (one the build process could not reach: cuda-l1 l40
+# L1-31 builds behind torch.cuda.is_available()) that failed to compile gives the verdict its
+# compiler's first error and the note extension_build_failed, as a build phase's failure does
+HARNESS_VERSION = "0.5.12"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/
 OP_TYPES = ("single", "fusion", "network")

@@ -204,3 +204,44 @@ class ModelNew(nn.Module):
     assert v.status == "ok" and "extension_build_failed" in v.flags, (v.status, v.flags, v.message)
     assert "undeclared_thing" in v.message and "error" in v.message, v.message
     assert "rebuild" not in (v.measurement.get("timeline") or {}), v.measurement.get("timeline")
+
+
+def test_a_candidate_that_catches_a_failed_build_its_run_asked_for_says_so_too(tmp_path):
+    """cuda-l1 l40 L1-31 (session_2026-11-30b): `load_inline` behind `torch.cuda.is_available()`
+    (false in the CPU build process), so the run phase asks for the build; it fails (`functions=
+    ["forward"]` names no function the source declares), the candidate catches it and runs F.elu.
+    0.5.11 flagged it try_fallback/torch_fallback without the compiler's word: the deferred build's
+    failure did not reach the verdict. It now carries `extension_build_failed` as the build phase's does."""
+    sys.path.insert(0, str(ROOT / "tests" / "guards"))
+    from guard_tasks import RELU
+
+    from kernelmill.records import Sample
+    from kernelmill.verify import TimingConfig, VerifyConfig, verify_samples
+
+    code = '''
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        try:
+            # a source the build phase cannot work out ahead (lazy_builds leaves it to the run)
+            src = "torch::Tensor g(torch::Tensor x) { return x.relu(); }" + chr(10) * len(type(self).__name__)
+            self.ext = load_inline(name="km_run_asks_then_breaks", cpp_sources=src, functions=["forward"])
+        except Exception:
+            self.ext = None
+
+    def forward(self, x):
+        return self.ext.forward(x) if self.ext is not None else torch.relu(x)
+'''
+    cfg = VerifyConfig(device="cpu", trials=2, build_timeout=300, run_timeout=60, cache_dir=str(tmp_path / "cache"),
+                       guards="standard", timing=TimingConfig(warmup_ms=5, round_ms=3, budget_ms=20, min_rounds=4,
+                                                              max_rounds=6))
+    (v,) = verify_samples({RELU.task_id: RELU}, [Sample("run_asks", RELU.task_id, "torch", code)], cfg)
+    assert v.phases.get("deferred_builds") == 1, v.phases  # the run asked for it: the path under test
+    assert v.status == "ok" and "extension_build_failed" in v.flags, (v.status, v.flags, v.message)
+    assert "forward" in v.message and "error" in v.message, v.message
+    assert "error" in (v.measurement.get("build") or {}).get("failed", ""), v.measurement.get("build")
