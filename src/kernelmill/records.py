@@ -76,7 +76,9 @@ from . import languages as _languages
 # the note extension_build_failed where a candidate caught its extension's compile error and ran on
 # 0.5.12 = a build the run phase asked for (one the build process could not reach: cuda-l1 l40
 # L1-31 builds behind torch.cuda.is_available()) that failed to compile gives the verdict its
-# compiler's first error and the note extension_build_failed, as a build phase's failure does
+# compiler's first error and the note extension_build_failed, as a build phase's failure does; a
+# run makes the fail-fast check's header identifiers first, at the builds' priority (they were
+# made last, at idle priority: a cold run's failing builds waited, then made their own)
 HARNESS_VERSION = "0.5.12"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/

@@ -145,15 +145,18 @@ def test_only_flag_sets_used_often_enough_are_prepared(monkeypatch, tmp_path):
     from kernelmill.verify.config import VerifyConfig
     from kernelmill.verify.runner import Verifier
 
-    started = []
+    started, idents = [], []
     monkeypatch.setattr(build_prepare, "start_background",
                         lambda root, specs, env, nice=0, merged=True, slim=True, bindings=None: started.append(specs))
+    monkeypatch.setattr(build_prepare, "start_identifiers", lambda root, specs, env, nice=0: idents.append(specs))
     verifier = Verifier(VerifyConfig(device="cpu", cache_dir=str(tmp_path)), None)
     job = lambda lang, code: SimpleNamespace(sample=SimpleNamespace(language=lang, code=code))  # noqa: E731
     n = build_prepare.EAGER_MIN_CANDIDATES
     plain = 'load_inline(name="x", cpp_sources="", functions=["f"])'
     verifier.prepare_builds([job("cpp", plain)] * (n - 1) + [job("torch", "y = torch.relu(x)")] * 10)
     assert started == []
+    # the fail-fast check's identifiers are made for every flag set in use, however few use it
+    assert idents == [[(False, (), ())]]
     verifier.prepare_builds([job("cpp", plain)] * n + [job("cpp", CANDIDATE)])
     assert started == [[(False, (), ())]]
     # a candidate labelled torch whose source calls load_inline builds an extension too (0.5.10)
@@ -257,3 +260,25 @@ def test_prepared_and_run_builds_name_the_same_architectures(tmp_path, monkeypat
         assert run_env["TORCH_CUDA_ARCH_LIST"] == os.environ["TORCH_CUDA_ARCH_LIST"] == expected
     # TileLang's target stays the probe's (sm_90a from "9.0")
     assert "sm_90a" in get_language("tilelang").env("cuda", tmp_path, tmp_path / "ext", "9.0", 1)["TILELANG_DEFAULT_TARGET"]
+
+
+def test_the_identifiers_process_makes_what_a_build_then_finds(tmp_path):
+    """`start_identifiers` (a cold run's first step, issue 40): its process makes the torch
+    header's identifiers for the run's flag sets, under the key a build of those flags looks up,
+    so the build's fail-fast check needs no -E of its own."""
+    import subprocess
+    import sys
+
+    from kernelmill.verify.build.inline_build import InlineBuilder, torch_flags
+
+    root = tmp_path / "build"
+    out = subprocess.run([sys.executable, "-m", "kernelmill.verify.build.build_prepare", str(root),
+                          "--specs", '[[false, [], []], [false, ["-O3"], []]]', "--identifiers-only"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert '"made": 2' in out.stdout, out.stdout
+    assert not (root / "pch").exists() or not any((root / "pch").iterdir())  # nothing but the identifiers
+    builder = InlineBuilder(root)
+    flags = torch_flags("some_candidates_ext", False, ["-O3"], [], None, None)
+    known = builder.header_identifiers(flags["cxx"], flags["cflags"], make=False)
+    assert known is not None and {"Tensor", "at", "torch"} <= known

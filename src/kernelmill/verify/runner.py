@@ -298,15 +298,21 @@ class Verifier:
             if builds_extension(j.sample):
                 by_lang.setdefault(j.sample.language, []).append(j.sample.code)
         for lang, codes in sorted(by_lang.items()):
+            backend = get_language(lang)
+            env = backend.env(backend.run_device(self.device), self.cache_dir, self.cache_dir / "ext",
+                              self.cuda_arch, build_jobs=1, compiles=True)
+            # the fail-fast check's header identifiers for every flag set in use (one -E each),
+            # at once and at the builds' priority: a failing build then fails in seconds
+            every = build_prepare.run_specs(codes, min_uses=1)
+            if every:
+                build_prepare.start_identifiers(self.cache_dir / "build", every, env=scrubbed_env(env),
+                                                nice=self.config.build_nice)
             specs = build_prepare.run_specs(codes)
             # the slim path's binding objects, one per signature list (verify/build/slim_units.py)
             bindings = ([b for code in codes for b in build_prepare.binding_specs(code)]
                         if self.config.slim_units else [])
             if not specs and not bindings:
                 continue
-            backend = get_language(lang)
-            env = backend.env(backend.run_device(self.device), self.cache_dir, self.cache_dir / "ext",
-                              self.cuda_arch, build_jobs=1, compiles=True)
             build_prepare.start_background(self.cache_dir / "build", specs, env=scrubbed_env(env),
                                            nice=self.config.build_nice, merged=self.config.merge_units,
                                            slim=self.config.slim_units, bindings=bindings)
@@ -658,7 +664,7 @@ def _head_and_tail(data: dict | None, start: float, end: float) -> None:
 
 # what the fast builder's log (inline_build.InlineBuilder.log) says of a candidate's build
 _BUILD_FACTS = ("warm", "cuda_split", "merged", "slim", "pch_used", "compiled", "reused", "compiles", "compile_s",
-                "lazy_built", "fallback", "fail_fast", "unit_s", "pch_wait_s", "failed")
+                "lazy_built", "fallback", "fail_fast", "unit_s", "pch_wait_s", "failed", "check_s", "idents_s")
 
 
 def _build_facts(info) -> dict:

@@ -373,11 +373,30 @@ def start_background(cache_root: str | Path, specs: list[Spec], env: dict | None
         return None
 
 
+def start_identifiers(cache_root: str | Path, specs: list[Spec], env: dict | None = None,
+                      nice: int = 0) -> subprocess.Popen | None:
+    """Start `prepare_identifiers` alone in its own process, at the build processes'
+    priority (not idle): one ``-E`` of the torch header per flag set (~1.5 s), begun before
+    the builds have imported torch, so a build that will fail finds them made. Made last by
+    `start_background`'s idle process, they were not there for a cold run: its failing builds
+    waited for them, then made their own beside ~50 compiles (issue 40: 8.8 s median to
+    `compile_error`, session_2026-11-30b)."""
+    try:
+        return subprocess.Popen([sys.executable, "-m", "kernelmill.verify.build.build_prepare", str(cache_root),
+                                 "--specs", json.dumps(specs), "--nice", str(int(nice)), "--identifiers-only"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                                start_new_session=True)
+    except OSError as exc:
+        print(f"kernelmill: could not start making the header identifiers: {exc}", file=sys.stderr)
+        return None
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0].startswith("-"):
         raise SystemExit("usage: python -m kernelmill.verify.build.build_prepare CACHE_DIR [--cuda] [--specs JSON] "
-                         "[--nice N] [--apart] [--idle] [--no-slim] [--bindings FILE] [--no-identifiers]")
+                         "[--nice N] [--apart] [--idle] [--no-slim] [--bindings FILE] [--no-identifiers] "
+                         "[--identifiers-only]")
     if "--specs" in argv:
         try:
             specs = [(bool(c), tuple(a), tuple(b)) for c, a, b in json.loads(argv[argv.index("--specs") + 1])]
@@ -406,6 +425,10 @@ def main(argv: list[str] | None = None) -> None:
         path.unlink(missing_ok=True)
     if any(with_cuda for with_cuda, _a, _b in specs) or any(s[0] for s, _t in bindings or []):
         builds_arch_env()
+    if "--identifiers-only" in argv:  # start_identifiers: the fail-fast check's, before anything else
+        Path(argv[0]).mkdir(parents=True, exist_ok=True)
+        print(json.dumps({"identifiers": prepare_identifiers(argv[0], specs)}))
+        return
     out = prepare_pch(argv[0], specs, merged="--apart" not in argv, slim="--no-slim" not in argv)
     if bindings is not None:
         out["bindings"] = prepare_bindings(argv[0], bindings)

@@ -375,6 +375,7 @@ class InlineBuilder:
                 time.sleep(0.05)
                 entry = self.cache.get("idents", key)
             self.times["idents_s"] = round(time.perf_counter() - t0, 3)
+            self.log["idents_s"] = round(float(self.log.get("idents_s", 0.0)) + self.times["idents_s"], 3)
         if entry is None:
             return None
         return set((entry / "idents.txt").read_text().split())
@@ -439,6 +440,7 @@ class InlineBuilder:
                 names = [n for n in names if n[1] not in known]
         finally:
             self.times["check_s"] = round(time.perf_counter() - t0, 3)
+            self.log["check_s"] = round(float(self.log.get("check_s", 0.0)) + self.times["check_s"], 3)
         if names:
             self.log["fail_fast"] = "unbound: " + ", ".join(n[1] for n in names)
             raise CompileError("[main.cpp]\n" + fail_fast.message(names), ("binding",))
