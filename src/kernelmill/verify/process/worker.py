@@ -62,7 +62,8 @@ def build(job: dict, lazy: bool = False) -> dict:
 def build_requested(requests: list[dict]) -> dict:
     """Build the extensions a run phase stopped for (inline_build.defer_builds), into
     the cache; a compile error is left for the run to meet and report."""
-    from ..build.inline_build import CompileError, Unsupported, build_only, first_error_line
+    from ..build.inline_build import CompileError, Unsupported, build_only
+    from ..build.inline_build import first_error_line as first_error
 
     t0 = time.perf_counter()
     failed = []
@@ -70,7 +71,7 @@ def build_requested(requests: list[dict]) -> dict:
         try:
             build_only(**req)
         except (CompileError, Unsupported) as exc:
-            failed.append(f"{req.get('name')}: {first_error_line(str(exc))}")
+            failed.append(f"{req.get('name')}: {first_error(str(exc))}")
     return {"status": "built", "compiled": True, "failed": failed,
             "phases": {"deferred_build_s": time.perf_counter() - t0}}
 
