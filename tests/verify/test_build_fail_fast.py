@@ -497,6 +497,10 @@ def test_a_build_waits_for_the_identifiers_another_process_is_making(tmp_path, m
     assert known is not None and {"at", "Tensor"} <= known
     assert len(calls) == 1, "the waiting build ran a preprocessor of its own"
     assert 0.3 <= waiter.times["idents_s"] < inline_build._IDENTS_WAIT_S
+    # what the verdict's build facts carry: the wait, and 0 for a build that found them ready
+    assert waiter.log["idents_s"] == waiter.times["idents_s"]
+    later = InlineBuilder(tmp_path)
+    assert later.header_identifiers("c++", []) == known and later.log["idents_s"] == 0.0
 
 def test_a_build_answered_before_compiling_is_known_to_fail_by_the_next_process_that_asks(tmp_path, monkeypatch):
     """A run process asks whether its build is cached before it would have it built elsewhere
