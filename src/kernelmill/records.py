@@ -78,7 +78,9 @@ from . import languages as _languages
 # L1-31 builds behind torch.cuda.is_available()) that failed to compile gives the verdict its
 # compiler's first error and the note extension_build_failed, as a build phase's failure does; a
 # run makes the fail-fast check's header identifiers first, at the builds' priority (they were
-# made last, at idle priority: a cold run's failing builds waited, then made their own)
+# made last, at idle priority: a cold run's failing builds waited, then made their own); a
+# `cpp_sources` that surely writes its own module beside `functions=` is answered from its text,
+# with no -E of the torch header (3-6 s each in a cold run on the device)
 HARNESS_VERSION = "0.5.12"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/

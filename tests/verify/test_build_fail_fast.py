@@ -96,6 +96,42 @@ def test_a_module_written_in_cuda_sources_is_read_only_where_it_surely_compiles(
     assert fail_fast.cuda_module_line(cu) == line
 
 
+CPP_MODULE = ("torch::Tensor km_act(torch::Tensor x) { return x; }\n"
+              "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n  m.def(\"forward\", &km_act);\n}\n")
+
+
+@pytest.mark.parametrize("cpp, sure", [
+    (CPP_MODULE, True),
+    ("#include <vector>\n" + CPP_MODULE, True),
+    ("#if 1\n" + CPP_MODULE + "#endif\n", False),  # a conditional: the preprocessor decides
+    ('#include "mine.h"\n' + CPP_MODULE, False),  # a header of its own could rename the module
+    ("#undef TORCH_EXTENSION_NAME\n#define TORCH_EXTENSION_NAME other\n" + CPP_MODULE, False),
+    ("#define PYBIND11_MODULE(a, b) void f(b)\n" + CPP_MODULE, False),
+    ("// PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {}\n" + CPP_MODULE.split("PYBIND11")[0], False),
+    ("namespace n {\n" + CPP_MODULE + "}\n", False),
+])
+def test_a_module_written_in_cpp_sources_is_read_from_the_text_only_where_it_is_sure(cpp, sure, tmp_path,
+                                                                                    monkeypatch):
+    """cuda-l1's 7 `module twice` builds each ran an -E of the torch header (3-6 s in a cold run on
+    the device, session_2026-11-30b). Where the text says it for sure, no preprocessor runs; where
+    it does not, the preprocessed text decides, as before."""
+    main, _ = assemble("km", cpp, None, ["forward"])
+    prefix, _names = fail_fast.binding_block(main)
+    assert fail_fast.prefix_writes_module(prefix) is sure
+    builder = InlineBuilder(tmp_path)
+    calls = []  # the preprocessor's texts asked for (each an -E on the device)
+    monkeypatch.setattr(builder, "_prefix_text", lambda prefix, flags, cxx: calls.append(prefix))
+    monkeypatch.setattr(builder, "header_identifiers", lambda cxx, flags, make=True: calls.append("idents") or set())
+    flags = {"cxx": "c++", "cflags": ["-DTORCH_EXTENSION_NAME=km"], "post_cflags": []}
+    if sure:
+        with pytest.raises(CompileError, match=r"main\.cpp:\d+:1: error: redefinition of 'PyObject\* PyInit_km\(\)'"):
+            builder._check_bindings(main, flags, ["c++"])
+        assert builder.log["fail_fast"] == "module twice" and calls == []
+    else:
+        builder._check_bindings(main, flags, ["c++"])  # (the stand-in gives no text: no answer)
+        assert prefix in calls, "not sure from the text: the preprocessed text decides"
+
+
 def test_a_cuda_module_beside_functions_fails_before_compiling(tmp_path, monkeypatch):
     builder = InlineBuilder(tmp_path)
     monkeypatch.setattr(builder, "header_identifiers", lambda cxx, flags, make=True: {"at", "Tensor"})

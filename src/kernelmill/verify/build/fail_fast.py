@@ -147,14 +147,12 @@ _CONDITIONAL = re.compile(r"#\s*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endi
 _NAMES_MACROS = re.compile(r"#\s*(define|undef)\s+(TORCH_EXTENSION_NAME|PYBIND11_\w+)\b")
 
 
-def cuda_module_line(cuda_cu: str) -> int | None:
-    """The line of a ``PYBIND11_MODULE(TORCH_EXTENSION_NAME, ...)`` that ``cuda.cu`` surely
-    compiles as written (a top-level item; no conditional directive anywhere in the file, no
+def _sure_module_line(source: str) -> int | None:
+    """The line of a ``PYBIND11_MODULE(TORCH_EXTENSION_NAME, ...)`` that `source` surely
+    compiles as written: a top-level item; no conditional directive anywhere in the text, no
     directive naming the module's macros, no ``#include "..."`` of the candidate's own that
-    could): with torch's generated block in main.cpp (``functions=``) the extension then has
-    two definitions of ``PyInit_<module>``, which the link refuses; or pybind11 is not
-    included there and the line does not compile. None when not sure."""
-    items = top_items(cuda_cu)
+    could. None when not sure."""
+    items = top_items(source)
     if items is None:
         return None
     for kind, text in items:
@@ -163,8 +161,26 @@ def cuda_module_line(cuda_cu: str) -> int | None:
             return None
     if not any(kind == "code" and _CU_MODULE.match(text) for kind, text in items):
         return None
-    m = re.search(r"^[ \t]*PYBIND11_MODULE\s*\(\s*TORCH_EXTENSION_NAME\s*,", cuda_cu, re.M)
-    return None if m is None else cuda_cu.count("\n", 0, m.start()) + 1
+    m = re.search(r"^[ \t]*PYBIND11_MODULE\s*\(\s*TORCH_EXTENSION_NAME\s*,", source, re.M)
+    return None if m is None else source.count("\n", 0, m.start()) + 1
+
+
+def cuda_module_line(cuda_cu: str) -> int | None:
+    """The line of a module that ``cuda.cu`` surely writes (`_sure_module_line`): with torch's
+    generated block in main.cpp (``functions=``) the extension then has two definitions of
+    ``PyInit_<module>``, which the link refuses; or pybind11 is not included there and the
+    line does not compile. None when not sure."""
+    return _sure_module_line(cuda_cu)
+
+
+def prefix_writes_module(prefix: str) -> bool:
+    """Whether main.cpp's text before torch's generated block (the header's include, then
+    ``cpp_sources``) surely writes the module itself (`_sure_module_line`): the generated
+    block then defines ``PyInit_<module>`` a second time in the same unit. Read from the
+    text, without the preprocessor (`defines_module` reads the preprocessed text where this
+    is not sure): an ``-E`` of the torch header took 3-6 s in a cold run on the device
+    (7 of cuda-l1's 25 failing builds, session_2026-11-30b)."""
+    return _sure_module_line(_HEADER_LINE.sub("", prefix)) is not None
 
 
 def plain_prefix(prefix: str) -> bool:

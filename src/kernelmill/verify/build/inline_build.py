@@ -426,6 +426,9 @@ class InlineBuilder:
             return
         t0 = time.perf_counter()
         try:
+            if module is not None and fail_fast.prefix_writes_module(prefix):
+                self.log["fail_fast"] = "module twice"
+                raise CompileError("[main.cpp]\n" + fail_fast.module_message(prefix, module), ("binding",))
             if names:
                 known = self.header_identifiers(flags["cxx"], flags["cflags"])
                 names = [n for n in names if known is not None and n[1] not in known]
