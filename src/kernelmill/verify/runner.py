@@ -580,12 +580,13 @@ class Verifier:
             "deferred_build_s", 0.0)
         phases["deferred_builds"] = phases.get("deferred_builds", 0) + len(requests)
         failed = [f for f in ((data or {}).get("failed") or []) if isinstance(f, str) and f]
-        info = job.build.setdefault("build_info", {})
-        if failed and isinstance(info, dict) and not info.get("failed"):
+        if failed:
             # what the build phase could not see (cuda-l1 l40 L1-31 builds behind
             # torch.cuda.is_available()): its compiler's word reaches the verdict as the build
             # phase's does (_verdict's extension_build_failed)
-            info["failed"] = "; ".join(failed)
+            info = job.build.setdefault("build_info", {})
+            if isinstance(info, dict) and not info.get("failed"):
+                info["failed"] = "; ".join(failed)
 
     def run(self, job: RunnerJob, gpu: int | None) -> Verdict | NeedsBuild:
         backend = get_language(job.sample.language)
