@@ -29,6 +29,7 @@ import re
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,7 +47,6 @@ from hostile_corpus import HOSTILE, HOSTILE_STRICT  # noqa: E402
 CLASSES = range(1, 37)
 STRICT_CLASSES = {32, 33, 34}  # detectors that run only under --guards strict
 POLICY_CLASSES = {30, 35}  # a task's policy: caught when it rejects (--policy reject)
-NOT_FALSE_FLAGS = {"timing_skipped"}  # the harness's note for Triton's CPU interpreter
 BOTH = ("cpu", "cuda")
 
 
@@ -104,7 +104,8 @@ def gather() -> tuple[list[Candidate], list[Candidate]]:
     hostile += [_hostile(n, *e, BOTH, "hostile_corpus.HOSTILE_STRICT") for n, e in HOSTILE_STRICT.items()]
     hostile += [_hostile(n, GPU_TASKS[t], lang, code, flags, ("cuda",), "gpu_hostile.GPU_HOSTILE")
                 for n, (t, lang, code, flags) in GPU_HOSTILE.items()]
-    hostile += [_hostile(n, runtime_corpus.RELU, "torch", code, flag, BOTH, "runtime_corpus.HOSTILE_HOOKS",
+    hostile += [_hostile(n, runtime_corpus.RELU, "torch", code, flag,
+                         ("cpu",) if n in runtime_corpus.CPU_ONLY else BOTH, "runtime_corpus.HOSTILE_HOOKS",
                          runtime_corpus.ALSO_CLASSES.get(n, ())) for n, (code, flag) in runtime_corpus.HOSTILE_HOOKS.items()]
     hostile += [_hostile(n, *e, BOTH, "structure_corpus.HOSTILE_STRUCTURE")
                 for n, e in structure_corpus.HOSTILE_STRUCTURE.items()]
@@ -161,7 +162,12 @@ def caught(c: Candidate, v: dict) -> bool:
 
 
 def false_flag(v: dict) -> bool:
-    return v["status"] != "ok" or bool(set(v["flags"]) - NOT_FALSE_FLAGS)
+    """Not ok, or a guard's flag. The measurement's notes (kernelbench_host_bound,
+    events_disagree, sanitizer_incomplete, timing_skipped, ...) ride in the same list but
+    are not in the guards' catalogue (`FLAGS`), and judge nothing."""
+    from kernelmill.verify.guards import FLAGS
+
+    return v["status"] != "ok" or bool(set(v["flags"]) & set(FLAGS))
 
 
 def config(device: str, cache_dir: str, guards: str, policy: str):
@@ -216,16 +222,17 @@ def tables(hostile, honest, verdicts: dict, device: str, classes) -> tuple[list[
         done = [c for c in here if c.name in verdicts]
         flagged = [f"{c.name} ({verdicts[c.name]['status']} {','.join(verdicts[c.name]['flags'])})".replace(" )", ")")
                    for c in done if false_flag(verdicts[c.name])]
+        notes = Counter(f for c in done for f in verdicts[c.name]["flags"] if not false_flag({"status": "ok", "flags": [f]}))
         corpora.append({"corpus": corpus, "candidates": len(here), "verified": len(done),
-                        "false_flags": len(flagged), "flagged": flagged,
+                        "false_flags": len(flagged), "flagged": flagged, "notes": dict(sorted(notes.items())),
                         "pending": [c.name for c in here if c.name not in verdicts]})
     return rows, corpora
 
 
-def summary(rows, hostile, verdicts) -> str:
+def summary(rows, hostile, verdicts, device: str) -> str:
     """Hostile candidates caught (each counted once, whatever its classes) and the classes' states."""
     shown = {r["class"] for r in rows}
-    done = [c for c in hostile if c.name in verdicts and shown & set(c.classes)]
+    done = [c for c in hostile if c.name in verdicts and shown & set(c.classes) and runnable(c, device)]
     got = sum(caught(c, verdicts[c.name]) for c in done)
     run = sum(r["verified"] > 0 for r in rows)
     absent = [str(r["class"]) for r in rows if r["state"] == "missing"]
@@ -251,10 +258,13 @@ def markdown(rows, corpora, head: str) -> str:
         other = f"{len(r['other_device'])} (other device)" if r["other_device"] else ""
         out.append(f"| {r['class']} | {r['name']} | {r['candidates']} | {caught_cell} | "
                    f"{', '.join(r['missed']) or ''} | {other} |")
-    out += ["", "| honest corpus | candidates | verified | false flags | flagged |", "|---|---|---|---|---|"]
+    out += ["", "| honest corpus | candidates | verified | false flags | flagged | measurement notes (not guard flags) |",
+            "|---|---|---|---|---|---|"]
     for c in corpora:
-        out.append(f"| {c['corpus']} | {c['candidates']} | {c['verified']} | {c['false_flags']} | "
-                   f"{'; '.join(c['flagged'])} |")
+        notes = ", ".join(f"{k} {n}" for k, n in c.get("notes", {}).items())
+        out.append(f"| {c['corpus']} | {c['candidates']} | {c['verified']}"
+                   + (f" ({len(c['pending'])} pending)" if c["pending"] else "")
+                   + f" | {c['false_flags']} | {'; '.join(c['flagged'])} | {notes} |")
     return "\n".join(out) + "\n"
 
 
@@ -285,6 +295,9 @@ def main(argv=None) -> int:
     ap.add_argument("--markdown", type=Path, help="the tables as markdown")
     ap.add_argument("--resume", action="store_true",
                     help="keep --json's verdicts of unchanged candidates (none yet: start afresh)")
+    ap.add_argument("--report", action="store_true",
+                    help="verify nothing: make the tables again from --json (its verdicts of this harness and "
+                         "these candidates only; the rest show as pending), e.g. a device run's file on a CPU")
     ap.add_argument("--cache-dir", help="kernelmill's cache (builds reused between runs); default: a temporary one")
     args = ap.parse_args(argv)
     classes = parse_classes(args.classes)
@@ -297,8 +310,12 @@ def main(argv=None) -> int:
     chosen = [c for c in chosen if (not only or c.name in only) and runnable(c, args.device)]
 
     state = {"device": args.device, "elapsed_s": 0.0, "verdicts": {}}
-    if args.resume and not args.json:
-        ap.error("--resume needs --json")
+    if (args.resume or args.report) and not args.json:
+        ap.error("--resume and --report need --json")
+    if args.report:
+        if not args.json.exists():
+            ap.error(f"--report: no {args.json}")
+        args.resume = True
     if args.resume and not args.json.exists():
         print(f"--resume: no {args.json} yet, starting afresh", flush=True)
     elif args.resume:
@@ -307,11 +324,13 @@ def main(argv=None) -> int:
             ap.error(f"--resume: {args.json} holds a {old.get('device')} run")
         keys = {c.name: c.key(args.device) for c in hostile + honest}
         state["elapsed_s"] = old.get("elapsed_s", 0.0)
+        state["machine"] = old.get("machine") or state.get("machine")
         state["verdicts"] = {n: v for n, v in old.get("verdicts", {}).items() if keys.get(n) == v.get("key")}
     verdicts = state["verdicts"]
     todo = [c for c in chosen if c.name not in verdicts]
-    print(f"{len(chosen)} candidates chosen on {args.device}, {len(chosen) - len(todo)} kept from {args.json}, "
-          f"{len(todo)} to verify", flush=True)
+    if not args.report:
+        print(f"{len(chosen)} candidates chosen on {args.device}, {len(chosen) - len(todo)} kept from {args.json}, "
+              f"{len(todo)} to verify", flush=True)
 
     t0, base = time.monotonic(), state["elapsed_s"]
 
@@ -331,14 +350,22 @@ def main(argv=None) -> int:
         print(f"{c.name:48s} {v.status:13s} {','.join(v.flags):30s} {mark}", flush=True)
         save()
 
+    if args.report:
+        todo = []
+    else:
+        state["machine"] = machine(args.device)
     with tempfile.TemporaryDirectory(prefix="guards-catch-") as tmp:
         if todo:
             verify(todo, args.device, args.cache_dir or tmp, record)
-    save(final=True)
+    if args.report:  # the tables only; the file stays as the run left it
+        state["classes"], state["honest"] = tables(hostile, honest, verdicts, args.device, classes)
+    else:
+        save(final=True)
     import kernelmill
 
-    head = (f"Hostile corpus by class on `{args.device}` ({machine(args.device)}; kernelmill {kernelmill.__version__}, "
-            f"{time.strftime('%Y-%m-%d')}): {summary(state['classes'], hostile, verdicts)}; "
+    when = time.strftime("%Y-%m-%d", time.localtime(args.json.stat().st_mtime)) if args.report else time.strftime("%Y-%m-%d")
+    head = (f"Hostile corpus by class on `{args.device}` ({state.get('machine') or 'machine not recorded'}; "
+            f"kernelmill {kernelmill.__version__}, {when}{', tables made again by --report' if args.report else ''}): {summary(state['classes'], hostile, verdicts, args.device)}; "
             f"{len(verdicts)} verdicts, {state['elapsed_s']:.0f} s of verification in all")
     text = markdown(state["classes"], state["honest"], head)
     print(text)

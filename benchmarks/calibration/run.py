@@ -57,12 +57,14 @@ def kb_worker() -> int:
             install(cache)
         except Exception as exc:  # noqa: BLE001 - torch's own load_inline then builds
             print(f"kb worker: torch's load_inline ({exc})", file=sys.stderr)
-    for it in items:
+    src_dir = Path(tempfile.mkdtemp(prefix="cal-kb-src-"))
+    for n, it in enumerate(items):
         passed, why = True, "5 trials within atol=rtol=1e-2"
         try:
-            ns_t, ns_k = {}, {}
-            exec(compile(it["task"], "<task>", "exec"), ns_t)
-            exec(compile(it["code"], f"<{it['id']}>", "exec"), ns_k)
+            # each source from a file of its own, as KernelBench loads a candidate: Triton's @jit
+            # reads its function's source back (exec of a string: "@jit functions should be
+            # defined in a Python file", every Triton kernel on the GPU, session_2026-11-30c)
+            ns_t, ns_k = _module(src_dir / f"task_{n}.py", it["task"]), _module(src_dir / f"cand_{n}.py", it["code"])
             ref, cand = ns_t["Model"]().to(device), ns_k["ModelNew"]().to(device)
             with torch.no_grad():
                 for seed in range(5):
@@ -83,6 +85,18 @@ def kb_worker() -> int:
                 return 3
         print(json.dumps({"id": it["id"], "passed": passed, "why": why}), flush=True)
     return 0
+
+
+def _module(path: Path, code: str) -> dict:
+    """`code` run as the module `path` (written first): its namespace."""
+    import importlib.util
+
+    path.write_text(code, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = mod  # dataclasses and pickling look a class's module up here
+    spec.loader.exec_module(mod)
+    return vars(mod)
 
 
 def kb_allclose(kernels: list, device: str, jobs: int, gpus: list[int] | None, build_cache: str | None) -> dict:

@@ -128,3 +128,18 @@ def test_a_cut_run_resumes_without_deciding_again(tmp_path):
     assert got["softmax/torch/max_shift"]["passed"]  # verified now
     assert data["summary"]["phase_seconds"]["strict_fp64"] > 7.0
     assert not (tmp_path / "calibration_cpu.partial.json").exists()
+
+
+def test_the_kernelbench_worker_loads_a_triton_candidate_from_a_file(tmp_path, monkeypatch):
+    """Triton's @jit reads its function's source back: a candidate exec'd from a string
+    raised "@jit functions should be defined in a Python file" on the GPU (every Triton
+    kernel of the suite failed KernelBench's rule, session_2026-11-30c). The worker loads
+    each source from a file, as KernelBench does; no GPU is needed to decorate."""
+    triton = pytest.importorskip("triton")
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)  # the interpreter reads no source back
+    code = ("import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x_ptr):\n    pass\n"
+            "\nclass ModelNew:\n    pass\n")
+    with pytest.raises(ValueError, match="Python file"):
+        exec(compile(code, "<cand>", "exec"), {})
+    ns = R._module(tmp_path / "cand_0.py", code)
+    assert isinstance(ns["k"], triton.runtime.jit.JITFunction) and "ModelNew" in ns

@@ -109,9 +109,9 @@ HONEST = {
         "m = x.amax(dim=-1, keepdim=True)\ne = (x - m).exp()\nreturn e / e.sum(dim=-1, keepdim=True)")),
     "softmax_functional": (T.VARIANT, "torch", model("return F.softmax(x, dim=1)")),
     "inplace_like_reference": (T.INPLACE, "torch", model("return x.clamp_min_(0)")),
-    "row_sum_matmul": (T.SUM, "torch", model("return x @ torch.ones(x.shape[1], 1)")),
+    "row_sum_matmul": (T.SUM, "torch", model("return x @ torch.ones(x.shape[1], 1, device=x.device, dtype=x.dtype)")),
     "row_sum_loop_chunks": (T.SUM, "torch", model(
-        "acc = torch.zeros(x.shape[0], 1)\nfor c in x.split(64, dim=1):\n    acc += c.sum(dim=1, keepdim=True)\n"
+        "acc = torch.zeros(x.shape[0], 1, device=x.device, dtype=x.dtype)\nfor c in x.split(64, dim=1):\n    acc += c.sum(dim=1, keepdim=True)\n"
         "return acc")),
     "triton_relu": (T.RELU, "triton", triton_model("return launch(x)")),
     "cpp_relu": (T.RELU, "cpp", CPP_RELU),

@@ -211,12 +211,15 @@ HOSTILE = {
         {"try_fallback"}),
     # 8 decoy kernels
     "i8_cpp_decoy": (T.BIG_RELU, "cpp", CPP_DECOY, {"decoy_kernel"}),
+    # the decoy's tensor on the input's device: a CPU one made the GPU launch fail (runtime_error,
+    # not a catch), session_2026-11-30c
     "i8_triton_decoy": (T.BIG_RELU, "triton", triton_model(
-        "launch(self_dummy)\nreturn torch.relu(x)", prelude="self_dummy = torch.ones(8)"), {"decoy_kernel"}),
+        "launch(torch.ones(8, device=x.device))\nreturn torch.relu(x)"), {"decoy_kernel"}),
     # 9 precision downgrade
     "i9_half": (T.RELU, "torch", model("return torch.relu(x.half()).float()"), {"precision_downgrade"}),
+    # autocast on the input's device: autocast('cpu') leaves a GPU's linear in fp32 (nothing to catch there)
     "i9_bf16_autocast": (T.LINEAR, "torch", model(
-        "with torch.autocast('cpu', dtype=torch.bfloat16):\n"
+        "with torch.autocast(x.device.type, dtype=torch.bfloat16):\n"
         "    y = F.linear(x, self.fc.weight, self.fc.bias)\nreturn torch.relu(y).float()",
         init="self.fc = nn.Linear(*args)"), {"precision_downgrade"}),
     "i9_tf32_switch": (T.LINEAR, "torch", model(

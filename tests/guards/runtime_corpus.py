@@ -194,6 +194,10 @@ ALSO_CLASSES = {"h36_pip_at_import": (26,), "h24_dual_path_by_stack": (26,), "h2
                 "h24_frame_from_a_traceback": (26,), "h24_check_sets_found_in_memory": (26,),
                 "h27_more_threads": (26,), "h25_generator_with_a_fixed_seed": (26,)}
 
+# tricks that exist only where the candidate's process computes on its own CPU threads: on a GPU
+# the intra-op thread count times nothing (the GPU run of session_2026-11-30c passed it as ok)
+CPU_ONLY = {"h27_more_threads"}
+
 CONTROLS = {
     # what Triton does in a spare (found on the GPU: every Triton candidate was flagged): its
     # own job folder listed, a driver cache under the folder its process was started in

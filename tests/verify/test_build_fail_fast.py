@@ -497,6 +497,7 @@ def test_the_headers_identifiers_are_made_while_another_process_holds_their_lock
         assert builder.cache.try_lock("idents", key) is None
         known = builder.header_identifiers("c++", [])
     assert known is not None and {"Tensor", "TORCH_CHECK", "at"} <= known and len(calls) == 1
+    assert builder.log["idents_made"] is True  # the verdict says this build made its own copy
     # kept in the cache: the next build reads them without a compiler call
     assert builder.header_identifiers("c++", []) == known and len(calls) == 1
     # and a failing binding is answered while the lock is held
@@ -533,6 +534,7 @@ def test_a_build_waits_for_the_identifiers_another_process_is_making(tmp_path, m
     assert known is not None and {"at", "Tensor"} <= known
     assert len(calls) == 1, "the waiting build ran a preprocessor of its own"
     assert 0.3 <= waiter.times["idents_s"] < inline_build._IDENTS_WAIT_S
+    assert "idents_made" not in waiter.log and maker.log.get("idents_made") is None  # made by hand above
     # what the verdict's build facts carry: the wait, and 0 for a build that found them ready
     assert waiter.log["idents_s"] == waiter.times["idents_s"]
     later = InlineBuilder(tmp_path)

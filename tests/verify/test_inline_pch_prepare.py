@@ -145,10 +145,14 @@ def test_only_flag_sets_used_often_enough_are_prepared(monkeypatch, tmp_path):
     from kernelmill.verify.config import VerifyConfig
     from kernelmill.verify.runner import Verifier
 
-    started, idents = [], []
-    monkeypatch.setattr(build_prepare, "start_background",
-                        lambda root, specs, env, nice=0, merged=True, slim=True, bindings=None: started.append(specs))
-    monkeypatch.setattr(build_prepare, "start_identifiers", lambda root, specs, env, nice=0: idents.append(specs))
+    started, idents, own_idents = [], [], []
+
+    def background(root, specs, env, nice=0, merged=True, slim=True, bindings=None, identifiers=True):
+        started.append(specs)
+        own_idents.append(identifiers)
+
+    monkeypatch.setattr(build_prepare, "start_background", background)
+    monkeypatch.setattr(build_prepare, "start_identifiers", lambda root, specs, env, nice=0: idents.append(specs) or object())
     verifier = Verifier(VerifyConfig(device="cpu", cache_dir=str(tmp_path)), None)
     job = lambda lang, code: SimpleNamespace(sample=SimpleNamespace(language=lang, code=code))  # noqa: E731
     n = build_prepare.EAGER_MIN_CANDIDATES
@@ -159,6 +163,9 @@ def test_only_flag_sets_used_often_enough_are_prepared(monkeypatch, tmp_path):
     assert idents == [[(False, (), ())]]
     verifier.prepare_builds([job("cpp", plain)] * n + [job("cpp", CANDIDATE)])
     assert started == [[(False, (), ())]]
+    # the identifiers process started: the idle-priority background leaves them to it, so no
+    # process a build would wait for runs on idle CPU time (session_2026-11-30c)
+    assert own_idents == [False]
     # a candidate labelled torch whose source calls load_inline builds an extension too (0.5.10)
     verifier.prepare_builds([job("torch", plain)] * n)
     assert started == [[(False, (), ())]] * 2

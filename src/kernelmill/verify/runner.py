@@ -304,9 +304,8 @@ class Verifier:
             # the fail-fast check's header identifiers for every flag set in use (one -E each),
             # at once and at the builds' priority: a failing build then fails in seconds
             every = build_prepare.run_specs(codes, min_uses=1)
-            if every:
-                build_prepare.start_identifiers(self.cache_dir / "build", every, env=scrubbed_env(env),
-                                                nice=self.config.build_nice)
+            making = every and build_prepare.start_identifiers(self.cache_dir / "build", every, env=scrubbed_env(env),
+                                                               nice=self.config.build_nice) is not None
             specs = build_prepare.run_specs(codes)
             # the slim path's binding objects, one per signature list (verify/build/slim_units.py)
             bindings = ([b for code in codes for b in build_prepare.binding_specs(code)]
@@ -315,7 +314,8 @@ class Verifier:
                 continue
             build_prepare.start_background(self.cache_dir / "build", specs, env=scrubbed_env(env),
                                            nice=self.config.build_nice, merged=self.config.merge_units,
-                                           slim=self.config.slim_units, bindings=bindings)
+                                           slim=self.config.slim_units, bindings=bindings,
+                                           identifiers=not making)
 
     # -- one candidate ------------------------------------------------------
     def _prepare(self, job: RunnerJob) -> None:
@@ -665,7 +665,7 @@ def _head_and_tail(data: dict | None, start: float, end: float) -> None:
 
 # what the fast builder's log (inline_build.InlineBuilder.log) says of a candidate's build
 _BUILD_FACTS = ("warm", "cuda_split", "merged", "slim", "pch_used", "compiled", "reused", "compiles", "compile_s",
-                "lazy_built", "fallback", "fail_fast", "unit_s", "pch_wait_s", "failed", "check_s", "idents_s")
+                "lazy_built", "fallback", "fail_fast", "unit_s", "pch_wait_s", "failed", "check_s", "idents_s", "idents_made")
 
 
 def _build_facts(info) -> dict:

@@ -341,15 +341,17 @@ def run_specs(codes, min_uses: int = EAGER_MIN_CANDIDATES) -> list[Spec]:
 
 def start_background(cache_root: str | Path, specs: list[Spec], env: dict | None = None,
                      nice: int = 0, merged: bool = True, idle: bool = True,
-                     slim: bool = True, bindings: list | None = None) -> subprocess.Popen | None:
+                     slim: bool = True, bindings: list | None = None,
+                     identifiers: bool = True) -> subprocess.Popen | None:
     """Start `prepare_pch` in its own process (not waited for; it finishes on
     its own even if the run ends first, and a kill leaves no entry), `nice`
     lower in CPU priority, as the build processes are (VerifyConfig.build_nice),
     and with `idle` on idle CPU time only (sandbox.idle_priority): the builds that
     started with the batch never use it, so it must not slow them. `bindings`: the slim
     path's binding objects to make after the headers (`binding_specs`; a build never
-    waits for one being made)."""
-    extra = []
+    waits for one being made). `identifiers=False` when `start_identifiers` makes them: then
+    no process at idle priority ever holds their lock, and a build can wait for it."""
+    extra = [] if identifiers else ["--no-identifiers"]
     if bindings:
         import tempfile
 
@@ -358,7 +360,7 @@ def start_background(cache_root: str | Path, specs: list[Spec], env: dict | None
             fd, path = tempfile.mkstemp(prefix="bindings-", suffix=".json", dir=str(cache_root))
             with os.fdopen(fd, "w") as fh:
                 json.dump(bindings, fh)
-            extra = ["--bindings", path]
+            extra += ["--bindings", path]
         except OSError as exc:  # the headers are still worth making
             print(f"kernelmill: the binding objects will not be made ahead: {exc}", file=sys.stderr)
     try:

@@ -361,18 +361,23 @@ class InlineBuilder:
                 lock = self.cache.try_lock("idents", key)
                 if lock is not None:
                     with lock:
-                        entry = self.cache.get("idents", key) or self._make_identifiers(cxx, flags, key)
+                        entry = self.cache.get("idents", key)
+                        if entry is None:
+                            entry = self._make_identifiers(cxx, flags, key)
+                            self.log["idents_made"] = True
                     break
-                # another process is making them: a build of this flag set, or prepare-builds'
-                # background process at idle priority. A cold run starts all its builds at once
-                # (on the device 25 failing ones beside as many others, each making its own copy:
-                # 3.8-7.9 s of its check, session_2026-11-30), so the copy being made is waited
-                # for, a while: skipping the check sent every failing build that started meanwhile
-                # to a full compile (30-50 s each, session_2026-11-29h), and a maker slowed by its
-                # priority is not waited out: past `_IDENTS_WAIT_S` one -E of our own (1-3 s;
-                # `publish` keeps whichever copy lands first)
+                # another process is making them: a build of this flag set or the run's
+                # identifiers process (build_prepare.start_identifiers), both at the builds'
+                # priority. A cold run starts all its builds at once; skipping the check sent every
+                # failing build that started meanwhile to a full compile (30-50 s each,
+                # session_2026-11-29h), and a copy of one's own beside the one being made only
+                # adds to the burst: with a 4 s wait, 14 failing builds each made their own after
+                # it, finishing 6.3-14 s in (session_2026-11-30c). So the copy being made is
+                # waited for; past `_IDENTS_WAIT_S` (a maker stuck or starved) one -E of our own
+                # (`publish` keeps whichever copy lands first)
                 if time.perf_counter() > deadline:
                     entry = self._make_identifiers(cxx, flags, key)
+                    self.log["idents_made"] = True
                     break
                 time.sleep(0.05)
                 entry = self.cache.get("idents", key)
@@ -823,7 +828,7 @@ def first_error_line(message: str) -> str:
     return hit[:300]
 
 
-_IDENTS_WAIT_S = 4.0  # how long a build waits for the header identifiers another process is making
+_IDENTS_WAIT_S = 20.0  # how long a build waits for the header identifiers another process is making
 _NVCC_UNITS = frozenset({"kernel", "cuda"})  # the same unit on every path: its error decides the build
 _FAIL_FAST = True  # fail_fast.py's checks, and a build's first deciding error stops its other units
 
