@@ -39,6 +39,7 @@ import families as F  # noqa: E402
 import suite  # noqa: E402
 
 CHECKS = ("kb_allclose", "kernelmill", "kernelmill_fp64", "strict_fp64")
+PARTIAL_EVERY_S = 5.0  # the partial file is written at most this often, as verdicts land
 KM_CHECKS = {"kernelmill": {}, "kernelmill_fp64": {"fp64_k": None}, "strict_fp64": {"fp64_k": None, "guards": "strict"}}
 
 
@@ -160,8 +161,10 @@ def caught_by(status: str, flags: list, message: str) -> str:
 
 
 def kernelmill_checks(kernels: list, device: str, cache_dir: str, fp64_k: float, gpus, cpu_runners: int,
-                      check: str):
-    """Yield (kernel id, result) for each kernel as `verify` decides it under one check."""
+                      check: str, record) -> None:
+    """`record(kernel id, result)` for each kernel as `verify` decides it under one check (as
+    it lands: `verify_samples` returns its list only at the end, and a device call cut in the
+    middle of a check kept none of it, session_2026-11-30c)."""
     from kernelmill.records import Sample, Task
     from kernelmill.verify import VerifyConfig, verify_samples
 
@@ -171,10 +174,9 @@ def kernelmill_checks(kernels: list, device: str, cache_dir: str, fp64_k: float,
     extra = {key: (fp64_k if val is None else val) for key, val in KM_CHECKS[check].items()}
     cfg = VerifyConfig(device=device, time=False, cache_dir=cache_dir, gpus=gpus, cpu_runners=cpu_runners, **extra)
     t0 = time.perf_counter()
-    for v in verify_samples(tasks, samples, cfg):
-        yield v.sample_id, {"passed": v.status == "ok", "status": v.status, "flags": list(v.flags),
-                            "caught_by": caught_by(v.status, v.flags, v.message or ""),
-                            "why": (v.message or "")[:300]}
+    verify_samples(tasks, samples, cfg, on_verdict=lambda v: record(v.sample_id, {
+        "passed": v.status == "ok", "status": v.status, "flags": list(v.flags),
+        "caught_by": caught_by(v.status, v.flags, v.message or ""), "why": (v.message or "")[:300]}))
     print(f"{check}: {len(samples)} kernels in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
 
 
@@ -321,14 +323,17 @@ def main(argv: list[str] | None = None) -> int:
         todo = [k for k in kernels if check not in rows[k.kernel_id]]
         if not todo:
             continue
-        t, last = time.perf_counter(), time.perf_counter()
-        for kid, res in kernelmill_checks(todo, args.device, cache_dir, args.fp64_k, gpus, args.cpu_runners, check):
+        clock = {"t": time.perf_counter()}
+
+        def record(kid: str, res: dict, check: str = check, clock: dict = clock) -> None:
             rows[kid][check] = res
-            if time.perf_counter() - last > 5:  # the partial file at most every 5 s: a cut run loses little
-                seconds[check] = round(seconds.get(check, 0.0) + time.perf_counter() - t, 1)
-                t = last = time.perf_counter()
+            if time.perf_counter() - clock["t"] > PARTIAL_EVERY_S:  # a cut run loses little
+                seconds[check] = round(seconds.get(check, 0.0) + time.perf_counter() - clock["t"], 1)
+                clock["t"] = time.perf_counter()
                 partial()
-        seconds[check] = round(seconds.get(check, 0.0) + time.perf_counter() - t, 1)
+
+        kernelmill_checks(todo, args.device, cache_dir, args.fp64_k, gpus, args.cpu_runners, check, record)
+        seconds[check] = round(seconds.get(check, 0.0) + time.perf_counter() - clock["t"], 1)
         partial()
     if "kb_allclose" in checks and any("kb_allclose" not in r for r in rows.values()):
         t = time.perf_counter()

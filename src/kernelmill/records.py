@@ -81,7 +81,11 @@ from . import languages as _languages
 # made last, at idle priority: a cold run's failing builds waited, then made their own); a
 # `cpp_sources` that surely writes its own module beside `functions=` is answered from its text,
 # with no -E of the torch header (3-6 s each in a cold run on the device)
-HARNESS_VERSION = "0.5.12"
+# 0.5.13 = a build waits up to 20 s (was 4) for the header identifiers another process is making,
+# and prepare's idle-priority process leaves them to the run's identifiers process (0.5.12 on the
+# device: 14 failing builds each made their own copy after 4 s, 6.3-14 s to compile_error);
+# measurement.build.idents_made says a build made its own
+HARNESS_VERSION = "0.5.13"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/
 OP_TYPES = ("single", "fusion", "network")
