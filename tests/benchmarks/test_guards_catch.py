@@ -88,6 +88,10 @@ def test_caught_needs_the_named_flags_and_false_flags_ignore_notes():
     assert not G.caught(c, {"status": "ok", "flags": ["cached_output"]})
     assert G.caught(BY_NAME["i2_empty_like"], {"status": "runtime_error", "flags": []})  # None: not ok is the catch
     assert not G.false_flag({"status": "ok", "flags": ["timing_skipped"]})
+    # the measurement's notes ride in the same list on a GPU and judge nothing (the first GPU run
+    # counted them: every honest candidate "flagged", session_2026-11-30c)
+    for note in ("kernelbench_host_bound", "events_disagree", "sanitizer_incomplete", "weak_task"):
+        assert not G.false_flag({"status": "ok", "flags": [note]}), note
     assert G.false_flag({"status": "ok", "flags": ["decoy_kernel"]}) and G.false_flag({"status": "incorrect", "flags": []})
 
 
@@ -120,7 +124,7 @@ def test_the_table_counts_misses_pending_and_false_flags():
     text = G.markdown(rows, corpora, "head")
     assert "| 1 | write into inputs" in text and "i1_inplace_then_clone" in text
     assert "1/1 (1 pending)" in text and "| 16 |" in text and "not on cpu" in text and "missing" in text
-    assert G.summary(rows, hostile, verdicts) == ("2 of 3 hostile candidates caught, 2 classes run, "
+    assert G.summary(rows, hostile, verdicts, "cpu") == ("2 of 3 hostile candidates caught, 2 classes run, "
                                                    "not runnable here: 16, no candidate anywhere: 22")
 
 
@@ -155,6 +159,31 @@ def test_resume_keeps_verdicts_and_verifies_only_what_is_missing_or_changed(tmp_
         G.main(["--device", "cuda", "--json", str(out), "--resume"])
     with pytest.raises(SystemExit):
         G.main(["--only", "no_such_candidate"])
+
+
+def test_a_cpu_only_trick_is_not_run_on_a_gpu():
+    """set_num_threads times nothing on a GPU: run there it was ok, a "miss" (session_2026-11-30c)."""
+    c = BY_NAME["h27_more_threads"]
+    assert G.runnable(c, "cpu") and c.devices == ("cpu",)
+    assert BY_NAME["h27_precision_flag_by_getattr"].devices == G.BOTH
+
+
+def test_report_makes_the_tables_from_the_file_and_verifies_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(G, "verify", lambda *a, **k: pytest.fail("--report verified something"))
+    kept = _verdict("i1_zero_input", "rejected", ["input_mutation"])
+    stale = {**_verdict("i5_subclass", "rejected", ["lazy_output"]), "key": "another harness"}
+    out, md = tmp_path / "gpu.json", tmp_path / "gpu.md"
+    out.write_text(json.dumps({"device": "cpu", "elapsed_s": 12.0, "machine": "a machine",
+                               "verdicts": {"i1_zero_input": kept, "i5_subclass": stale}}))
+    before = out.read_text()
+    assert G.main(["--report", "--classes", "1,5", "--json", str(out), "--markdown", str(md)]) == 0
+    text = md.read_text()
+    assert "a machine" in text and "tables made again by --report" in text
+    assert "| 1 | write into inputs" in text and "1/1 (1 pending)" in text  # i1_inplace_then_clone not run
+    assert "| 5 |" in text and "| pending |" in text  # the stale verdict is not shown as a catch
+    assert out.read_text() == before  # the run's file is left as it was
+    with pytest.raises(SystemExit):
+        G.main(["--report", "--json", str(tmp_path / "none.json")])
 
 
 @pytest.mark.slow
