@@ -81,9 +81,11 @@ from . import languages as _languages
 # made last, at idle priority: a cold run's failing builds waited, then made their own); a
 # `cpp_sources` that surely writes its own module beside `functions=` is answered from its text,
 # with no -E of the torch header (3-6 s each in a cold run on the device)
-# 0.5.13 = a build waits up to 20 s (was 4) for the header identifiers another process is making,
-# and prepare's idle-priority process leaves them to the run's identifiers process (0.5.12 on the
-# device: 14 failing builds each made their own copy after 4 s, 6.3-14 s to compile_error);
+# 0.5.13 = the run's identifiers process runs at the run's priority (it ran at build_nice: one -E
+# beside a cold run's ~150 starting processes took 5-13 s) and holds a `maker` lock from its start,
+# for which builds wait instead of making their own copy; a build waits up to 20 s (was 4) for a
+# copy being made; prepare's idle-priority process leaves them to the identifiers process (0.5.12
+# on the device: 14 failing builds each made their own after 4 s, 6.3-14 s to compile_error);
 # measurement.build.idents_made says a build made its own
 HARNESS_VERSION = "0.5.13"
 

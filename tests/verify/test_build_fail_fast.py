@@ -663,3 +663,28 @@ def test_a_build_directory_call_is_checked_then_left_to_torch(monkeypatch):
     monkeypatch.setattr(inline_build, "_FAIL_FAST", False)
     with pytest.raises(inline_build.Unsupported):
         inline_build.build_only(**call)
+
+
+def test_the_identifiers_process_does_not_wait_for_its_own_maker_lock(tmp_path, monkeypatch):
+    """The run's identifiers process holds the `maker` lock builds wait on; asking with
+    defer=False (build_prepare.prepare_identifiers) it makes them at once, and a build that
+    would wait gives up on a maker past `_IDENTS_WAIT_S` and makes its own."""
+    from kernelmill.verify.build import inline_build
+
+    calls = fake_preprocessor(monkeypatch)
+    monkeypatch.setattr(inline_build, "_IDENTS_WAIT_S", 0.3)
+    maker = InlineBuilder(tmp_path)
+    held = maker.cache.try_lock_fd("idents", inline_build.IDENTS_MAKER)
+    assert held is not None
+    try:
+        assert maker.identifiers_maker_busy()
+        known = maker.header_identifiers("c++", [], defer=False)
+        assert known is not None and len(calls) == 1 and maker.times["idents_s"] < 0.3
+        stuck = InlineBuilder(tmp_path)
+        assert stuck.header_identifiers("c++", ["-DY"]) is not None  # another flag set: none made
+        assert len(calls) == 2 and stuck.log["idents_made"] and stuck.times["idents_s"] >= 0.3
+    finally:
+        import os
+
+        os.close(held)
+    assert not maker.identifiers_maker_busy()

@@ -289,3 +289,24 @@ def test_the_identifiers_process_makes_what_a_build_then_finds(tmp_path):
     flags = torch_flags("some_candidates_ext", False, ["-O3"], [], None, None)
     known = builder.header_identifiers(flags["cxx"], flags["cflags"], make=False)
     assert known is not None and {"Tensor", "at", "torch"} <= known
+
+
+def test_builds_leave_the_identifiers_to_the_runs_process_while_it_lives(tmp_path):
+    """`start_identifiers` hands its process the `maker` lock: a build that starts before that
+    process has imported torch waits for its copy (it runs at the run's priority; builds made
+    their own at nice 10 beside a cold run's starting processes: 5-13 s, session_2026-11-30c),
+    and the lock goes with the process."""
+    from kernelmill.verify.build.inline_build import InlineBuilder, torch_flags
+
+    root = tmp_path / "build"
+    proc = build_prepare.start_identifiers(root, [(False, (), ())])
+    assert proc is not None
+    waiter = InlineBuilder(root)
+    assert waiter.identifiers_maker_busy()  # held from the start, before the process imported anything
+    flags = torch_flags("a_candidates_ext", False, [], [], None, None)
+    known = waiter.header_identifiers(flags["cxx"], flags["cflags"])
+    assert proc.wait(timeout=300) == 0
+    assert known is not None and {"Tensor", "at"} <= known
+    assert not waiter.log.get("idents_made"), "the build made its own copy beside the run's process"
+    assert waiter.log["idents_s"] > 0  # it waited
+    assert not waiter.identifiers_maker_busy()  # released with the process

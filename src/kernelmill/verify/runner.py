@@ -302,10 +302,12 @@ class Verifier:
             env = backend.env(backend.run_device(self.device), self.cache_dir, self.cache_dir / "ext",
                               self.cuda_arch, build_jobs=1, compiles=True)
             # the fail-fast check's header identifiers for every flag set in use (one -E each),
-            # at once and at the builds' priority: a failing build then fails in seconds
+            # at once and at the run's own priority, not build_nice: every failing build waits for
+            # them, and at nice 10 beside a cold run's ~150 starting processes one -E took 5-13 s
+            # (session_2026-11-30c); it is one process for a few seconds
             every = build_prepare.run_specs(codes, min_uses=1)
-            making = every and build_prepare.start_identifiers(self.cache_dir / "build", every, env=scrubbed_env(env),
-                                                               nice=self.config.build_nice) is not None
+            making = every and build_prepare.start_identifiers(self.cache_dir / "build", every,
+                                                               env=scrubbed_env(env), nice=0) is not None
             specs = build_prepare.run_specs(codes)
             # the slim path's binding objects, one per signature list (verify/build/slim_units.py)
             bindings = ([b for code in codes for b in build_prepare.binding_specs(code)]

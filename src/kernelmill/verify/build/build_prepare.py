@@ -33,6 +33,7 @@ from pathlib import Path
 
 from ...cudasrc.inline_calls import inline_calls
 from . import inline_build
+from .buildcache import BuildCache
 from .inline_build import InlineBuilder, Unsupported, torch_flags
 
 # an eager header costs ~2 plain compiles: worth it for a flag set this many candidates use
@@ -383,14 +384,24 @@ def start_identifiers(cache_root: str | Path, specs: list[Spec], env: dict | Non
     `start_background`'s idle process, they were not there for a cold run: its failing builds
     waited for them, then made their own beside ~50 compiles (issue 40: 8.8 s median to
     `compile_error`, session_2026-11-30b)."""
+    # the `maker` lock, taken here and handed to the process (held until it exits): a build
+    # that starts before the process has imported torch waits for its copy instead of making
+    # one (InlineBuilder.header_identifiers); None when another run's process holds it
+    try:
+        maker = BuildCache(cache_root).try_lock_fd("idents", inline_build.IDENTS_MAKER)
+    except OSError:
+        maker = None
     try:
         return subprocess.Popen([sys.executable, "-m", "kernelmill.verify.build.build_prepare", str(cache_root),
                                  "--specs", json.dumps(specs), "--nice", str(int(nice)), "--identifiers-only"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
-                                start_new_session=True)
+                                start_new_session=True, pass_fds=() if maker is None else (maker,))
     except OSError as exc:
         print(f"kernelmill: could not start making the header identifiers: {exc}", file=sys.stderr)
         return None
+    finally:
+        if maker is not None:
+            os.close(maker)  # the child's copy of the descriptor keeps the lock
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -451,7 +462,8 @@ def prepare_identifiers(cache_root: str | Path, specs: list[Spec]) -> dict:
             flags = torch_flags("kernelmill_pch_probe", spec[0], list(spec[1]), list(spec[2]), None, None)
         except Unsupported:
             continue
-        done += builder.header_identifiers(flags["cxx"], flags["cflags"]) is not None
+        # defer=False: this process may be the maker itself (start_identifiers' lock is its own)
+        done += builder.header_identifiers(flags["cxx"], flags["cflags"], defer=False) is not None
     return {"made": done, "seconds": round(time.perf_counter() - t0, 2)}
 
 

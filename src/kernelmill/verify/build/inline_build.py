@@ -345,10 +345,13 @@ class InlineBuilder:
         return content_key("pch", _env_id(), tool_id(cxx), *flags, *([] if header == _PCH_HEADER else [header]))
 
     # -- fail fast (fail_fast.py) ----------------------------------------------
-    def header_identifiers(self, cxx: str, cflags: list[str], make: bool = True) -> set[str] | None:
+    def header_identifiers(self, cxx: str, cflags: list[str], make: bool = True,
+                           defer: bool = True) -> set[str] | None:
         """The identifiers of torch/extension.h preprocessed with these flags (macro
         definitions kept), kept in the cache under the precompiled header's key; made here
-        when missing (one ``-E``: ~1 s on an idle host). None when they cannot be made."""
+        when missing (one ``-E``: ~1 s on an idle host). None when they cannot be made.
+        `defer`: while the run's identifiers process lives (it holds the ``maker`` lock,
+        build_prepare.start_identifiers), wait for its copy rather than make one."""
         flags = unnamed(cflags)
         key = self._pch_key(cxx, flags)
         entry = self.cache.get("idents", key)
@@ -357,6 +360,13 @@ class InlineBuilder:
         if entry is None and make:
             t0 = time.perf_counter()
             deadline = t0 + _IDENTS_WAIT_S
+            # the run's identifiers process runs at the run's priority, the builds at build_nice:
+            # a build that took the key's lock first made them at nice 10 beside a cold run's
+            # ~150 starting processes (5-13 s, session_2026-11-30c), so a build leaves it to that
+            # process while it lives (flock: a dead one holds nothing)
+            while defer and entry is None and time.perf_counter() < deadline and self.identifiers_maker_busy():
+                time.sleep(0.05)
+                entry = self.cache.get("idents", key)
             while entry is None:
                 lock = self.cache.try_lock("idents", key)
                 if lock is not None:
@@ -386,6 +396,14 @@ class InlineBuilder:
         if entry is None:
             return None
         return set((entry / "idents.txt").read_text().split())
+
+    def identifiers_maker_busy(self) -> bool:
+        """Whether the run's identifiers process still holds the ``maker`` lock."""
+        fd = self.cache.try_lock_fd("idents", IDENTS_MAKER)
+        if fd is None:
+            return True
+        os.close(fd)  # closing the descriptor releases the lock: it was free
+        return False
 
     def _make_identifiers(self, cxx: str, flags: list[str], key: str) -> Path | None:
         from .fail_fast import identifiers
@@ -828,6 +846,7 @@ def first_error_line(message: str) -> str:
     return hit[:300]
 
 
+IDENTS_MAKER = "maker"  # the lock the run's identifiers process holds while it lives
 _IDENTS_WAIT_S = 20.0  # how long a build waits for the header identifiers another process is making
 _NVCC_UNITS = frozenset({"kernel", "cuda"})  # the same unit on every path: its error decides the build
 _FAIL_FAST = True  # fail_fast.py's checks, and a build's first deciding error stops its other units
