@@ -167,7 +167,7 @@ def false_flag(v: dict) -> bool:
     are not in the guards' catalogue (`FLAGS`), and judge nothing."""
     from kernelmill.verify.guards import FLAGS
 
-    return v["status"] != "ok" or bool(set(v["flags"]) & set(FLAGS))
+    return v["status"] != "ok" or not FLAGS.keys().isdisjoint(v["flags"])
 
 
 def config(device: str, cache_dir: str, guards: str, policy: str):
@@ -203,6 +203,8 @@ def verify(todo: list[Candidate], device: str, cache_dir: str, record) -> None:
 
 
 def tables(hostile, honest, verdicts: dict, device: str, classes) -> tuple[list[dict], list[dict]]:
+    from kernelmill.verify.guards import FLAGS as guard_flags
+
     names = class_names()
     rows = []
     for k in classes:
@@ -222,7 +224,7 @@ def tables(hostile, honest, verdicts: dict, device: str, classes) -> tuple[list[
         done = [c for c in here if c.name in verdicts]
         flagged = [f"{c.name} ({verdicts[c.name]['status']} {','.join(verdicts[c.name]['flags'])})".replace(" )", ")")
                    for c in done if false_flag(verdicts[c.name])]
-        notes = Counter(f for c in done for f in verdicts[c.name]["flags"] if not false_flag({"status": "ok", "flags": [f]}))
+        notes = Counter(f for c in done for f in verdicts[c.name]["flags"] if f not in guard_flags)
         corpora.append({"corpus": corpus, "candidates": len(here), "verified": len(done),
                         "false_flags": len(flagged), "flagged": flagged, "notes": dict(sorted(notes.items())),
                         "pending": [c.name for c in here if c.name not in verdicts]})

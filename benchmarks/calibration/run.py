@@ -49,8 +49,6 @@ def kb_worker() -> int:
     per kernel ({id, passed, why}); exits after a CUDA error (its context is then unusable)."""
     items = json.loads(sys.stdin.read())
     device = os.environ["CAL_DEVICE"]
-    import torch
-
     cache = os.environ.get("CAL_BUILD_CACHE")
     if cache:
         try:
@@ -58,7 +56,14 @@ def kb_worker() -> int:
             install(cache)
         except Exception as exc:  # noqa: BLE001 - torch's own load_inline then builds
             print(f"kb worker: torch's load_inline ({exc})", file=sys.stderr)
-    src_dir = Path(tempfile.mkdtemp(prefix="cal-kb-src-"))
+    with tempfile.TemporaryDirectory(prefix="cal-kb-src-") as src:
+        return _kb_items(items, device, Path(src))
+
+
+def _kb_items(items: list, device: str, src_dir: Path) -> int:
+    """KernelBench's rule on each item in turn, their sources written under `src_dir`."""
+    import torch
+
     for n, it in enumerate(items):
         passed, why = True, "5 trials within atol=rtol=1e-2"
         try:

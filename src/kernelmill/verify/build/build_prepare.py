@@ -378,12 +378,12 @@ def start_background(cache_root: str | Path, specs: list[Spec], env: dict | None
 
 def start_identifiers(cache_root: str | Path, specs: list[Spec], env: dict | None = None,
                       nice: int = 0) -> subprocess.Popen | None:
-    """Start `prepare_identifiers` alone in its own process, at the build processes'
-    priority (not idle): one ``-E`` of the torch header per flag set (~1.5 s), begun before
-    the builds have imported torch, so a build that will fail finds them made. Made last by
-    `start_background`'s idle process, they were not there for a cold run: its failing builds
-    waited for them, then made their own beside ~50 compiles (issue 40: 8.8 s median to
-    `compile_error`, session_2026-11-30b)."""
+    """Start `prepare_identifiers` alone in its own process, `nice` lower than the caller
+    (the runner gives 0: its own priority, not the builds' nor idle): one ``-E`` of the torch
+    header per flag set (~1 s idle), begun before the builds, so a build that will fail finds
+    them made. Made last by `start_background`'s idle process, then at the builds' nice 10, a
+    cold run's failing builds waited for them and made their own (issue 40: 8.8 and 8.6 s
+    median to `compile_error`, session_2026-11-30b and 30c)."""
     # the `maker` lock, taken here and handed to the process (held until it exits): a build
     # that starts before the process has imported torch waits for its copy instead of making
     # one (InlineBuilder.header_identifiers); None when another run's process holds it

@@ -376,9 +376,9 @@ class InlineBuilder:
                             entry = self._make_identifiers(cxx, flags, key)
                             self.log["idents_made"] = True
                     break
-                # another process is making them: a build of this flag set or the run's
-                # identifiers process (build_prepare.start_identifiers), both at the builds'
-                # priority. A cold run starts all its builds at once; skipping the check sent every
+                # another process is making them: a build of this flag set, or the run's
+                # identifiers process (build_prepare.start_identifiers) once it got here. A
+                # cold run starts all its builds at once; skipping the check sent every
                 # failing build that started meanwhile to a full compile (30-50 s each,
                 # session_2026-11-29h), and a copy of one's own beside the one being made only
                 # adds to the burst: with a 4 s wait, 14 failing builds each made their own after
