@@ -89,8 +89,8 @@ def offer(seg, runs, pos: int, p: int, c: int, cs: int, out: list, cand) -> None
     q = pos + p
     # copies 1, 2 are known: fill(pos, q) follows each statement's chain x, x+p, ... while the
     # skeleton repeats (a known statement's next copy is known), and the body repeats here
-    lin = runs.lin
-    n = 1 + min(lin[q:q + p])
+    low = runs.low
+    n = 1 + runs.least(q, q + p)
     if n <= 2:
         return
     cum = seg.cum
@@ -103,11 +103,11 @@ def offer(seg, runs, pos: int, p: int, c: int, cs: int, out: list, cand) -> None
     # the statements whose step from copy 0 differs from that of copies 1-2 are those whose linear
     # run from copy 0 is 2 long: each of copies 1.. has a run of 2 or more (n > 2), so where the
     # steps are equal lin[x] = lin[x+p] + 1 > 2, else 2 (a float literal's lin 1 would make c 1);
-    # found at C speed (indices_of)
-    if span <= cost + 2 * lin[pos:q].count(2):
+    # found at C speed (runs.low: lin as bytes)
+    if span <= cost + 2 * low.count(2, pos, q):
         return
     rows, weak, known, lc = {}, False, seg.first_rows, runs._lc
-    for x in indices_of(lin, 2, pos, q):
+    for x in found(low, 2, pos, q):
         k = x - pos
         e = known.get((x, p))
         if e is None:  # (a statement is copy 0 of p windows: kept per segment)
@@ -125,15 +125,15 @@ def offer(seg, runs, pos: int, p: int, c: int, cs: int, out: list, cand) -> None
             out.append(cand(gain, pos, p, cc, rows))
 
 
-def indices_of(xs: list, v, lo: int, hi: int) -> list[int]:
-    """Indices of xs[lo:hi] that hold v, found at C speed (a count, then list.index): the
-    search's windows overlap, so most of a window is known from the one before and the
+def found(buf: bytearray, v: int, lo: int, hi: int, base: int = 0) -> list[int]:
+    """Indices (plus `base`) of buf[lo:hi] that hold the byte v, found at C speed (bytearray.find):
+    the search's windows overlap, so most of a window is known from the one before and the
     unknown entries are few (used by search.py too)."""
     out = []
-    for _ in range(xs[lo:hi].count(v)):
-        lo = xs.index(v, lo, hi)
-        out.append(lo)
-        lo += 1
+    k = buf.find(v, lo, hi)
+    while k >= 0:
+        out.append(k + base)
+        k = buf.find(v, k + 1, hi)
     return out
 
 

@@ -23,11 +23,13 @@ from itertools import accumulate, chain, compress
 from operator import lshift, sub
 
 from .expand import expand_stmts
-from .first_copy import indices_of, models as first_models, offer as offer_first
+from .first_copy import found, models as first_models, offer as offer_first
 from .holes import GEOMETRIC_KINDS, REG_TABLE_BIAS, TABLE_BIAS, cost, fit, linear_cost, predict, split, template, vars_in
 from .syntax import Block, Loop, Stmt
 
 HEADER_TOKENS = 10  # for .size .N i in range ( c ) :
+# _BELOW[m]: bytes.translate's table that maps a byte below m to 1, others to 0 (_Runs.short)
+_BELOW = [bytes(1 if v < m else 0 for v in range(256)) for m in range(256)]
 _VARS = ("i", "j", "k", "l", "m", "n")
 
 
@@ -103,9 +105,14 @@ class _Runs:
     line_profiler, session 13);
     `delta(x)` gives the tuple where one is read. Filled on demand (`fill`): only where
     a body repeats, each statement once per body size, however many positions read it
-    (issue 44: a table over the whole segment read 2.5x the statements)."""
+    (issue 44: a table over the whole segment read 2.5x the statements).
 
-    __slots__ = ("lin", "step", "_lc", "_sk", "_vals", "_kinds", "_flt", "_p", "_costs", "_ng", "_leave", "_ka", "_kb",
+    `low` is lin as bytes, min(lin[x], 255): a window's statements of a given lin, or of a
+    lin below a bound, are found by bytearray.find/count/translate at C speed, not by a
+    slice of ints compared one by one in Python (`short`, first_copy.offer; the window
+    scans were ~15% of the big unit's reroll, session 21)."""
+
+    __slots__ = ("lin", "low", "step", "_lc", "_sk", "_vals", "_kinds", "_flt", "_p", "_costs", "_ng", "_leave", "_ka", "_kb",
                  "_packed", "_kid")
 
     def __init__(self, sk: list, vals: list, kinds: list, p: int, flt: dict | None = None,
@@ -117,12 +124,13 @@ class _Runs:
         self._costs = {} if costs is None else costs
         self._kid = kind_numbers(kinds) if kid is None else kid
         self.lin, self.step, self._lc = [0] * n, [None] * n, [0] * n  # lin 0: not filled
+        self.low = bytearray(n)
         # statements lo..hi-1 known by fill (one interval): the search asks the windows of one
         # body size at falling positions, so a window is mostly known and only its new end is
         # looked for, not the whole window counted (86% of the big unit's 258k fills touch
         # the known interval, session 13)
         self._ka = self._kb = 0
-        self._ng = [None] * n  # not_geometric: per statement, None until asked
+        self._ng = bytearray(n)  # not_geometric: per statement, 0 until asked, then 1 (no) or 2 (yes)
         self._leave: dict[int, tuple] = {}  # leaves: statement -> (copies scanned, its leaving holes)
         self._sk, self._vals, self._kinds, self._p = sk, vals, kinds, p
         # statements with float literals (holes.FLOATHEX; `flt`: position -> their holes): a
@@ -136,16 +144,16 @@ class _Runs:
         a, b = self._ka, self._kb
         if a <= lo and hi <= b:
             return
-        lin = self.lin
+        lin, low = self.lin, self.low
         if a <= hi and lo <= b and a < b:  # touches the known interval: the rest of the window
             if lo == a - 1 and hi <= b:  # (the window one statement further down: the search's way)
                 todo = () if lin[lo] else (lo,)
                 self._ka = lo
             else:
-                todo = indices_of(lin, 0, lo, a) + indices_of(lin, 0, b, hi)
+                todo = found(low, 0, lo, a) + found(low, 0, b, hi)
                 self._ka, self._kb = min(a, lo), max(b, hi)
         else:
-            todo = indices_of(lin, 0, lo, hi)
+            todo = found(low, 0, lo, hi)
             if lo < a or a == b:  # a window further down (the search's way): known from here on
                 self._ka, self._kb = lo, hi
         sk, flt, step, p, packed = self._sk, self._flt, self.step, self._p, self._packed
@@ -159,7 +167,7 @@ class _Runs:
             while True:
                 z = y + p
                 if z >= n or sk[y] != sk[z]:
-                    lin[y] = 1  # the skeleton's run ends here
+                    lin[y] = low[y] = 1  # the skeleton's run ends here
                     break
                 chain.append(y)
                 if lin[z]:
@@ -173,8 +181,9 @@ class _Runs:
                 if c is None:
                     c = costs[key] = sum(linear_cost(kd, v) for kd, v in zip(kinds[y], self.delta(y)) if v)
                 lc[y] = c
-                lin[y] = (1 if flt and y in flt and any(self.delta(y)[h] for h in flt[y]) else
-                          lin[z] + 1 if step[z] == d else 2)
+                r = lin[y] = (1 if flt and y in flt and any(self.delta(y)[h] for h in flt[y]) else
+                              lin[z] + 1 if step[z] == d else 2)
+                low[y] = r if r < 255 else 255
 
     def not_geometric(self, lo: int, hi: int) -> bool:
         """Does a hole of statements lo..hi-1 break its linear model at copy 2 (x+2p) and
@@ -182,11 +191,11 @@ class _Runs:
         copies of the body follow (filled). Kept per statement: a statement is in p windows,
         and asking each window's holes was ~8% of the big unit's reroll (cProfile, session 13)."""
         ng, lin, vals, kinds, p = self._ng, self.lin, self._vals, self._kinds, self._p
-        for x in indices_of(ng, None, lo, hi):
+        for x in found(ng, 0, lo, hi):
             # lin >= 3: copy 2 keeps the step of copies 0-1, so no hole breaks there
-            ng[x] = lin[x] < 3 and any(e != a + 2 * d and kd not in GEOMETRIC_KINDS for a, d, e, kd in
-                                       zip(vals[x], self.delta(x), vals[x + 2 * p], kinds[x]))
-        return True in ng[lo:hi]
+            ng[x] = 2 if lin[x] < 3 and any(e != a + 2 * d and kd not in GEOMETRIC_KINDS for a, d, e, kd in
+                                            zip(vals[x], self.delta(x), vals[x + 2 * p], kinds[x])) else 1
+        return ng.find(2, lo, hi) >= 0
 
     def leaves(self, x: int, cmax: int, shapes: list) -> list:
         """(hole, copy, tokens, signed) for each hole of statement x that leaves the linear
@@ -214,6 +223,18 @@ class _Runs:
                 out.append((h, t, w + 1 + TABLE_BIAS + (1 if kd[h] == "off0" else -(2 if b[h] < 0 else 1)), True))
         self._leave[x] = (cmax, out)
         return out
+
+    def least(self, lo: int, hi: int) -> int:
+        """min(lin[lo:hi]) (filled): found in `low` where it is 1 or 2, as in most windows of the
+        big unit (the body sizes that are multiples of a period, whose runs a table breaks)."""
+        low = self.low
+        return 1 if low.find(1, lo, hi) >= 0 else 2 if low.find(2, lo, hi) >= 0 else min(self.lin[lo:hi])
+
+    def short(self, lo: int, hi: int, cmax: int) -> list[int]:
+        """Statements of lo..hi-1 (filled) whose linear run ends before `cmax` copies."""
+        if cmax > 255:
+            return list(compress(range(lo, hi), map(cmax.__gt__, self.lin[lo:hi])))
+        return found(self.low[lo:hi].translate(_BELOW[cmax]), 1, 0, hi - lo, lo)
 
     def delta(self, x: int) -> tuple:
         """Per hole of statement x: its step to copy x+p (where x has a step)."""
@@ -347,7 +368,7 @@ class Segment:
                 continue
             runs = all_runs.get(p) or self._runs(p)
             runs.fill(pos, q)
-            c = min(runs.lin[pos:q])
+            c = runs.least(pos, q)
             models = None  # all linear (_models: the steps of copies 0-1)
             if c == 2 and cfg.geometric and cs > 2 and not runs.not_geometric(pos, q):
                 geo = [tuple(fit(kd, a, b, e) for kd, a, b, e in
@@ -409,8 +430,7 @@ class Segment:
         # ends before cmax have such holes
         n = cmax - c
         tab, add, signed = [0] * n, [0] * n, []  # index cc - c - 1; signed: may hold a negative value
-        lin = runs.lin
-        for x in compress(range(pos, pos + p), map(cmax.__gt__, lin[pos:pos + p])):
+        for x in runs.short(pos, pos + p, cmax):
             for h, t, w, sg in runs.leaves(x, cmax, self.shapes):
                 if t < cmax:
                     tab[t - c] += 1
