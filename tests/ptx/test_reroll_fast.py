@@ -171,8 +171,8 @@ def test_batch_over_processes_is_the_plain_reroll_in_order():
 
 
 def test_a_text_over_a_workers_share_is_rerolled_in_parts_as_the_plain_reroll():
-    # one file of many kernels beside a small one: its kernels are shared out among the
-    # workers (batch._parts), each parsing the whole text; the text comes back whole
+    # one file of many kernels beside a small one: it is cut into ranges of whole functions,
+    # one per worker (batch._cuts), each parsed alone; the text comes back whole
     cfg = RerollConfig()
     big = _module([("a", 12, 1), ("b", 5, 3), ("c", 30, 2), ("d", 3, 1), ("e", 16, 2)])
     texts = [(TEXTS[1][0], "two.ptx"), (big, "big.ptx"), (_module([]), "empty.ptx")]
@@ -186,6 +186,54 @@ def test_a_text_over_a_workers_share_is_rerolled_in_parts_as_the_plain_reroll():
         assert counted[1].tokens[0] > counted[1].tokens[1] > 0
     assert [r.tokens for r in reroll_texts(texts, cfg, jobs=1, count=True)] == [r.tokens for r in counted]
     assert all(r.tokens is None for r in done)
+
+
+def _mixed() -> str:
+    """Kernels with the items nvcc writes between them: comments, declarations, globals, and a
+    header over two lines (`.visible` on its own line: two lines that look like a start)."""
+    a, b, c = (_module([(n, k, w)]).split(".address_size 64\n")[1] for n, k, w in
+               (("a", 12, 1), ("b", 5, 3), ("c", 30, 2)))
+    return (".version 8.0\n.target sm_90\n.address_size 64\n\n// .globl\ta\n" + a
+            + "\n.extern .func (.param .b32 r) vprintf\n(\n\t.param .b64 f\n)\n;\n"
+            + ".global .align 4 .b8 tbl[8] = {1, 2, 3, 4,\n 5, 6, 7, 8};\n// .globl\tb\n"
+            + b.replace(".visible .entry", ".visible\n.entry") + "\n// .globl\tc\n" + c)
+
+
+def test_each_cut_of_a_text_gives_the_plain_reroll(monkeypatch):
+    # the ranges that start at each line that looks like a function's start (batch._cuts), parsed
+    # alone, give the whole text's Rolled-PTX and token counts; a cut between `.visible` and
+    # `.entry` (its range does not parse alone) sends the text back to be rerolled whole
+    from kernelmill.ptx import batch
+
+    cfg = RerollConfig()
+    text = _mixed()
+    small = [(_module([("s", 2, 1)]), "small.ptx")]
+    want = reroll_text(text, "mixed.ptx", cfg)
+    starts = [m.start() for m in batch._FUNCTION_LINE.finditer(text)]
+    assert len(starts) == 4  # a, vprintf, b (from its `.visible` line), c
+    assert batch._cuts(text, 2)[1] in starts and batch._cuts("/**/" + text, 2) == [0, 0, len(text) + 4]
+    for cut in starts + [text.index(".entry b")]:  # (and a cut that is no item's start)
+        monkeypatch.setattr(batch, "_cuts", lambda t, n, cut=cut: [0, cut, len(t)])
+        [done, _] = reroll_texts([(text, "mixed.ptx")] + small, cfg, jobs=2, count=True)
+        assert done.text == want
+        assert done.tokens == (count_tokens(text), count_tokens(want))
+        assert done.stats.functions == 3 and done.stats.loops >= 3
+
+
+def test_an_error_in_a_range_is_named_as_in_the_whole_text(monkeypatch):
+    from kernelmill.ptx import batch
+    from kernelmill.ptx.lexer import PtxSyntaxError
+
+    text = _mixed()
+    bad = text.replace("\tret;\n}\n\n// .globl\tc", "\tadd.s32 %r1, ;\n\tret;\n}\n\n// .globl\tc")
+    line = bad[:bad.index("add.s32 %r1, ;")].count("\n") + 1
+    monkeypatch.setattr(batch, "_cuts", lambda t, n: [0, t.index("// .globl\tb"), len(t)])
+    try:
+        reroll_texts([(bad, "bad.ptx"), (_module([("s", 2, 1)]), "small.ptx")], jobs=2)
+    except PtxSyntaxError as exc:
+        assert (exc.source, exc.line) == ("bad.ptx", line)
+    else:
+        raise AssertionError("no PtxSyntaxError")
 
 
 def test_a_text_that_does_not_parse_is_named_from_a_worker():

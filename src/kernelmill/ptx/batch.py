@@ -5,12 +5,15 @@ once, in the worker (this process reads nothing: before, it parsed every text to
 functions out, and each worker parsed them again from their printed text, two parses of
 ~0.3 s for 1.45 MB, issue 44). Texts go largest first, so a big kernel does not start last
 and run alone. A text larger than a worker's share of all of them (a file of 35 kernels)
-is handed to several workers, each of which parses it and rerolls its own part of the
-functions (the largest first, each to the part with the fewest statements so far; every
-worker computes the same parts), so one big file keeps two cores as busy as many small
-ones. Every text comes back whole, in the order given, exactly as `reroll_text` would have
-made it: the reroll of a function does not depend on the others, nor on which process runs
-it, so the output is the same for any `jobs`.
+is cut into ranges of about equal bytes, one per worker, each where a line starts a function
+(`_cuts`), so one big file keeps two cores as busy as many small ones. A worker parses its
+range alone, after as many newlines as the text had before it (its lines keep their
+numbers): its items are those of the whole text's parse from there, since the parse of an
+item reads no token past the item (session 21: each worker parsed the whole 2.4 MB unit
+before, 0.28 s each). A range that does not parse alone (a cut that was no item's start)
+sends the text back to be rerolled whole. Every text comes back whole, in the order given,
+exactly as `reroll_text` would have made it: the reroll of a function does not depend on
+the others, nor on which process runs it, so the output is the same for any `jobs`.
 
 `jobs=1` runs in this process (no pool, nothing pickled). `count=True` also counts the
 tokens of each text and of its Rolled-PTX, in the workers (`ptx stats`: counted in the
@@ -20,11 +23,13 @@ command's own process they were ~0.1 s of its 1.3 s for 1.45 MB, after the pool)
 from __future__ import annotations
 
 import os
+import re
+from bisect import bisect_left
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Iterable
 
-from .lexer import count_tokens
+from .lexer import PtxSyntaxError, count_tokens
 from .parser import gc_paused, parse_module
 from .reroll import RerollConfig, RerollStats, reroll_function
 from .syntax import Function, fmt_item, fmt_parts
@@ -52,25 +57,29 @@ def _reroll_one(f: Function, cfg: RerollConfig) -> tuple[str, RerollStats]:
         return fmt_item(reroll_function(f, cfg, st)), st
 
 
-def _functions(m) -> list[int]:
-    return [k for k, x in enumerate(m.items) if isinstance(x, Function) and x.body is not None]
+# a line that starts a function: the prefixes parser._starts_function reads, then .entry/.func
+_FUNCTION_LINE = re.compile(r"^[ \t]*(?:\.(?:visible|extern|weak)\s+)*\.(?:entry|func)\b", re.M)
 
 
-def _parts(m, n: int) -> list[set[int]]:
-    """The module's function items in n parts of about equal statements: largest first,
-    each to the part with the fewest so far (the same parts in every process)."""
-    parts, size = [set() for _ in range(n)], [0] * n
-    for k in sorted(_functions(m), key=lambda k: -len(m.items[k].body)):
-        j = size.index(min(size))
-        parts[j].add(k)
-        size[j] += len(m.items[k].body)
-    return parts
+def _cuts(text: str, n: int) -> list[int]:
+    """Where the text's n ranges start, and its end: 0, then for each later range the start of
+    the line nearest to its share of the bytes that starts a function. In a text with a block
+    comment (a line in one may look like a function's start), no cut: one range is the whole
+    text, the others empty."""
+    starts = [] if "/*" in text else [m.start() for m in _FUNCTION_LINE.finditer(text)]
+    cuts = [0]
+    for k in range(1, n):
+        want = k * len(text) // n
+        i = bisect_left(starts, want)
+        near = min(starts[max(0, i - 1):i + 1], key=lambda x: abs(x - want), default=0)
+        cuts.append(max(cuts[-1], near))
+    return cuts + [len(text)]
 
 
-def _reroll_part(task: tuple[str, str, RerollConfig, int, int, bool]) -> tuple[str | list, RerollStats, tuple | None]:
-    """In a worker: the text parsed, part `j` of `n` of its functions rerolled. One part:
-    the whole Rolled-PTX text; else each item's text (None: another part's function), the
-    items that are no function printed by part 0."""
+def _reroll_part(task: tuple[str, str, RerollConfig, int, bool, bool]) -> tuple[list | None, RerollStats, tuple | None]:
+    """In a worker: a text, or a range of one (`whole` False) after `lines` newlines, parsed and
+    rerolled: each of its items' text (None where a range does not parse alone: the text
+    goes whole then, and a whole text's error is raised)."""
     # the cyclic collector paused for the whole task, and turned back on only once the
     # syntax trees are freed (when _reroll_part_paused returns): turned on while they live
     # (after the parse, after each function), it walks all of them (~5% of a task, issue 44)
@@ -78,27 +87,30 @@ def _reroll_part(task: tuple[str, str, RerollConfig, int, int, bool]) -> tuple[s
         return _reroll_part_paused(*task)
 
 
-def _reroll_part_paused(text: str, source: str, cfg: RerollConfig, j: int, n: int,
-                        count: bool = False) -> tuple[str | list, RerollStats, tuple | None]:
-    m = parse_module(text, source)
-    mine = _parts(m, n)[j] if n > 1 else set(_functions(m))
+def _reroll_part_paused(text: str, source: str, cfg: RerollConfig, lines: int, whole: bool,
+                        count: bool = False) -> tuple[list | None, RerollStats, tuple | None]:
+    try:
+        m = parse_module("\n" * lines + text, source)
+    except PtxSyntaxError:
+        if whole:
+            raise
+        return None, RerollStats(), None
     st = RerollStats()
     out: list = []
-    for k, x in enumerate(m.items):
-        if k in mine:
+    for x in m.items:
+        if isinstance(x, Function) and x.body is not None:
             part, fst = _reroll_one(x, cfg)
             st.add(fst)
             out.append(part)
         else:
-            out.append(fmt_item(x) if j == 0 and not (isinstance(x, Function) and x.body is not None) else None)
-    if n == 1:
-        out = fmt_parts(out)
-        return out, st, ((count_tokens(text), count_tokens(out)) if count else None)
-    # tokens are additive over items (fmt_parts joins them with newlines; no token spans one):
-    # part 0 counts the input, each part the items it printed
-    tokens = ((count_tokens(text) if j == 0 else 0, sum(count_tokens(x) for x in out if x is not None))
-              if count else None)
-    return out, st, tokens
+            out.append(fmt_item(x))
+    # tokens are additive over items (fmt_parts joins them with newlines; no token spans one),
+    # and over ranges (each starts a line)
+    return out, st, ((count_tokens(text), sum(map(count_tokens, out))) if count else None)
+
+
+def _whole(text: str, source: str, cfg: RerollConfig, count: bool) -> Rerolled:
+    return _joined([_reroll_part((text, source, cfg, 0, True, count))])
 
 
 def reroll_texts(texts: Iterable[tuple[str, str]], cfg: RerollConfig | None = None,
@@ -118,14 +130,16 @@ def reroll_texts(texts: Iterable[tuple[str, str]], cfg: RerollConfig | None = No
     parts = [1 if len(t) * jobs <= total else max(1, min(jobs, t.count(".entry") + t.count(".func")))
              for t, _ in texts]
     if jobs == 1 or sum(parts) <= 1:  # one task (`ptx reroll` of a one-kernel file): no pool to start
-        return [Rerolled(*_reroll_part((text, source, cfg, 0, 1, count))) for text, source in texts]
+        return [_whole(text, source, cfg, count) for text, source in texts]
     order = sorted(range(len(texts)), key=lambda i: -len(texts[i][0]))
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         running: dict[int, list] = {}
         for i in order:
             text, source = texts[i]
-            n = parts[i]
-            running[i] = [pool.submit(_reroll_part, (text, source, cfg, j, n, count)) for j in range(n)]
+            cuts = _cuts(text, parts[i]) if parts[i] > 1 else [0, len(text)]
+            running[i] = [pool.submit(_reroll_part, (text[a:b], source, cfg, text.count("\n", 0, a),
+                                                     parts[i] == 1, count))
+                          for a, b in zip(cuts, cuts[1:])]
         try:
             done = {i: [f.result() for f in futs] for i, futs in running.items()}
         except BaseException:
@@ -133,17 +147,16 @@ def reroll_texts(texts: Iterable[tuple[str, str]], cfg: RerollConfig | None = No
                 for f in futs:
                     f.cancel()
             raise
-    return [_joined(done[i]) for i in range(len(texts))]
+    # a range that did not parse alone: the text rerolled whole, here (its error raised, if any)
+    return [_joined(done[i]) if all(r[0] is not None for r in done[i]) else _whole(*texts[i], cfg, count)
+            for i in range(len(texts))]
 
 
-def _joined(results: list[tuple[str | list, RerollStats, tuple | None]]) -> Rerolled:
-    """One text's Rolled-PTX from the results of its parts (_reroll_part)."""
+def _joined(results: list[tuple[list, RerollStats, tuple | None]]) -> Rerolled:
+    """One text's Rolled-PTX from the results of its ranges (_reroll_part), in order."""
     st = RerollStats()
     for _, fst, _ in results:
         st.add(fst)
     tokens = (None if results[0][2] is None else
               (sum(r[2][0] for r in results), sum(r[2][1] for r in results)))
-    if len(results) == 1:
-        return Rerolled(results[0][0], st, tokens)
-    items = zip(*(r[0] for r in results))  # per item: its text from the part that printed it
-    return Rerolled(fmt_parts([next(x for x in texts if x is not None) for texts in items]), st, tokens)
+    return Rerolled(fmt_parts([x for r in results for x in r[0]]), st, tokens)
