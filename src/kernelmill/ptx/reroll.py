@@ -127,6 +127,7 @@ class _Known:
         # tuple, whose hash is not kept) is hashed once per statement, not once per segment
         self._number: dict = {}
         self._keys: list = []
+        self._skeleton_tokens: dict[int, int] = {}  # _SKELETON_TOKENS by the key's number: no key hashed again
 
     def tokens(self, s: Stmt) -> int:
         e = self._toks.get(id(s))
@@ -139,12 +140,15 @@ class _Known:
             number, vals, kinds, _ = self.split(s)
             if _COUNTED_HOLES.issuperset(kinds):
                 extra = _hole_tokens(vals, kinds)
-                key = self._keys[number]
-                n = _SKELETON_TOKENS.get(key)
+                n = self._skeleton_tokens.get(number)
                 if n is None:
-                    if len(_SKELETON_TOKENS) > 200_000:
-                        _SKELETON_TOKENS.clear()
-                    n = _SKELETON_TOKENS[key] = _tokens(s) - extra
+                    key = self._keys[number]
+                    n = _SKELETON_TOKENS.get(key)
+                    if n is None:
+                        if len(_SKELETON_TOKENS) > 200_000:
+                            _SKELETON_TOKENS.clear()
+                        n = _SKELETON_TOKENS[key] = _tokens(s) - extra
+                    self._skeleton_tokens[number] = n
                 return n + extra
         return _tokens(s)
 

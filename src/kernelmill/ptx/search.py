@@ -331,10 +331,12 @@ class Segment:
         """Loops that may start at `pos`: (body size, copies) with a positive gain."""
         m = self.memo.get(pos)
         if m is None:
-            m = self.memo[pos] = ([c for c in self.tabled.options(pos) if (c.pre is None or (self.cfg.presence and self.cfg.tables)) and
-                                   (self.cfg.tables or not c.tables) and
-                                   ((self.cfg.tables and self.cfg.firsts) or c.first is None)]
-                                  if self.tabled is not None else self._options(pos))
+            if self.tabled is None:
+                m = self.memo[pos] = self._options(pos)
+            else:  # (the kinds of candidate this config keeps: offered loops, tables, first values)
+                pre, tab, first = self.cfg.presence and self.cfg.tables, self.cfg.tables, self.cfg.tables and self.cfg.firsts
+                m = self.memo[pos] = [c for c in self.tabled.options(pos) if (pre or c.pre is None) and
+                                      (tab or not c.tables) and (first or c.first is None)]
         return m
 
     def _options(self, pos: int) -> list[_Cand]:
@@ -482,12 +484,14 @@ class Segment:
         n = len(self.items)
         best = [0] * (n + 1)       # most tokens saved in items[pos:]
         choice: list[_Cand | None] = [None] * (n + 1)
+        options = self.options
         for pos in range(n - 1, -1, -1):
-            best[pos] = best[pos + 1]
-            for c in self.options(pos):
+            b = best[pos + 1]
+            for c in options(pos):
                 v = c.gain + best[pos + c.period * c.copies]
-                if v > best[pos]:
-                    best[pos], choice[pos] = v, c
+                if v > b:
+                    b, choice[pos] = v, c
+            best[pos] = b
         return choice
 
     def _plan_greedy(self) -> list[_Cand | None]:
