@@ -18,6 +18,7 @@ numbers or labels) and only when three copies disagree with a linear model.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from .lexer import count_tokens
 from .syntax import (Addr, Block, Imm, ImmTable, Instr, Label, Loop, Neg, Paren, Pipe, Reg, Stmt, Sym,
@@ -174,15 +175,35 @@ def _hole(out: tuple, v: int, kind: str, sh: tuple = _NO_SHAPE) -> None:
     out[2].append(sh)
 
 
+@lru_cache(maxsize=1 << 16)
+def _reg_parts(name: str) -> tuple | None:
+    """A register name's part of a skeleton key and its number (None: no number). Read once
+    per name: the parse shares one object per operand text, and a unit names each register
+    many times (a regex match per register was a sixth of the split, session 21)."""
+    m = REGNUM.match(name)
+    return None if m is None else (("reg", m.group(1)), int(m.group(2)))
+
+
+@lru_cache(maxsize=1 << 16)
+def _sym_parts(name: str) -> tuple | None:
+    """A label's or parameter's part of a skeleton key, its number and kind (None: no number)."""
+    m, kind = LABELNUM.match(name), "sym"
+    if m is None:
+        m, kind = PARAMNUM.match(name), "psym"
+        if m is None:
+            return None
+    return ("s", m.group(1)), int(m.group(2)), kind  # labels and parameters never share a prefix
+
+
 def _skel_op(o, out: tuple) -> object:
     """map_op's walk of one operand: its part of the skeleton key; holes go to `out`."""
     t = type(o)
     if t is Reg:
-        m = REGNUM.match(o.name)
-        if m is None:
+        e = _reg_parts(o.name)
+        if e is None:
             return o
-        _hole(out, int(m.group(2)), "reg")
-        return ("reg", m.group(1))
+        _hole(out, e[1], "reg")
+        return e[0]
     if t is Imm:
         if o.is_dec:
             _hole(out, int(o.text), "imm")
@@ -210,14 +231,11 @@ def _skel_op(o, out: tuple) -> object:
         rest = tuple([_skel_op(x, out) for x in o.rest]) if o.rest else ()
         return ("A", base, off, o.op, rest, o.bracket)
     if t is Sym:
-        m = LABELNUM.match(o.name)
-        kind = "sym"
-        if m is None:
-            m, kind = PARAMNUM.match(o.name), "psym"
-            if m is None:
-                return o
-        _hole(out, int(m.group(2)), kind)
-        return ("s", m.group(1))  # labels and parameters never share a prefix
+        e = _sym_parts(o.name)
+        if e is None:
+            return o
+        _hole(out, e[1], e[2])
+        return e[0]
     if t is VarReg:
         sh = shape(o)
         # "vtab": a register with a table, whose linear term costs its parentheses too

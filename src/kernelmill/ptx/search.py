@@ -29,7 +29,7 @@ from .syntax import Block, Loop, Stmt
 
 HEADER_TOKENS = 10  # for .size .N i in range ( c ) :
 # _BELOW[m]: bytes.translate's table that maps a byte below m to 1, others to 0 (_Runs.short)
-_BELOW = [bytes(1 if v < m else 0 for v in range(256)) for m in range(256)]
+_BELOW = [b"\x01" * m + bytes(256 - m) for m in range(256)]
 _VARS = ("i", "j", "k", "l", "m", "n")
 
 
@@ -119,8 +119,9 @@ class _Runs:
                  costs: dict | None = None, packed: list | None = None, kid: list | None = None):
         n = len(sk)
         self._packed = pack_values(vals) if packed is None else packed
-        # (hole kinds' number, step) -> linear_cost sum; `kid`: each statement's hole kinds numbered
-        # (kind_numbers; a number, not the tuple, is hashed per statement and body size)
+        # hole kinds' number -> step -> linear_cost sum; `kid`: each statement's hole kinds numbered
+        # (kind_numbers; a number, not the tuple, is hashed per statement and body size, and no
+        # (number, step) pair is made and hashed)
         self._costs = {} if costs is None else costs
         self._kid = kind_numbers(kinds) if kid is None else kid
         self.lin, self.step, self._lc = [0] * n, [None] * n, [0] * n  # lin 0: not filled
@@ -176,10 +177,12 @@ class _Runs:
             for y in reversed(chain):
                 z = y + p
                 d = step[y] = packed[z] - packed[y]
-                key = (kid[y], d)  # few distinct: the segment's runs share them
-                c = costs.get(key)
+                by_step = costs.get(kid[y])  # few distinct: the segment's runs share them
+                if by_step is None:
+                    by_step = costs[kid[y]] = {}
+                c = by_step.get(d)
                 if c is None:
-                    c = costs[key] = sum(linear_cost(kd, v) for kd, v in zip(kinds[y], self.delta(y)) if v)
+                    c = by_step[d] = sum(linear_cost(kd, v) for kd, v in zip(kinds[y], self.delta(y)) if v)
                 lc[y] = c
                 r = lin[y] = (1 if flt and y in flt and any(self.delta(y)[h] for h in flt[y]) else
                               lin[z] + 1 if step[z] == d else 2)
@@ -272,7 +275,7 @@ class Segment:
         self.flt = float_holes(self.kinds)
         self.runs: dict[int, _Runs] = {}  # body size -> its runs (independent of cfg, shared)
         self.packed: list | None = None  # pack_values(vals), made with the first runs
-        self.costs: dict[tuple, int] = {}  # the runs' linear costs by (hole kinds' number, step)
+        self.costs: dict[int, dict] = {}  # the runs' linear costs by hole kinds' number, then step
         self.kid: list | None = None  # kind_numbers(kinds), made with the first runs
         self.memo: dict[int, list[_Cand]] = {}  # shared by the plans (see reroll_stmts)
         self.made: dict[int, Loop | None] = {}  # id(candidate) -> its checked loop (shared)
@@ -349,6 +352,7 @@ class Segment:
         blocked: set[int] = set()
         all_runs, max_p = self.runs, min(cfg.max_period, (n - pos) // 2)
         sk, text = self.sk, self.text
+        second = sk[pos + 1] if pos + 1 < n else None  # (read only where p <= max_p: pos + 2 <= n)
         for q in occ[j:j + cfg.max_candidates]:
             p = q - pos
             if p > max_p:
@@ -358,7 +362,7 @@ class Segment:
             # the body's second and last statements must repeat too, or no run starts here
             # (cs below would be 1): two list reads instead of this body size's run table
             # (three quarters of the (position, body size) pairs stop here, issue 44)
-            if p > 1 and (sk[pos + 1] != sk[q + 1] or sk[q - 1] != sk[q + p - 1]):
+            if p > 1 and (second != sk[q + 1] or sk[q - 1] != sk[q + p - 1]):
                 continue
             if not text.startswith(text[pos:q], q):
                 continue  # the body does not repeat
