@@ -12,6 +12,8 @@ statement is emitted, unguarded, in the copies where it evaluates above 0.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from .parser import parse_module
 from .syntax import (Addr, Block, Function, Imm, ImmTable, Instr, Label, Loop, Module, Neg, Paren,
                      Pipe, Reg, Stmt, Sym, Vec, VarExpr, VarReg, fmt_module)
@@ -40,6 +42,19 @@ def _val(e: VarExpr, env: dict[str, int], where: "Instr | str") -> int:
         raise ExpandError(f"{_at(where)}: {e}: {exc}") from None
 
 
+@lru_cache(maxsize=1 << 16)
+def _named(prefix: str, v: int):
+    """The register or label `prefix` v: one object per name (operands are frozen), not one
+    per expanded copy (a frozen dataclass is slow to make; the round-trip check of every
+    rerolled function expands all its loops, session 21)."""
+    return Reg(f"{prefix}{v}") if prefix.startswith("%") else Sym(f"{prefix}{v}")
+
+
+@lru_cache(maxsize=1 << 16)
+def _imm(v: int) -> Imm:
+    return Imm(str(v))
+
+
 def _sub(o, env: dict[str, int], where: "Instr | str"):
     if type(o) in _LEAVES:  # most operands: nothing to substitute
         return o
@@ -47,17 +62,17 @@ def _sub(o, env: dict[str, int], where: "Instr | str"):
         v = _val(o.expr, env, where)
         if v < 0:
             raise ExpandError(f"{_at(where)}: register {o.prefix}({o.expr}) evaluates to {v}")
-        return Reg(f"{o.prefix}{v}") if o.prefix.startswith("%") else Sym(f"{o.prefix}{v}")
+        return _named(o.prefix, v)
     if isinstance(o, Addr):  # (before the rarer kinds: memory operands are common)
         off = o.offset
         if isinstance(off, VarExpr):
             v = _val(off, env, where)
-            off = None if (v == 0 and o.bracket) else Imm(str(v))
+            off = None if (v == 0 and o.bracket) else _imm(v)
         base = _sub(o.base, env, where) if o.base is not None else None
         rest = tuple([_sub(x, env, where) for x in o.rest]) if o.rest else ()
         return Addr(base, off, o.op, rest, o.bracket)
     if isinstance(o, VarExpr):
-        return Imm(str(_val(o, env, where)))
+        return _imm(_val(o, env, where))
     if isinstance(o, ImmTable):
         t = env.get(o.var)
         if t is None:
