@@ -152,7 +152,14 @@ def test_only_flag_sets_used_often_enough_are_prepared(monkeypatch, tmp_path):
         own_idents.append(identifiers)
 
     monkeypatch.setattr(build_prepare, "start_background", background)
-    monkeypatch.setattr(build_prepare, "start_identifiers", lambda root, specs, env, nice=0: idents.append(specs) or object())
+    def identifiers(root, specs, env, nice=0, jobs=None):
+        idents.append(specs)
+        # worked out in the runner, with the builds' arch: the process imports no torch (0.5.14)
+        assert jobs and [j["key"] for j in jobs] == [j["key"] for j in build_prepare.identifier_jobs(
+            specs, env.get("TORCH_CUDA_ARCH_LIST", ""))]
+        return object()
+
+    monkeypatch.setattr(build_prepare, "start_identifiers", identifiers)
     verifier = Verifier(VerifyConfig(device="cpu", cache_dir=str(tmp_path)), None)
     job = lambda lang, code: SimpleNamespace(sample=SimpleNamespace(language=lang, code=code))  # noqa: E731
     n = build_prepare.EAGER_MIN_CANDIDATES
@@ -310,3 +317,52 @@ def test_builds_leave_the_identifiers_to_the_runs_process_while_it_lives(tmp_pat
     assert not waiter.log.get("idents_made"), "the build made its own copy beside the run's process"
     assert waiter.log["idents_s"] > 0  # it waited
     assert not waiter.identifiers_maker_busy()  # released with the process
+
+
+def test_the_runners_jobs_make_the_identifiers_in_a_process_without_torch(tmp_path, monkeypatch):
+    """`identifier_jobs` works the flags and key out in the runner (torch imported there), so the
+    identifiers process imports none (its cold import was most of the 10 s its builds waited on
+    a cold machine, session_2026-11-30d); a build keyed with the builds' arch finds the entry."""
+    import json
+    import subprocess
+    import sys
+
+    from kernelmill.verify.build.inline_build import InlineBuilder, torch_flags
+
+    root = tmp_path / "build"
+    monkeypatch.delenv("TORCH_CUDA_ARCH_LIST", raising=False)  # the runner's own: none
+    jobs = build_prepare.identifier_jobs([(False, (), ()), (False, ("-O3",), ())], "9.0")
+    assert len(jobs) == 2 and len({j["key"] for j in jobs}) == 2
+    code = ("import sys; from kernelmill.verify.build import build_prepare as bp; "
+            f"bp.main([{str(root)!r}, '--jobs', {json.dumps(jobs)!r}, '--since', '0', '--identifiers-only']); "
+            "assert 'torch' not in sys.modules, 'the identifiers process imported torch'")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
+    assert out.returncode == 0, out.stderr
+    assert '"made": 2' in out.stdout, out.stdout
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0")  # a build's environment
+    flags = torch_flags("a_candidates_ext", False, ["-O3"], [], None, None)
+    known = InlineBuilder(root).header_identifiers(flags["cxx"], flags["cflags"], make=False)
+    assert known is not None and {"Tensor", "at", "torch"} <= known
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "8.0")  # the key holds the arch: another build's is not this
+    assert InlineBuilder(root).header_identifiers(flags["cxx"], flags["cflags"], make=False) is None
+
+
+def test_a_build_that_waited_shows_what_the_identifiers_process_took(tmp_path, monkeypatch):
+    """The maker's own timings travel with the entry to the build that waited for it
+    (`measurement.build.idents_maker`): when it started after the runner asked, how long its -E took."""
+    from kernelmill.verify.build.inline_build import InlineBuilder, torch_flags
+
+    root = tmp_path / "build"
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0")
+    jobs = build_prepare.identifier_jobs([(False, (), ())], "9.0")
+    proc = build_prepare.start_identifiers(root, [(False, (), ())], jobs=jobs)
+    assert proc is not None
+    waiter = InlineBuilder(root)
+    flags = torch_flags("a_candidates_ext", False, [], [], None, None)
+    known = waiter.header_identifiers(flags["cxx"], flags["cflags"])
+    assert proc.wait(timeout=300) == 0
+    assert known is not None and "Tensor" in known
+    assert not waiter.log.get("idents_made"), "the build made its own copy beside the run's process"
+    maker = waiter.log.get("idents_maker")
+    assert maker is not None, waiter.log
+    assert 0 <= maker["started_after_s"] < 60 and maker["make_s"] > 0 and maker["queued_s"] >= 0

@@ -306,8 +306,11 @@ class Verifier:
             # them, and at nice 10 beside a cold run's ~150 starting processes one -E took 5-13 s
             # (session_2026-11-30c); it is one process for a few seconds
             every = build_prepare.run_specs(codes, min_uses=1)
-            making = every and build_prepare.start_identifiers(self.cache_dir / "build", every,
-                                                               env=scrubbed_env(env), nice=0) is not None
+            # worked out here, where torch is imported already: the process imports none
+            build_env = scrubbed_env(env)
+            idents = every and build_prepare.identifier_jobs(every, build_env.get("TORCH_CUDA_ARCH_LIST", ""))
+            making = bool(idents) and build_prepare.start_identifiers(self.cache_dir / "build", every, env=build_env,
+                                                                    nice=0, jobs=idents) is not None
             specs = build_prepare.run_specs(codes)
             # the slim path's binding objects, one per signature list (verify/build/slim_units.py)
             bindings = ([b for code in codes for b in build_prepare.binding_specs(code)]

@@ -376,14 +376,34 @@ def start_background(cache_root: str | Path, specs: list[Spec], env: dict | None
         return None
 
 
+def identifier_jobs(specs: list[Spec], arch: str) -> list[dict]:
+    """What `prepare_identifiers` makes for these flag sets, worked out here: the compiler,
+    its flags and the entry's key, as a build with TORCH_CUDA_ARCH_LIST `arch` keys them. For
+    a caller that has imported torch already (the runner), so the process that runs the
+    ``-E`` needs no torch of its own. Flag sets torch's flags cannot be read for are left out."""
+    jobs = []
+    env_id = inline_build._env_id(arch, fingerprint="")
+    for spec in specs:
+        try:
+            flags = torch_flags("kernelmill_pch_probe", spec[0], list(spec[1]), list(spec[2]), None, None)
+        except Unsupported:
+            continue
+        cflags = inline_build.unnamed(flags["cflags"])
+        jobs.append({"cxx": flags["cxx"], "flags": cflags, "env": env_id,
+                     "key": InlineBuilder._pch_key(flags["cxx"], cflags, env_id=env_id)})
+    return jobs
+
+
 def start_identifiers(cache_root: str | Path, specs: list[Spec], env: dict | None = None,
-                      nice: int = 0) -> subprocess.Popen | None:
+                      nice: int = 0, jobs: list[dict] | None = None) -> subprocess.Popen | None:
     """Start `prepare_identifiers` alone in its own process, `nice` lower than the caller
     (the runner gives 0: its own priority, not the builds' nor idle): one ``-E`` of the torch
     header per flag set (~1 s idle), begun before the builds, so a build that will fail finds
     them made. Made last by `start_background`'s idle process, then at the builds' nice 10, a
     cold run's failing builds waited for them and made their own (issue 40: 8.8 and 8.6 s
-    median to `compile_error`, session_2026-11-30b and 30c)."""
+    median to `compile_error`, session_2026-11-30b and 30c). `jobs` (`identifier_jobs`, worked
+    out by the caller): the process then imports no torch (at the run's priority it still
+    took ~10 s on a cold machine, its builds waiting for it: session_2026-11-30d)."""
     # the `maker` lock, taken here and handed to the process (held until it exits): a build
     # that starts before the process has imported torch waits for its copy instead of making
     # one (InlineBuilder.header_identifiers); None when another run's process holds it
@@ -392,8 +412,9 @@ def start_identifiers(cache_root: str | Path, specs: list[Spec], env: dict | Non
     except OSError:
         maker = None
     try:
+        what = ["--jobs", json.dumps(jobs), "--since", repr(time.time())] if jobs else ["--specs", json.dumps(specs)]
         return subprocess.Popen([sys.executable, "-m", "kernelmill.verify.build.build_prepare", str(cache_root),
-                                 "--specs", json.dumps(specs), "--nice", str(int(nice)), "--identifiers-only"],
+                                 *what, "--nice", str(int(nice)), "--identifiers-only"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
                                 start_new_session=True, pass_fds=() if maker is None else (maker,))
     except OSError as exc:
@@ -436,6 +457,15 @@ def main(argv: list[str] | None = None) -> None:
         except (OSError, ValueError) as exc:
             raise SystemExit(f"--bindings: {exc}")
         path.unlink(missing_ok=True)
+    if "--jobs" in argv:  # start_identifiers with the caller's identifier_jobs: no torch here
+        Path(argv[0]).mkdir(parents=True, exist_ok=True)
+        try:
+            jobs = json.loads(argv[argv.index("--jobs") + 1])
+            since = float(argv[argv.index("--since") + 1]) if "--since" in argv else None
+        except (IndexError, ValueError) as exc:
+            raise SystemExit(f"--jobs: expected identifier_jobs' JSON list (and --since SECONDS): {exc}")
+        print(json.dumps({"identifiers": make_identifier_jobs(argv[0], jobs, since)}))
+        return
     if any(with_cuda for with_cuda, _a, _b in specs) or any(s[0] for s, _t in bindings or []):
         builds_arch_env()
     if "--identifiers-only" in argv:  # start_identifiers: the fail-fast check's, before anything else
@@ -464,6 +494,20 @@ def prepare_identifiers(cache_root: str | Path, specs: list[Spec]) -> dict:
             continue
         # defer=False: this process may be the maker itself (start_identifiers' lock is its own)
         done += builder.header_identifiers(flags["cxx"], flags["cflags"], defer=False) is not None
+    return {"made": done, "seconds": round(time.perf_counter() - t0, 2)}
+
+
+def make_identifier_jobs(cache_root: str | Path, jobs: list[dict], since: float | None = None) -> dict:
+    """`prepare_identifiers` for jobs worked out by the caller (`identifier_jobs`); each entry
+    records when this process began and how long its ``-E`` took (`since`: when the caller
+    started it), which a build that waited for it shows (`measurement.build.idents_maker`)."""
+    builder = InlineBuilder(cache_root)
+    begun = time.time()
+    done, t0 = 0, time.perf_counter()
+    for job in jobs:
+        facts = {"started_after_s": round(begun - since, 3)} if since is not None else {}
+        facts["queued_s"] = round(time.perf_counter() - t0, 3)  # this process's earlier jobs
+        done += builder.identifiers_for(job["cxx"], list(job["flags"]), job["key"], job["env"], facts) is not None
     return {"made": done, "seconds": round(time.perf_counter() - t0, 2)}
 
 

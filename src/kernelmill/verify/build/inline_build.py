@@ -47,7 +47,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 
-from .buildcache import BuildCache, content_key
+from .buildcache import MANIFEST, BuildCache, content_key
 from .link_stubs import LinkStubs
 
 _VERSION = "inline-build-1"
@@ -173,11 +173,15 @@ def set_fingerprint(fingerprint: str) -> None:
     _TLS.fingerprint = fingerprint
 
 
-def _env_id() -> str:
+def _env_id(arch: str | None = None, fingerprint: str | None = None) -> str:
+    """What every entry's key holds of the software. `arch`, `fingerprint`: the builds' own
+    where they are not this process's and thread's (the runner keys the identifiers for its
+    builds: build_prepare.identifier_jobs)."""
     import torch
 
-    return "|".join([_VERSION, getattr(_TLS, "fingerprint", ""), torch.__version__, str(torch.version.cuda), sys.version.split()[0],
-                     os.environ.get("TORCH_CUDA_ARCH_LIST", "")])
+    return "|".join([_VERSION, getattr(_TLS, "fingerprint", "") if fingerprint is None else fingerprint,
+                     torch.__version__, str(torch.version.cuda), sys.version.split()[0],
+                     os.environ.get("TORCH_CUDA_ARCH_LIST", "") if arch is None else arch])
 
 
 def _include_dirs_id(paths) -> str:
@@ -341,8 +345,9 @@ class InlineBuilder:
             return self._make_pch(cxx, flags, key, header)
 
     @staticmethod
-    def _pch_key(cxx: str, flags: list[str], header: str = _PCH_HEADER) -> str:
-        return content_key("pch", _env_id(), tool_id(cxx), *flags, *([] if header == _PCH_HEADER else [header]))
+    def _pch_key(cxx: str, flags: list[str], header: str = _PCH_HEADER, env_id: str | None = None) -> str:
+        return content_key("pch", env_id or _env_id(), tool_id(cxx), *flags,
+                           *([] if header == _PCH_HEADER else [header]))
 
     # -- fail fast (fail_fast.py) ----------------------------------------------
     def header_identifiers(self, cxx: str, cflags: list[str], make: bool = True,
@@ -395,7 +400,31 @@ class InlineBuilder:
             self.log["idents_s"] = round(float(self.log.get("idents_s", 0.0)) + self.times["idents_s"], 3)
         if entry is None:
             return None
+        if self.times.get("idents_s", 0.0) > 0:  # waited: what the maker took, for the verdict
+            try:
+                maker = json.loads((entry / MANIFEST).read_text())["meta"].get("maker")
+            except (OSError, ValueError, KeyError, AttributeError):
+                maker = None
+            if maker:
+                self.log["idents_maker"] = maker
         return set((entry / "idents.txt").read_text().split())
+
+    def identifiers_for(self, cxx: str, flags: list[str], key: str, env_id: str,
+                        facts: dict | None = None) -> Path | None:
+        """The run's identifiers process (build_prepare.start_identifiers): the entry of
+        `header_identifiers` under a key its caller computed with torch already imported, so
+        this process imports none (a cold import beside a cold run's ~150 starting processes
+        was most of the 10 s its builds waited, session_2026-11-30d). `facts`: its timings."""
+        entry = self.cache.get("idents", key)
+        while entry is None:
+            lock = self.cache.try_lock("idents", key)
+            if lock is not None:
+                with lock:
+                    entry = self.cache.get("idents", key) or self._make_identifiers(cxx, flags, key, env_id, facts)
+                break
+            time.sleep(0.05)
+            entry = self.cache.get("idents", key)
+        return entry
 
     def identifiers_maker_busy(self) -> bool:
         """Whether the run's identifiers process still holds the ``maker`` lock."""
@@ -405,9 +434,11 @@ class InlineBuilder:
         os.close(fd)  # closing the descriptor releases the lock: it was free
         return False
 
-    def _make_identifiers(self, cxx: str, flags: list[str], key: str) -> Path | None:
+    def _make_identifiers(self, cxx: str, flags: list[str], key: str, env_id: str | None = None,
+                          facts: dict | None = None) -> Path | None:
         from .fail_fast import identifiers
 
+        t0 = time.perf_counter()
         stage = self.cache.staging("idents")
         (stage / "torch_ext.h").write_text(_PCH_HEADER)
         rc, out = _run([*shlex.split(cxx), *flags, "-E", "-dD", "-x", "c++", "torch_ext.h", "-o", "torch_ext.ii"], stage)
@@ -418,7 +449,10 @@ class InlineBuilder:
         words = sorted(identifiers((stage / "torch_ext.ii").read_text(errors="replace")))
         (stage / "torch_ext.ii").unlink()
         (stage / "idents.txt").write_text("\n".join(words) + "\n")
-        return self.cache.publish("idents", key, stage, {"env": _env_id(), "cxx": cxx, "flags": flags})
+        meta = {"env": env_id or _env_id(), "cxx": cxx, "flags": flags}
+        if facts is not None:
+            meta["maker"] = {**facts, "make_s": round(time.perf_counter() - t0, 3)}
+        return self.cache.publish("idents", key, stage, meta)
 
     def precheck(self, main_cpp: str, cuda_cu: str | None, flags: dict) -> None:
         """Raise CompileError where the build surely fails before any unit compiles (the
