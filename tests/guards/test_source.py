@@ -22,7 +22,8 @@ HEAD = "import torch\nimport torch.nn as nn\n"
     (HEAD + "import sys\ndef f():\n    return sys._getframe(2).f_locals\n", "harness_introspection"),
     (HEAD + "import gc\nobjs = gc.get_objects()\n", "harness_introspection"),
     (HEAD + "data = open('/proc/self/maps').read()\n", "harness_introspection"),
-    (HEAD + "def forward(x):\n    try:\n        return ext.relu(x)\n    except RuntimeError:\n"
+    (HEAD + "from torch.utils.cpp_extension import load_inline\next = load_inline('r', cpp_sources='')\n"
+            "def forward(x):\n    try:\n        return ext.relu(x)\n    except RuntimeError:\n"
             "        return torch.relu(x)\n", "try_fallback"),
     # 16: persisting L2, by name or by number
     (HEAD + 'src = "cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, n);"\n', "l2_persistence"),

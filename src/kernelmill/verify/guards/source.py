@@ -92,23 +92,152 @@ def _dotted(node: ast.AST) -> str | None:
     return None
 
 
-def _calls_torch(nodes: list[ast.stmt], torch_names: set[str]) -> bool:
-    for n in ast.walk(ast.Module(body=nodes, type_ignores=[])):
-        if isinstance(n, ast.Call):
-            name = _dotted(n.func) or ""
-            if name.split(".")[0] in torch_names:
-                return True
-    return False
+# torch's names that build, place or time work rather than compute it: a handler calling only
+# these (a message, a synchronize, a rebuild) does not compute the answer with PyTorch
+_TORCH_NOT_COMPUTE = ("torch.utils.", "torch.cuda.", "torch.backends.", "torch.library.", "torch._C.",
+                      "torch.empty", "torch.device", "torch.Size", "torch.is_tensor", "torch.get_default_dtype", "torch.manual_seed",
+                      "torch.is_grad_enabled", "torch.finfo", "torch.iinfo")
+# calls that build an extension or a kernel object: torch's load_inline/load, the DSLs' compile
+_BUILDERS = {"torch.utils.cpp_extension.load_inline", "torch.utils.cpp_extension.load", "load_inline",
+             "tilelang.compile", "cute.compile", "cutlass.cute.compile", "triton.compile"}
+# decorators whose functions are kernels (Triton, TileLang, CuTe DSL): calling one runs it
+_KERNEL_DECORATORS = ("jit", "autotune", "heuristics", "kernel", "prim_func")
 
 
-def _calls_other(nodes: list[ast.stmt], torch_names: set[str]) -> bool:
-    for n in ast.walk(ast.Module(body=nodes, type_ignores=[])):
-        if isinstance(n, ast.Call):
-            name = _dotted(n.func) or ""
-            root = name.split(".")[0]
-            if root and root not in torch_names and root not in ("self", "super", "len", "isinstance", "print"):
+def _walk(nodes: list[ast.AST]):
+    for node in nodes:
+        yield from ast.walk(node)
+
+
+def _terminates(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+
+
+class _KernelUse:
+    """What a candidate's functions call, for try_fallback (item 7): its own kernels
+    (an extension from load_inline/load, whether a module global, a local or an attribute
+    set from one in __init__, a factory's return value; a Triton/TileLang/CuTe kernel), or
+    PyTorch's computation. Names are followed through assignments and through the module's
+    own functions and methods (`launch(x)`, `self.forward_cuda(x)`), by name."""
+
+    def __init__(self, tree: ast.Module, resolve, torch_names: set[str]):
+        self.resolve, self.torch_names = resolve, torch_names
+        funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        self.owners = {"self", "cls"} | {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+        # names (variables or attributes) that hold a kernel or an extension
+        self.kernels: set[str] = {n.name for n in funcs for d in n.decorator_list
+                                  if self._last(d.func if isinstance(d, ast.Call) else d) in _KERNEL_DECORATORS}
+        self.factories: set[str] = set()  # functions that return an extension
+        self.custom: set[str] = set()  # functions that call a kernel
+        self.computes: set[str] = set()  # functions that compute with torch and run no own kernel
+        assigns = [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None]
+        changed = True
+        while changed:
+            before = (len(self.kernels), len(self.factories), len(self.custom))
+            for n in assigns:
+                if self.holds_kernel(n.value):
+                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                        if isinstance(t, ast.Name):
+                            self.kernels.add(t.id)
+                        elif isinstance(t, ast.Attribute):
+                            self.kernels.add(t.attr)
+            for f in funcs:
+                inner = list(_walk(f.body))
+                if any(isinstance(r, ast.Return) and r.value is not None and self.holds_kernel(r.value) for r in inner):
+                    self.factories.add(f.name)
+                if any(isinstance(c, ast.Call) and self.calls_kernel(c) for c in inner):
+                    self.custom.add(f.name)
+            changed = before != (len(self.kernels), len(self.factories), len(self.custom))
+        # then the functions that compute with torch and run no kernel of the candidate's (a
+        # handler retrying with another of its kernels, which allocates with torch, is no fallback)
+        changed = True
+        while changed:
+            before = len(self.computes)
+            self.computes |= {f.name for f in funcs if f.name not in self.custom and self.any_torch_compute(f.body)}
+            changed = before != len(self.computes)
+
+    @staticmethod
+    def _last(node: ast.AST) -> str:
+        return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+
+    def _local_call(self, func: ast.AST, names: set[str]) -> bool:
+        """`f(...)`, `self.f(...)`, `ModelNew.f(...)` of a module function or method in `names`."""
+        if isinstance(func, ast.Name):
+            return func.id in names
+        return (isinstance(func, ast.Attribute) and func.attr in names and isinstance(func.value, ast.Name)
+                and func.value.id in self.owners)
+
+    def holds_kernel(self, e: ast.AST) -> bool:
+        if isinstance(e, ast.Name):
+            return e.id in self.kernels
+        if isinstance(e, ast.Attribute):
+            return e.attr in self.kernels or self.holds_kernel(e.value)
+        if isinstance(e, ast.Subscript):  # kernel[grid], exts[0]
+            return self.holds_kernel(e.value)
+        if isinstance(e, ast.IfExp):
+            return self.holds_kernel(e.body) or self.holds_kernel(e.orelse)
+        if isinstance(e, ast.BoolOp):
+            return any(self.holds_kernel(v) for v in e.values)
+        if isinstance(e, ast.Call):
+            name = _dotted(e.func) or ""
+            if self.resolve(name) in _BUILDERS or name.split(".")[-1] == "load_inline":
                 return True
-    return False
+            if name == "getattr" and e.args:
+                return self.holds_kernel(e.args[0])
+            return self._local_call(e.func, self.factories)
+        return False
+
+    def calls_kernel(self, c: ast.Call) -> bool:
+        """A call that runs the candidate's own code: an extension's function, a kernel launch,
+        or a module function/method that does."""
+        return (self.holds_kernel(c.func) and not self._local_call(c.func, self.factories)) or \
+            self._local_call(c.func, self.custom)
+
+    def computes_torch(self, c: ast.Call) -> bool:
+        name = _dotted(c.func) or ""
+        if name.split(".")[0] in self.torch_names:
+            full = self.resolve(name)
+            return not (full in _BUILDERS or full.startswith(_TORCH_NOT_COMPUTE))
+        return self._local_call(c.func, self.computes)
+
+    def kernel_call(self, nodes: list[ast.AST]) -> ast.Call | None:
+        return next((c for c in _walk(nodes) if isinstance(c, ast.Call) and self.calls_kernel(c)), None)
+
+    def any_torch_compute(self, nodes: list[ast.AST]) -> bool:
+        return any(isinstance(c, ast.Call) and self.computes_torch(c) for c in _walk(nodes))
+
+
+def _after(node: ast.stmt, parents: dict) -> list[ast.stmt]:
+    """The statements that run after `node` when it falls through, up to the end of its
+    function (not past a loop's body, whose next statement is the next iteration)."""
+    out = []
+    while (parent := parents.get(node)) is not None:
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(parent, field, None)
+            if isinstance(block, list) and node in block:
+                out += block[block.index(node) + 1:]
+                break
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module, ast.For, ast.AsyncFor, ast.While,
+                               ast.Lambda, ast.ClassDef)):
+            break
+        node = parent
+    return out
+
+
+def _try_fallback(n: ast.Try, use: _KernelUse, parents: dict) -> str | None:
+    """Item 7: a try whose body runs the candidate's own kernel and whose handler (or, when the
+    body returns and the handler falls through, the code after the try) computes with torch;
+    the finding's detail, or None. Tensor methods (x.contiguous()) are no kernel of its own."""
+    call = use.kernel_call(n.body)
+    if call is None:
+        return None
+    what = f"{_dotted(call.func) or 'a custom kernel'}()"
+    for handler in n.handlers:
+        if use.any_torch_compute(handler.body):
+            return f"{what} wrapped in try/except whose handler computes with torch instead"
+        if not _terminates(handler.body) and _terminates(n.body) and use.any_torch_compute(_after(n, parents)):
+            return f"{what} wrapped in try/except that falls through to torch code instead"
+    return None
 
 
 _UNKNOWN = object()
@@ -268,6 +397,8 @@ def check_source(code: str, level: str = "standard", language: str = "torch") ->
         elif full.split(".")[0] in protected:
             found.append(Finding("harness_patched", line, f"rebinds {full}"))
 
+    use: _KernelUse | None = None  # built at the first try statement
+    parents: dict = {}
     for n in ast.walk(tree):
         # 7: the reference model, by inheritance or by construction
         if isinstance(n, ast.ClassDef) and n.name == "ModelNew":
@@ -323,11 +454,12 @@ def check_source(code: str, level: str = "standard", language: str = "torch") ->
                     setting(resolve(dotted), getattr(n, "value", None), n.lineno)
         # 7: a custom kernel wrapped in try/except that falls back to torch
         if isinstance(n, ast.Try) and language != "torch":
-            for handler in n.handlers:
-                if _calls_torch(handler.body, torch_names) and _calls_other(n.body, torch_names):
-                    found.append(Finding("try_fallback", n.lineno,
-                                         "a custom kernel call wrapped in try/except that computes with torch instead"))
-                    break
+            if use is None:
+                use = _KernelUse(tree, resolve, torch_names)
+                parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+            detail = _try_fallback(n, use, parents)
+            if detail:
+                found.append(Finding("try_fallback", n.lineno, detail))
     # one finding per (flag, line)
     seen, out = set(), []
     for f in found:
