@@ -165,6 +165,17 @@ def caught_by(status: str, flags: list, message: str) -> str:
     return status
 
 
+def evidence(v) -> dict:
+    """What a miss is explained with (session_2026-11-30d's strict misses could not be: a race
+    passed with no word of whether racecheck ran): the sanitizer's state per tool, strict's
+    shared-memory fill, and the verdict's wall time and sanitizer seconds (strict's cost)."""
+    m, ph = v.measurement or {}, v.phases or {}
+    out = {k: m[k] for k in ("sanitizer", "sanitizer_s", "smem_poison") if m.get(k)}
+    out["seconds"] = {k: round(float(ph[k]), 2) for k in ("run_wall_s", "sanitize_s", "build_wall_s")
+                      if isinstance(ph.get(k), (int, float))}
+    return out
+
+
 def kernelmill_checks(kernels: list, device: str, cache_dir: str, fp64_k: float, gpus, cpu_runners: int,
                       check: str, record) -> None:
     """`record(kernel id, result)` for each kernel as `verify` decides it under one check (as
@@ -181,7 +192,8 @@ def kernelmill_checks(kernels: list, device: str, cache_dir: str, fp64_k: float,
     t0 = time.perf_counter()
     verify_samples(tasks, samples, cfg, on_verdict=lambda v: record(v.sample_id, {
         "passed": v.status == "ok", "status": v.status, "flags": list(v.flags),
-        "caught_by": caught_by(v.status, v.flags, v.message or ""), "why": (v.message or "")[:300]}))
+        "caught_by": caught_by(v.status, v.flags, v.message or ""), "why": (v.message or "")[:300],
+        **evidence(v)}))
     print(f"{check}: {len(samples)} kernels in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
 
 

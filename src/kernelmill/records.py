@@ -87,7 +87,12 @@ from . import languages as _languages
 # copy being made; prepare's idle-priority process leaves them to the identifiers process (0.5.12
 # on the device: 14 failing builds each made their own after 4 s, 6.3-14 s to compile_error);
 # measurement.build.idents_made says a build made its own
-HARNESS_VERSION = "0.5.13"
+# 0.5.14 = strict on a GPU fills shared memory with a pattern before each checked call
+# (measure/smem_poison.py: a kernel reading shared memory it never wrote was caught or missed by
+# what the last kernel left there, 0.5.12 and 0.5.13 on the device); the runner works out the
+# header identifiers' flags and keys, so their process imports no torch (on 0.5.13 it took ~10 s
+# in a cold run and every failing build waited for it); measurement.build.idents_maker
+HARNESS_VERSION = "0.5.14"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/
 OP_TYPES = ("single", "fusion", "network")

@@ -27,6 +27,7 @@ import torch
 from ..measure.correctness import flatten_outputs
 from ..measure.environment import backend_flags, modes_left_on, settle_process
 from ..measure.kernel_time import own_kernel_names
+from ..measure.smem_poison import SharedMemoryPoison
 from ..measure.timing import Bench, snapshot, timing_numerics
 from ..guards import audit_hook, cudart, trace
 from ..measure.inputs import InputPool, refill, tensors_in
@@ -126,8 +127,9 @@ def _launch_check(facts: dict, where: str) -> None:
         facts["launch_error"] = f"{where}: {err}"
 
 
-def _run_trials(cand, sets: list, device, facts: dict, key: str, keep=to_cpu) -> list:
-
+def _run_trials(cand, sets: list, device, facts: dict, key: str, keep=to_cpu, poison=None) -> list:
+    """Each set through the candidate twice (`poison`: strict's shared-memory fill before each
+    call, measure/smem_poison.py)."""
     owned = _owned(cand)
     saved = []
     for i, cpu_inputs in enumerate(sets):
@@ -137,6 +139,8 @@ def _run_trials(cand, sets: list, device, facts: dict, key: str, keep=to_cpu) ->
             facts["stage"] = f"ModelNew forward, {key} {i + 1}, call {run + 1}"
             args = clone(inputs)
             py_before = set(threading.enumerate())
+            if poison is not None:  # before the error read: a failed fill is the harness's, not the candidate's
+                poison.fill(run)
             cudart.last_error()  # only the candidate's own launches count below
             out = cand(*args)
             if device.type == "cuda":
@@ -345,14 +349,19 @@ def run_candidate(job: CandidateJob, commands, report: Reporter) -> None:
         cand = cand_mod.ModelNew(*data["init"]).to(device)
         torch.manual_seed(int.from_bytes(os.urandom(4), "little"))
         trace.warm_thread_pools(device)
+        poison = None
+        if job.guards == "strict" and device.type == "cuda":  # uninitialised shared memory reads as garbage
+            poison = SharedMemoryPoison(device)
+            facts["smem_poison"] = poison.state
         with torch.no_grad():
-            outputs["trials"] = _run_trials(cand, data["trials"], device, facts, "trial", keep)
+            outputs["trials"] = _run_trials(cand, data["trials"], device, facts, "trial", keep, poison)
             if facts.get("lazy_output"):
                 return _finish(job, outputs, facts, report, commands)
             if job.guards == "strict" and data["trials"]:
                 _repeat_first_trial(cand, data["trials"][0], device, facts, outputs["trials"], keep)
             try:
-                outputs["variants"] = _run_trials(cand, data["variants"], device, facts, "shape variant", keep)
+                outputs["variants"] = _run_trials(cand, data["variants"], device, facts, "shape variant", keep,
+                                                  poison)
             except Exception as exc:  # noqa: BLE001 - failing on another shape is a wrong answer
                 facts["variant_error"] = f"{facts['stage']}: " + error_text(exc, 600)
             tracer = trace.OwnCodeTracer(trace.extension_modules(before), trace.jit_functions(cand_mod))
