@@ -70,17 +70,44 @@ FLAGS: dict[str, tuple[str, int, str]] = {
 FALLBACK_FLAGS = {"calls_reference", "torch_fallback", "try_fallback", "decoy_kernel"}
 
 
+# flags whose detail names every cause found, not only the first: a precision knob that did
+# nothing (allow_tf32 in a task without a matmul) beside the autocast or .half() that ran
+# (issue 42's cuda-l1 audit); at most MORE_NAMED of the later ones are spelled out
+ALL_DETAILS = {"precision_downgrade"}
+MORE_NAMED = 4
+
+
+def _joined(details: list[str]) -> str:
+    """`first (and N more: a; b; ...)`, a later detail's trailing "(...)" dropped where the first has it."""
+    first, rest = details[0], details[1:]
+    if not rest:
+        return first
+    tail = first[first.rfind(" ("):] if first.endswith(")") and " (" in first else None
+    rest = [d[: -len(tail)] if tail and d.endswith(tail) else d for d in rest]
+    named = "; ".join(rest[:MORE_NAMED]) + ("; ..." if len(rest) > MORE_NAMED else "")
+    return f"{first} (and {len(rest)} more: {named})"
+
+
 @dataclass
 class Findings:
-    """Accumulates (flag, detail) pairs from all guards of one run."""
+    """Accumulates (flag, detail) pairs from all guards of one run: one item per flag, its
+    first detail (every distinct detail for the flags of ALL_DETAILS)."""
 
     items: list[tuple[str, str]] = field(default_factory=list)
+    details: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
     def add(self, flag: str, detail: str) -> None:
         if flag not in FLAGS:
             raise KeyError(f"unknown guard flag {flag!r}")
-        if all(f != flag for f, _ in self.items):
+        seen = self.details.setdefault(flag, [])
+        if not seen:
             self.items.append((flag, detail))
+        elif flag in ALL_DETAILS and detail not in seen:
+            i = next(i for i, (f, _) in enumerate(self.items) if f == flag)
+            self.items[i] = (flag, _joined(seen + [detail]))
+        else:
+            return
+        seen.append(detail)
 
     def flags(self) -> list[str]:
         return [f for f, _ in self.items]
