@@ -27,6 +27,7 @@ import re
 from bisect import bisect_left
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Iterable
 
 from .lexer import PtxSyntaxError, count_tokens
@@ -58,7 +59,7 @@ def _reroll_one(f: Function, cfg: RerollConfig) -> tuple[str, RerollStats]:
 
 
 # a line that starts a function: the prefixes parser._starts_function reads, then .entry/.func
-_FUNCTION_LINE = re.compile(r"^[ \t]*(?:\.(?:visible|extern|weak)\s+)*\.(?:entry|func)\b", re.M)
+_FUNCTION_LINE = re.compile(r"^[ \t]*(?:\.(?:visible|extern|weak)\s+)*\.(?:entry|func)\b", re.MULTILINE)
 
 
 def _cuts(text: str, n: int) -> list[int]:
@@ -139,7 +140,7 @@ def reroll_texts(texts: Iterable[tuple[str, str]], cfg: RerollConfig | None = No
             cuts = _cuts(text, parts[i]) if parts[i] > 1 else [0, len(text)]
             running[i] = [pool.submit(_reroll_part, (text[a:b], source, cfg, text.count("\n", 0, a),
                                                      parts[i] == 1, count))
-                          for a, b in zip(cuts, cuts[1:])]
+                          for a, b in pairwise(cuts)]
         try:
             done = {i: [f.result() for f in futs] for i, futs in running.items()}
         except BaseException:
