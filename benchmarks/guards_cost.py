@@ -39,17 +39,37 @@ def _median(xs):
     return statistics.median(xs) if xs else None
 
 
-def run_level(level: str, tasks, samples, device: str, cache: Path, trials: int) -> dict:
+def _per_candidate(verdicts) -> dict:
+    """Medians of what each candidate's verdict says it took (a level cut short still has them)."""
+    run_s = [v.phases.get("run_wall_s", 0.0) for v in verdicts]
+    san_s = [v.phases.get("sanitize_s", 0.0) for v in verdicts]
+    return {"done": len(verdicts), "median_run_phase_s": _median(run_s), "median_sanitize_s": _median(san_s),
+            "median_run_and_sanitize_s": _median([r + s for r, s in zip(run_s, san_s)])}
+
+
+def run_level(level: str, tasks, samples, device: str, cache: Path, trials: int, partial=None) -> dict:
+    """One level's figures; `partial(dict)` after each verdict, so a level cut off by a device
+    call's limit (strict's sanitizer takes tens of seconds a CUDA candidate) still reports
+    what each candidate it finished took."""
     guards, _, exchange = level.partition(":")
     cfg = VerifyConfig(device=device, trials=trials, guards=guards, cache_dir=str(cache), exchange=exchange or "auto")
     t0 = time.perf_counter()
-    verdicts = verify_samples(tasks, samples, cfg)
+    landed = []
+
+    def on_verdict(v) -> None:
+        landed.append(v)
+        if partial is not None:
+            partial({"level": level, "partial": True, "wall_s_so_far": round(time.perf_counter() - t0, 1),
+                     **_per_candidate(landed)})
+
+    verdicts = verify_samples(tasks, samples, cfg, on_verdict=on_verdict)
     wall = time.perf_counter() - t0
     run_s = [v.phases.get("run_wall_s", 0.0) for v in verdicts]  # the run process, start-up included
     guard_s = [sum(t for k, t in v.phases.items() if k.startswith("guard_") and k.endswith("_s")) for v in verdicts]
     return {
         "level": level, "candidates": len(verdicts), "wall_s": wall, "s_per_candidate": wall / len(verdicts),
         "median_run_phase_s": statistics.median(run_s), "median_guard_overhead_s": statistics.median(guard_s),
+        **{k: x for k, x in _per_candidate(verdicts).items() if k != "median_run_phase_s"},
         "median_phases_s": {k: round(statistics.median(v.phases.get(k, 0.0) for v in verdicts), 3)
                             for k in sorted({k for v in verdicts for k in v.phases})},
         "exchange": sorted({str((v.measurement or {}).get("exchange")) for v in verdicts}),
@@ -105,18 +125,23 @@ def main() -> None:
     print(f"device: {device_name(args.device)}; {len(samples)} candidates ({','.join(sorted(langs))}), "
           f"{args.trials} trials", flush=True)
     print(f"{'level':10} {'s/candidate':>12} {'run phase (median s)':>22} {'guard overhead (median s)':>26}  statuses")
+    def write(extra: dict | None = None) -> None:
+        if args.json:
+            args.json.write_text(json.dumps({"device": device_name(args.device), "results": results,
+                                             **({"in_progress": extra} if extra else {})}, indent=2))
+
     for r in range(args.repeat):
         for level in args.levels.split(","):
             cache = root / "warm"  # same extension cache; no store, so every candidate runs
-            res = run_level(level, tasks, samples, args.device, cache, args.trials) | {"repeat": r}
+            res = run_level(level, tasks, samples, args.device, cache, args.trials,
+                            partial=lambda d, r=r: write(d | {"repeat": r})) | {"repeat": r}
             results.append(res)
             # each level as it finishes, so a run cut off by a time limit still reports
             print(f"{res['level']:10} {res['s_per_candidate']:12.2f} {res['median_run_phase_s']:22.3f} "
                   f"{res['median_guard_overhead_s']:26.3f}  {res['statuses']} {res['flags']} "
                   f"exchange={res['exchange']} guard share (median)={res['guard_share_median']}")
             print(f"{'':10} median phases: {res['median_phases_s']}", flush=True)
-            if args.json:
-                args.json.write_text(json.dumps({"device": device_name(args.device), "results": results}, indent=2))
+            write()
 
 
 if __name__ == "__main__":
