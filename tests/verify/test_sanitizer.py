@@ -123,6 +123,9 @@ def test_sanitize_runs_each_tool_and_keeps_its_own_errors(tmp_path, monkeypatch,
     assert sorted({f for f, _ in got["findings"]}) == want, got
     assert got["tools"] == {"memcheck": "errors" if want else "clean", "racecheck": "clean", "initcheck": "clean"}
     assert list(got["tools"]) == ["memcheck", "racecheck", "initcheck"] and set(got["seconds"]) == set(got["tools"])
+    # each tool's own count, kept whatever it found (a clean racecheck says what it counted)
+    assert got["summary"]["memcheck"] == ("ERROR SUMMARY: 2 errors" if code else "ERROR SUMMARY: 0 errors")
+    assert got["summary"]["racecheck"] == "ERROR SUMMARY: 0 errors"
     calls = sorted((json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()),
                    key=lambda c: ["memcheck", "racecheck", "initcheck"].index(c[c.index("--tool") + 1]))
     assert [c[c.index("--tool") + 1] for c in calls] == ["memcheck", "racecheck", "initcheck"]
@@ -290,3 +293,9 @@ def test_the_watched_call_routes_load_inline_through_the_builder(tmp_path):
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr[-500:]
         assert f"load_inline from {want} load from {want}" in proc.stdout, proc.stdout
+
+
+def test_the_tools_count_lines_are_kept():
+    assert san._summary(RACECHECK) == "RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)"
+    assert san._summary(MEMCHECK) == "ERROR SUMMARY: 2 errors"
+    assert san._summary("no tool output at all") == ""

@@ -144,6 +144,9 @@ def sanitize(spec: dict, env: dict[str, str], own_kernels: set[str] | frozenset[
                 report["tools"][tool] = f"timed out after {timeout:.0f} s"
                 continue
             text = proc.stdout + "\n" + proc.stderr
+            summary = _summary(text)
+            if summary:  # what the tool counted, own kernels or not (a clean race check says 0 hazards)
+                report.setdefault("summary", {})[tool] = summary
             mine = own_findings(parse(tool, text), own_kernels)
             if proc.returncode not in (0, ERROR_EXIT) and not mine:
                 report["tools"][tool] = f"the call failed under {tool} (exit {proc.returncode}): " + \
@@ -153,6 +156,15 @@ def sanitize(spec: dict, env: dict[str, str], own_kernels: set[str] | frozenset[
             for f in mine[:3]:
                 report["findings"].append((f.flag, f"{tool}: {f.line} (in {f.kernel})"))
     return report
+
+
+_SUMMARY = re.compile(r"^=+\s+((?:ERROR|RACECHECK|LEAK) SUMMARY:.*)$")
+
+
+def _summary(text: str) -> str:
+    """The tool's own count line(s) ("ERROR SUMMARY: 0 errors", "RACECHECK SUMMARY: 3 hazards
+    displayed (2 errors, 1 warnings)"): a verdict whose race went unseen says what racecheck counted."""
+    return "; ".join(m.group(1).strip() for m in map(_SUMMARY.match, text.splitlines()) if m)[:300]
 
 
 def unfinished(report: dict) -> dict[str, str]:
