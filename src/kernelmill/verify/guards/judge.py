@@ -340,4 +340,18 @@ def judge(job, level, device, cand_code, facts, got, expected, sets, findings, p
         result["flags"].append("timing_skipped")
         notes.append(job.skip_timing_reason)
     result["message"] = "; ".join(([result["message"]] if result.get("message") else []) + notes)
-    return decide(findings, result, job.fallback)
+    return build_failed_note(decide(findings, result, job.fallback), facts.get("build_failures"))
+
+
+def build_failed_note(result: dict, failures) -> dict:
+    """The note extension_build_failed for the candidate's own load_inline/load calls that
+    failed in its process (loading.watch_builds: in __init__ or forward too, where the candidate
+    caught the error and ran something else); a note beside the verdict, as the runner's for a
+    failure the build phase met, not a finding."""
+    failed = [f for f in (failures or []) if isinstance(f, str) and f]
+    if not failed:
+        return result
+    text = "; ".join(failed[:2]) + (f" (and {len(failed) - 2} more)" if len(failed) > 2 else "")
+    flags = list(result.get("flags") or [])
+    return {**result, "flags": flags + ([] if "extension_build_failed" in flags else ["extension_build_failed"]),
+            "message": "; ".join(m for m in (result.get("message"), "extension_build_failed: " + text[:700]) if m)}

@@ -36,7 +36,7 @@ from ..measure.gpulock import wait_for_timing, warm_section
 from .job import CandidateJob
 from .channel import WARM_LINE, Reporter
 from .loading import (clone, die_with_parent, error_text, fast_serialization, load_module, name_process, to_cpu,
-                      to_device)
+                      to_device, watch_builds)
 
 
 def _write_outputs(job: CandidateJob, outputs: dict) -> None:
@@ -317,6 +317,7 @@ def run_candidate(job: CandidateJob, commands, report: Reporter) -> None:
     t0 = time.perf_counter()
     if job.guards != "off":  # items 28 and 36: what the process does, whatever the text says
         audit_hook.install(facts, (os.path.dirname(job.inputs), os.path.dirname(job.outputs)), job.candidate)
+    facts["build_failures"] = watch_builds()  # its own failed builds, caught or not (the note extension_build_failed)
     try:
         trace.record_extension_imports()  # what torch's own build path imports is the candidate's too
         before = set(sys.modules)

@@ -51,6 +51,51 @@ def error_text(exc: BaseException, limit: int) -> str:
     return text
 
 
+_BUILD_FAILURES: list[str] = []  # this process's candidate's failed load_inline/load calls (watch_builds)
+
+
+def watch_builds() -> list[str]:
+    """Note each call of torch's `load_inline`/`load` in this process that raises, as "name:
+    first error line" in the list returned (emptied here), wherever the candidate makes it: at
+    import, in ``ModelNew.__init__``, in forward. Called after the fast builder is installed
+    (its `install` rebinds both). Left out: the builder's answer from its cache of failed
+    builds, a failure the build phase (or a build the run asked for) met, which the runner
+    notes from the build's log (runner._verdict's extension_build_failed). What this adds:
+    a build the builder answered by fail_fast.py's checks outside its compile (a
+    ``build_directory`` call), and one torch built itself (cuda-l1 a100-L1-35, l40-L1-95:
+    CUDA source as cpp_sources with build_directory, failing in __init__)."""
+    import functools
+
+    import torch.utils.cpp_extension as ce
+
+    from ..build import inline_build
+
+    def wrap(fn):
+        if getattr(fn, "_km_watched", False):
+            return fn
+
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            before = inline_build.builder_log()
+            try:
+                return fn(*args, **kwargs)
+            except Exception as exc:
+                after = inline_build.builder_log()
+                known = after.get("failed_before") and (not before.get("failed_before")
+                                                        or after.get("failed") != before.get("failed"))
+                if not known:
+                    name = args[0] if args else kwargs.get("name", "?")
+                    _BUILD_FAILURES.append(f"{str(name)[:80]}: {inline_build.first_error_line(str(exc))}")
+                raise
+
+        call._km_watched = True
+        return call
+
+    _BUILD_FAILURES.clear()
+    ce.load_inline, ce.load = wrap(ce.load_inline), wrap(ce.load)
+    return _BUILD_FAILURES
+
+
 def load_reference(job):
     """The task module with its size profile applied, its init inputs, and
     `Model` built under the weight seed (the candidate is built under the same)."""
