@@ -99,3 +99,19 @@ class ModelNew(nn.Module):
     (v,) = verify_samples({RELU.task_id: RELU}, [Sample("import_once", RELU.task_id, "torch", code)], cfg)
     assert v.status == "ok" and v.flags.count("extension_build_failed") == 1, (v.status, v.flags, v.message)
     assert v.message.count("extension_build_failed") == 1 and "nope" in v.message, v.message
+
+
+def test_the_unguarded_run_notes_it_too(tmp_path):
+    sys.path.insert(0, str(ROOT / "tests" / "guards"))
+    from guard_tasks import RELU
+
+    from kernelmill.records import Sample
+    from kernelmill.verify import TimingConfig, VerifyConfig, verify_samples
+
+    code = CANDIDATE.format(src=SOURCES["module_twice"], name=f"off_{tmp_path.name}")
+    cfg = VerifyConfig(device="cpu", trials=2, build_timeout=300, run_timeout=240, cache_dir=str(tmp_path / "cache"),
+                       guards="off", timing=TimingConfig(warmup_ms=5, round_ms=3, budget_ms=20, min_rounds=4,
+                                                         max_rounds=6))
+    (v,) = verify_samples({RELU.task_id: RELU}, [Sample("off", RELU.task_id, "cpp", code)], cfg)
+    assert v.status == "ok" and v.flags.count("extension_build_failed") == 1, (v.status, v.flags, v.message)
+    assert "extension_build_failed: km_note_off_" in v.message, v.message

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from ... import languages
+from ...cudasrc.inline_calls import is_load_inline
 from ...languages import protected_modules
 
 # modules whose attributes a kernel has no reason to rebind
@@ -98,7 +99,7 @@ _TORCH_NOT_COMPUTE = ("torch.utils.", "torch.cuda.", "torch.backends.", "torch.l
                       "torch.empty", "torch.device", "torch.Size", "torch.is_tensor", "torch.get_default_dtype", "torch.manual_seed",
                       "torch.is_grad_enabled", "torch.finfo", "torch.iinfo")
 # calls that build an extension or a kernel object: torch's load_inline/load, the DSLs' compile
-_BUILDERS = {"torch.utils.cpp_extension.load_inline", "torch.utils.cpp_extension.load", "load_inline",
+_BUILDERS = {"torch.utils.cpp_extension.load_inline", "torch.utils.cpp_extension.load",
              "tilelang.compile", "cute.compile", "cutlass.cute.compile", "triton.compile"}
 # decorators whose functions are kernels (Triton, TileLang, CuTe DSL): calling one runs it
 _KERNEL_DECORATORS = ("jit", "autotune", "heuristics", "kernel", "prim_func")
@@ -180,7 +181,7 @@ class _KernelUse:
             return any(self.holds_kernel(v) for v in e.values)
         if isinstance(e, ast.Call):
             name = _dotted(e.func) or ""
-            if self.resolve(name) in _BUILDERS or name.split(".")[-1] == "load_inline":
+            if self.resolve(name) in _BUILDERS or is_load_inline(e.func):
                 return True
             if name == "getattr" and e.args:
                 return self.holds_kernel(e.args[0])

@@ -79,8 +79,15 @@ def build_requested(requests: list[dict]) -> dict:
 def run(job: dict) -> dict:
     """The unguarded run: reference and candidate in this one process; its GPU
     work outside the timed rounds holds the GPU's lock shared (gpulock.SharedUse)."""
+    from .loading import watch_builds
+
+    failures = watch_builds()  # the candidate's own failed builds (the note extension_build_failed)
     with SharedUse(str(job.device), label="run-pre") as share:
         result = _run(job, share)
+    if failures and result.get("status") in ("ok", "incorrect"):
+        from ..guards.judge import build_failed_note
+
+        result = build_failed_note(result, failures)
     if str(job.device).startswith("cuda") and isinstance(result.get("phases"), dict):
         result["phases"]["gpu_share_wait_s"] = round(share.wait_s, 4)
     return result
