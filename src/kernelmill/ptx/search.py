@@ -163,18 +163,17 @@ class _Runs:
         for x in todo:
             if lin[x]:  # known since: a chain from before it passed here
                 continue
-            chain = []  # x, x+p, ... whose skeleton recurs p later, up to a known copy
-            y = x
+            y = x  # the chain x, x+p, ..., y whose skeleton recurs p later, up to a known copy
             while True:
                 z = y + p
                 if z >= n or sk[y] != sk[z]:
                     lin[y] = low[y] = 1  # the skeleton's run ends here
+                    y -= p
                     break
-                chain.append(y)
                 if lin[z]:
                     break
                 y = z
-            for y in reversed(chain):
+            for y in range(y, x - 1, -p):  # (from the top: each step's next is known)
                 z = y + p
                 d = step[y] = packed[z] - packed[y]
                 by_step = costs.get(kid[y])  # few distinct: the segment's runs share them
