@@ -508,7 +508,8 @@ class Verifier:
         built = _build_facts((job.build or {}).get("build_info"))
         if built:
             fields["measurement"] = {**(fields.get("measurement") or {}), "build": built}
-        if built.get("failed") and data.get("status") in ("ok", "incorrect", "rejected"):
+        if built.get("failed") and data.get("status") in ("ok", "incorrect", "rejected") \
+                and "extension_build_failed" not in (data.get("flags") or []):  # the run's own note came first
             # its build phase imported it, yet an extension its source builds did not compile:
             # where the candidate caught the error, the verdict is of what it ran instead (cuda-l1
             # L2-90 ran its PyTorch fallback, and 0.5.10 said ok, session_2026-11-30). A note, not
