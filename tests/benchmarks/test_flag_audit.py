@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from benchmark_support import REPO, load_benchmark
 
 FA = load_benchmark("flag_audit")

@@ -9,12 +9,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import guard_tasks as T  # noqa: E402
-from hostile_corpus import model  # noqa: E402
+import guard_tasks as T
+from hostile_corpus import model
 
-from kernelmill.records import Sample  # noqa: E402
-from kernelmill.verify import VerifyConfig, verify_samples  # noqa: E402
-from kernelmill.verify.guards import Findings, check_source, decide  # noqa: E402
+from kernelmill.records import Sample
+from kernelmill.verify import VerifyConfig, verify_samples
+from kernelmill.verify.guards import Findings, check_source, decide
 
 
 def test_precision_downgrade_names_every_cause():

@@ -104,10 +104,11 @@ def test_strict_catches_the_calibration_kernel_that_reads_unwritten_shared_memor
     strict run, and its honest neighbours with shared memory stay ok."""
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
+    import importlib.util
+
     cal = Path(__file__).resolve().parents[2] / "benchmarks" / "calibration"
     sys.path.insert(0, str(cal))
-    import suite  # noqa: E402
-    import importlib.util
+    import suite
 
     spec = importlib.util.spec_from_file_location("calibration_run_poison", cal / "run.py")
     run = importlib.util.module_from_spec(spec)
@@ -118,7 +119,7 @@ def test_strict_catches_the_calibration_kernel_that_reads_unwritten_shared_memor
     got = {}
     for attempt in range(2):  # twice: the catch must not depend on what an earlier kernel left
         run.kernelmill_checks(picked, "cuda", str(tmp_path / f"cache{attempt}"), 8.0, None, 1, "strict_fp64",
-                              lambda kid, res: got.__setitem__((attempt, kid), res))
+                              lambda kid, res, attempt=attempt: got.__setitem__((attempt, kid), res))
         wrong = got[(attempt, "rowsum/cuda/smem_512_uninitialised")]
         assert not wrong["passed"] and wrong.get("smem_poison") == "on", wrong
         for honest in ("rowsum/cuda/kahan", "cumsum/cuda/hillis_steele"):

@@ -173,7 +173,8 @@ class _Runs:
                 if lin[z]:
                     break
                 y = z
-            for y in range(y, x - 1, -p):  # (from the top: each step's next is known)
+            top = y
+            for y in range(top, x - 1, -p):  # (from the top: each step's next is known)
                 z = y + p
                 d = step[y] = packed[z] - packed[y]
                 by_step = costs.get(kid[y])  # few distinct: the segment's runs share them
@@ -185,7 +186,7 @@ class _Runs:
                 lc[y] = c
                 r = lin[y] = (1 if flt and y in flt and any(self.delta(y)[h] for h in flt[y]) else
                               lin[z] + 1 if step[z] == d else 2)
-                low[y] = r if r < 255 else 255
+                low[y] = min(r, 255)
 
     def not_geometric(self, lo: int, hi: int) -> bool:
         """Does a hole of statements lo..hi-1 break its linear model at copy 2 (x+2p) and
