@@ -68,39 +68,6 @@ def test_a_build_that_fails_in_init_gets_the_note(tmp_path, case):
     assert "extension_build_failed: km_note_" in v.message and "error" in v.message.lower(), v.message
 
 
-def test_a_failure_the_build_phase_met_is_noted_once(tmp_path):
-    """An import-time failure: the build phase's builder noted it (the runner adds the note);
-    the run phase meets the cached failure again and adds nothing."""
-    sys.path.insert(0, str(ROOT / "tests" / "guards"))
-    from guard_tasks import RELU
-
-    from kernelmill.records import Sample
-    from kernelmill.verify import TimingConfig, VerifyConfig, verify_samples
-
-    code = '''
-import torch
-import torch.nn as nn
-from torch.utils.cpp_extension import load_inline
-
-try:
-    ext = load_inline(name="km_note_import_once", cpp_sources="torch::Tensor f(torch::Tensor x) { return nope(x); }",
-                      functions=["f"])
-except Exception:
-    ext = None
-
-
-class ModelNew(nn.Module):
-    def forward(self, x):
-        return ext.f(x) if ext is not None else torch.relu(x)
-'''
-    cfg = VerifyConfig(device="cpu", trials=2, build_timeout=300, run_timeout=60, cache_dir=str(tmp_path / "cache"),
-                       guards="standard", timing=TimingConfig(warmup_ms=5, round_ms=3, budget_ms=20, min_rounds=4,
-                                                              max_rounds=6))
-    (v,) = verify_samples({RELU.task_id: RELU}, [Sample("import_once", RELU.task_id, "torch", code)], cfg)
-    assert v.status == "ok" and v.flags.count("extension_build_failed") == 1, (v.status, v.flags, v.message)
-    assert v.message.count("extension_build_failed") == 1 and "nope" in v.message, v.message
-
-
 def test_the_unguarded_run_notes_it_too(tmp_path):
     sys.path.insert(0, str(ROOT / "tests" / "guards"))
     from guard_tasks import RELU
