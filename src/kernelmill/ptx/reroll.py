@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, fields, replace
 
 from .expand import expand_stmts
 from .firsts import rewrite as rewrite_firsts
+from .peeled import rewrite as rewrite_peeled
 from .lexer import count_tokens
 from .holes import split
 from .whole_statements import offer as offer_presence, roll_stream as roll_presence
@@ -274,6 +275,8 @@ def reroll_stmts(stmts, cfg: RerollConfig | None = None,
             n = known.length(out)
     if cfg.tables and cfg.firsts:  # tables linear but for copy 0 or the last, as pinned values (firsts.py)
         out = rewrite_firsts(out)
+        # peeled first and last copies taken back into the loop beside them (peeled.py)
+        out = rewrite_peeled(out)
         n = known.length(out)
     if n > known.length(stmts):  # scores are exact, but never make the text longer
         return list(stmts)

@@ -1,0 +1,91 @@
+"""Peeled copies (session 21): the statements right after a loop (or right before it) that are its
+body at the next copy (or copy -1) but for a few values are taken into the loop, with pinned values
+or a table one value longer (kernelmill.ptx.peeled, a rewrite of the output)."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kernelmill.ptx import Loop, RerollConfig, count_tokens, expand_stmts, fmt_stmts, parse_statements, reroll_stmts
+from kernelmill.ptx.peeled import rewrite
+
+
+def _roundtrip(stmts, rolled):
+    text = fmt_stmts(rolled)
+    assert expand_stmts(parse_statements(text)) == expand_stmts(stmts)
+    return text
+
+
+def test_a_peeled_last_copy_of_an_accumulator_chain_is_taken_in():
+    # cp_async_stage_dot<3, 512>: three copies rolled, the fourth writes the accumulator (%f2)
+    loop = parse_statements("for.size.1 i in range(3):\n fma.rn.f32 %f28+i, %f12+i, %f20+i, %f27+i!73;")
+    tail = parse_statements("fma.rn.f32 %f2, %f15, %f23, %f30;\nbar.sync 0;")
+    out = rewrite(loop + tail)
+    assert len(out) == 2 and isinstance(out[0], Loop) and out[0].trip == 4
+    assert "%f28+i!3:2" in fmt_stmts(out)
+    assert expand_stmts(out) == expand_stmts(loop + tail)
+    assert count_tokens(fmt_stmts(out)) < count_tokens(fmt_stmts(loop + tail))
+    _roundtrip(loop + tail, out)
+
+
+def test_a_peeled_first_copy_is_taken_in_shifted_by_one_copy():
+    head = parse_statements("mov.u32 %r1, %r40;\nadd.s32 %r9, %r8, 16;")
+    loop = parse_statements("for.size.1 i in range(3):\n add.s32 %r10+i, %r8, 32+i*16;")
+    out = rewrite(head + loop)
+    assert len(out) == 2 and out[1].trip == 4
+    assert "add.s32 \t%r9+i, %r8, 16+i*16;" in fmt_stmts(out)
+    _roundtrip(head + loop, out)
+
+
+def test_tables_grow_by_the_peeled_value_and_other_operands_stay():
+    loop = parse_statements("for.size.1 i in range(3):\n mul.lo.s32 %r[5,9,2], %r7, [3,8,1];")
+    tail = parse_statements("mul.lo.s32 %r11, %r7, 4;")
+    out = rewrite(loop + tail)
+    assert out[0].trip == 4 and "%r[5,9,2,11]" in fmt_stmts(out) and "[3,8,1,4]" in fmt_stmts(out)
+    _roundtrip(loop + tail, out)
+
+
+def test_what_is_not_a_copy_is_left():
+    loop = parse_statements("for.size.1 i in range(3):\n add.f32 %f10+i, %f20+i, %f30;")
+    for tail in ("sub.f32 %f13, %f23, %f30;",        # another opcode
+                 "add.f32 %f13, %f23, 0f3F800000;",  # a literal where the body has a register
+                 "add.f32 %rd13, %f23, %f30;"):      # another register kind
+        stmts = loop + parse_statements(tail)
+        assert rewrite(stmts) == stmts
+    # a loop over another variable's terms is not touched (a pin would fix the outer copies too)
+    nested = parse_statements("for.size.1 i in range(3):\n add.f32 %f10+i+j*4, %f20+i, %f30;\n"
+                              "add.f32 %f1, %f23, %f30;")
+    assert rewrite(nested) == nested
+
+
+@settings(max_examples=150, deadline=None)
+@given(copies=st.integers(2, 8),
+       body=st.lists(st.tuples(st.sampled_from(["add.s32", "mul.lo.s32", "ld.shared.u32", "fma.rn.f32"]),
+                               st.integers(0, 40), st.sampled_from([0, 1, 2, 4, -1])), min_size=1, max_size=3),
+       last=st.dictionaries(st.integers(0, 8), st.integers(0, 300), max_size=3),
+       first=st.dictionaries(st.integers(0, 8), st.integers(0, 300), max_size=2),
+       chain=st.booleans())
+def test_chains_with_peeled_copies_roll_losslessly_and_never_longer(copies, body, last, first, chain):
+    # each statement `op %rD, %rS, %rT` (fma: four operands); the last copy's holes in `last` and
+    # copy 0's in `first` are off the model; `chain`: each copy's source is the previous copy's
+    # destination (an accumulator), so copy 0 reads a register from before and the last writes one
+    lines = []
+    for t in range(copies):
+        for k, (op, b, d) in enumerate(body):
+            dst = 100 + 10 * k + b + t * (d or 1)
+            vals = [dst, (dst - (d or 1)) if chain else b + 50 + t * d, b + t * 4, 7]
+            for h, v in (last.items() if t == copies - 1 else first.items() if t == 0 else ()):
+                if h // 3 == k:
+                    vals[h % 3] = v
+            n = 4 if op.startswith("fma") else 3
+            lines.append(f"{op} " + ", ".join(f"%r{v}" for v in vals[:n]) + ";")
+    lines.append("bar.sync 0;")
+    stmts = parse_statements("\n".join(lines))
+    for cfg in (RerollConfig(), RerollConfig(firsts=False)):
+        rolled = reroll_stmts(stmts, cfg)
+        text = _roundtrip(stmts, rolled)
+        assert count_tokens(text) <= count_tokens(fmt_stmts(stmts))
+    # the rewrite alone, on the rolled output: exact and never longer
+    base = reroll_stmts(stmts, RerollConfig(firsts=False))
+    again = rewrite(base)
+    assert expand_stmts(again) == expand_stmts(base)
+    assert count_tokens(fmt_stmts(again)) <= count_tokens(fmt_stmts(base))
