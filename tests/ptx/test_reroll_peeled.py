@@ -57,6 +57,30 @@ def test_what_is_not_a_copy_is_left():
     assert rewrite(nested) == nested
 
 
+def test_peeled_copies_inside_an_outer_loop_take_its_terms():
+    # the inner loop over i and its peeled last copy are rolled over j: the peeled copy's holes
+    # that follow the inner model keep the outer terms; one that does not is left (no pin can
+    # hold a term of j), so the whole copy is left
+    inner = ("for.size.4 j in range(2):\n for.size.1 i in range(3):\n  fma.rn.f32 %f10+i+j*8, %f20+i+j*8, %f5, %f9+i+j*8;\n"
+             " fma.rn.f32 %f13+j*8, %f23+j*8, %f5, %f12+j*8;\n st.shared.f32 [%r1+j*4], %f13+j*8;")
+    stmts = parse_statements(inner)
+    out = rewrite(stmts)
+    text = fmt_stmts(out)
+    assert "range(4)" in text and "%f10+i+j*8, %f20+i+j*8, %f5, %f9+i+j*8;" in text
+    assert expand_stmts(out) == expand_stmts(stmts)
+    off = parse_statements(inner.replace("%f23+j*8", "%f40+j*9"))
+    assert expand_stmts(rewrite(off)) == expand_stmts(off) and "range(4)" not in fmt_stmts(rewrite(off))
+    # parameter names take pinned numbers too; an address without an offset is offset 0
+    loop = parse_statements("for.size.1 i in range(3):\n ld.param.u64 %rd3+i, [k_param_(1+i)];\n"
+                            "for.size.1 i in range(3):\n ld.global.f32 %f1+i, [%rd8+4+i*4];")
+    head = parse_statements("ld.param.u64 %rd9, [k_param_0];")
+    tail = parse_statements("ld.global.f32 %f4, [%rd8];")
+    out = rewrite(head + loop + tail)
+    assert [s.trip for s in out] == [4, 4]
+    assert expand_stmts(out) == expand_stmts(head + loop + tail)
+    _roundtrip(head + loop + tail, out)
+
+
 @settings(max_examples=150, deadline=None)
 @given(copies=st.integers(2, 8),
        body=st.lists(st.tuples(st.sampled_from(["add.s32", "mul.lo.s32", "ld.shared.u32", "fma.rn.f32"]),

@@ -9,68 +9,92 @@ right after a loop `range(n)` are its body at `i = n` but for a few values, the 
 `range(n+1)` with those values pinned at copy n (`%f28+i!3:2`) or its tables extended by one
 value; the statements right before it likewise become copy 0 (the body shifted by one copy).
 
-Only loops whose body is instructions whose variables are the loop's own (a pin replaces the
-whole expression in its copy, so no other variable's term may be in it) and statements that
-hold no variable; never labels or presence guards. Each rewrite is kept only where its text is
-shorter and its expansion equals what it replaces (expand_stmts), so the output stays exact.
+Only loops `range(n)` whose body is at most 16 instructions (no labels, no presence guards), and
+statements that do not use the loop's variable. A hole of the peeled copy that follows the
+body's model keeps it, with the terms of the loops around (`%f13+j*8` after `%f10+i+j*8` for
+three copies); one off the model is pinned (`!3:2`) only where the hole and the value hold no
+other variable (a pin replaces the whole expression in its copy), and a table of the loop's
+variable alone takes one value more. Registers, numbers, offsets (a missing offset is 0),
+parameter and label names. Each rewrite is kept only where its text is shorter, its expansion
+equals what it replaces in every copy of the loops around (expand_stmts) and it reads back as
+written; reroll_stmts then runs one more pass, so the loops that took a copy may fold.
 """
 
 from __future__ import annotations
 
 from .expand import expand_stmts
 from .lexer import count_tokens
+from .parser import parse_statements
 from .syntax import Addr, Imm, ImmTable, Instr, Loop, Neg, Paren, Pipe, Reg, Sym, Vec, VarExpr, VarReg, fmt_stmts
 
 _MAX_BODY = 16  # statements of a body compared with the peeled copy
+_MAX_ENVS = 256  # copies of the loops around in which a rewrite is checked
 
 
 class _Off(Exception):
     """The operand cannot take the peeled copy's value."""
 
 
-def _dec(o) -> int | None:
-    return int(o.text) if type(o) is Imm and o.is_dec else None
-
-
-def _reg(o) -> tuple[str, int] | None:
-    if type(o) is not Reg:
-        return None
-    name = o.name
+def _num(name: str, pct: bool) -> tuple[str, int] | None:
+    """`%f12` -> ("%f", 12); a parameter or label name with its number (`..._param_3`) where not `pct`."""
     k = len(name)
     while k > 0 and name[k - 1].isdigit():
         k -= 1
-    if k == len(name) or not name.startswith("%") or (name[k] == "0" and k < len(name) - 1):
+    if k == len(name) or k == 0 or (name[k] == "0" and k < len(name) - 1) or name.startswith("%") != pct:
         return None
     return name[:k], int(name[k:])
 
 
-def _expr(e: VarExpr, var: str, copy: int, value: int, first: bool) -> VarExpr:
-    """`e` (in `var` alone) with the value `value` at `copy`; with `first`, `e` is shifted one
-    copy on (its copy i is now i+1) and `copy` is 0."""
-    if e.shifts or any(v != var for v in e.vars):
+def _target(s, prefix: str | None) -> VarExpr | None:
+    """The peeled copy's operand as an expression: a number, a register (or a parameter's or
+    label's name) of `prefix`, or a rolled one of the loops around (their variables)."""
+    t = type(s)
+    if prefix is None:
+        if t is Imm and s.is_dec:
+            return VarExpr(int(s.text))
+        return s if t is VarExpr else None
+    if t is Reg or t is Sym:
+        r = _num(s.name, t is Reg)
+        return VarExpr(r[1]) if r is not None and r[0] == prefix else None
+    if t is VarReg and s.prefix == prefix:
+        return s.expr
+    return None
+
+
+def _norm(e: VarExpr) -> tuple:
+    return (e.base, tuple(sorted((v, c) for v, c in e.terms if c)), tuple(sorted(e.shifts)),
+            tuple(sorted(e.tables)), tuple(sorted(e.pins)))
+
+
+def _expr(e: VarExpr, var: str, copy: int, want: VarExpr, first: bool) -> VarExpr:
+    """`e` with the value `want` at `copy` (`want` may hold the variables of the loops around);
+    with `first`, `e` is shifted one copy on (its copy i is now i+1) and `copy` is 0."""
+    if e.shifts or any(v != var for v, _, _ in e.pins) or want.pins:
         raise _Off
-    base, terms, tables, pins = e.base, e.terms, e.tables, e.pins
+    base, pins = e.base, e.pins
+    terms = tuple((v, c) for v, c in e.terms if c)
+    own = sum(c for v, c in terms if v == var)
+    rest = tuple((v, c) for v, c in terms if v != var)
+    mine = [vals for v, vals in e.tables if v == var]
+    others = tuple(t for t in e.tables if t[0] != var)
     if first:
-        base -= sum(c for _, c in terms)
+        base -= own
         pins = tuple((v, t + 1, w) for v, t, w in pins)
-        if tables:  # one table: the new value goes first
-            if len(tables) != 1 or terms:
-                raise _Off
-            v, vals = tables[0]
-            return VarExpr(base, terms, (), ((v, (value - base,) + vals),), pins)
-    elif tables:
-        if len(tables) != 1 or terms:
+    if mine:  # one table of the loop's variable, alone with a constant: one value more
+        if len(mine) != 1 or own or rest or others or want.terms or want.tables or want.shifts \
+                or (not first and len(mine[0]) != copy):
             raise _Off
-        v, vals = tables[0]
-        if len(vals) != copy:
-            raise _Off
-        return VarExpr(base, terms, (), ((v, vals + (value - base,)),), pins)
-    new = VarExpr(base, terms, (), (), pins)
-    if new.eval({var: copy}) == value:
-        return new
-    if any(t == copy for _, t, _ in pins):
+        d = want.base - base
+        vals = (d,) + mine[0] if first else mine[0] + (d,)
+        return VarExpr(base, (), (), ((var, vals),), pins)
+    shifted = VarExpr(base, terms, (), others, pins)
+    hit = [w for v, t, w in pins if t == copy]
+    at = VarExpr(hit[0]) if hit else VarExpr(base + own * copy, rest, (), others)
+    if _norm(at) == _norm(want):
+        return shifted
+    if hit or rest or others or want.terms or want.tables or want.shifts:
         raise _Off
-    pin = (var, copy, value)
+    pin = (var, copy, want.base)
     return VarExpr(base, terms, (), (), (pin,) + pins if first else pins + (pin,))
 
 
@@ -78,55 +102,47 @@ def _op(b, s, var: str, copy: int, first: bool):
     """The body's operand `b` made to give the peeled copy's operand `s` at `copy`."""
     tb = type(b)
     if tb is VarExpr:
-        v = _dec(s)
-        if v is None:
+        w = _target(s, None)
+        if w is None:
             raise _Off
-        return _expr(b, var, copy, v, first)
+        return _expr(b, var, copy, w, first)
     if tb is VarReg:
-        r = _reg(s)
-        if r is None or r[0] != b.prefix:
+        w = _target(s, b.prefix)
+        if w is None:
             raise _Off
-        return VarReg(b.prefix, _expr(b.expr, var, copy, r[1], first))
+        return VarReg(b.prefix, _expr(b.expr, var, copy, w, first))
     if tb is ImmTable:
         if type(s) is not Imm or b.var != var or (not first and len(b.items) != copy):
             raise _Off
         return ImmTable(var, (s.text,) + b.items if first else b.items + (s.text,))
-    if tb is not type(s):
-        if tb is Reg:
-            r, q = _reg(b), _reg(s)
-            if r is None or q is None or r[0] != q[0]:
-                raise _Off
-            return VarReg(r[0], _expr(VarExpr(r[1]), var, copy, q[1], first))
-        if tb is Imm and b.is_dec:
-            v = _dec(s)
-            if v is None:
-                raise _Off
-            return _expr(VarExpr(int(b.text)), var, copy, v, first)
-        raise _Off
-    if tb is Reg:
-        if b == s:
-            return b
-        r, q = _reg(b), _reg(s)
-        if r is None or q is None or r[0] != q[0]:
-            raise _Off
-        return VarReg(r[0], _expr(VarExpr(r[1]), var, copy, q[1], first))
-    if tb is Imm:
-        if b == s:
-            return b
-        x, y = _dec(b), _dec(s)
-        if x is None or y is None:
-            raise _Off
-        return _expr(VarExpr(x), var, copy, y, first)
-    if tb is Sym:
-        if b != s:
-            raise _Off
+    if b == s:
         return b
+    if tb is Reg or tb is Sym:
+        r = _num(b.name, tb is Reg)
+        if r is None:
+            raise _Off
+        w = _target(s, r[0])
+        if w is None:
+            raise _Off
+        return VarReg(r[0], _expr(VarExpr(r[1]), var, copy, w, first))
+    if tb is Imm:
+        w = _target(s, None)
+        if not b.is_dec or w is None:
+            raise _Off
+        return _expr(VarExpr(int(b.text)), var, copy, w, first)
+    if tb is not type(s):
+        raise _Off
     if tb is Addr:
         if b.op != s.op or b.bracket != s.bracket or len(b.rest) != len(s.rest) \
-                or (b.base is None) != (s.base is None) or (b.offset is None) != (s.offset is None):
+                or (b.base is None) != (s.base is None):
             raise _Off
+        bo, so = b.offset, s.offset
+        if (bo is None) != (so is None):  # a missing offset is 0 (an offset of 0 is never printed)
+            if type(bo) is Imm or type(so) is Imm and not so.is_dec:
+                raise _Off
+            bo, so = (VarExpr(0), so) if bo is None else (bo, Imm("0"))
         return Addr(None if b.base is None else _op(b.base, s.base, var, copy, first),
-                    None if b.offset is None else _op(b.offset, s.offset, var, copy, first), b.op,
+                    None if bo is None else _op(bo, so, var, copy, first), b.op,
                     tuple(_op(x, y, var, copy, first) for x, y in zip(b.rest, s.rest)), b.bracket)
     if tb is Vec or tb is Paren:
         if len(b.items) != len(s.items):
@@ -143,40 +159,53 @@ def _stmt(b, s, var: str, copy: int, first: bool) -> Instr:
     if type(b) is not Instr or type(s) is not Instr or b.opcode != s.opcode or b.mods != s.mods \
             or len(b.operands) != len(s.operands) or (b.guard is None) != (s.guard is None):
         raise _Off
-    if b.guard is not None and type(b.guard) not in (Reg, Neg, VarReg):  # never a presence guard
+    if b.guard is not None and (type(b.guard) is VarExpr or type(s.guard) is VarExpr):  # presence guards
         raise _Off
     g = None if b.guard is None else _op(b.guard, s.guard, var, copy, first)
     ops = tuple(_op(x, y, var, copy, first) for x, y in zip(b.operands, s.operands))
     return Instr(b.opcode, b.mods, ops, g, b.line)
 
 
-def _plain(s) -> bool:
-    """An instruction that holds no variable (what a peeled copy is)."""
-    if type(s) is not Instr:
-        return False
-    return not any(_has_var(o) for o in s.operands) and (s.guard is None or not _has_var(s.guard))
-
-
-def _has_var(o) -> bool:
+def _vars(o) -> set:
     t = type(o)
-    if t is VarExpr or t is VarReg or t is ImmTable:
-        return True
+    if t is VarExpr:
+        return o.vars
+    if t is VarReg:
+        return o.expr.vars
+    if t is ImmTable:
+        return {o.var}
     if t is Addr:
-        return any(_has_var(x) for x in (o.base, o.offset, *o.rest) if x is not None)
+        return set().union(*(_vars(x) for x in (o.base, o.offset, *o.rest) if x is not None))
     if t is Vec or t is Paren:
-        return any(_has_var(x) for x in o.items)
+        return set().union(*(_vars(x) for x in o.items))
     if t is Neg:
-        return _has_var(o.operand)
+        return _vars(o.operand)
     if t is Pipe:
-        return _has_var(o.left) or _has_var(o.right)
-    return False
+        return _vars(o.left) | _vars(o.right)
+    return set()
+
+
+def _peelable(s, var: str) -> bool:
+    """An instruction that could be a peeled copy of the loop over `var` (it does not use `var`)."""
+    if type(s) is not Instr or (s.guard is not None and type(s.guard) is VarExpr):
+        return False
+    return not any(var in _vars(o) for o in s.operands) and (s.guard is None or var not in _vars(s.guard))
 
 
 def _tokens(stmts) -> int:
     return count_tokens(fmt_stmts(stmts))
 
 
-def _absorb(loop: Loop, peeled: list, first: bool) -> Loop | None:
+def _envs(outer: tuple) -> list[dict] | None:
+    envs = [{}]
+    for v, r in outer:
+        envs = [{**e, v: x} for e in envs for x in r]
+        if len(envs) > _MAX_ENVS:
+            return None
+    return envs
+
+
+def _absorb(loop: Loop, peeled: list, first: bool, outer: tuple) -> Loop | None:
     n = loop.trip
     try:
         body = tuple(_stmt(b, s, loop.var, 0 if first else n, first) for b, s in zip(loop.body, peeled))
@@ -185,11 +214,16 @@ def _absorb(loop: Loop, peeled: list, first: bool) -> Loop | None:
     new = Loop(loop.var, 0, n + 1, 1, body)
     if _tokens([new]) >= _tokens([loop, *peeled]):
         return None
-    try:
-        want = expand_stmts(peeled + [loop]) if first else expand_stmts([loop] + peeled)
-        if expand_stmts([new]) != want:
+    envs = _envs(outer)
+    if envs is None:
+        return None
+    old = peeled + [loop] if first else [loop] + peeled
+    try:  # exact in every copy of the loops around, and read back as written
+        if any(expand_stmts([new], e) != expand_stmts(old, e) for e in envs):
             return None
-    except (ValueError, KeyError):
+        if parse_statements(fmt_stmts([new])) != [new]:
+            return None
+    except Exception:  # (a value no register can hold, text that does not read back): not taken
         return None
     return new
 
@@ -199,19 +233,20 @@ def _fits(loop) -> bool:
             and all(type(s) is Instr for s in loop.body))
 
 
-def rewrite(stmts) -> list:
+def rewrite(stmts, outer: tuple = ()) -> list:
     """The statements with peeled first and last copies taken into the loops beside them,
-    where that is shorter (each loop may take several, one at a time)."""
+    where that is shorter (each loop may take several, one at a time). `outer`: the variables
+    of the loops around and their ranges."""
     out: list = []
     for s in stmts:
         if type(s) is Loop:
-            body = rewrite(s.body)
+            body = rewrite(s.body, outer + ((s.var, range(s.start, s.limit, s.step)),))
             if any(a is not b for a, b in zip(body, s.body)) or len(body) != len(s.body):
                 s = Loop(s.var, s.start, s.limit, s.step, tuple(body))
             if _fits(s):
                 p = len(s.body)
-                while len(out) >= p and all(_plain(x) for x in out[-p:]):  # a peeled first copy
-                    new = _absorb(s, out[-p:], True)
+                while len(out) >= p and all(_peelable(x, s.var) for x in out[-p:]):  # a peeled first copy
+                    new = _absorb(s, out[-p:], True, outer)
                     if new is None:
                         break
                     del out[-p:]
@@ -225,8 +260,8 @@ def rewrite(stmts) -> list:
         k += 1
         if _fits(s):
             p = len(s.body)
-            while k + p <= len(out) and all(_plain(x) for x in out[k:k + p]):
-                new = _absorb(s, out[k:k + p], False)
+            while k + p <= len(out) and all(_peelable(x, s.var) for x in out[k:k + p]):
+                new = _absorb(s, out[k:k + p], False, outer)
                 if new is None:
                     break
                 k += p
