@@ -81,14 +81,35 @@ def test_peeled_copies_inside_an_outer_loop_take_its_terms():
     _roundtrip(head + loop + tail, out)
 
 
+def test_a_peeled_copy_that_lacks_a_statement_is_taken_with_a_presence_guard():
+    # depthwise_conv_k3_vectorized: copy 0 has no `add` (its offset is 0, the row is %r107 itself)
+    head = parse_statements("setp.gt.s32 %p58, %r107, -1;\nsetp.lt.s32 %p59, %r107, %r91;\nand.pred %p1, %p58, %p59;")
+    loop = parse_statements("for.size.4 i in range(2):\n add.s32 %r108+i, %r107+i, %r95;\n"
+                            " setp.gt.s32 %p60+i*2, %r108+i, -1;\n setp.lt.s32 %p61+i*2, %r108+i, %r91;\n"
+                            " and.pred %p2+i, %p60+i*2, %p61+i*2;")
+    out = rewrite(head + loop)
+    text = fmt_stmts(out)
+    assert len(out) == 1 and out[0].trip == 3 and "@0+i add.s32" in text
+    _roundtrip(head + loop, out)
+    assert rewrite(head + loop, presence=False) == head + loop
+    # a shuffle ladder's last copy reuses the offset register the copies before loaded
+    loop = parse_statements("for.size.3 i in range(3):\n mov.u32 %r45+i*3, 16-i*4;\n"
+                            " shfl.sync.down.b32 %r46+i*3, %r44+i*3, %r45+i*3, 31, -1;\n"
+                            " add.f32 %f57+i*2, %f55+i*2, %f56+i*2;")
+    tail = parse_statements("shfl.sync.down.b32 %r55, %r53, %r42, 31, -1;\nadd.f32 %f63, %f61, %f62;")
+    out = rewrite(loop + tail)
+    assert len(out) == 1 and out[0].trip == 4 and "@3-i mov.u32" in fmt_stmts(out)
+    _roundtrip(loop + tail, out)
+
+
 @settings(max_examples=150, deadline=None)
 @given(copies=st.integers(2, 8),
        body=st.lists(st.tuples(st.sampled_from(["add.s32", "mul.lo.s32", "ld.shared.u32", "fma.rn.f32"]),
                                st.integers(0, 40), st.sampled_from([0, 1, 2, 4, -1])), min_size=1, max_size=3),
        last=st.dictionaries(st.integers(0, 8), st.integers(0, 300), max_size=3),
        first=st.dictionaries(st.integers(0, 8), st.integers(0, 300), max_size=2),
-       chain=st.booleans())
-def test_chains_with_peeled_copies_roll_losslessly_and_never_longer(copies, body, last, first, chain):
+       chain=st.booleans(), lack=st.sets(st.integers(0, 5), max_size=2))
+def test_chains_with_peeled_copies_roll_losslessly_and_never_longer(copies, body, last, first, chain, lack):
     # each statement `op %rD, %rS, %rT` (fma: four operands); the last copy's holes in `last` and
     # copy 0's in `first` are off the model; `chain`: each copy's source is the previous copy's
     # destination (an accumulator), so copy 0 reads a register from before and the last writes one
@@ -101,6 +122,8 @@ def test_chains_with_peeled_copies_roll_losslessly_and_never_longer(copies, body
                 if h // 3 == k:
                     vals[h % 3] = v
             n = 4 if op.startswith("fma") else 3
+            if t in (0, copies - 1) and (k + 3 * (t > 0)) in lack:  # a peeled copy that lacks it
+                continue
             lines.append(f"{op} " + ", ".join(f"%r{v}" for v in vals[:n]) + ";")
     lines.append("bar.sync 0;")
     stmts = parse_statements("\n".join(lines))

@@ -22,12 +22,15 @@ written; reroll_stmts then runs one more pass, so the loops that took a copy may
 
 from __future__ import annotations
 
+from itertools import combinations
+
 from .expand import expand_stmts
 from .lexer import count_tokens
 from .parser import parse_statements
 from .syntax import Addr, Imm, ImmTable, Instr, Loop, Neg, Paren, Pipe, Reg, Sym, Vec, VarExpr, VarReg, fmt_stmts
 
 _MAX_BODY = 16  # statements of a body compared with the peeled copy
+_MAX_MISSING = 2  # statements of the body a peeled copy may lack
 _MAX_ENVS = 256  # copies of the loops around in which a rewrite is checked
 
 
@@ -205,10 +208,70 @@ def _envs(outer: tuple) -> list[dict] | None:
     return envs
 
 
-def _absorb(loop: Loop, peeled: list, first: bool, outer: tuple) -> Loop | None:
+def _shift_op(o, var: str):
+    """An operand of a copy that the peeled first copy lacks, shifted one copy on (its value in
+    copy 0, where the statement is absent, is never read)."""
+    t = type(o)
+    if t is VarExpr:
+        if o.shifts:
+            raise _Off
+        own = sum(c for v, c in o.terms if v == var)
+        tables = tuple((v, (vals[0],) + vals if v == var else vals) for v, vals in o.tables)
+        return VarExpr(o.base - own, o.terms, (), tables, tuple((v, x + 1 if v == var else x, w) for v, x, w in o.pins))
+    if t is VarReg:
+        return VarReg(o.prefix, _shift_op(o.expr, var))
+    if t is ImmTable:
+        return ImmTable(o.var, (o.items[0],) + o.items) if o.var == var else o
+    if t is Addr:
+        off = o.offset if o.offset is None or type(o.offset) is Imm else _shift_op(o.offset, var)
+        return Addr(None if o.base is None else _shift_op(o.base, var), off, o.op,
+                    tuple(_shift_op(x, var) for x in o.rest), o.bracket)
+    if t is Vec or t is Paren:
+        return t(tuple(_shift_op(x, var) for x in o.items))
+    if t is Neg:
+        return Neg(_shift_op(o.operand, var))
+    if t is Pipe:
+        return Pipe(_shift_op(o.left, var), _shift_op(o.right, var))
+    return o
+
+
+def _absent(b, var: str, n: int, first: bool) -> Instr:
+    """A body statement the peeled copy lacks: guarded to be absent there (a presence guard,
+    presence.py: present where it is > 0): `@0+i` absent in copy 0, `@n-i` in copy n."""
+    if type(b) is not Instr or b.guard is not None:
+        raise _Off
+    if first:
+        return Instr(b.opcode, b.mods, tuple(_shift_op(o, var) for o in b.operands),
+                     VarExpr(0, ((var, 1),)), b.line)
+    return Instr(b.opcode, b.mods, b.operands, VarExpr(n, ((var, -1),)), b.line)
+
+
+def _sig(s) -> tuple:
+    return (s.opcode, s.mods, len(s.operands), s.guard is None) if type(s) is Instr else (id(s),)
+
+
+def _alignments(body, peeled: list, presence: bool):
+    """The ways the peeled statements are the body with some statements left out, in order:
+    each a tuple of the body's indices (all of them, where none is left out)."""
+    p, q = len(body), len(peeled)
+    if q == p:
+        yield tuple(range(p))
+        return
+    if not presence or p - q > _MAX_MISSING or q == 0:
+        return
+    want, have = [_sig(x) for x in peeled], [_sig(x) for x in body]
+    for idx in combinations(range(p), q):
+        if all(have[a] == w for a, w in zip(idx, want)):
+            yield idx
+
+
+def _absorb(loop: Loop, peeled: list, first: bool, outer: tuple, idx: tuple | None = None) -> Loop | None:
     n = loop.trip
+    idx = tuple(range(len(loop.body))) if idx is None else idx
+    at = dict(zip(idx, peeled))
     try:
-        body = tuple(_stmt(b, s, loop.var, 0 if first else n, first) for b, s in zip(loop.body, peeled))
+        body = tuple(_stmt(b, at[k], loop.var, 0 if first else n, first) if k in at
+                     else _absent(b, loop.var, n, first) for k, b in enumerate(loop.body))
     except (_Off, ValueError):
         return None
     new = Loop(loop.var, 0, n + 1, 1, body)
@@ -228,29 +291,44 @@ def _absorb(loop: Loop, peeled: list, first: bool, outer: tuple) -> Loop | None:
     return new
 
 
+def _best(loop: Loop, stmts: list, lo: int, hi: int, first: bool, outer: tuple, presence: bool):
+    """The shortest loop that takes a peeled copy of stmts[lo:hi] (first: the copy ends at hi;
+    last: it starts at lo), and how many statements it took; None where none does."""
+    p = len(loop.body)
+    best = None
+    for q in range(p, max(p - _MAX_MISSING, 1) - 1, -1):
+        seg = stmts[hi - q:hi] if first else stmts[lo:lo + q]
+        if len(seg) != q or not all(_peelable(x, loop.var) for x in seg):
+            continue
+        for idx in _alignments(loop.body, seg, presence):
+            new = _absorb(loop, seg, first, outer, idx)
+            if new is not None and (best is None or _tokens([new]) - _tokens(seg) < best[2]):
+                best = (new, q, _tokens([new]) - _tokens(seg))
+    return best
+
+
 def _fits(loop) -> bool:
     return (type(loop) is Loop and loop.start == 0 and loop.step == 1 and 0 < len(loop.body) <= _MAX_BODY
             and all(type(s) is Instr for s in loop.body))
 
 
-def rewrite(stmts, outer: tuple = ()) -> list:
+def rewrite(stmts, outer: tuple = (), presence: bool = True) -> list:
     """The statements with peeled first and last copies taken into the loops beside them,
     where that is shorter (each loop may take several, one at a time). `outer`: the variables
-    of the loops around and their ranges."""
+    of the loops around and their ranges; `presence`: copies that lack some of the body's
+    statements are taken too, those statements guarded (presence.py's guards)."""
     out: list = []
     for s in stmts:
         if type(s) is Loop:
-            body = rewrite(s.body, outer + ((s.var, range(s.start, s.limit, s.step)),))
+            body = rewrite(s.body, outer + ((s.var, range(s.start, s.limit, s.step)),), presence)
             if any(a is not b for a, b in zip(body, s.body)) or len(body) != len(s.body):
                 s = Loop(s.var, s.start, s.limit, s.step, tuple(body))
-            if _fits(s):
-                p = len(s.body)
-                while len(out) >= p and all(_peelable(x, s.var) for x in out[-p:]):  # a peeled first copy
-                    new = _absorb(s, out[-p:], True, outer)
-                    if new is None:
-                        break
-                    del out[-p:]
-                    s = new
+            while _fits(s):  # a peeled first copy
+                got = _best(s, out, 0, len(out), True, outer, presence)
+                if got is None:
+                    break
+                del out[len(out) - got[1]:]
+                s = got[0]
         out.append(s)
     # peeled last copies: the statements after a loop
     res: list = []
@@ -258,13 +336,11 @@ def rewrite(stmts, outer: tuple = ()) -> list:
     while k < len(out):
         s = out[k]
         k += 1
-        if _fits(s):
-            p = len(s.body)
-            while k + p <= len(out) and all(_peelable(x, s.var) for x in out[k:k + p]):
-                new = _absorb(s, out[k:k + p], False, outer)
-                if new is None:
-                    break
-                k += p
-                s = new
+        while _fits(s):
+            got = _best(s, out, k, len(out), False, outer, presence)
+            if got is None:
+                break
+            k += got[1]
+            s = got[0]
         res.append(s)
     return res

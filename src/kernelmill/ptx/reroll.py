@@ -276,7 +276,7 @@ def reroll_stmts(stmts, cfg: RerollConfig | None = None,
     if cfg.tables and cfg.firsts:  # tables linear but for copy 0 or the last, as pinned values (firsts.py)
         out = rewrite_firsts(out)
         # peeled first and last copies taken back into the loop beside them (peeled.py)
-        new = rewrite_peeled(out)
+        new = rewrite_peeled(out, presence=cfg.presence)
         if new != out:
             # the loops that took a peeled copy may now fold into an outer loop: one more pass
             again = _reroll_with(new, replace(cfg, strategy="dp"), RerollStats(), "dp", cache, known, check_loops)
