@@ -28,8 +28,12 @@ def test_each_call_of_a_trial_is_preceded_by_its_own_pattern():
     calls = []
 
     class Poison:
+        state = "on"
+
         def fill(self, call):
             calls.append(("fill", call))
+            if len(calls) > 6:  # the fourth fill fails: the verdict says so, the trials go on
+                self.state = "failed: a stand-in's launch error"
 
     class Model(torch.nn.Module):
         def forward(self, x):
@@ -40,6 +44,7 @@ def test_each_call_of_a_trial_is_preceded_by_its_own_pattern():
     sets = [[torch.ones(4)], [torch.zeros(4)]]
     cand_proc._run_trials(Model(), sets, torch.device("cpu"), facts, "trial", poison=Poison())
     assert calls == [("fill", 0), ("call",), ("fill", 1), ("call",)] * 2
+    assert facts["smem_poison"] == "failed: a stand-in's launch error"
     # and the two patterns differ where a NaN hides: max() skips NaN, so the second is finite in float
     assert smem_poison.PATTERNS[0] == -1 and smem_poison.PATTERNS[1] == 0x7F7F7F7F
 

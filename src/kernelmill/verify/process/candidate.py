@@ -173,6 +173,8 @@ def _run_trials(cand, sets: list, device, facts: dict, key: str, keep=to_cpu, po
         facts["stage"] = f"the harness's poisoning of the outputs of {key} {i + 1} (item 21)"
         for out, _ in runs:
             _poison(out, owned)
+    if poison is not None:  # "on", or the failure that stopped the fill
+        facts["smem_poison"] = poison.state
     return saved
 
 
