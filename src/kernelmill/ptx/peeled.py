@@ -254,12 +254,13 @@ def _alignments(body, peeled: list, presence: bool):
     """The ways the peeled statements are the body with some statements left out, in order:
     each a tuple of the body's indices (all of them, where none is left out)."""
     p, q = len(body), len(peeled)
+    want, have = [_sig(x) for x in peeled], [_sig(x) for x in body]
     if q == p:
-        yield tuple(range(p))
+        if want == have:
+            yield tuple(range(p))
         return
     if not presence or p - q > _MAX_MISSING or q == 0:
         return
-    want, have = [_sig(x) for x in peeled], [_sig(x) for x in body]
     for idx in combinations(range(p), q):
         if all(have[a] == w for a, w in zip(idx, want)):
             yield idx
@@ -277,34 +278,45 @@ def _absorb(loop: Loop, peeled: list, first: bool, outer: tuple, idx: tuple | No
     new = Loop(loop.var, 0, n + 1, 1, body)
     if _tokens([new]) >= _tokens([loop, *peeled]):
         return None
-    envs = _envs(outer)
-    if envs is None:
-        return None
-    old = peeled + [loop] if first else [loop] + peeled
-    try:  # exact in every copy of the loops around, and read back as written
-        if any(expand_stmts([new], e) != expand_stmts(old, e) for e in envs):
-            return None
-        if parse_statements(fmt_stmts([new])) != [new]:
-            return None
-    except Exception:  # (a value no register can hold, text that does not read back): not taken
-        return None
     return new
+
+
+def _exact(loop: Loop, new: Loop, peeled: list, first: bool, outer: tuple) -> bool:
+    """Does `new` expand to what `loop` and its peeled copy did, and read back as written?"""
+    n, body = loop.trip, new.body
+    used = set().union(*(_vars(o) for x in (*loop.body, *peeled) for o in (*x.operands, x.guard) if o is not None))
+    envs = _envs(tuple(x for x in outer if x[0] in used))
+    if envs is None:
+        return False
+    old = peeled + [loop] if first else [loop] + peeled
+    copy = {loop.var: 0 if first else n}
+    try:  # exact in every copy of the loops around, and read back as written: the whole loop in
+        # the first of them; in the others the copies before are the loop's as they were (its
+        # values change only in the new copy, or shift with their variable), so the new copy only
+        return expand_stmts([new], envs[0]) == expand_stmts(old, envs[0]) \
+            and all(expand_stmts(body, {**e, **copy}) == expand_stmts(peeled, e) for e in envs[1:]) \
+            and parse_statements(fmt_stmts([new])) == [new]
+    except Exception:  # (a value no register can hold, text that does not read back): not taken
+        return False
 
 
 def _best(loop: Loop, stmts: list, lo: int, hi: int, first: bool, outer: tuple, presence: bool):
     """The shortest loop that takes a peeled copy of stmts[lo:hi] (first: the copy ends at hi;
     last: it starts at lo), and how many statements it took; None where none does."""
     p = len(loop.body)
-    best = None
+    found = []
     for q in range(p, max(p - _MAX_MISSING, 1) - 1, -1):
         seg = stmts[hi - q:hi] if first else stmts[lo:lo + q]
         if len(seg) != q or not all(_peelable(x, loop.var) for x in seg):
             continue
         for idx in _alignments(loop.body, seg, presence):
             new = _absorb(loop, seg, first, outer, idx)
-            if new is not None and (best is None or _tokens([new]) - _tokens(seg) < best[2]):
-                best = (new, q, _tokens([new]) - _tokens(seg))
-    return best
+            if new is not None:
+                found.append((_tokens([new]) - _tokens(seg), len(found), new, seg))
+    for _, _, new, seg in sorted(found):  # the shortest that is exact (checked only where chosen)
+        if _exact(loop, new, seg, first, outer):
+            return new, len(seg)
+    return None
 
 
 def _fits(loop) -> bool:
