@@ -102,17 +102,34 @@ def test_a_peeled_copy_that_lacks_a_statement_is_taken_with_a_presence_guard():
     _roundtrip(loop + tail, out)
 
 
+def test_a_peeled_copy_with_one_statement_more_keeps_it_in_its_copy_alone():
+    head = parse_statements("add.s32 %r10, %r1, 4;\nmov.u32 %r5, 0;\nst.shared.u32 [%r2], %r10;")
+    loop = parse_statements("for.size.2 i in range(3):\n add.s32 %r11+i, %r1, 8+i*4;\n"
+                            " st.shared.u32 [%r2+4+i*4], %r11+i;")
+    out = rewrite(head + loop)
+    text = fmt_stmts(out)
+    assert len(out) == 1 and out[0].trip == 4 and "@1-i mov.u32 \t%r5, 0;" in text
+    _roundtrip(head + loop, out)
+    tail = parse_statements("add.s32 %r14, %r1, 20;\nmov.u32 %r5, 0;\nst.shared.u32 [%r2+16], %r14;")
+    out = rewrite(loop + tail)
+    assert len(out) == 1 and out[0].trip == 4 and "@-2+i mov.u32" in fmt_stmts(out)
+    _roundtrip(loop + tail, out)
+    assert rewrite(loop + tail, presence=False) == loop + tail
+
+
 @settings(max_examples=150, deadline=None)
 @given(copies=st.integers(2, 8),
        body=st.lists(st.tuples(st.sampled_from(["add.s32", "mul.lo.s32", "ld.shared.u32", "fma.rn.f32"]),
                                st.integers(0, 40), st.sampled_from([0, 1, 2, 4, -1])), min_size=1, max_size=3),
        last=st.dictionaries(st.integers(0, 8), st.integers(0, 300), max_size=3),
        first=st.dictionaries(st.integers(0, 8), st.integers(0, 300), max_size=2),
-       chain=st.booleans(), lack=st.sets(st.integers(0, 5), max_size=2))
-def test_chains_with_peeled_copies_roll_losslessly_and_never_longer(copies, body, last, first, chain, lack):
+       chain=st.booleans(), lack=st.sets(st.integers(0, 5), max_size=2),
+       extra=st.sampled_from([None, (0, 0), (0, 1), (1, 0), (1, 2)]))
+def test_chains_with_peeled_copies_roll_losslessly_and_never_longer(copies, body, last, first, chain, lack, extra):
     # each statement `op %rD, %rS, %rT` (fma: four operands); the last copy's holes in `last` and
     # copy 0's in `first` are off the model; `chain`: each copy's source is the previous copy's
-    # destination (an accumulator), so copy 0 reads a register from before and the last writes one
+    # destination (an accumulator), so copy 0 reads a register from before and the last writes one;
+    # `lack`: statements a peeled copy lacks; `extra`: a statement only copy 0 or the last has
     lines = []
     for t in range(copies):
         for k, (op, b, d) in enumerate(body):
@@ -122,6 +139,8 @@ def test_chains_with_peeled_copies_roll_losslessly_and_never_longer(copies, body
                 if h // 3 == k:
                     vals[h % 3] = v
             n = 4 if op.startswith("fma") else 3
+            if extra is not None and t == (copies - 1) * extra[0] and k == extra[1]:  # one statement more
+                lines.append("mov.u32 %r999, 0;")
             if t in (0, copies - 1) and (k + 3 * (t > 0)) in lack:  # a peeled copy that lacks it
                 continue
             lines.append(f"{op} " + ", ".join(f"%r{v}" for v in vals[:n]) + ";")

@@ -9,6 +9,12 @@ right after a loop `range(n)` are its body at `i = n` but for a few values, the 
 `range(n+1)` with those values pinned at copy n (`%f28+i!3:2`) or its tables extended by one
 value; the statements right before it likewise become copy 0 (the body shifted by one copy).
 
+A peeled copy may lack up to two of the body's statements (a `+0` folded away: copy 0 reads
+`%r107` where the others add an offset to it first; a shuffle ladder's last copy reuses an
+offset register): those are guarded absent in that copy with presence.py's guards, `@0+i` or
+`@n-i`; or have one statement more, guarded present there alone (`@1-i`, `@1-n+i`). Only
+where presence guards are on (RerollConfig.presence).
+
 Only loops `range(n)` whose body is at most 16 instructions (no labels, no presence guards), and
 statements that do not use the loop's variable. A hole of the peeled copy that follows the
 body's model keeps it, with the terms of the loops around (`%f13+j*8` after `%f10+i+j*8` for
@@ -251,31 +257,56 @@ def _sig(s) -> tuple:
 
 
 def _alignments(body, peeled: list, presence: bool):
-    """The ways the peeled statements are the body with some statements left out, in order:
-    each a tuple of the body's indices (all of them, where none is left out)."""
+    """The ways the peeled statements are the body with some statements left out (at most
+    _MAX_MISSING) or one statement more, in order: each a tuple of the body's index for each
+    peeled statement, None for the one the body lacks."""
     p, q = len(body), len(peeled)
     want, have = [_sig(x) for x in peeled], [_sig(x) for x in body]
     if q == p:
         if want == have:
             yield tuple(range(p))
         return
-    if not presence or p - q > _MAX_MISSING or q == 0:
+    if not presence or q == 0:
+        return
+    if q == p + 1:
+        for x in range(q):
+            if want[:x] + want[x + 1:] == have and type(peeled[x]) is Instr and peeled[x].guard is None:
+                yield tuple(range(x)) + (None,) + tuple(range(x, p))
+        return
+    if p - q > _MAX_MISSING or q > p:
         return
     for idx in combinations(range(p), q):
         if all(have[a] == w for a, w in zip(idx, want)):
             yield idx
 
 
+def _extra(s: Instr, var: str, n: int, first: bool) -> Instr:
+    """A statement only the peeled copy has: present in that copy alone (`@1-i`, `@1-n+i`)."""
+    g = VarExpr(1, ((var, -1),)) if first else VarExpr(1 - n, ((var, 1),))
+    return Instr(s.opcode, s.mods, s.operands, g, s.line)
+
+
 def _absorb(loop: Loop, peeled: list, first: bool, outer: tuple, idx: tuple | None = None) -> Loop | None:
-    n = loop.trip
+    n, var = loop.trip, loop.var
     idx = tuple(range(len(loop.body))) if idx is None else idx
-    at = dict(zip(idx, peeled))
+    copy = 0 if first else n
+    body, k = [], 0
     try:
-        body = tuple(_stmt(b, at[k], loop.var, 0 if first else n, first) if k in at
-                     else _absent(b, loop.var, n, first) for k, b in enumerate(loop.body))
+        for j, a in enumerate(idx):
+            if a is None:
+                body.append(_extra(peeled[j], var, n, first))
+                continue
+            while k < a:  # statements of the body the peeled copy lacks
+                body.append(_absent(loop.body[k], var, n, first))
+                k += 1
+            body.append(_stmt(loop.body[a], peeled[j], var, copy, first))
+            k = a + 1
+        while k < len(loop.body):
+            body.append(_absent(loop.body[k], var, n, first))
+            k += 1
     except (_Off, ValueError):
         return None
-    new = Loop(loop.var, 0, n + 1, 1, body)
+    new = Loop(var, 0, n + 1, 1, tuple(body))
     if _tokens([new]) >= _tokens([loop, *peeled]):
         return None
     return new
@@ -305,7 +336,7 @@ def _best(loop: Loop, stmts: list, lo: int, hi: int, first: bool, outer: tuple, 
     last: it starts at lo), and how many statements it took; None where none does."""
     p = len(loop.body)
     found = []
-    for q in range(p, max(p - _MAX_MISSING, 1) - 1, -1):
+    for q in range(p + 1, max(p - _MAX_MISSING, 1) - 1, -1):
         seg = stmts[hi - q:hi] if first else stmts[lo:lo + q]
         if len(seg) != q or not all(_peelable(x, loop.var) for x in seg):
             continue
