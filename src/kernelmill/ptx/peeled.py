@@ -287,6 +287,8 @@ def _extra(s: Instr, var: str, n: int, first: bool) -> Instr:
 
 
 def _absorb(loop: Loop, peeled: list, first: bool, outer: tuple, idx: tuple | None = None) -> Loop | None:
+    """The loop with the peeled copy taken in (aligned by `idx`, see _alignments), or None where
+    a value of it cannot be written; not yet checked, nor compared in length."""
     n, var = loop.trip, loop.var
     idx = tuple(range(len(loop.body))) if idx is None else idx
     copy = 0 if first else n
@@ -306,10 +308,7 @@ def _absorb(loop: Loop, peeled: list, first: bool, outer: tuple, idx: tuple | No
             k += 1
     except (_Off, ValueError):
         return None
-    new = Loop(var, 0, n + 1, 1, tuple(body))
-    if _tokens([new]) >= _tokens([loop, *peeled]):
-        return None
-    return new
+    return Loop(var, 0, n + 1, 1, tuple(body))
 
 
 def _exact(loop: Loop, new: Loop, peeled: list, first: bool, outer: tuple) -> bool:
@@ -326,9 +325,14 @@ def _exact(loop: Loop, new: Loop, peeled: list, first: bool, outer: tuple) -> bo
         # values change only in the new copy, or shift with their variable), so the new copy only
         return expand_stmts([new], envs[0]) == expand_stmts(old, envs[0]) \
             and all(expand_stmts(body, {**e, **copy}) == expand_stmts(peeled, e) for e in envs[1:]) \
-            and parse_statements(fmt_stmts([new])) == [new]
+            and _reads_back([x for x in body if x not in loop.body])
     except Exception:  # (a value no register can hold, text that does not read back): not taken
         return False
+
+
+def _reads_back(stmts: list) -> bool:
+    """Do the statements that changed read back as written (those of the loop before did)?"""
+    return not stmts or parse_statements(fmt_stmts(stmts)) == stmts
 
 
 def _best(loop: Loop, stmts: list, lo: int, hi: int, first: bool, outer: tuple, presence: bool):
@@ -340,10 +344,14 @@ def _best(loop: Loop, stmts: list, lo: int, hi: int, first: bool, outer: tuple, 
         seg = stmts[hi - q:hi] if first else stmts[lo:lo + q]
         if len(seg) != q or not all(_peelable(x, loop.var) for x in seg):
             continue
+        was = None
         for idx in _alignments(loop.body, seg, presence):
             new = _absorb(loop, seg, first, outer, idx)
             if new is not None:
-                found.append((_tokens([new]) - _tokens(seg), len(found), new, seg))
+                was = _tokens([loop, *seg]) if was is None else was
+                k = _tokens([new])
+                if k < was:  # shorter than the loop and the copy apart
+                    found.append((k - _tokens(seg), len(found), new, seg))
     for _, _, new, seg in sorted(found):  # the shortest that is exact (checked only where chosen)
         if _exact(loop, new, seg, first, outer):
             return new, len(seg)
