@@ -313,25 +313,60 @@ def _absorb(loop: Loop, peeled: list, first: bool, outer: tuple, idx: tuple | No
 
 def _exact(loop: Loop, new: Loop, peeled: list, first: bool, outer: tuple) -> bool:
     """Does `new` expand to what `loop` and its peeled copy did, and read back as written?"""
-    n, body = loop.trip, new.body
+    n, body, var = loop.trip, new.body, loop.var
     used = set().union(*(_vars(o) for x in (*loop.body, *peeled) for o in (*x.operands, x.guard) if o is not None))
     envs = _envs(tuple(x for x in outer if x[0] in used))
     if envs is None:
         return False
-    old = peeled + [loop] if first else [loop] + peeled
-    copy = {loop.var: 0 if first else n}
-    try:  # exact in every copy of the loops around, and read back as written: the whole loop in
-        # the first of them; in the others the copies before are the loop's as they were (its
-        # values change only in the new copy, or shift with their variable), so the new copy only
-        return expand_stmts([new], envs[0]) == expand_stmts(old, envs[0]) \
-            and all(expand_stmts(body, {**e, **copy}) == expand_stmts(peeled, e) for e in envs[1:]) \
-            and _reads_back([x for x in body if x not in loop.body])
+    try:  # exact in every copy of the loops around: the copies before are the loop's as they were
+        # (its values change only in the new copy, or shift with their variable), so in all of
+        # them but the first only the new copy is compared
+        if first:  # every statement shifted: the whole loop
+            if expand_stmts([new], envs[0]) != expand_stmts(peeled + [loop], envs[0]):
+                return False
+        else:  # the copies before: only the statements that changed, one by one
+            olds = iter(loop.body)
+            for x in body:
+                if type(x.guard) is VarExpr and x.guard.base == 1 - n:  # only the new copy has it
+                    if any(x.guard.eval({var: k}) > 0 for k in range(n)):
+                        return False
+                    continue
+                o = next(olds)
+                if x is not o and x != o and any(expand_stmts([x], {**envs[0], var: k})
+                                                 != expand_stmts([o], {**envs[0], var: k}) for k in range(n)):
+                    return False
+            if next(olds, None) is not None:
+                return False
+        at = {var: 0 if first else n}
+        return all(expand_stmts(body, {**e, **at}) == expand_stmts(peeled, e) for e in envs[1 if first else 0:]) \
+            and _reads_back([x for x in body if _risky(x)])
     except Exception:  # (a value no register can hold, text that does not read back): not taken
         return False
 
 
+def _risky(s: Instr) -> bool:
+    """A statement of forms the format's property tests do not cover: a parameter's or label's
+    name with a number written by a VarExpr, a presence guard."""
+    return type(s.guard) is VarExpr or any(_named(o) for o in s.operands)
+
+
+def _named(o) -> bool:
+    t = type(o)
+    if t is VarReg:
+        return o.prefix[:1] != "%"
+    if t is Addr:
+        return any(_named(x) for x in (o.base, *o.rest) if x is not None)
+    if t is Vec or t is Paren:
+        return any(_named(x) for x in o.items)
+    if t is Neg:
+        return _named(o.operand)
+    if t is Pipe:
+        return _named(o.left) or _named(o.right)
+    return False
+
+
 def _reads_back(stmts: list) -> bool:
-    """Do the statements that changed read back as written (those of the loop before did)?"""
+    """Do the statements read back as written?"""
     return not stmts or parse_statements(fmt_stmts(stmts)) == stmts
 
 
@@ -339,6 +374,10 @@ def _best(loop: Loop, stmts: list, lo: int, hi: int, first: bool, outer: tuple, 
     """The shortest loop that takes a peeled copy of stmts[lo:hi] (first: the copy ends at hi;
     last: it starts at lo), and how many statements it took; None where none does."""
     p = len(loop.body)
+    sigs = {_sig(x) for x in loop.body}
+    near = stmts[max(hi - 2, 0):hi] if first else stmts[lo:lo + 2]
+    if not any(_sig(x) in sigs for x in near):  # the copy's first (last) statement or the one after
+        return None                              # (before) it is one of the body's: else no copy
     found = []
     for q in range(p + 1, max(p - _MAX_MISSING, 1) - 1, -1):
         seg = stmts[hi - q:hi] if first else stmts[lo:lo + q]
