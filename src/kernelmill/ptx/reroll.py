@@ -277,7 +277,7 @@ def reroll_stmts(stmts, cfg: RerollConfig | None = None,
         out = rewrite_firsts(out)
         # peeled first and last copies taken back into the loop beside them (peeled.py)
         new = rewrite_peeled(out, presence=cfg.presence)
-        if new != out:
+        if new != out and _may_fold(new, {id(x) for x in _loops(out)}):
             # the loops that took a peeled copy may now fold into an outer loop: one more pass
             again = _reroll_with(new, replace(cfg, strategy="dp"), RerollStats(), "dp", cache, known, check_loops)
             new = again if known.length(again) < known.length(new) else new
@@ -287,6 +287,25 @@ def reroll_stmts(stmts, cfg: RerollConfig | None = None,
         return list(stmts)
     stats.add(st)
     return out
+
+
+def _loops(stmts):
+    """Every loop of the statements, nested ones too."""
+    for s in stmts:
+        if type(s) is Loop or type(s) is Block:
+            if type(s) is Loop:
+                yield s
+            yield from _loops(s.body)
+
+
+def _may_fold(stmts, old: set) -> bool:
+    """Is a loop that peeled.py made (not in `old`) beside another loop of its trip and its body's
+    opcodes, in one stream? Only then can one more pass fold it into an outer loop."""
+    loops = [s for s in stmts if type(s) is Loop]
+    keys = [(s.trip, tuple(getattr(x, "opcode", None) for x in s.body)) for s in loops]
+    if any(id(s) not in old and keys.count(k) > 1 for s, k in zip(loops, keys)):
+        return True
+    return any(_may_fold(s.body, old) for s in stmts if type(s) is Loop or type(s) is Block)
 
 
 # the plans run again without the offered loops where their output holds one (reroll_stmts)
