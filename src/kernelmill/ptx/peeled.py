@@ -346,8 +346,8 @@ def _exact(loop: Loop, new: Loop, peeled: list, first: bool, outer: tuple) -> bo
 
 def _risky(s: Instr) -> bool:
     """A statement of forms the format's property tests do not cover: a parameter's or label's
-    name with a number written by a VarExpr, a presence guard."""
-    return type(s.guard) is VarExpr or any(_named(o) for o in s.operands)
+    name with a number written by a VarExpr, a presence guard with a negative base (`@-2+i`)."""
+    return (type(s.guard) is VarExpr and s.guard.base < 0) or any(_named(o) for o in s.operands)
 
 
 def _named(o) -> bool:
