@@ -5,7 +5,15 @@ or a table one value longer (kernelmill.ptx.peeled, a rewrite of the output)."""
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kernelmill.ptx import Loop, RerollConfig, count_tokens, expand_stmts, fmt_stmts, parse_statements, reroll_stmts
+from kernelmill.ptx import (
+    Loop,
+    RerollConfig,
+    count_tokens,
+    expand_stmts,
+    fmt_stmts,
+    parse_statements,
+    reroll_stmts,
+)
 from kernelmill.ptx.peeled import rewrite
 
 

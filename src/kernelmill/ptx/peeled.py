@@ -33,7 +33,22 @@ from itertools import combinations
 from .expand import expand_stmts
 from .lexer import count_tokens
 from .parser import parse_statements
-from .syntax import Addr, Imm, ImmTable, Instr, Loop, Neg, Paren, Pipe, Reg, Sym, Vec, VarExpr, VarReg, fmt_stmts
+from .syntax import (
+    Addr,
+    Imm,
+    ImmTable,
+    Instr,
+    Loop,
+    Neg,
+    Paren,
+    Pipe,
+    Reg,
+    Sym,
+    VarExpr,
+    VarReg,
+    Vec,
+    fmt_stmts,
+)
 
 _MAX_BODY = 16  # statements of a body compared with the peeled copy
 _MAX_MISSING = 2  # statements of the body a peeled copy may lack
@@ -340,7 +355,7 @@ def _exact(loop: Loop, new: Loop, peeled: list, first: bool, outer: tuple) -> bo
         at = {var: 0 if first else n}
         return all(expand_stmts(body, {**e, **at}) == expand_stmts(peeled, e) for e in envs[1 if first else 0:]) \
             and _reads_back([x for x in body if _risky(x)])
-    except Exception:  # (a value no register can hold, text that does not read back): not taken
+    except Exception:  # noqa: BLE001 - a value no register can hold, text that does not read back: not taken
         return False
 
 
