@@ -366,3 +366,6 @@ def test_a_build_that_waited_shows_what_the_identifiers_process_took(tmp_path, m
     maker = waiter.log.get("idents_maker")
     assert maker is not None, waiter.log
     assert 0 <= maker["started_after_s"] < 60 and maker["make_s"] > 0 and maker["queued_s"] >= 0
+    from kernelmill.verify.runner import _build_facts
+
+    assert _build_facts(waiter.log)["idents_maker"] == maker  # and the verdict's measurement.build keeps them

@@ -672,7 +672,8 @@ def _head_and_tail(data: dict | None, start: float, end: float) -> None:
 
 # what the fast builder's log (inline_build.InlineBuilder.log) says of a candidate's build
 _BUILD_FACTS = ("warm", "cuda_split", "merged", "slim", "pch_used", "compiled", "reused", "compiles", "compile_s",
-                "lazy_built", "fallback", "fail_fast", "unit_s", "pch_wait_s", "failed", "check_s", "idents_s", "idents_made")
+                "lazy_built", "fallback", "fail_fast", "unit_s", "pch_wait_s", "failed", "check_s", "idents_s", "idents_made",
+                "idents_maker")
 
 
 def _build_facts(info) -> dict:

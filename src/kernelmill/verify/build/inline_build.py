@@ -372,30 +372,10 @@ class InlineBuilder:
             while defer and entry is None and time.perf_counter() < deadline and self.identifiers_maker_busy():
                 time.sleep(0.05)
                 entry = self.cache.get("idents", key)
-            while entry is None:
-                lock = self.cache.try_lock("idents", key)
-                if lock is not None:
-                    with lock:
-                        entry = self.cache.get("idents", key)
-                        if entry is None:
-                            entry = self._make_identifiers(cxx, flags, key)
-                            self.log["idents_made"] = True
-                    break
-                # another process is making them: a build of this flag set, or the run's
-                # identifiers process (build_prepare.start_identifiers) once it got here. A
-                # cold run starts all its builds at once; skipping the check sent every
-                # failing build that started meanwhile to a full compile (30-50 s each,
-                # session_2026-11-29h), and a copy of one's own beside the one being made only
-                # adds to the burst: with a 4 s wait, 14 failing builds each made their own after
-                # it, finishing 6.3-14 s in (session_2026-11-30c). So the copy being made is
-                # waited for; past `_IDENTS_WAIT_S` (a maker stuck or starved) one -E of our own
-                # (`publish` keeps whichever copy lands first)
-                if time.perf_counter() > deadline:
-                    entry = self._make_identifiers(cxx, flags, key)
+            if entry is None:
+                entry, made = self._identifiers_entry(cxx, flags, key, deadline)
+                if made:
                     self.log["idents_made"] = True
-                    break
-                time.sleep(0.05)
-                entry = self.cache.get("idents", key)
             self.times["idents_s"] = round(time.perf_counter() - t0, 3)
             self.log["idents_s"] = round(float(self.log.get("idents_s", 0.0)) + self.times["idents_s"], 3)
         if entry is None:
@@ -415,16 +395,33 @@ class InlineBuilder:
         `header_identifiers` under a key its caller computed with torch already imported, so
         this process imports none (a cold import beside a cold run's ~150 starting processes
         was most of the 10 s its builds waited, session_2026-11-30d). `facts`: its timings."""
+        return self._identifiers_entry(cxx, flags, key, None, env_id, facts)[0]
+
+    def _identifiers_entry(self, cxx: str, flags: list[str], key: str, deadline: float | None,
+                           env_id: str | None = None, facts: dict | None = None) -> tuple[Path | None, bool]:
+        """The identifiers' entry under `key`, made here under its lock unless another process
+        holding the lock publishes it first; (entry, whether made here). Another process making
+        them is a build of this flag set, or the run's identifiers process. A cold run starts all
+        its builds at once; skipping the check sent every failing build that started meanwhile to
+        a full compile (30-50 s each, session_2026-11-29h), and a copy of one's own beside the
+        one being made only adds to the burst: with a 4 s wait, 14 failing builds each made their
+        own after it, finishing 6.3-14 s in (session_2026-11-30c). So the copy being made is
+        waited for; past `deadline` (a maker stuck or starved) one -E of our own (`publish`
+        keeps whichever copy lands first); no deadline: the run's identifiers process waits."""
         entry = self.cache.get("idents", key)
         while entry is None:
             lock = self.cache.try_lock("idents", key)
             if lock is not None:
                 with lock:
-                    entry = self.cache.get("idents", key) or self._make_identifiers(cxx, flags, key, env_id, facts)
+                    entry = self.cache.get("idents", key)
+                    if entry is None:
+                        return self._make_identifiers(cxx, flags, key, env_id, facts), True
                 break
+            if deadline is not None and time.perf_counter() > deadline:
+                return self._make_identifiers(cxx, flags, key, env_id, facts), True
             time.sleep(0.05)
             entry = self.cache.get("idents", key)
-        return entry
+        return entry, False
 
     def identifiers_maker_busy(self) -> bool:
         """Whether the run's identifiers process still holds the ``maker`` lock."""
