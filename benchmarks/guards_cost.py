@@ -68,8 +68,7 @@ def run_level(level: str, tasks, samples, device: str, cache: Path, trials: int,
     guard_s = [sum(t for k, t in v.phases.items() if k.startswith("guard_") and k.endswith("_s")) for v in verdicts]
     return {
         "level": level, "candidates": len(verdicts), "wall_s": wall, "s_per_candidate": wall / len(verdicts),
-        "median_run_phase_s": statistics.median(run_s), "median_guard_overhead_s": statistics.median(guard_s),
-        **{k: x for k, x in _per_candidate(verdicts).items() if k != "median_run_phase_s"},
+        **_per_candidate(verdicts), "median_guard_overhead_s": statistics.median(guard_s),
         "median_phases_s": {k: round(statistics.median(v.phases.get(k, 0.0) for v in verdicts), 3)
                             for k in sorted({k for v in verdicts for k in v.phases})},
         "exchange": sorted({str((v.measurement or {}).get("exchange")) for v in verdicts}),
