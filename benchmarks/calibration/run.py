@@ -170,7 +170,7 @@ def evidence(v) -> dict:
     passed with no word of whether racecheck ran): the sanitizer's state per tool, strict's
     shared-memory fill, and the verdict's wall time and sanitizer seconds (strict's cost)."""
     m, ph = v.measurement or {}, v.phases or {}
-    out = {k: m[k] for k in ("sanitizer", "sanitizer_s", "sanitizer_summary", "smem_poison") if m.get(k)}
+    out = {k: m[k] for k in ("sanitizer", "sanitizer_s", "sanitizer_summary", "sanitizer_unattributed", "smem_poison") if m.get(k)}
     out["seconds"] = {k: round(float(ph[k]), 2) for k in ("run_wall_s", "sanitize_s", "build_wall_s")
                       if isinstance(ph.get(k), (int, float))}
     return out

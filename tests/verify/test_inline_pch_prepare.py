@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import time
 
 from kernelmill.verify.build import build_prepare, inline_build
 
@@ -369,3 +370,32 @@ def test_a_build_that_waited_shows_what_the_identifiers_process_took(tmp_path, m
     from kernelmill.verify.runner import _build_facts
 
     assert _build_facts(waiter.log)["idents_maker"] == maker  # and the verdict's measurement.build keeps them
+
+
+def test_the_identifiers_process_makes_its_flag_sets_side_by_side(tmp_path, monkeypatch):
+    """Each flag set's `-E` starts without waiting for the others' (one after another, the set a
+    cold run's failing builds needed waited 3.9 s behind the rest, session_2026-11-30e): a
+    stand-in compiler notes when each -E starts and ends; all start before any ends."""
+    import threading
+
+    from kernelmill.verify.build import inline_build
+
+    spans, lock = [], threading.Lock()
+
+    def run(cmd, cwd):
+        with lock:
+            spans.append(("start", time.monotonic()))
+        time.sleep(0.5)
+        (cwd / cmd[cmd.index("-o") + 1]).write_text("#define KM_X 1\nnamespace at { struct Tensor {}; }\n")
+        with lock:
+            spans.append(("end", time.monotonic()))
+        return 0, ""
+
+    monkeypatch.setattr(inline_build, "_run", run)
+    monkeypatch.setattr(build_prepare.os, "cpu_count", lambda: 4)
+    jobs = build_prepare.identifier_jobs([(False, (), ()), (False, ("-O3",), ()), (False, ("-O1",), ())], "9.0")
+    out = build_prepare.make_identifier_jobs(tmp_path / "build", jobs + jobs[:1], since=time.time())
+    assert out["made"] == 3  # the repeated job made once
+    starts = [t for kind, t in spans if kind == "start"]
+    ends = [t for kind, t in spans if kind == "end"]
+    assert len(starts) == 3 and max(starts) < min(ends)

@@ -299,3 +299,91 @@ def test_the_tools_count_lines_are_kept():
     assert san._summary(RACECHECK) == "RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)"
     assert san._summary(MEMCHECK) == "ERROR SUMMARY: 2 errors"
     assert san._summary("no tool output at all") == ""
+
+
+# racecheck's hazard mode in the older wording, with line information before the kernel
+HAZARD_MODE = """\
+========= COMPUTE-SANITIZER
+========= ERROR: Potential RAW hazard detected at __shared__ 0x1f0 in block (0, 0, 0) :
+=========     Write Thread (31, 0, 0) at 0x00000270 in /tmp/s/main.cu:8:scan_kernel(const float *, float *, int)
+=========     Read Thread (32, 0, 0) at 0x00000250 in /tmp/s/main.cu:8:scan_kernel(const float *, float *, int)
+=========     Current Value : 0, Incoming Value : 0
+=========
+========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)
+"""
+# report lines no kernel can be read from, and racecheck's count (the calibration's in-place
+# scan, session_2026-11-30e: 315728 errors counted, the verdict read "clean")
+UNPLACED = """\
+========= COMPUTE-SANITIZER
+========= Error: Race reported between Write access at 0x1a0
+=========     and Read access at 0x1c0 [1024 hazards]
+========= RACECHECK SUMMARY: 20 hazards displayed (315728 errors, 524416 warnings)
+"""
+
+
+def test_hazard_mode_lines_name_their_kernel():
+    race = san.parse("racecheck", HAZARD_MODE)
+    assert [(f.kernel, f.flag) for f in race] == [("scan_kernel", "data_race")]
+    assert race[0].line.startswith("Potential RAW hazard")
+    warn = san.parse("racecheck", HAZARD_MODE.replace("ERROR: Potential", "Warning: (Warp Level Programming) Potential"))
+    assert [f.kernel for f in warn] == ["scan_kernel"]
+
+
+def _one_tool(tmp_path, monkeypatch, report, code, own, tool="racecheck", timeout=60):
+    monkeypatch.setenv("PATH", _fake_tool(tmp_path, report, code, only=tool) + os.pathsep + os.environ["PATH"])
+    return san.sanitize({"task_code": TASK, "candidate": "c.py"}, {**os.environ, "HOME": str(tmp_path)},
+                        own, timeout=timeout, tools=(tool,))
+
+
+def test_racecheck_s_own_count_decides_when_no_line_names_a_kernel(tmp_path, monkeypatch):
+    got = _one_tool(tmp_path, monkeypatch, UNPLACED, san.ERROR_EXIT, {"scan_kernel"})
+    assert got["tools"] == {"racecheck": "errors"}
+    assert [f for f, _ in got["findings"]] == ["data_race"]
+    assert "315728 race errors counted" in got["findings"][0][1]
+    assert got["unattributed"]["racecheck"] == ["Race reported between Write access at 0x1a0"]
+
+
+@pytest.mark.parametrize("report, own", [
+    # no filter on the tool (no own kernel named): what it counts may be anyone's
+    (UNPLACED, set()),
+    # a line named a kernel that is not the candidate's: the count is not taken as its own
+    (RACECHECK.replace("1 hazard displayed (1 error,", "3 hazards displayed (7 errors,"), {"my_kernel"}),
+    # warnings only
+    (UNPLACED.replace("(315728 errors", "(0 errors"), {"scan_kernel"}),
+])
+def test_racecheck_s_count_alone_does_not_flag_what_it_cannot_place(tmp_path, monkeypatch, report, own):
+    got = _one_tool(tmp_path, monkeypatch, report, san.ERROR_EXIT, own)
+    assert got["findings"] == [] and got["tools"] == {"racecheck": "clean"}
+
+
+def _slow_tool(folder, report: str) -> str:
+    """A stand-in that prints `report` and then hangs past the timeout."""
+    path = folder / "compute-sanitizer"
+    path.write_text(textwrap.dedent(f"""\
+        #!{sys.executable}
+        import sys, time
+        print({report!r}, flush=True)
+        time.sleep(60)
+        """))
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return str(folder)
+
+
+@pytest.mark.parametrize("report, state, flags", [
+    # a hazard printed before the tool was stopped stands (matmul/cuda/missing_second_sync ran
+    # racecheck past 120 s on two sessions: its hazards were never read)
+    (RACECHECK.split("=========\n")[0], "errors", ["data_race"]),
+    # nothing seen before the cut proves nothing: the tool did not check the call
+    ("========= COMPUTE-SANITIZER\n", "timed out after 2 s", []),
+])
+def test_a_tool_stopped_at_the_timeout_keeps_what_it_reported(tmp_path, monkeypatch, report, state, flags):
+    monkeypatch.setenv("PATH", _slow_tool(tmp_path, report) + os.pathsep + os.environ["PATH"])
+    got = san.sanitize({"task_code": TASK, "candidate": "c.py"}, {**os.environ, "HOME": str(tmp_path)},
+                       {"block_sum"}, timeout=2, tools=("racecheck",))
+    assert got["tools"] == {"racecheck": state}
+    assert [f for f, _ in got["findings"]] == flags
+    if flags:
+        assert "before it was stopped at 2 s" in got["findings"][0][1]
+        assert san.unfinished(got) == {}
+    else:
+        assert san.unfinished(got) == {"racecheck": "timed out after 2 s"}

@@ -362,7 +362,9 @@ class Verifier:
                           gpu_section=lambda: gpu_lock("cuda:0", exclusive=False, label="sanitize", env=env))
         data = {**data, "measurement": {**(data.get("measurement") or {}), "sanitizer": report["tools"],
                                         "sanitizer_s": report.get("seconds") or {},
-                                        "sanitizer_summary": report.get("summary") or {}}}
+                                        "sanitizer_summary": report.get("summary") or {},
+                                        **({"sanitizer_unattributed": report["unattributed"]}
+                                           if report.get("unattributed") else {})}}
         unchecked = unfinished(report)
         if unchecked:  # strict promised these tools' checks: the verdict says which did not happen
             data["flags"] = [*(data.get("flags") or []), "sanitizer_incomplete"]
