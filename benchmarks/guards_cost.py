@@ -44,7 +44,11 @@ def _per_candidate(verdicts) -> dict:
     run_s = [v.phases.get("run_wall_s", 0.0) for v in verdicts]
     san_s = [v.phases.get("sanitize_s", 0.0) for v in verdicts]
     return {"done": len(verdicts), "median_run_phase_s": _median(run_s), "median_sanitize_s": _median(san_s),
-            "median_run_and_sanitize_s": _median([r + s for r, s in zip(run_s, san_s)])}
+            "median_run_and_sanitize_s": _median([r + s for r, s in zip(run_s, san_s)]),
+            # which candidates landed and what each took: a cut level's medians are over these only
+            # (session_2026-11-30e: strict's 18 of 25, the 7 left not named)
+            "each": [{"sample": v.sample_id, "status": v.status, "run_wall_s": round(r, 2), "sanitize_s": round(s, 2)}
+                     for v, r, s in zip(verdicts, run_s, san_s)]}
 
 
 def run_level(level: str, tasks, samples, device: str, cache: Path, trials: int, partial=None) -> dict:
