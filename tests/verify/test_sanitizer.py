@@ -325,8 +325,24 @@ def test_hazard_mode_lines_name_their_kernel():
     race = san.parse("racecheck", HAZARD_MODE)
     assert [(f.kernel, f.flag) for f in race] == [("scan_kernel", "data_race")]
     assert race[0].line.startswith("Potential RAW hazard")
+    assert not race[0].warning
     warn = san.parse("racecheck", HAZARD_MODE.replace("ERROR: Potential", "Warning: (Warp Level Programming) Potential"))
-    assert [f.kernel for f in warn] == ["scan_kernel"]
+    assert [(f.kernel, f.warning) for f in warn] == [("scan_kernel", True)]
+
+
+WARNED = HAZARD_MODE.replace("ERROR: Potential", "Warning: (Warp Level Programming) Potential")
+
+
+@pytest.mark.parametrize("report, state", [
+    # the lines shown are warnings in the candidate's kernel, the count has errors: the count decides
+    (WARNED.replace("(1 error, 0 warnings)", "(315728 errors, 524416 warnings)"), "errors"),
+    # warnings only, shown and counted: no flag
+    (WARNED.replace("(1 error, 0 warnings)", "(0 errors, 1 warning)"), "clean"),
+])
+def test_racecheck_warnings_alone_flag_nothing_but_do_not_hide_counted_errors(tmp_path, monkeypatch, report, state):
+    got = _one_tool(tmp_path, monkeypatch, report, san.ERROR_EXIT, {"scan_kernel"})
+    assert got["tools"] == {"racecheck": state}
+    assert [f for f, _ in got["findings"]] == (["data_race"] if state == "errors" else [])
 
 
 def _one_tool(tmp_path, monkeypatch, report, code, own, tool="racecheck", timeout=60):
