@@ -94,8 +94,10 @@ from . import languages as _languages
 # in a cold run and every failing build waited for it); measurement.build.idents_maker
 # 0.5.15 = racecheck's own count decides when none of its report lines names a kernel (the
 # calibration's in-place scan read "clean" beside 315728 counted errors, session_2026-11-30e), its
-# hazard-mode wording is read, a tool stopped at the timeout keeps the hazards it printed; the
-# identifiers process makes its flag sets side by side (the needed one waited 3.9 s behind others)
+# hazard-mode wording is read, a tool stopped at the timeout keeps the hazards it printed, and
+# racecheck runs in its analysis mode, errors only, its hazards capped (the hazard mode's report of
+# every byte took 96 s and >120 s on two racy calibration kernels); the identifiers process makes
+# its flag sets side by side (the needed one waited 3.9 s behind the others)
 HARNESS_VERSION = "0.5.15"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/

@@ -403,3 +403,64 @@ def test_a_tool_stopped_at_the_timeout_keeps_what_it_reported(tmp_path, monkeypa
         assert san.unfinished(got) == {}
     else:
         assert san.unfinished(got) == {"racecheck": "timed out after 2 s"}
+
+
+def test_racecheck_reports_each_race_once_and_caps_what_it_processes(tmp_path, monkeypatch):
+    # its hazard mode reports every byte of every hazard: 96 s and past 120 s on the
+    # calibration's two racy kernels against 8-9 s for their honest twins (session_2026-11-30e)
+    import json
+
+    tool = tmp_path / "compute-sanitizer"
+    tool.write_text(textwrap.dedent(f"""\
+        #!{sys.executable}
+        import json, os, sys
+        with open({str(tmp_path / 'calls.jsonl')!r}, "a") as f:
+            f.write(json.dumps([sys.argv[1:], os.environ.get("NV_COMPUTE_SANITIZER_MAX_RACECHECK_HAZARDS")]) + "\\n")
+        print({CLEAN!r})
+        """))
+    tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", str(tmp_path) + os.pathsep + os.environ["PATH"])
+    san.sanitize({"task_code": TASK, "candidate": "c.py"}, {**os.environ, "HOME": str(tmp_path)}, {"k"}, timeout=60)
+    calls = {c[c.index("--tool") + 1]: (c, cap) for c, cap in
+             (json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines())}
+    race, cap = calls["racecheck"]
+    assert race[race.index("--racecheck-report") + 1] == "analysis"
+    assert race[race.index("--racecheck-detect-level") + 1] == "error"
+    assert cap == "100000" and calls["memcheck"][1] is None  # the cap is racecheck's alone
+    assert "--racecheck-report" not in calls["memcheck"][0]
+
+
+@pytest.mark.gpu
+def test_strict_flags_the_calibration_s_races_and_not_their_honest_twins(tmp_path):
+    """On a GPU: the calibration's two racy CUDA kernels (an in-place Hillis-Steele scan, a tiled
+    GEMM without its second barrier) are caught by racecheck under strict, within the sanitizer's
+    timeout; their honest twins pass with racecheck clean. On 0.5.14 the scan read clean beside
+    315728 counted errors and the GEMM's racecheck ran past 120 s (session_2026-11-30e)."""
+    import importlib.util
+    from pathlib import Path
+
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    cal = Path(__file__).resolve().parents[2] / "benchmarks" / "calibration"
+    sys.path.insert(0, str(cal))
+    import suite
+
+    spec = importlib.util.spec_from_file_location("calibration_run_race", cal / "run.py")
+    run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run)
+    racy = ("cumsum/cuda/hillis_steele_in_place", "matmul/cuda/missing_second_sync")
+    honest = ("cumsum/cuda/hillis_steele", "matmul/cuda/tiled")
+    picked = [k for k in suite.all_kernels() if k.kernel_id in racy + honest]
+    assert len(picked) == 4
+    got = {}
+    run.kernelmill_checks(picked, "cuda", str(tmp_path / "cache"), 8.0, None, 1, "strict_fp64",
+                          lambda kid, res: got.__setitem__(kid, res))
+    for kid in racy:
+        res = got[kid]
+        assert not res["passed"] and "data_race" in res["flags"], (kid, res)
+        assert res["sanitizer"]["racecheck"] == "errors", (kid, res)
+    for kid in honest:
+        res = got[kid]
+        assert res["passed"] and res["sanitizer"]["racecheck"] == "clean", (kid, res)
