@@ -346,7 +346,10 @@ def main(argv=None) -> int:
     def record(c: Candidate, v) -> None:
         verdicts[c.name] = {"key": c.key(args.device), "classes": list(c.classes), "source": c.source,
                             "guards": c.guards, "status": v.status, "flags": list(v.flags),
-                            "message": (v.message or "")[:300]}
+                            "message": (v.message or "")[:300],
+                            # what the verdict took: where a device call's time went (strict's sanitizer)
+                            "seconds": {k: round(t, 2) for k, t in (v.phases or {}).items()
+                                        if k in ("build_wall_s", "run_wall_s", "sanitize_s")}}
         mark = ("caught" if caught(c, verdicts[c.name]) else "MISSED") if c.classes else (
             "FALSE FLAG" if false_flag(verdicts[c.name]) else "clean")
         print(f"{c.name:48s} {v.status:13s} {','.join(v.flags):30s} {mark}", flush=True)
