@@ -8,6 +8,7 @@ is parsed whole and cut after 1/8, 1/4, 1/2 of its kernels: a linear parser
 takes the same seconds per MB at every length.
 
     python benchmarks/ptx_parse_speed.py [--cache DIR] [--target-mb 2.0] [--json out.json]
+        [--cpu] [--corpus /tmp/kernelmill-ptx-reroll-speed]
 """
 
 from __future__ import annotations
@@ -99,13 +100,24 @@ def prefixes(text: str) -> list[str]:
     return out + [text]
 
 
-def timed(fn, text: str, repeat: int) -> float:
+def timed(fn, text: str, repeat: int, clock=time.perf_counter) -> float:
     best = float("inf")
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = clock()
         fn(text)
-        best = min(best, time.perf_counter() - t0)
+        best = min(best, clock() - t0)
     return best
+
+
+def corpus_rate(folder: Path, repeat: int, clock) -> dict:
+    """Every .ptx file of `folder` parsed in turn, best of `repeat` passes: MB/s over the whole."""
+    texts = [p.read_text() for p in sorted(folder.glob("*.ptx"))]
+    if not texts:
+        raise SystemExit(f"{folder}: no .ptx files")
+    mb = sum(len(t.encode()) for t in texts) / 1e6
+    s = timed(lambda _: [parse_module(t) for t in texts], "", repeat, clock)
+    return {"corpus": str(folder), "files": len(texts), "mb": round(mb, 3), "seconds": round(s, 3),
+            "mb_per_s": round(mb / s, 2)}
 
 
 def main() -> None:
@@ -114,14 +126,25 @@ def main() -> None:
     ap.add_argument("--target-mb", type=float, default=2.0)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--cpu", action="store_true",
+                    help="this process's CPU time instead of wall time (a shared machine's other work left out)")
+    ap.add_argument("--corpus", type=Path, action="append", default=[],
+                    help="also a folder of .ptx files parsed in turn (e.g. ptx_reroll_speed.py's --cache): "
+                         "MB/s over the whole folder (repeatable)")
     args = ap.parse_args()
+    clock = time.process_time if args.cpu else time.perf_counter
     rows = []
+    for folder in args.corpus:
+        row = corpus_rate(folder, args.repeat, clock)
+        rows.append(row)
+        print(f"{folder.name:32s} {row['files']:3d} files {row['mb']:6.2f} MB  parse {row['seconds']:6.2f} s  "
+              f"{row['mb_per_s']:5.2f} MB/s")
     for lineinfo in (False, True):
         f = make(args.cache, args.target_mb, lineinfo)
         text = f.read_text()
         for part in prefixes(text):
             mb = len(part.encode()) / 1e6
-            s = timed(parse_module, part, args.repeat)
+            s = timed(parse_module, part, args.repeat, clock)
             rows.append({"file": f.name, "mb": round(mb, 3), "seconds": round(s, 3),
                          "mb_per_s": round(mb / s, 2), "s_per_mb": round(s / mb, 3)})
             print(f"{f.name:32s} {mb:6.2f} MB  parse {s:6.2f} s  {mb / s:5.2f} MB/s  "
