@@ -430,30 +430,35 @@ def test_racecheck_reports_each_race_once_and_caps_what_it_processes(tmp_path, m
     assert "--racecheck-report" not in calls["memcheck"][0]
 
 
+RACY = ("cumsum/cuda/hillis_steele_in_place", "matmul/cuda/missing_second_sync")
+TWINS = ("cumsum/cuda/hillis_steele", "matmul/cuda/tiled")
+
+
+def test_the_gpu_test_s_kernels_are_the_calibration_s():
+    # what the GPU test below loads, loaded here too: a renamed kernel or a moved suite fails on
+    # every machine, not only on the device
+    from calibration_support import calibration_kernels
+
+    picked, run = calibration_kernels(*RACY, *TWINS)
+    assert {k.kind for k in picked if k.kernel_id in RACY} == {"wrong"}
+    assert {k.kind for k in picked if k.kernel_id in TWINS} == {"control"}
+    assert callable(run.kernelmill_checks)
+
+
 @pytest.mark.gpu
 def test_strict_flags_the_calibration_s_races_and_not_their_honest_twins(tmp_path):
     """On a GPU: the calibration's two racy CUDA kernels (an in-place Hillis-Steele scan, a tiled
     GEMM without its second barrier) are caught by racecheck under strict, within the sanitizer's
     timeout; their honest twins pass with racecheck clean. On 0.5.14 the scan read clean beside
     315728 counted errors and the GEMM's racecheck ran past 120 s (session_2026-11-30e)."""
-    import importlib.util
-    from pathlib import Path
-
     import torch
+
+    from calibration_support import calibration_kernels
 
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
-    cal = Path(__file__).resolve().parents[2] / "benchmarks" / "calibration"
-    sys.path.insert(0, str(cal))
-    import suite
-
-    spec = importlib.util.spec_from_file_location("calibration_run_race", cal / "run.py")
-    run = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(run)
-    racy = ("cumsum/cuda/hillis_steele_in_place", "matmul/cuda/missing_second_sync")
-    honest = ("cumsum/cuda/hillis_steele", "matmul/cuda/tiled")
-    picked = [k for k in suite.all_kernels() if k.kernel_id in racy + honest]
-    assert len(picked) == 4
+    racy, honest = RACY, TWINS
+    picked, run = calibration_kernels(*racy, *honest)
     got = {}
     run.kernelmill_checks(picked, "cuda", str(tmp_path / "cache"), 8.0, None, 1, "strict_fp64",
                           lambda kid, res: got.__setitem__(kid, res))

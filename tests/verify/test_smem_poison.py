@@ -109,18 +109,10 @@ def test_strict_catches_the_calibration_kernel_that_reads_unwritten_shared_memor
     strict run, and its honest neighbours with shared memory stay ok."""
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
-    import importlib.util
+    from calibration_support import calibration_kernels
 
-    cal = Path(__file__).resolve().parents[2] / "benchmarks" / "calibration"
-    sys.path.insert(0, str(cal))
-    import suite
-
-    spec = importlib.util.spec_from_file_location("calibration_run_poison", cal / "run.py")
-    run = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(run)
-    picked = [k for k in suite.all_kernels() if k.kernel_id in
-              ("rowsum/cuda/smem_512_uninitialised", "rowsum/cuda/kahan", "cumsum/cuda/hillis_steele")]
-    assert len(picked) == 3
+    picked, run = calibration_kernels("rowsum/cuda/smem_512_uninitialised", "rowsum/cuda/kahan",
+                                      "cumsum/cuda/hillis_steele")
     got = {}
     for attempt in range(2):  # twice: the catch must not depend on what an earlier kernel left
         run.kernelmill_checks(picked, "cuda", str(tmp_path / f"cache{attempt}"), 8.0, None, 1, "strict_fp64",
