@@ -134,7 +134,8 @@ def test_resume_keeps_verdicts_and_verifies_only_what_is_missing_or_changed(tmp_
     def fake_verify(todo, device, cache_dir, record):
         for c in todo:
             asked.append(c.name)
-            record(c, types.SimpleNamespace(sample_id=c.name, status="rejected", flags=["input_mutation"], message="m"))
+            record(c, types.SimpleNamespace(sample_id=c.name, status="rejected", flags=["input_mutation"], message="m",
+                                            phases={"run_wall_s": 1.234, "queue_s": 9.0}))
 
     monkeypatch.setattr(G, "verify", fake_verify)
     out, md = tmp_path / "r.json", tmp_path / "r.md"
@@ -142,6 +143,7 @@ def test_resume_keeps_verdicts_and_verifies_only_what_is_missing_or_changed(tmp_
     assert asked == ["i1_zero_input"]
     first = json.loads(out.read_text())
     assert first["verdicts"]["i1_zero_input"]["status"] == "rejected" and first["classes"][0]["caught"] == 1
+    assert first["verdicts"]["i1_zero_input"]["seconds"] == {"run_wall_s": 1.23}  # where the time went
     # a cut run: one verdict whose candidate changed since, the other one not yet there
     first["verdicts"]["i1_zero_input"]["key"] = "stale"
     first["verdicts"]["i5_subclass"] = {**_verdict("i5_subclass", "rejected", ["lazy_output"])}
