@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from kernelmill.verify.build.inline_build import assemble
+from kernelmill.verify.build import slim_units
 from kernelmill.verify.build.slim_units import plan
 
 CODE = """
@@ -37,6 +38,10 @@ def test_generated_bindings_become_forwarders_a_shared_binding_and_an_entry_poin
             "{ return two(a0, a1, a2); }") in p.slim
     assert "void km_fn2(torch::Tensor a0) { noop(a0); }" in p.slim
     assert "torch::wrap_pybind_function(km_fn1)" in p.binding and "ext_a" not in p.binding
+    # the binding needs torch's pybind11 casters only, not the full header (15.9 s -> 5.0 s to
+    # compile on the 2-core VM; the longest unit of a cold build on the device, session_2026-11-30e)
+    assert p.binding.startswith(slim_units.BINDING_HEADERS) and "torch/extension.h" not in p.binding
+    assert "std::vector<at::Tensor> km_fn1(at::Tensor, int64_t, double);" in p.binding
     assert 'PyInit_ext_a() { return km_module_init("ext_a"); }' in p.shim
     assert '"relu_fwd", "relu_fwd", "two", "two", "noop", "noop"' in p.shim
     # another candidate, other names and bodies, the same types: the same binding text

@@ -928,8 +928,10 @@ def _slim_units(plan, flags: dict, cxx: list[str], units: list | None = None) ->
 
 def sigbind_unit(binding: str, flags: dict, cxx: list[str]) -> tuple:
     """The slim path's binding unit: the binding unit's flags less the module's name, so
-    every candidate with the signature list (and flag set) shares its object."""
-    return ("sigbind", "bind.cpp", binding, cxx, unnamed(flags["cflags"]), flags["post_cflags"], True)
+    every candidate with the signature list (and flag set) shares its object. No precompiled
+    header: it includes torch's pybind11 casters alone (`slim_units.BINDING_HEADERS`), cheaper
+    than torch/extension.h's header even precompiled."""
+    return ("sigbind", "bind.cpp", binding, cxx, unnamed(flags["cflags"]), flags["post_cflags"], False)
 
 
 def _merged_units(units: list) -> list | None:

@@ -13,7 +13,7 @@ So, for a ``load_inline`` call with ``functions=`` and C++ sources only, three u
 * ``slim``: ``torch/types.h``, the candidate's code (its ``torch/extension.h``
   includes taken out), and one forwarding function ``km_fn<i>`` per bound function
   (hidden, with the bound function's own parameter and return types);
-* ``sigbind``: pybind11 and the full header, the module's init and exec functions
+* ``sigbind``: pybind11 with torch's casters (not the full header: `BINDING_HEADERS`), the module's init and exec functions
   binding ``km_fn<i>`` under names it reads from the third unit; the same text for
   every candidate with the same signature list, so the content-addressed build cache
   compiles it once (`InlineBuilder.compile_unit`);
@@ -226,6 +226,12 @@ def _declarations(items) -> str | None:
 
 
 _TYPES_LINE = "#include <torch/types.h>\n"
+# what the binding unit needs: pybind11 with torch's Tensor caster (and its STL casters), and
+# `torch::wrap_pybind_function`. torch/extension.h (the whole C++ frontend and its Python
+# bindings) cost 15.9 s to compile this unit on the 2-core VM against 5.0 s with these two;
+# on the device the binding unit was a cold build's longest (25-28 s of 26-29 s, session_2026-11-30e)
+BINDING_HEADERS = "#include <torch/csrc/utils/pybind.h>\n#include <torch/csrc/Exceptions.h>\n"
+_AT = re.compile(r"\btorch::Tensor\b")
 
 
 def _slim(code: str, bound, sigs) -> str:
@@ -245,13 +251,14 @@ def _binding(bound, sigs) -> str:
     macro makes it where the module takes its name from the import (pybind11 3:
     multi-phase initialisation; the macro's fixed name is not the module's); pybind11 2
     names the module at creation, so the name comes from the shim at run time."""
-    decls = "\n".join(f'__attribute__((visibility("hidden"))) {ret} km_fn{i}({", ".join(types)});'
+    # at::Tensor is torch::Tensor (torch's namespace imports at's): the same declarations
+    # without torch/types.h, which this unit no longer includes
+    decls = "\n".join(_AT.sub("at::Tensor", f'__attribute__((visibility("hidden"))) {ret} km_fn{i}({", ".join(types)});')
                       for i, (ret, types) in enumerate(sigs))
     targets = [f"torch::wrap_pybind_function(km_fn{i})" if wrapped else f"km_fn{i}"
                for i, (_py, _fn, _doc, wrapped) in enumerate(bound)]
     defs = "\n".join(f"  m.def(km_fn_names[{2 * i}], {t}, km_fn_names[{2 * i + 1}]);" for i, t in enumerate(targets))
-    return f"""#include <torch/extension.h>
-{decls}
+    return f"""{BINDING_HEADERS}{decls}
 extern "C" __attribute__((visibility("hidden"))) const char* const km_fn_names[];
 static void km_defs(pybind11::module_& m) {{
 {defs}
