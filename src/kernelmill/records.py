@@ -97,7 +97,8 @@ from . import languages as _languages
 # hazard-mode wording is read, a tool stopped at the timeout keeps the hazards it printed, and
 # racecheck runs in its analysis mode, errors only, its hazards capped (the hazard mode's report of
 # every byte took 96 s and >120 s on two racy calibration kernels); the identifiers process makes
-# its flag sets side by side (the needed one waited 3.9 s behind the others)
+# its flag sets side by side (the needed one waited 3.9 s behind the others); the slim path's
+# binding unit includes torch's pybind11 casters, not torch/extension.h (its longest unit cold)
 HARNESS_VERSION = "0.5.15"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/
