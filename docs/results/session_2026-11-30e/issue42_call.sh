@@ -9,7 +9,7 @@ export PYTHONUNBUFFERED=1 XDG_CACHE_HOME=/tmp/xdg PYTHONPATH=$PWD/src
 T0=$(date +%s); TAG=${TAG:-c2}
 mkdir -p /tmp/i42/logs
 if [ ! -f /tmp/i42/gputests.done ]; then
-  timeout -k 10 420 python3 -m pytest -m gpu -q -p no:cacheprovider tests/verify/test_sanitizer.py \
+  timeout -k 10 480 python3 -m pytest -m gpu -q -p no:cacheprovider tests/verify/test_sanitizer.py tests/verify/test_slim_units.py \
     tests/verify/test_smem_poison.py > /tmp/i42/logs/gputests_$TAG.log 2>&1
   rc=$?; echo "gpu tests rc $rc in $(( $(date +%s) - T0 )) s" >> /tmp/i42/logs/gputests_$TAG.log
   [ $rc = 0 ] && touch /tmp/i42/gputests.done
