@@ -469,3 +469,39 @@ def test_strict_flags_the_calibration_s_races_and_not_their_honest_twins(tmp_pat
     for kid in honest:
         res = got[kid]
         assert res["passed"] and res["sanitizer"]["racecheck"] == "clean", (kid, res)
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie nobody reaped yet counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return not any(line.startswith("State:") and "Z" in line.split()[1] for line in f)
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+def test_a_tool_stopped_at_the_timeout_takes_the_watched_call_with_it(tmp_path, monkeypatch):
+    # compute-sanitizer runs the call in a child process: stopping the tool alone left that child
+    # running on the GPU after the GPU lock was let go
+    import time
+
+    tool = tmp_path / "compute-sanitizer"
+    tool.write_text(textwrap.dedent(f"""\
+        #!{sys.executable}
+        import subprocess, sys, time
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+        open({str(tmp_path / 'child.pid')!r}, "w").write(str(child.pid))
+        print("========= COMPUTE-SANITIZER", flush=True)
+        time.sleep(120)
+        """))
+    tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", str(tmp_path) + os.pathsep + os.environ["PATH"])
+    got = san.sanitize({"task_code": TASK, "candidate": "c.py"}, {**os.environ, "HOME": str(tmp_path)},
+                       {"k"}, timeout=3, tools=("racecheck",))
+    assert got["tools"] == {"racecheck": "timed out after 3 s"}
+    pid = int((tmp_path / "child.pid").read_text())
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(pid), "the watched process outlived its tool"

@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -148,11 +149,8 @@ def sanitize(spec: dict, env: dict[str, str], own_kernels: set[str] | frozenset[
             t0 = time.monotonic()
             try:
                 with section():
-                    return subprocess.run(command(exe, tool, own_kernels, spec_path), cwd=tmp,
-                                          env={**env, **RACECHECK_ENV} if tool == "racecheck" else env,
-                                          capture_output=True, text=True, timeout=timeout)
-            except subprocess.TimeoutExpired as exc:  # what the tool printed before it was stopped
-                return _text(exc.stdout) + "\n" + _text(exc.stderr)
+                    return _run_tool(command(exe, tool, own_kernels, spec_path), tmp,
+                                     {**env, **RACECHECK_ENV} if tool == "racecheck" else env, timeout)
             finally:
                 report["seconds"][tool] = round(time.monotonic() - t0, 2)
 
@@ -186,6 +184,28 @@ def sanitize(spec: dict, env: dict[str, str], own_kernels: set[str] | frozenset[
                 late = f", before it was stopped at {timeout:.0f} s" if cut else ""
                 report["findings"].append((f.flag, f"{tool}: {f.line}{where}{late}"))
     return report
+
+
+def _run_tool(cmd: list[str], cwd: str, env: dict, timeout: float):
+    """The tool's finished process, or, stopped at `timeout`, the text it printed before. The
+    tool and the Python process it watches are one process group, stopped together: killing
+    the tool alone (subprocess.run's timeout) left the watched call running on the GPU after
+    the GPU lock was let go."""
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        try:  # the pipes close with the group; a process that left it could hold them open
+            out, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired as exc:
+            out, err = exc.stdout, exc.stderr
+        return _text(out) + "\n" + _text(err)
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def _text(out) -> str:
