@@ -47,4 +47,3 @@ def unit_compiler(monkeypatch):
     monkeypatch.setattr(inline_build, "tool_id", lambda tool: tool)
     monkeypatch.setattr(inline_build, "_PCH_AFTER_USES", 10 ** 6)
     return calls
-
