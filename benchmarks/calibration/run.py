@@ -38,6 +38,8 @@ sys.path.insert(0, str(HERE))
 import families as F  # noqa: E402
 import suite  # noqa: E402
 
+from kernelmill.records import HARNESS_VERSION  # noqa: E402
+
 CHECKS = ("kb_allclose", "kernelmill", "kernelmill_fp64", "strict_fp64")
 PARTIAL_EVERY_S = 5.0  # the partial file is written at most this often, as verdicts land
 KM_CHECKS = {"kernelmill": {}, "kernelmill_fp64": {"fp64_k": None}, "strict_fp64": {"fp64_k": None, "guards": "strict"}}
@@ -206,7 +208,37 @@ def summarise(rows: list[dict], checks: list[str]) -> dict:
     return s
 
 
+def _header(summary: dict, checks: list[str]) -> str:
+    checks = [c for c in CHECKS if c in checks]
+    made = f"; kernelmill {summary['harness_version']}" if summary.get("harness_version") else ""
+    return (f"## Calibration on {summary['device']}: {summary['wrong']} wrong kernels, {summary['controls']} controls, "
+            f"{summary['families']} op families ({summary['seconds']:.0f} s{made})\n\n"
+            f"wrong kernels caught, of {summary['wrong']}: "
+            + ", ".join(f"{c} {summary[c + '_caught']}" for c in checks)
+            + f"  \ncontrols flagged, of {summary['controls']}: "
+            + ", ".join(f"{c} {summary[c + '_false_flags']}" for c in checks))
+
+
+def render(path: Path, out: Path | None) -> int:
+    """The tables of a finished run, from its JSON (`--render`)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        summary, checks, rows = data["summary"], data["checks"], data["rows"]
+    except (OSError, ValueError, KeyError) as exc:
+        raise SystemExit(f"--render {path}: not a calibration run's JSON ({exc})")
+    text = markdown(rows, checks, _header(summary, checks))
+    print(text)
+    if out:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"calibration_{summary['device']}.md").write_text(text, encoding="utf-8")
+    return 0
+
+
 def markdown(rows: list[dict], checks: list[str], header: str) -> str:
+    # the weakest check first, whatever order --checks named them in: "first caught by" credits
+    # the first of these to catch a kernel (run as strict_fp64,kb_allclose,kernelmill, session 23's
+    # table credited strict with all 72)
+    checks = [c for c in CHECKS if c in checks]
     L = [header, ""]
 
     def grouped(key: str, title: str):
@@ -240,7 +272,7 @@ def markdown(rows: list[dict], checks: list[str], header: str) -> str:
     first = Counter()
     for r in wrong:
         first[next((c for c in checks if not r[c]["passed"]), "missed by every check")] += 1
-    L.extend(["### Which check caught it", "", "First check (in the order kb_allclose, kernelmill, +fp64, +strict) to catch "
+    L.extend(["### Which check caught it", "", f"First check (in the order {', '.join(checks)}) to catch "
               "each wrong kernel:", "", "| first caught by | wrong kernels |", "| --- | --- |"]
              + [f"| {c} | {first[c]} |" for c in [*checks, "missed by every check"] if first[c]] + [""])
     km = [c for c in checks if c != "kb_allclose"]
@@ -295,11 +327,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--resume", action="store_true",
                     help="keep the results of OUT's calibration_<device>.partial.json (a run cut short) and "
                          "decide only what it lacks")
+    ap.add_argument("--render", type=Path, metavar="JSON",
+                    help="print (and with --out write) the tables of a finished run's calibration_<device>.json; "
+                         "verifies nothing")
     ap.add_argument("--kb-worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.kb_worker:
         return kb_worker()
 
+    if args.render:
+        return render(args.render, args.out)
     checks = [c for c in args.checks.split(",") if c]
     if any(c not in CHECKS for c in checks):
         ap.error(f"--checks: one of {', '.join(CHECKS)}")
@@ -362,15 +399,10 @@ def main(argv: list[str] | None = None) -> int:
         seconds["kb_allclose"] = round(time.perf_counter() - t, 1)
     partial()
     table = list(rows.values())
-    summary = {"device": args.device, "seconds": round(time.perf_counter() - t0, 1), "phase_seconds": seconds,
+    summary = {"device": args.device, "harness_version": HARNESS_VERSION, "seconds": round(time.perf_counter() - t0, 1), "phase_seconds": seconds,
                "families": len({r["family"] for r in table}), "fp64_k": args.fp64_k,
                "by_language": dict(Counter(f"{r['language']}/{r['kind']}" for r in table)), **summarise(table, checks)}
-    header = (f"## Calibration on {args.device}: {summary['wrong']} wrong kernels, {summary['controls']} controls, "
-              f"{summary['families']} op families ({summary['seconds']:.0f} s)\n\n"
-              f"wrong kernels caught, of {summary['wrong']}: "
-              + ", ".join(f"{c} {summary[c + '_caught']}" for c in checks)
-              + f"  \ncontrols flagged, of {summary['controls']}: "
-              + ", ".join(f"{c} {summary[c + '_false_flags']}" for c in checks))
+    header = _header(summary, checks)
     text = markdown(table, checks, header)
     print(text)
     if args.out:

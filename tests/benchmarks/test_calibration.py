@@ -164,3 +164,28 @@ def test_a_check_cut_in_the_middle_keeps_the_verdicts_that_landed(tmp_path, monk
     rows = json.loads((tmp_path / "calibration_cpu.partial.json").read_text())["rows"]
     done = [r for r in rows if "strict_fp64" in r]
     assert len(done) == 1 and done[0]["strict_fp64"]["why"] == "from the fake" and not done[0]["strict_fp64"]["passed"]
+
+
+def test_first_caught_credits_the_weakest_check_whatever_order_they_ran_in(tmp_path, capsys):
+    """--checks strict_fp64,kb_allclose,kernelmill (the device's order) once credited strict
+    with every catch; the table orders the checks weakest first, and --render rebuilds it."""
+    def row(kid, passes):
+        return {"kernel": kid, "family": "f", "language": "cuda", "kind": "wrong", "style": "s", "why": "w",
+                **{c: {"passed": p, "why": "", "caught_by": "" if p else "trial:normal"} for c, p in passes.items()}}
+
+    rows = [row("a", {"strict_fp64": False, "kb_allclose": False, "kernelmill": False}),
+            row("b", {"strict_fp64": False, "kb_allclose": True, "kernelmill": False}),
+            row("c", {"strict_fp64": False, "kb_allclose": True, "kernelmill": True})]
+    checks = ["strict_fp64", "kb_allclose", "kernelmill"]
+    text = R.markdown(rows, checks, "h")
+    assert "| kb_allclose | 1 |" in text and "| kernelmill | 1 |" in text and "| strict_fp64 | 1 |" in text
+    assert "in the order kb_allclose, kernelmill, strict_fp64" in text
+    summary = {"device": "cuda", "seconds": 1.0, "families": 1, "harness_version": "9.9", **R.summarise(rows, checks)}
+    saved = tmp_path / "calibration_cuda.json"
+    saved.write_text(json.dumps({"summary": summary, "checks": checks, "rows": rows}))
+    assert R.main(["--render", str(saved), "--out", str(tmp_path / "md")]) == 0
+    md = (tmp_path / "md" / "calibration_cuda.md").read_text()
+    assert "kernelmill 9.9" in md and "| kb_allclose | 1 |" in md
+    with pytest.raises(SystemExit, match="not a calibration run"):
+        (tmp_path / "bad.json").write_text("{}")
+        R.main(["--render", str(tmp_path / "bad.json")])
