@@ -99,7 +99,12 @@ from . import languages as _languages
 # every byte took 96 s and >120 s on two racy calibration kernels); the identifiers process makes
 # its flag sets side by side (the needed one waited 3.9 s behind the others); the slim path's
 # binding unit includes torch's pybind11 casters, not torch/extension.h (its longest unit cold)
-HARNESS_VERSION = "0.5.15"
+# 0.5.16 = a slim build whose binding object another process is compiling waits for it when that
+# process runs at the build's priority, and compiles its own copy beside an idle-priority maker;
+# it gave up the slim path instead (11 of a cold run's 26 successful builds took torch/extension.h's
+# merged unit, 24-31 s against 16-20 s, session_2026-11-30f); a cache lock records its holder's pid;
+# a supervisor that keeps the reference's answers in host memory says so on stderr
+HARNESS_VERSION = "0.5.16"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/
 OP_TYPES = ("single", "fusion", "network")

@@ -43,3 +43,21 @@ def test_reference_work_finds_mutation_aliasing_and_profile_once():
     assert torch.equal(work.expected["trials"][0], torch.ones(3))
     assert sets["trials"][0][1].sum() == 0  # the reference ran on clones
     assert work.outputs_s >= 0 and work.nbytes == 24  # a trial's and a timing set's output
+
+
+def test_answers_kept_in_host_memory_are_said_on_stderr(monkeypatch, capsys):
+    """A crowded GPU sends the reference's answers to host memory, where the harness's memory
+    limit applies; the line on stderr is what a verdict killed for that memory shows."""
+    import torch
+
+    from kernelmill.verify.process import supervisor
+
+    answers = {"trials": [torch.ones(1024)], "timing": [torch.zeros(256)]}
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (4 * 5120 + 4, 1 << 40))
+    kept = supervisor._placed(answers, torch.device("cuda", 0))  # 5120 B of answers < free / 4: stays
+    assert kept is answers and capsys.readouterr().err == ""
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (4 * 5120, 1 << 40))
+    moved = supervisor._placed(answers, torch.device("cuda", 0))
+    assert moved is not answers and torch.equal(moved["trials"][0], answers["trials"][0])
+    err = capsys.readouterr().err
+    assert "kept in host memory" in err and "0.00 GiB" in err and "cuda:0" in err

@@ -166,19 +166,77 @@ def test_binding_objects_made_ahead_are_the_ones_a_build_looks_for(tmp_path, fak
     assert sorted(builder.log["compiled"]) == ["shim", "slim"] and len(fake_compiler) == n + 3  # 2 units, the link
 
 
-def test_a_build_does_not_wait_for_a_binding_object_being_made(tmp_path, fake_compiler):
+_HOLDER = """
+import os, sys, time
+from kernelmill.verify.build.buildcache import BuildCache
+if sys.argv[3] == "idle":
+    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+fd = BuildCache(sys.argv[1]).try_lock_fd("obj", sys.argv[2])
+open(sys.argv[4], "w").close()  # holding it
+time.sleep(float(sys.argv[5]))
+open(sys.argv[4] + ".released", "w").close()
+os.close(fd)
+"""
+
+
+def _busy_binding(tmp_path, priority: str, hold_s: float):
+    """A build whose binding object's lock another process holds at `priority`; the
+    builder, its inputs, the holder process and the file it writes as it lets go."""
+    import time
+
     from kernelmill.verify.build import inline_build
     from kernelmill.verify.build.slim_units import plan
 
     inline_build.set_fingerprint("")
     flags = inline_build.torch_flags("km_busy", False, [], [], None, None)
     main, _ = inline_build.assemble("km_busy", ["torch::Tensor act(torch::Tensor y) { return y; }"], None, ["act"])
-    builder = inline_build.InlineBuilder(tmp_path)
+    builder = inline_build.InlineBuilder(tmp_path / "cache")
     _k, _f, src, prefix, fl, post, _p = inline_build._slim_units(plan(main, "km_busy"), flags,
                                                                  inline_build.shlex.split(flags["cxx"]))[1]
-    with builder.cache.try_lock("obj", builder.unit_key("sigbind", src, prefix, fl, post)):  # being made elsewhere
+    key = builder.unit_key("sigbind", src, prefix, fl, post)
+    held = tmp_path / "held"
+    proc = subprocess.Popen([sys.executable, "-c", _HOLDER, str(tmp_path / "cache"), key, priority, str(held),
+                             str(hold_s)])
+    for _ in range(600):
+        if held.exists() or proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    assert held.exists(), "the holder process did not take the lock"
+    assert builder.cache.holder("obj", key) == proc.pid
+    return builder, main, flags, proc, held.with_name("held.released")
+
+
+def test_a_build_compiles_its_own_binding_beside_an_idle_priority_maker(tmp_path, fake_compiler):
+    """build_prepare makes binding objects at idle priority; a build that found one held
+    gave up the slim path for torch/extension.h's merged unit (11 of 26 cold builds,
+    session_2026-11-30f). It compiles its own copy now, without waiting for the maker."""
+    builder, main, flags, proc, released = _busy_binding(tmp_path, "idle", 60)
+    try:
         builder.build("km_busy", main, None, flags)
-    assert builder.log["slim"] is False and builder.log["compiled"] == ["binding"]  # torch's unit, at once
+        assert not released.exists()  # the maker still holds its lock: not waited for
+        assert builder.log["slim"] is True and builder.log["sigbind_own_copy"] is True
+        assert sorted(builder.log["compiled"]) == ["shim", "sigbind", "slim"]
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_build_waits_for_a_binding_another_build_is_compiling(tmp_path, fake_compiler, monkeypatch):
+    """A holder at the build's own priority (another build of the batch) is waited for:
+    the binding is compiled once, the slim path kept."""
+    from kernelmill.verify.build import inline_build
+
+    builder, main, flags, proc, released = _busy_binding(tmp_path, "same", 1.0)
+    order = []
+    run = inline_build._run
+    monkeypatch.setattr(inline_build, "_run", lambda cmd, cwd: (order.append(
+        (next((c for c in cmd if c.endswith(".cpp")), "link"), released.exists())), run(cmd, cwd))[1])
+    try:
+        builder.build("km_busy", main, None, flags)
+    finally:
+        proc.wait()
+    assert builder.log["slim"] is True and "sigbind_own_copy" not in builder.log
+    assert ("bind.cpp", True) in order  # compiled only after the holder let go (it published nothing)
 
 
 def test_a_run_makes_binding_objects_ahead_even_into_a_new_cache(tmp_path, monkeypatch):

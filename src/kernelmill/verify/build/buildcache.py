@@ -57,6 +57,15 @@ def _file_sha(path: Path) -> str:
     return h.hexdigest()
 
 
+def _sign(fd: int) -> None:
+    """Write this process's id into a lock file just taken, so a process that finds the lock
+    held can ask who holds it (`BuildCache.holder`): a build at the run's priority is worth
+    waiting for, an idle-priority one may not run for a long time."""
+    with contextlib.suppress(OSError):
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+
+
 class BuildCache:
     """Entries under ``root/<kind>/<key[:2]>/<key>/``; locks under ``root/locks``."""
 
@@ -107,6 +116,7 @@ class BuildCache:
         fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
+            _sign(fd)
             yield
         finally:
             with contextlib.suppress(OSError):
@@ -141,7 +151,21 @@ class BuildCache:
         except OSError:
             os.close(fd)
             return None
+        _sign(fd)
         return fd
+
+    def holder(self, kind: str, key: str) -> int | None:
+        """The process id that holds `key`'s lock now (written by the holder as it took the
+        lock), or None: the lock is free, or its holder wrote nothing readable."""
+        fd = self.try_lock_fd(kind, key)
+        if fd is not None:
+            os.close(fd)
+            return None
+        try:
+            with open(self.root / "locks" / f"{kind}-{key}.lock", "rb") as fh:
+                return int(fh.read(32).split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
 
     def count_use(self, kind: str, key: str) -> int:
         """Record one more use of `key` and return how many came before (any process)."""
