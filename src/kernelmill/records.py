@@ -103,7 +103,8 @@ from . import languages as _languages
 # process runs at the build's priority, and compiles its own copy beside an idle-priority maker;
 # it gave up the slim path instead (11 of a cold run's 26 successful builds took torch/extension.h's
 # merged unit, 24-31 s against 16-20 s, session_2026-11-30f); a cache lock records its holder's pid;
-# a supervisor that keeps the reference's answers in host memory says so on stderr
+# a supervisor that keeps the reference's answers in host memory says so on stderr; a guarded verdict
+# records each side's peak resident memory (measurement.peak_rss_mb), a harness kill's message its peak
 HARNESS_VERSION = "0.5.16"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/

@@ -31,6 +31,9 @@ def test_a_cpu_verdict_records_the_parts():
     ph = v.phases
     assert all(ph[k] >= 0.0 for k in PARTS), ph
     assert sum(ph[k] for k in PARTS) <= ph["run_wall_s"]
+    # each side's most resident memory, watched apart (the supervisor under harness_memory_gb)
+    peak = v.measurement["peak_rss_mb"]
+    assert set(peak) == {"harness", "candidate"} and peak["harness"] > 50 and peak["candidate"] > 50, peak
 
 
 def test_a_runs_head_and_tail_come_from_the_workers_marks():

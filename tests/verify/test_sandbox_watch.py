@@ -135,6 +135,10 @@ def test_a_guarded_runs_supervisor_is_not_counted_against_the_candidate(tmp_path
     assert _two_sides(tmp_path, 700, 100, harness_leader=False).killed_reason == "memory"
     res = _two_sides(tmp_path, 700, 100, harness_leader=True)
     assert res.killed_reason == "" and res.returncode == 0
+    # each side's own peak, for the verdict (measurement.peak_rss_mb): the supervisor's 700 MB,
+    # the candidate's 100 MB, each with its interpreter
+    assert 700 < res.peak_by_side["harness"] < 1000 and 100 < res.peak_by_side["candidate"] < 400
+    assert _two_sides(tmp_path, 50, 50, harness_leader=False).peak_by_side == {}  # watched whole
 
 
 def test_each_side_of_a_guarded_run_keeps_its_own_limit(tmp_path):

@@ -458,8 +458,10 @@ class Verifier:
         elif res.killed_reason == "memory":
             msg = f"exceeded the host memory limit of {self.config.memory_limit_gb:g} GiB during {phase} (killed)"
         elif res.killed_reason == "harness_memory":  # the task's side, not the candidate's: no candidate verdict
+            seen = res.peak_by_side.get("harness")
             msg = (f"the harness's side of the run (the reference, the input sets and their answers) exceeded "
-                   f"its host memory limit of {self.config.harness_memory_gb:g} GiB (killed): fewer trials, "
+                   f"its host memory limit of {self.config.harness_memory_gb:g} GiB (killed"
+                   + (f" at {seen / 1024:.1f} GiB resident" if seen else "") + "): fewer trials, "
                    "a smaller size profile or a larger harness_memory_gb")
             flags = ["reference_error"]  # not run through a fault of its own (report/metrics.NOT_RUN_FLAGS)
         elif res.killed_reason == "procs":
@@ -645,6 +647,8 @@ class Verifier:
                             measured_here=isinstance(measured, dict))
         # the whole run process (start-up and imports included): the GPU's time on this candidate
         data.setdefault("phases", {})["run_wall_s"] = job.spans[-1][2] - m0
+        if res.peak_by_side:  # each side's most resident memory (the harness's is held to harness_memory_gb)
+            data["measurement"] = {**(data.get("measurement") or {}), "peak_rss_mb": res.peak_by_side}
         if data.get("status") == "ok" and self.config.guards == "strict" and run_device == "cuda":
             m1 = time.monotonic()
             data = self._sanitize(job, gpu, extra, data)

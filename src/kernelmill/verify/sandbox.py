@@ -33,7 +33,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .measure.gpulock import LOCK_DIR_ENV
@@ -90,6 +90,9 @@ class PhaseResult:
     stderr: str = ""
     wall_s: float = 0.0
     peak_rss_mb: float = 0.0  # most resident memory of the group at once, summed (shared pages in each)
+    # a guarded run's two sides apart ({"harness": MB, "candidate": MB}: the supervisor, the rest of
+    # the group), each side's own peak; empty where the group is watched whole
+    peak_by_side: dict = field(default_factory=dict)
 
     @property
     def signal_name(self) -> str:
@@ -295,6 +298,7 @@ class Sandbox:
         pgid = proc.pid
         t0 = time.monotonic()
         timed_out, reason, peak, finished = False, "", 0.0, False
+        peaks: dict[str, float] = {}
         exited = _exit_fd(proc.pid)
         try:
             poll = 0.01
@@ -318,6 +322,8 @@ class Sandbox:
                          if harness_leader and self.harness_limit_mb else [(members, self.memory_limit_mb, "memory")])
                 rss = [_resident_mb(pids) for pids, _, _ in sides]
                 peak = max(peak, sum(rss))
+                for (_, _, why), r in zip(sides, rss):
+                    peaks[why] = max(peaks.get(why, 0.0), r)
                 reason = next((why for (pids, limit, why), r in zip(sides, rss)
                                if r > limit and _memory_mb(pids) > limit), "")
                 if reason:
@@ -341,6 +347,8 @@ class Sandbox:
             returncode=None if finished else proc.returncode, timed_out=timed_out, killed_reason=reason,
             stdout=_tail(out_path, self.output_limit, since[0]), stderr=_tail(err_path, self.output_limit, since[1]),
             wall_s=time.monotonic() - t0, peak_rss_mb=peak,
+            peak_by_side=({"harness": round(peaks["harness_memory"], 1), "candidate": round(peaks["memory"], 1)}
+                          if "harness_memory" in peaks else {}),
         )
 
     def _end(self, proc: subprocess.Popen, pgid: int) -> None:
