@@ -7,6 +7,7 @@ figures compare the run phase (checking, timing, the guards), not compilation.
 
     python benchmarks/guards_cost.py --device cuda --languages cuda,triton,torch --json $OUT/guards.json
     python benchmarks/guards_cost.py --device cpu --languages torch,cpp
+    python benchmarks/guards_cost.py --device cuda --levels strict --json J --work W --resume   # go on from a cut run
     python benchmarks/guards_cost.py --device cuda --levels off,standard:file,standard:auto   # CUDA IPC against files
     python benchmarks/guards_cost.py --device cuda --corpus kernelbench --languages torch --levels standard:file,standard:auto
         # issue 14's corpus (benchmarks/corpus_llm): its correct torch candidates on KernelBench's
@@ -39,46 +40,58 @@ def _median(xs):
     return statistics.median(xs) if xs else None
 
 
-def _per_candidate(verdicts) -> dict:
+def _row(v) -> dict:
+    """What the level's figures need of one verdict (kept in the JSON, so a cut level resumes)."""
+    ph = {k: t for k, t in v.phases.items() if isinstance(t, (int, float))}
+    return {"sample": v.sample_id, "status": v.status, "flags": list(v.flags), "phases": ph,
+            "exchange": str((v.measurement or {}).get("exchange"))}
+
+
+def _per_candidate(rows: list[dict]) -> dict:
     """Medians of what each candidate's verdict says it took (a level cut short still has them)."""
-    run_s = [v.phases.get("run_wall_s", 0.0) for v in verdicts]
-    san_s = [v.phases.get("sanitize_s", 0.0) for v in verdicts]
-    return {"done": len(verdicts), "median_run_phase_s": _median(run_s), "median_sanitize_s": _median(san_s),
+    run_s = [r["phases"].get("run_wall_s", 0.0) for r in rows]
+    san_s = [r["phases"].get("sanitize_s", 0.0) for r in rows]
+    return {"done": len(rows), "median_run_phase_s": _median(run_s), "median_sanitize_s": _median(san_s),
             "median_run_and_sanitize_s": _median([r + s for r, s in zip(run_s, san_s)]),
             # which candidates landed and what each took: a cut level's medians are over these only
             # (session_2026-11-30e: strict's 18 of 25, the 7 left not named)
-            "each": [{"sample": v.sample_id, "status": v.status, "run_wall_s": round(r, 2), "sanitize_s": round(s, 2)}
-                     for v, r, s in zip(verdicts, run_s, san_s)]}
+            "each": [{"sample": r["sample"], "status": r["status"], "run_wall_s": round(a, 2), "sanitize_s": round(b, 2)}
+                     for r, a, b in zip(rows, run_s, san_s)]}
 
 
-def run_level(level: str, tasks, samples, device: str, cache: Path, trials: int, partial=None) -> dict:
+def run_level(level: str, tasks, samples, device: str, cache: Path, trials: int, partial=None,
+              done: list[dict] | None = None, wall_before: float = 0.0) -> dict:
     """One level's figures; `partial(dict)` after each verdict, so a level cut off by a device
     call's limit (strict's sanitizer takes tens of seconds a CUDA candidate) still reports
-    what each candidate it finished took."""
+    what each candidate it finished took. `done`: rows of a cut run of this level (`--resume`):
+    their candidates are not verified again, and the level's wall time adds `wall_before`."""
     guards, _, exchange = level.partition(":")
     cfg = VerifyConfig(device=device, trials=trials, guards=guards, cache_dir=str(cache), exchange=exchange or "auto")
+    rows = list(done or [])
+    seen = {r["sample"] for r in rows}
+    todo = [s for s in samples if s.sample_id not in seen]
     t0 = time.perf_counter()
-    landed = []
 
     def on_verdict(v) -> None:
-        landed.append(v)
+        rows.append(_row(v))
         if partial is not None:
-            partial({"level": level, "partial": True, "wall_s_so_far": round(time.perf_counter() - t0, 1),
-                     **_per_candidate(landed)})
+            partial({"level": level, "partial": True, "wall_s_so_far": round(wall_before + time.perf_counter() - t0, 1),
+                     "rows": rows, **_per_candidate(rows)})
 
-    verdicts = verify_samples(tasks, samples, cfg, on_verdict=on_verdict)
-    wall = time.perf_counter() - t0
-    run_s = [v.phases.get("run_wall_s", 0.0) for v in verdicts]  # the run process, start-up included
-    guard_s = [sum(t for k, t in v.phases.items() if k.startswith("guard_") and k.endswith("_s")) for v in verdicts]
+    if todo:
+        verify_samples(tasks, todo, cfg, on_verdict=on_verdict)
+    wall = wall_before + time.perf_counter() - t0
+    run_s = [r["phases"].get("run_wall_s", 0.0) for r in rows]  # the run process, start-up included
+    guard_s = [sum(t for k, t in r["phases"].items() if k.startswith("guard_") and k.endswith("_s")) for r in rows]
     return {
-        "level": level, "candidates": len(verdicts), "wall_s": wall, "s_per_candidate": wall / len(verdicts),
-        **_per_candidate(verdicts), "median_guard_overhead_s": statistics.median(guard_s),
-        "median_phases_s": {k: round(statistics.median(v.phases.get(k, 0.0) for v in verdicts), 3)
-                            for k in sorted({k for v in verdicts for k in v.phases})},
-        "exchange": sorted({str((v.measurement or {}).get("exchange")) for v in verdicts}),
+        "level": level, "candidates": len(rows), "wall_s": wall, "s_per_candidate": wall / len(rows),
+        "resumed_from": len(done or []), **_per_candidate(rows), "median_guard_overhead_s": statistics.median(guard_s),
+        "median_phases_s": {k: round(statistics.median(r["phases"].get(k, 0.0) for r in rows), 3)
+                            for k in sorted({k for r in rows for k in r["phases"]})},
+        "exchange": sorted({r["exchange"] for r in rows}),
         "guard_share_median": _median([g / r for g, r in zip(guard_s, run_s) if r > 0]),
-        "statuses": {s: sum(v.status == s for v in verdicts) for s in {v.status for v in verdicts}},
-        "flags": sorted({f for v in verdicts for f in v.flags}),
+        "statuses": {s: sum(r["status"] == s for r in rows) for s in {r["status"] for r in rows}},
+        "flags": sorted({f for r in rows for f in r["flags"]}),
     }
 
 
@@ -98,7 +111,7 @@ def corpus_samples(part: str, langs: set[str], device: str, folder: Path):
     return load_tasks(str(folder)).by_id(), samples
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--languages", default="torch,cpp")
@@ -107,12 +120,29 @@ def main() -> None:
     ap.add_argument("--json", type=Path)
     ap.add_argument("--levels", default="off,standard,strict",
                     help="comma-separated guard levels, each with an optional :file (exchange through files)")
+    ap.add_argument("--work", type=Path, help="folder for the caches (default: a new temporary one); the same folder "
+                                              "across calls keeps the built extensions, as --resume wants")
+    ap.add_argument("--resume", action="store_true",
+                    help="go on from --json's file: its finished levels are kept, a level cut off goes on from the "
+                         "candidates it finished (a device call's limit; compare timings on one warm machine only)")
     ap.add_argument("--corpus", choices=["builtin", "kernelbench", "all"],
                     help="take the correct candidates of benchmarks/corpus_llm instead of the builtin suite's: "
                          "those on builtin tasks, on KernelBench's problems, or all")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    results, cut = [], None
+    if args.resume:
+        if args.json is None or not args.json.exists():
+            ap.error(f"--resume: no {args.json or '--json FILE'} to go on from")
+        try:
+            old = json.loads(args.json.read_text())
+            results, cut = list(old["results"]), old.get("in_progress")
+            if cut is not None and "rows" not in cut:
+                raise KeyError("in_progress.rows (written by an older guards_cost.py)")
+        except (ValueError, KeyError, TypeError) as exc:
+            ap.error(f"--resume: {args.json} is not a guards_cost.py result to go on from ({exc})")
     langs = set(args.languages.split(","))
-    root = Path(tempfile.mkdtemp(prefix="guards-cost-"))
+    root = args.work or Path(tempfile.mkdtemp(prefix="guards-cost-"))
+    root.mkdir(parents=True, exist_ok=True)
     if args.corpus:
         tasks, samples = corpus_samples(args.corpus, langs, args.device, root / "tasks")
     else:
@@ -124,7 +154,6 @@ def main() -> None:
     if langs - {"torch"}:
         verify_samples(tasks, samples, VerifyConfig(device=args.device, trials=1, time=False, guards="off",
                                                     cache_dir=str(root / "warm")))
-    results = []
     print(f"device: {device_name(args.device)}; {len(samples)} candidates ({','.join(sorted(langs))}), "
           f"{args.trials} trials", flush=True)
     print(f"{'level':10} {'s/candidate':>12} {'run phase (median s)':>22} {'guard overhead (median s)':>26}  statuses")
@@ -133,11 +162,17 @@ def main() -> None:
             args.json.write_text(json.dumps({"device": device_name(args.device), "results": results,
                                              **({"in_progress": extra} if extra else {})}, indent=2))
 
+    finished = {(res["level"], res.get("repeat", 0)) for res in results}
     for r in range(args.repeat):
         for level in args.levels.split(","):
+            if (level, r) in finished:
+                continue
             cache = root / "warm"  # same extension cache; no store, so every candidate runs
+            ahead = cut if cut is not None and (cut["level"], cut.get("repeat", 0)) == (level, r) else None
             res = run_level(level, tasks, samples, args.device, cache, args.trials,
-                            partial=lambda d, r=r: write(d | {"repeat": r})) | {"repeat": r}
+                            partial=lambda d, r=r: write(d | {"repeat": r}),
+                            done=ahead["rows"] if ahead else None,
+                            wall_before=ahead["wall_s_so_far"] if ahead else 0.0) | {"repeat": r}
             results.append(res)
             # each level as it finishes, so a run cut off by a time limit still reports
             print(f"{res['level']:10} {res['s_per_candidate']:12.2f} {res['median_run_phase_s']:22.3f} "
