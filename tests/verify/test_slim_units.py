@@ -237,6 +237,7 @@ def test_a_build_waits_for_a_binding_another_build_is_compiling(tmp_path, fake_c
         proc.wait()
     assert builder.log["slim"] is True and "sigbind_own_copy" not in builder.log
     assert ("bind.cpp", True) in order  # compiled only after the holder let go (it published nothing)
+    assert "sigbind" in builder.log["compiled"] and "sigbind" not in builder.log.get("reused", [])
 
 
 def test_a_run_makes_binding_objects_ahead_even_into_a_new_cache(tmp_path, monkeypatch):

@@ -604,7 +604,8 @@ class InlineBuilder:
         held = self.cache.lock("obj", key) if wait else (self.cache.try_lock("obj", key) or contextlib.nullcontext())
         with held:
             hit = self.cache.get("obj", key)
-            if hit is not None:
+            if hit is not None:  # made by the process whose lock this build waited for
+                self.log.setdefault("reused", []).append(kind)  # type: ignore[union-attr]
                 return hit / "unit.o"
             err = self.cache.get("err", key)  # another thread or process failed it while we waited
             if err is not None:
