@@ -105,7 +105,12 @@ from . import languages as _languages
 # merged unit, 24-31 s against 16-20 s, session_2026-11-30f); a cache lock records its holder's pid;
 # a supervisor that keeps the reference's answers in host memory says so on stderr; a guarded verdict
 # records each side's peak resident memory (measurement.peak_rss_mb), a harness kill's message its peak
-HARNESS_VERSION = "0.5.16"
+# 0.5.17 = outputs are compared a chunk of 16M elements at a time (the same decisions and figures,
+# temporaries bounded: a 256 MB output took 1.22 GB more whole, 0.17 GB in chunks); a run whose
+# answers are kept in host memory judges there without its share of the GPU lock (a 1.07 GB-output
+# task held it ~50 s, the others' timing waiting); the float64 budget and the tail check take
+# outputs on another device than the float64 reference (an error under strict on such a run)
+HARNESS_VERSION = "0.5.17"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/
 OP_TYPES = ("single", "fusion", "network")

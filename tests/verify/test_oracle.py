@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from kernelmill.records import Sample, Task
 from kernelmill.verify import VerifyConfig, verify_samples
-from kernelmill.verify.measure.oracle import budget, reference_fp64
+from kernelmill.verify.measure.oracle import approximated, budget, reference_fp64
 
 # the structure shortcuts (classes 32, 33) and their controls: a corpus module shared with
 # benchmarks/guards_catch.py
@@ -47,6 +47,28 @@ def test_budget_tells_a_lost_term_from_another_summation_order():
     assert budget(r32, r64, other_order, k=8.0).ok
     # structures that cannot be compared so are not decided
     assert budget([r32, r32], r64, other_order, k=8.0) is None
+
+
+@pytest.mark.gpu
+def test_the_budget_and_the_tail_check_take_outputs_kept_in_host_memory():
+    """On a crowded GPU the answers and the outputs are kept on the host (supervisor._placed)
+    while the float64 reference ran on the GPU: both checks decide as with everything on one device."""
+    torch.manual_seed(0)
+    x = torch.randn(64, 1024)
+    ref = _Norm()
+    r32, r64 = ref(x), reference_fp64(ref.cuda(), [x.cuda()])
+    assert r64.is_cuda
+    no_eps = (x - x.mean(-1, keepdim=True)) / x.std(-1, unbiased=False, keepdim=True)
+    on_host, on_gpu = budget(r32, r64, no_eps, k=8.0), budget(r32.cuda(), r64, no_eps.cuda(), k=8.0)
+    assert not on_host.ok and not on_gpu.ok
+    assert on_host.cand_err == pytest.approx(on_gpu.cand_err, rel=1e-9)
+    y = torch.linspace(-30, 30, 65536)
+    sig = torch.nn.Sigmoid()
+    clamped = torch.where(y.abs() > 10, (y > 0).float(), torch.sigmoid(y))  # class 34's approximation
+    s64 = reference_fp64(sig.cuda(), [y.cuda()])
+    found = approximated(sig(y), s64, clamped, k=8.0)
+    assert found is not None and found.count > 1000
+    assert approximated(sig(y), s64, torch.sigmoid(y), k=8.0) is None
 
 
 def test_a_reference_without_float64_kernels_is_not_decided():

@@ -68,55 +68,96 @@ def compare(ref_out: Any, cand_out: Any, rule: CheckRule | None = None) -> Compa
     return Comparison(True, worst_abs, worst_rel, "")
 
 
-def _compare_values(where: str, r: torch.Tensor, c: torch.Tensor, rule: CheckRule) -> Comparison:
+# elements compared at a time: the comparison's temporaries (a working copy of each side,
+# masks, the differences: ~5 outputs' worth when taken whole) stay at a few hundred MB
+# whatever the output's size. A 1.07 GB output compared whole on the host took ~5 GB more
+# and pushed the harness past its memory limit (session_2026-11-30f: a100-L1-72)
+CHUNK = 1 << 24
+
+
+def _chunks(r: torch.Tensor, c: torch.Tensor, step: int):
+    """Matching flat slices of both sides (views where the tensors are contiguous), with their offset."""
+    rf, cf = r.detach().reshape(-1), c.detach().reshape(-1)
+    for start in range(0, rf.numel(), step):
+        yield start, rf[start:start + step], cf[start:start + step]
+
+
+@dataclass
+class _Tally:
+    """What the comparison of the chunks found, summed or maxed over them."""
+    nan_mismatch: int = 0
+    inf_bad: int = 0
+    n_bad: int = 0
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    scale: float = 0.0
+    worst: tuple[int, float, float] = (0, 0.0, 0.0)  # flat index, got, expected of the largest |c - r|
+    worst_abs: float = -1.0
+
+
+def _compare_values(where: str, r: torch.Tensor, c: torch.Tensor, rule: CheckRule,
+                    chunk: int = CHUNK) -> Comparison:
     if r.numel() == 0:
         return Comparison(True)
+    chunk = max(1, int(chunk))
     if r.dtype == torch.bool or not (r.is_floating_point() or r.is_complex()):
-        bad = (r != c)
-        n_bad = int(bad.sum())
-        err = float((r.to(torch.float64) - c.to(torch.float64)).abs().max())
+        n_bad, err = 0, 0.0
+        for _, rc, cc in _chunks(r, c, chunk):
+            n_bad += int((rc != cc).sum())
+            err = max(err, float((rc.to(torch.float64) - cc.to(torch.float64)).abs().max()))
         return Comparison(n_bad == 0, err, err, "" if n_bad == 0 else f"{where}: {n_bad} of {r.numel()} elements differ")
-    if torch.equal(r, c):  # bitwise the same (and NaN-free): the common case, one cheap pass
-        return Comparison(True)
+    if all(torch.equal(rc, cc) for _, rc, cc in _chunks(r, c, chunk)):
+        return Comparison(True)  # bitwise the same (and NaN-free): the common case, one cheap pass
     # errors of fp32 and narrower outputs are exact enough in fp32; float64 would
     # double the memory and the time of a check on 100M-element outputs
     work = torch.float32 if r.dtype in (torch.float32, torch.float16, torch.bfloat16) else torch.float64
-    rw = r.detach().to(work)
-    cw = c.detach().to(work)
-    r_nan, c_nan = torch.isnan(rw), torch.isnan(cw)
-    if not torch.equal(r_nan, c_nan):
-        n = int((r_nan != c_nan).sum())
-        return Comparison(False, math.inf, math.inf, f"{where}: NaN in {n} places where the reference has none (or the reverse)")
-    # an infinity matches only the same infinity: no tolerance covers it (|r| = inf
-    # would make atol + rtol * |r| infinite and let -inf pass for inf)
-    r_inf, c_inf = torch.isinf(rw), torch.isinf(cw)
-    inf_bad = (r_inf | c_inf) & (rw != cw)
-    if bool(inf_bad.any()):
-        n = int(inf_bad.sum())
+    atol, rtol = rule.tolerances.get(_dtype_name(r), DEFAULT_TOLERANCES["float32"])
+    t = _Tally()
+    for start, rc, cc in _chunks(r, c, chunk):
+        _tally(t, start, rc.to(work), cc.to(work), atol, rtol, rule.mode == "max_norm_abs")
+    if t.nan_mismatch:
         return Comparison(False, math.inf, math.inf,
-                          f"{where}: {n} infinite values where the reference differs (value or sign)")
-    finite = ~(r_nan | r_inf)  # the places left: NaN and equal infinities are exact
-    diff = torch.where(finite, (cw - rw).abs(), torch.zeros_like(rw))
-    max_abs = float(diff.max())
-    rel = diff / torch.where(finite, rw.abs(), torch.ones_like(rw)).clamp_min(1e-12)
-    max_rel = float(rel.max())
+                          f"{where}: NaN in {t.nan_mismatch} places where the reference has none (or the reverse)")
+    if t.inf_bad:
+        return Comparison(False, math.inf, math.inf,
+                          f"{where}: {t.inf_bad} infinite values where the reference differs (value or sign)")
     if rule.mode == "max_norm_abs":
-        scale = float(torch.where(finite, rw.abs(), torch.zeros_like(rw)).max())
-        err = max_abs / scale if scale > 0 else max_abs
+        err = t.max_abs / t.scale if t.scale > 0 else t.max_abs
         ok = err <= rule.norm_tol
         msg = "" if ok else f"{where}: max normalised abs error {err:.3g} > {rule.norm_tol:g}"
-        return Comparison(ok, max_abs, max_rel, msg)
-    atol, rtol = rule.tolerances.get(_dtype_name(r), DEFAULT_TOLERANCES["float32"])
-    bad = diff > (atol + rtol * rw.abs())
-    n_bad = int(bad.sum())
-    if n_bad == 0:
-        return Comparison(True, max_abs, max_rel)
-    idx = int(torch.argmax(diff.flatten()))
+        return Comparison(ok, t.max_abs, t.max_rel, msg)
+    if t.n_bad == 0:
+        return Comparison(True, t.max_abs, t.max_rel)
+    idx, got, expected = t.worst
     pos = tuple(int(i) for i in _unravel(idx, r.shape))
-    msg = (f"{where}: {n_bad} of {r.numel()} elements outside atol={atol:g} rtol={rtol:g}; "
-           f"worst at {pos}: got {float(cw.flatten()[idx]):.6g}, expected {float(rw.flatten()[idx]):.6g} "
-           f"(abs err {max_abs:.3g})")
-    return Comparison(False, max_abs, max_rel, msg)
+    msg = (f"{where}: {t.n_bad} of {r.numel()} elements outside atol={atol:g} rtol={rtol:g}; "
+           f"worst at {pos}: got {got:.6g}, expected {expected:.6g} (abs err {t.max_abs:.3g})")
+    return Comparison(False, t.max_abs, t.max_rel, msg)
+
+
+def _tally(t: _Tally, start: int, rw: torch.Tensor, cw: torch.Tensor, atol: float, rtol: float,
+           norm: bool) -> None:
+    """One chunk's share of the comparison. NaN matches only NaN; an infinity matches only
+    the same infinity (no tolerance covers it: |r| = inf would make atol + rtol * |r|
+    infinite and let -inf pass for inf); the remaining places are compared within tolerance."""
+    r_nan, c_nan = torch.isnan(rw), torch.isnan(cw)
+    t.nan_mismatch += int((r_nan != c_nan).sum())
+    r_inf = torch.isinf(rw)
+    t.inf_bad += int(((r_inf | torch.isinf(cw)) & (rw != cw)).sum())
+    finite = ~(r_nan | r_inf)  # the places left: NaN and equal infinities are exact
+    del r_nan, c_nan, r_inf
+    r_abs = rw.abs()
+    diff = torch.where(finite, (cw - rw).abs(), 0.0)
+    m = float(diff.max())
+    if m > t.worst_abs:  # strictly: the first place of the largest error, as argmax over the whole gives
+        i = int(torch.argmax(diff))
+        t.worst, t.worst_abs = (start + i, float(cw[i]), float(rw[i])), m
+    t.max_abs = max(t.max_abs, m)
+    t.max_rel = max(t.max_rel, float((diff / torch.where(finite, r_abs, 1.0).clamp_min(1e-12)).max()))
+    if norm:
+        t.scale = max(t.scale, float(torch.where(finite, r_abs, 0.0).max()))
+    else:
+        t.n_bad += int((diff > atol + rtol * r_abs).sum())
 
 
 def _unravel(idx: int, shape: torch.Size) -> list[int]:

@@ -67,6 +67,13 @@ def references_fp64(ref: torch.nn.Module, sets: list) -> list | None:
         return None
 
 
+def _beside(c: torch.Tensor, *refs: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """The references on the candidate's output's device: the float64 answers stay where the
+    reference ran, the float32 ones and the outputs go to host memory when the GPU has no room
+    for them (process/supervisor.py `_placed`); one leaf is moved at a time."""
+    return tuple(r if r.device == c.device else r.to(c.device) for r in refs)
+
+
 def budget(ref32: Any, ref64: Any, cand: Any, k: float, floor: float = FLOOR) -> Budget | None:
     """The candidate's error against `ref64` within `k` times the fp32 reference's own;
     None when the outputs cannot be compared so (other structure, no float leaves)."""
@@ -79,6 +86,7 @@ def budget(ref32: Any, ref64: Any, cand: Any, k: float, floor: float = FLOOR) ->
             continue
         if c.shape != r64.shape or r64.numel() == 0:
             continue
+        r32, r64 = _beside(c, r32, r64)
         finite = torch.isfinite(r64)
         if not bool(finite.any()):
             continue
@@ -153,6 +161,7 @@ def approximated(ref32: Any, ref64: Any, cand: Any, k: float, floor: float = FLO
             continue
         if not (r32.shape == r64.shape == c.shape) or r64.numel() == 0:
             continue
+        r32, r64 = _beside(c, r32, r64)
         r64 = r64.detach().to(torch.float64).flatten()
         finite = torch.isfinite(r64)
         if not bool(finite.any()):

@@ -19,6 +19,7 @@ reference output exists in the candidate's process. See docs/guards.md.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -312,11 +313,16 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
     _runtime_findings(facts, ref_work.flags, expected, ref_profile, findings,
                       job.timing.cpu_threads if device.type == "cpu" else 0)
     t0 = time.perf_counter()
+    # answers kept in host memory (_placed) are compared there, outputs received there too:
+    # host work, for which this run's share of the GPU lock would hold back the timing of the
+    # others (a 1.07 GB-output task judged on the host held it ~50 s, session_2026-11-30f)
+    host_judge = share.pause() if device.type == "cuda" and where.type == "cpu" else contextlib.nullcontext()
     try:
-        verdict = judge(job, level, device, cand_code, facts, got, expected, sets, findings, phases,
-                        ref_mutates=ref_work.mutates, ref_aliases=ref_work.aliases, ref_profile=ref_profile,
-                        param_bytes=ref_work.param_bytes, ref_weak=ref_work.weak, ref_fp64=ref_work.fp64,
-                     ref_fp64_structured=ref_work.fp64_structured)
+        with host_judge:
+            verdict = judge(job, level, device, cand_code, facts, got, expected, sets, findings, phases,
+                            ref_mutates=ref_work.mutates, ref_aliases=ref_work.aliases, ref_profile=ref_profile,
+                            param_bytes=ref_work.param_bytes, ref_weak=ref_work.weak, ref_fp64=ref_work.fp64,
+                            ref_fp64_structured=ref_work.fp64_structured)
     finally:
         phases["guard_judge_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
