@@ -469,3 +469,27 @@ def test_strict_repeats_the_first_trial_and_catches_a_rare_race(tmp_path):
     assert strict["race"].status == "incorrect" and "nondeterministic" in strict["race"].flags, strict["race"].message
     assert "repeated calls did not" in strict["race"].message, strict["race"].message
     assert strict["honest"].status == "ok" and not strict["honest"].flags, strict["honest"].message
+
+
+@pytest.mark.gpu
+def test_a_crowded_gpu_judges_in_host_memory_and_decides_the_same(tmp_path):
+    """With little GPU memory free the reference's answers stay in host memory (supervisor._placed),
+    the outputs are received there and judged there, the float64 reference still on the GPU: the
+    budget catches the lost epsilon and passes the other summation order as on a roomy GPU."""
+    big = TASK.replace("torch.randn(64, 1024)", "torch.randn(18432, 1024)")  # 72 MB a set
+    assert big != TASK
+    task = Task(task_id="t/norm_big", code=big, name="norm_big", level=1)
+    samples = [Sample("no_eps", task.task_id, "torch", NO_EPS), Sample("halves", task.task_id, "torch", HALVES)]
+    cfg = VerifyConfig(device="cuda", trials=3, time=False, guards="standard", fp64_k=8.0,
+                       cache_dir=str(tmp_path / "c"))
+    free, _ = torch.cuda.mem_get_info()
+    blocker = torch.empty(max(0, free - (5 << 29)), dtype=torch.uint8, device="cuda")  # 2.5 GiB left free
+    try:
+        got = {v.sample_id: v for v in verify_samples({task.task_id: task}, samples, cfg)}
+    finally:
+        del blocker
+        torch.cuda.empty_cache()
+    bad, good = got["no_eps"], got["halves"]
+    assert bad.measurement.get("answers") == "host", (bad.status, bad.message, bad.measurement.get("peak_rss_mb"))
+    assert bad.status == "incorrect" and "float64 error budget" in bad.message, bad.message
+    assert good.status == "ok" and good.measurement["checks"]["fp64_budget"]["ok"] is True, good.message

@@ -344,6 +344,8 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
                                          facts.get("backend_flags") or {}, sets["trials"][0], expected["trials"][0],
                                          guards=level, gpu_state=gpu_state)
     verdict["measurement"]["exchange"] = exchange + why_not_ipc
+    if device.type == "cuda" and where.type == "cpu":  # _placed: no room on the GPU for the answers
+        verdict["measurement"]["answers"] = "host"
     if facts.get("smem_poison"):  # strict on a GPU: shared memory filled before each checked call
         verdict["measurement"]["smem_poison"] = facts["smem_poison"]
     if "checks" in verdict:  # the correctness decisions (allclose, float64 budget), how they were made
