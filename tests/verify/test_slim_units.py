@@ -215,6 +215,8 @@ def test_a_build_compiles_its_own_binding_beside_an_idle_priority_maker(tmp_path
         builder.build("km_busy", main, None, flags)
         assert not released.exists()  # the maker still holds its lock: not waited for
         assert builder.log["slim"] is True and builder.log["sigbind_own_copy"] is True
+        from kernelmill.verify.runner import _build_facts
+        assert _build_facts(builder.log)["sigbind_own_copy"] is True  # and the verdict says so (measurement.build)
         assert sorted(builder.log["compiled"]) == ["shim", "sigbind", "slim"]
     finally:
         proc.kill()

@@ -679,7 +679,7 @@ def _head_and_tail(data: dict | None, start: float, end: float) -> None:
 # what the fast builder's log (inline_build.InlineBuilder.log) says of a candidate's build
 _BUILD_FACTS = ("warm", "cuda_split", "merged", "slim", "pch_used", "compiled", "reused", "compiles", "compile_s",
                 "lazy_built", "fallback", "fail_fast", "unit_s", "pch_wait_s", "failed", "check_s", "idents_s", "idents_made",
-                "idents_maker")
+                "idents_maker", "sigbind_own_copy")
 
 
 def _build_facts(info) -> dict:
