@@ -34,6 +34,7 @@ def test_reference_work_finds_mutation_aliasing_and_profile_once():
 
     class Job:
         guards = "standard"
+        exchange = "auto"
         ref_profile = {"given": True}
         check = CheckRule(tolerances={"float32": (1e-4, 1e-4)})  # the job's check rule (the weak-task check reads it)
 
@@ -61,3 +62,22 @@ def test_answers_kept_in_host_memory_are_said_on_stderr(monkeypatch, capsys):
     assert moved is not answers and torch.equal(moved["trials"][0], answers["trials"][0])
     err = capsys.readouterr().err
     assert "kept in host memory" in err and "0.00 GiB" in err and "cuda:0" in err
+
+
+def test_a_run_may_ask_for_its_answers_in_host_memory(monkeypatch, capsys):
+    """`exchange="host"`: answers in host memory however much the GPU has free (nothing said:
+    nothing crowded), the sets through files."""
+    import torch
+
+    from kernelmill.verify.process import supervisor
+
+    answers = {"trials": [torch.ones(1024)]}
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (1 << 40, 1 << 40))
+    moved = supervisor._placed(answers, torch.device("cuda", 0), host=True)
+    assert moved is not answers and moved["trials"][0].device.type == "cpu"
+    assert capsys.readouterr().err == ""
+
+    class Job:
+        exchange = "host"
+
+    assert supervisor._exchange_mode(Job(), torch.device("cuda", 0), {"trials": [answers["trials"]]}) == "file"

@@ -82,8 +82,10 @@ FIELD_HELP: dict[str, str] = {
                     "max-autotune-no-cudagraphs.",
     "compile_backend": "torch.compile backend for --compile-baseline.",
     "exchange": "How a guarded GPU run passes tensors to the candidate's process and back: auto (CUDA IPC, no host "
-                "copies, when the input sets fit in a quarter of the free GPU memory; else files) or file (always "
-                "through /dev/shm). CPU runs always use files.",
+                "copies, when the input sets fit in a quarter of the free GPU memory; else files), file (always "
+                "through /dev/shm) or host (files, and the reference's answers kept and compared in host memory, "
+                "as auto does when they do not fit a quarter of the free GPU memory: the least GPU memory). CPU runs "
+                "always use files.",
     "resident": "Supervise guarded runs with a process that stays for job after job (its CUDA context opened once; "
                 "each candidate still gets a fresh process; 61-70 candidates/min on an H200 against 52-60): auto "
                 "(with guards on, unless --standby 0), on, off (a new supervisor per candidate).",
@@ -209,6 +211,8 @@ class VerifyConfig:
     # quarter of the free GPU memory, else files; "file" = always through files. On an H100
     # (docs/results/benchmarks_history.md) "auto" gave the same verdicts as "file" and cut the guarded
     # exchange of 15 KernelBench-sized candidates from a median 5.5 s to 0.18 s.
+    # "host" = files, and the reference's answers kept in host memory and judged there
+    # (what "auto" does when they take over a quarter of the free GPU memory)
     exchange: str = "auto"
     # guarded runs supervised by a process that stays for job after job (verify/process/
     # resident.py): its CUDA context, cuBLAS and cuDNN open once, not once per candidate;
@@ -245,7 +249,7 @@ class VerifyConfig:
         one_of("guards", ("off", "standard", "strict"))
         one_of("fallback", ("reject", "flag", "allow"))
         one_of("policy", ("flag", "reject"))
-        one_of("exchange", ("auto", "file"))
+        one_of("exchange", ("auto", "file", "host"))
         one_of("resident", ("auto", "on", "off"))
         for name in ("trials", "max_procs", "cpu_runners", "output_limit"):
             if getattr(self, name) < 1:

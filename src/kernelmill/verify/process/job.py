@@ -97,7 +97,8 @@ class RunJob(_Record):
     build_requests: list[dict[str, Any]] | None = None
     # run phases: where an uncached load_inline writes its arguments instead of compiling
     defer_builds: str | None = None
-    # run phases: "auto" lets a guarded GPU run exchange tensors through CUDA IPC; "file" never
+    # run phases: "auto" lets a guarded GPU run exchange tensors through CUDA IPC; "file" never;
+    # "host" never, and keeps the reference's answers in host memory (supervisor._placed)
     exchange: str = "auto"
     # build phases: the nice increment the worker applies to itself (and so to its compilers)
     nice: int = 0

@@ -482,7 +482,7 @@ class _ReferenceWork:
         args = dev_inputs = out = outs = None  # noqa: F841 - free them before the candidate runs
         # compare where the answers are cheapest to compare: on the device, unless
         # keeping them there would crowd the candidate out of its memory
-        self.expected = _placed(expected, device)
+        self.expected = _placed(expected, device, host=job.exchange == "host")
         self.nbytes = inp.nbytes(self.expected)
         if device.type == "cuda":
             torch.cuda.empty_cache()  # the candidate's process needs the GPU memory, not us
@@ -684,7 +684,7 @@ def _exchange_mode(job, device: torch.device, sets: dict) -> str:
     """How the tensors travel: on a GPU through CUDA IPC when the sets fit in a quarter
     of the free memory (the candidate's process holds them on the GPU while it runs),
     else, or when the run asks for files, through files."""
-    if job.exchange == "file" or device.type != "cuda" or not cuda_ipc.available(device):
+    if job.exchange in ("file", "host") or device.type != "cuda" or not cuda_ipc.available(device):
         return "file"
     free, _ = torch.cuda.mem_get_info(device)
     return "cuda_ipc" if inp.nbytes(sets) < free // 4 else "file"
@@ -755,8 +755,10 @@ def _detached(out):
     return map_tensors(out, lambda t: t.detach().contiguous(), lists=True)
 
 
-def _placed(expected: dict, device: torch.device) -> dict:
-    if device.type == "cuda":
+def _placed(expected: dict, device: torch.device, host: bool = False) -> dict:
+    """The reference's answers on the device, or in host memory where they would take over a
+    quarter of its free memory or the run asks for it (`exchange="host"`)."""
+    if device.type == "cuda" and not host:
         free, _ = torch.cuda.mem_get_info(device)
         size = sum(inp.nbytes(group) for group in expected.values())
         if size < free // 4:
