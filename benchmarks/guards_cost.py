@@ -55,7 +55,10 @@ def _per_candidate(rows: list[dict]) -> dict:
             "median_run_and_sanitize_s": _median([r + s for r, s in zip(run_s, san_s)]),
             # which candidates landed and what each took: a cut level's medians are over these only
             # (session_2026-11-30e: strict's 18 of 25, the 7 left not named)
-            "each": [{"sample": r["sample"], "status": r["status"], "run_wall_s": round(a, 2), "sanitize_s": round(b, 2)}
+            # and how long its timing waited for the GPU (strict's three 122-124 s runs beside racecheck's 120-s
+            # runs, session_2026-11-30g, could not be told apart from the candidates' own time without it)
+            "each": [{"sample": r["sample"], "status": r["status"], "run_wall_s": round(a, 2), "sanitize_s": round(b, 2),
+                      "timing_lock_wait_s": round(r["phases"].get("timing_lock_wait_s", 0.0), 2)}
                      for r, a, b in zip(rows, run_s, san_s)]}
 
 
