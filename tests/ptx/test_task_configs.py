@@ -80,6 +80,26 @@ def test_vectors_device_properties_helpers_and_dim3_fields():
     assert out.shape == [4096, 1] and out.origin == "zero"
 
 
+def test_a_dim3_of_macros_is_a_constructor_not_a_function_declaration():
+    """`dim3 threads(BLOCK_X, BLOCK_Y)` parses as a function declaration while the macros are
+    names: its block was 1x1x1 (cuda-l1's a100-L2-4: wrong outputs and an illegal address on the GPU)."""
+    src = """#define BLOCK_X 32
+#define BLOCK_Y 8
+__global__ void k(float* x, int n) {}
+void run(float* x, int n) {
+    const dim3 threads(BLOCK_X, BLOCK_Y);
+    dim3 one(BLOCK_X);
+    const dim3 blocks((n + BLOCK_X - 1) / BLOCK_X, 2);
+    k<<<blocks, threads>>>(x, n);
+    k<<<blocks, one>>>(x, n);
+}"""
+    first, second = run_host(src, "run", [Ptr(HostTensor([64], "float32")), 64])
+    assert first.block == [32, 8, 1] and first.grid == [2, 2, 1] and not first.problem()
+    assert second.block == [32, 1, 1]
+    unknown = src.replace("#define BLOCK_Y 8\n", "")
+    assert "BLOCK_Y" in run_host(unknown, "run", [Ptr(HostTensor([64], "float32")), 64])[0].problem()
+
+
 def test_unknown_values_are_named_where_a_launch_needs_them():
     src = "__global__ void k(float* x, int n) {}\nvoid run(float* x, int n) { k<<<grid_of(n), 128>>>(x, n); }"
     (la,) = run_host(src, "run", [Ptr(HostTensor([64], "float32")), 64])

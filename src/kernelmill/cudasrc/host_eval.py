@@ -363,12 +363,26 @@ class HostRun:
                 if isinstance(v, Ptr) and ptr and v.ctype is None:
                     v = Ptr(v.tensor, _base_type(tt), v.offset)
                 env[name] = _convert(v, tt + (" *" if ptr else ""))
+            elif d.type == "function_declarator" and _base_type(tt) == "dim3":
+                # `dim3 threads(BLOCK_X, BLOCK_Y);`: with the macros unexpanded the grammar reads a
+                # function declaration (C++'s most vexing parse); in a function body it is dim3's
+                # constructor, each "parameter" a name (cuda-l1's a100-L2-4 got a 1x1x1 block)
+                params = d.child_by_field_name("parameters")
+                env[name] = Dim3(*[self._named(text(q).strip(), env) for q in params.named_children])
             elif "vector" in tt or d.type == "array_declarator":
                 env[name] = []
             elif _base_type(tt) == "cudaDeviceProp":
                 env[name] = DEVICE_PROP
             else:
                 env[name] = Dim3() if _base_type(tt) == "dim3" else Unknown(f"{name} is not initialised")
+
+    def _named(self, name: str, env: dict):
+        """The value of a bare name, as an identifier expression has it."""
+        if name in env:
+            return env[name]
+        if name in self.globals:
+            return self._global(name)
+        return Unknown(f"unknown value {name!r}")
 
     def _loop(self, n, env: dict, taken: bool) -> None:
         init = n.child_by_field_name("initializer")
@@ -476,12 +490,7 @@ class HostRun:
         if t in ("null", "nullptr"):
             return 0
         if t == "identifier":
-            name = text(n)
-            if name in env:
-                return env[name]
-            if name in self.globals:
-                return self._global(name)
-            return Unknown(f"unknown value {name!r}")
+            return self._named(text(n), env)
         if t == "qualified_identifier":
             last = text(n).split("::")[-1]
             if last in _TORCH_DTYPES:
