@@ -163,6 +163,22 @@ def driver(jobs_path: str) -> None:
         print("KM-END", job["id"], flush=True)
 
 
+_CODE_KEY = "_tracer_code"
+
+
+def _tracer_code() -> str:
+    """A fingerprint of the code whose results a trace keeps (the tracer and the host evaluator)."""
+    import hashlib
+
+    from kernelmill.cudasrc import host_eval
+    from kernelmill.ptx.evaluate import task_configs
+
+    h = hashlib.sha256()
+    for mod in (host_eval, task_configs):
+        h.update(Path(mod.__file__).read_bytes())
+    return h.hexdigest()[:16]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=Path, default=L1)
@@ -195,6 +211,12 @@ def main() -> None:
     rows = {r["id"]: r for r in rows if r["id"] in inline | listed}
     builder = Builder(args.build_dir) if args.nvcc else None
     traces = json.loads(args.traces.read_text()) if args.traces and args.traces.exists() else {}
+    if traces and traces.get(_CODE_KEY) != _tracer_code():
+        # a trace holds the launches the host evaluator found: made by other code, they would be
+        # reused silently (session 24's dim3 fix changed eight cuda-l1 launches, none through a cache)
+        print(f"--traces {args.traces}: made by other tracing code, traced again", file=sys.stderr)
+        traces = {}
+    traces[_CODE_KEY] = _tracer_code()
     t0 = time.perf_counter()
     for rid, r in rows.items():
         if rid not in traces:
@@ -202,6 +224,7 @@ def main() -> None:
     trace_s = time.perf_counter() - t0
     if args.traces:
         args.traces.write_text(json.dumps(traces))
+    traces.pop(_CODE_KEY)
     result: dict = {"rows": len(rows), "load_inline_rows": len(inline), "trace_seconds": round(trace_s, 1),
                     "trace_errors": {k: v["error"] for k, v in traces.items() if v.get("error")}}
     with tempfile.TemporaryDirectory() as d:
