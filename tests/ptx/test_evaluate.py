@@ -381,3 +381,28 @@ def test_a_summary_reads_infinite_errors_as_stored_in_json():
             {"status": "incorrect", "compiled": True, "ran": True, "io_correct": False, "max_norm_err": 0.5}]
     out = summarize(rows, compiled_measured=True, run_measured=True)
     assert out["max_norm_err_median"] == 0.5 and out["io_errors_found"] == 2
+
+
+def test_outputs_a_reference_launch_left_unwritten_are_counted():
+    """A launch whose grid or block is too small (the dim3 the host evaluator once read as 1x1x1)
+    writes part of an output; the reference run against itself still passes, so the evaluator counts
+    what is left of the fill: torch's NaN, whose payload a kernel's own NaN does not have."""
+    from kernelmill.ptx.evaluate.config import KernelConfig
+    from kernelmill.ptx.evaluate.metrics import summarize, unwritten
+    from kernelmill.ptx.evaluate.worker import make_buffers
+
+    cfg = KernelConfig.from_dict({"kernel": "k", "grid": [1, 1, 1], "block": [32, 1, 1], "params": [
+        {"name": "x", "shape": [64], "dtype": "float32", "role": "in"},
+        {"name": "y", "shape": [64], "dtype": "float32", "role": "out"},
+        {"name": "idx", "shape": [64], "dtype": "int32", "role": "out"},
+        {"name": "h", "shape": [64], "dtype": "float16", "role": "out"}]})
+    _, fy, fi, fh = make_buffers(cfg, 0, "p")
+    y, i, h = fy.clone(), fi.clone(), fh.clone()
+    y[:32], i[:40], h[:] = 1.0, 3, 0.5  # the first 32 threads wrote y, 40 elements of idx, all of h
+    y[5] = float("nan")  # a NaN the kernel computed itself (CUDA's payload): written
+    y.view(torch.int32)[5] = 0x7FFFFFFF
+    assert unwritten(fy, y) == 32 and unwritten(fi, i) == 24 and unwritten(fh, h) == 0
+    assert unwritten(fy, fy.clone()) == 64 and unwritten(None, y) == 0
+    rows = [{"status": "ok", "compiled": True, "ran": True, "io_correct": True, "ref_unwritten": {"y": 32}},
+            {"status": "ok", "compiled": True, "ran": True, "io_correct": True}]
+    assert summarize(rows, compiled_measured=True, run_measured=True)["ref_unwritten"] == 1

@@ -54,3 +54,24 @@ def test_evaluate_on_the_gpu(tmp_path):
     if shutil.which("ncu") and not s["notes"]:
         # the reference as its own candidate: the same kernel, the same counters
         assert res["a1"]["gld_eff_dev"] == 0.0
+
+
+def test_a_launch_too_small_for_its_output_is_counted_though_it_reads_io_correct(tmp_path):
+    """The reference run against itself is I/O-correct under any deterministic launch; a grid that
+    covers 256 of the output's 1,000 elements leaves 744 of the fill, and the evaluator says so."""
+    small = add_pair("u1")
+    small.meta["config"]["grid"] = [2, 1, 1]
+    pairs = tmp_path / "pairs.jsonl"
+    write_jsonl(pairs, [add_pair("a1"), small])
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text("".join(json.dumps({"sample_id": f"{k}#0", "task_id": k, "language": "cuda", "code": ADD}) + "\n"
+                               for k in ("a1", "u1")))
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["ptx", "evaluate", str(pairs), str(samples), "-o", str(out), "--no-timing",
+                                 "--workers", "1"])
+    assert r.exit_code == 0, r.output
+    res = {x["task_id"]: x for x in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    assert res["u1"]["status"] == "ok" and res["u1"]["ref_unwritten"] == {"out": 744}
+    assert res["a1"]["status"] == "ok" and "ref_unwritten" not in res["a1"]
+    assert json.loads((out / "summary.json").read_text())["ref_unwritten"] == 1
+    assert "1 launches left part of an output unwritten" in r.output

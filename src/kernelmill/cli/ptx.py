@@ -293,6 +293,9 @@ def evaluate_command(
                   f"I/O {pct(summary['io_correctness_rate'])}, CodeBLEU "
                   f"{cb.get('codebleu', float('nan')):.3f}; counts {summary['counts']}"
                   + (f"; {summary['not_run']}" if summary.get("not_run") else "")
+                  + (f"\nnote: {summary['ref_unwritten']} launches left part of an output unwritten by the reference "
+                     "(results.jsonl: ref_unwritten): check their launch configurations"
+                     if summary.get("ref_unwritten") else "")
                   + "".join(f"\nnote: {n}" for n in summary.get("notes") or []), highlight=False)
     console.print(f"-> {out / 'summary.json'}, {out / 'results.jsonl'}, {out / 'figures.png'}")
 

@@ -59,6 +59,22 @@ def normalised_error(ref, cand) -> float:
     return diff / scale if scale > 0 else diff
 
 
+def unwritten(fill, out) -> int:
+    """Elements of an output whose bytes are still its fill's (`worker.make_buffers`: NaN with
+    torch's payload for a float output the launch must write, -1 for an integer one). A CUDA
+    kernel's own NaN has another payload, so where the reference leaves any, its launch did not
+    cover the output: a reference run against itself passes with such a launch, as a wrong
+    grid or block is deterministic too (session_2026-11-30g: 1x1x1 blocks read I/O correct)."""
+    import torch
+
+    if fill is None or out is None or fill.numel() != out.numel() or fill.dtype != out.dtype:
+        return 0
+    width = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}.get(fill.element_size())
+    if width is None or fill.dtype == torch.bool:
+        return 0
+    return int((out.detach().flatten().view(width) == fill.detach().flatten().view(width)).sum())
+
+
 def latency_deviation(ref_ms: float | None, cand_ms: float | None) -> float | None:
     if not ref_ms or cand_ms is None or ref_ms <= 0:
         return None
@@ -115,4 +131,6 @@ def summarize(results: Iterable[dict], *, compiled_measured: bool, run_measured:
     errs = [e for e in errs if e == e]  # NaN has no place in a median
     out["io_errors_found"] = sum(1 for r in ev if r["status"] == "incorrect")
     out["max_norm_err_median"] = statistics.median(errs) if errs else None
+    # launches whose reference left part of an output unwritten (`unwritten`): a configuration to check
+    out["ref_unwritten"] = sum(1 for r in ev if r.get("ref_unwritten"))
     return out

@@ -215,7 +215,7 @@ class Evaluation:
         correct = []
         for sid, res in got.items():
             r = by_id[sid][1]
-            for k in ("status", "compiled", "ran", "io_correct", "max_norm_err", "errors"):
+            for k in ("status", "compiled", "ran", "io_correct", "max_norm_err", "errors", "ref_unwritten"):
                 if k in res:
                     r[k] = res[k]
             if res.get("status") != "ok":

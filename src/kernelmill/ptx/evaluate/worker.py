@@ -150,7 +150,7 @@ def run_job(job: dict, spec: dict, ref_cache: dict, fh) -> tuple[dict, bool]:
 
     from ...verify import TIMING_LOCK_TIMEOUT_S, gpu_lock
     from .config import KernelConfig
-    from .metrics import normalised_error
+    from .metrics import normalised_error, unwritten
 
     device = spec["device"]
     cfg = KernelConfig.from_dict(job["config"])
@@ -162,11 +162,13 @@ def run_job(job: dict, spec: dict, ref_cache: dict, fh) -> tuple[dict, bool]:
             try:
                 ref = Lib(job["ref_so"])
                 _, ref_out = run_side(ref, cpu, cfg, device)
-                ref_cache[key] = (ref, ref_out, None)
+                outs = [(p, b) for p, b in zip(cfg.params, cpu) if p.is_output]
+                left = {p.name: unwritten(b, o) for (p, b), o in zip(outs, ref_out) if p.init_kind() == "nan"}
+                ref_cache[key] = (ref, ref_out, None, {k: v for k, v in left.items() if v})
             except Exception as exc:  # noqa: BLE001 - the reference failing is a result too
-                ref_cache[key] = (None, None, _short(exc))
+                ref_cache[key] = (None, None, _short(exc), {})
                 return {"status": "reference_failed", "message": f"reference: {_short(exc)}"}, _is_cuda_error(exc)
-        ref, ref_out, ref_err = ref_cache[key]
+        ref, ref_out, ref_err, ref_left = ref_cache[key]
         if ref_err:
             return {"status": "reference_failed", "message": f"reference: {ref_err}"}, False
         _emit(fh, {"id": job["id"], "event": "cand"})
@@ -184,6 +186,8 @@ def run_job(job: dict, spec: dict, ref_cache: dict, fh) -> tuple[dict, bool]:
                                                            for k, v in errors.items()},
                            "max_norm_err": worst if worst != float("inf") else "inf",
                            "check_s": round(time.perf_counter() - t0, 4)}
+    if ref_left:  # output elements the reference's launch never wrote: its configuration is suspect
+        res["ref_unwritten"] = ref_left
     if not io_ok:
         bad = [f"{n}: {e:.3g}" for n, e in errors.items() if not e <= spec["tol"]]
         res["message"] = f"max normalised abs error > {spec['tol']:g} in {', '.join(bad)}"
