@@ -56,10 +56,22 @@ class RunnerJob:
     workdir: Path | None = None
     build: dict | None = None
     requeues: int = 0  # runs that stopped for a build (NeedsBuild)
+    retry_reason: str = ""  # why its run was queued again (executors: harness_out_of_memory)
     # (phase, start, end) in time.monotonic(), and when the job was made (its batch's
     # start, near enough: a batch's jobs are made in one loop): measurement.timeline
     spans: list = field(default_factory=list)
     t0: float = field(default_factory=time.monotonic)
+
+
+def harness_out_of_memory(verdict) -> bool:
+    """A run the harness's own side ended for memory: the reference out of GPU memory, or the
+    supervisor past harness_memory_gb. Transient on a crowded machine (a cold start's ~150 new
+    CUDA contexts: session_2026-11-30f's a100-L1-72, session_2026-11-30g's crowded-GPU test),
+    so the executors run such a candidate once more, after the others."""
+    if "reference_error" not in (getattr(verdict, "flags", None) or []):
+        return False
+    msg = str(getattr(verdict, "message", "") or "")
+    return "out of memory" in msg.lower() or "exceeded its host memory limit" in msg
 
 
 # build spares by default on CUDA (VerifyConfig.build_standby): enough for a service's
@@ -388,6 +400,8 @@ class Verifier:
         if defer:  # the run worker compiles nothing (lazy_builds.py)
             extra = {**extra, "defer_builds": str(requests_path)}
         result_path = phase_dir / "result.json"
+        for stale in (result_path, requests_path):  # a run again in the same folder (NeedsBuild, a retry)
+            stale.unlink(missing_ok=True)
         # a guarded run's supervisor (the group's leader) is harness code: its memory apart (sandbox.watch)
         guarded = phase == "run" and self.config.guards != "off"
         job_file = RunJob(
@@ -523,6 +537,8 @@ class Verifier:
                                                      + built["failed"]) if m)}
         if job.spans:
             fields["measurement"] = {**(fields.get("measurement") or {}), "timeline": self._timeline(job)}
+        if job.retry_reason:  # a first run the harness's own memory ended: what it said
+            fields["measurement"] = {**(fields.get("measurement") or {}), "retried_after": job.retry_reason}
         profile = self._profile(job)
         if profile != "full" and job.task.sizes.get(profile):
             fields["measurement"] = {**(fields.get("measurement") or {}), "sizes": {

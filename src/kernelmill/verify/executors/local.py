@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 from ..health import gpu_healthy
-from ..runner import NeedsBuild
+from ..runner import NeedsBuild, harness_out_of_memory
 
 _RETRYABLE = ("runtime_error", "timeout")
 
@@ -118,6 +118,15 @@ class LocalExecutor:
                         done_q.put((job, verdict))
                     done_q.put((None, "gpu_dead"))
                     return
+                if job.key not in retried and harness_out_of_memory(verdict):
+                    # the harness's side ran out of memory, not the candidate: once more, behind
+                    # the runs queued now (a cold start's crowding has passed by then)
+                    retried.add(job.key)
+                    job.retry_reason = verdict.message[:300]
+                    print(f"kernelmill: {job.sample.sample_id}: the harness ran out of memory; "
+                          "queued to run once more", file=sys.stderr)
+                    queue_run(job)
+                    continue
                 done_q.put((job, verdict))
 
         verifier.defer_builds = True  # run phases may hand uncached builds back (NeedsBuild)
