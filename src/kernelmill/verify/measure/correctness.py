@@ -91,8 +91,7 @@ class _Tally:
     max_abs: float = 0.0
     max_rel: float = 0.0
     scale: float = 0.0
-    worst: tuple[int, float, float] = (0, 0.0, 0.0)  # flat index, got, expected of the largest |c - r|
-    worst_abs: float = -1.0
+    worst: tuple[int, float, float] | None = None  # flat index, got, expected of the largest |c - r|
 
 
 def _compare_values(where: str, r: torch.Tensor, c: torch.Tensor, rule: CheckRule,
@@ -149,10 +148,9 @@ def _tally(t: _Tally, start: int, rw: torch.Tensor, cw: torch.Tensor, atol: floa
     r_abs = rw.abs()
     diff = torch.where(finite, (cw - rw).abs(), 0.0)
     m = float(diff.max())
-    if m > t.worst_abs:  # strictly: the first place of the largest error, as argmax over the whole gives
+    if t.worst is None or m > t.max_abs:  # strictly: the first place of the largest error, as argmax over the whole
         i = int(torch.argmax(diff))
-        t.worst, t.worst_abs = (start + i, float(cw[i]), float(rw[i])), m
-    t.max_abs = max(t.max_abs, m)
+        t.worst, t.max_abs = (start + i, float(cw[i]), float(rw[i])), m
     t.max_rel = max(t.max_rel, float((diff / torch.where(finite, r_abs, 1.0).clamp_min(1e-12)).max()))
     if norm:
         t.scale = max(t.scale, float(torch.where(finite, r_abs, 0.0).max()))

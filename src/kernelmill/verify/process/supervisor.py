@@ -316,7 +316,8 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
     # answers kept in host memory (_placed) are compared there, outputs received there too:
     # host work, for which this run's share of the GPU lock would hold back the timing of the
     # others (a 1.07 GB-output task judged on the host held it ~50 s, session_2026-11-30f)
-    host_judge = share.pause() if device.type == "cuda" and where.type == "cpu" else contextlib.nullcontext()
+    on_host = device.type == "cuda" and where.type == "cpu"
+    host_judge = share.pause() if on_host else contextlib.nullcontext()
     try:
         with host_judge:
             verdict = judge(job, level, device, cand_code, facts, got, expected, sets, findings, phases,
@@ -344,7 +345,7 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
                                          facts.get("backend_flags") or {}, sets["trials"][0], expected["trials"][0],
                                          guards=level, gpu_state=gpu_state)
     verdict["measurement"]["exchange"] = exchange + why_not_ipc
-    if device.type == "cuda" and where.type == "cpu":  # _placed: no room on the GPU for the answers
+    if on_host:  # _placed: no room on the GPU for the answers, or the run asked (exchange="host")
         verdict["measurement"]["answers"] = "host"
     if facts.get("smem_poison"):  # strict on a GPU: shared memory filled before each checked call
         verdict["measurement"]["smem_poison"] = facts["smem_poison"]
