@@ -35,10 +35,13 @@ import collections
 import dataclasses
 import json
 import os
+import queue
 import re
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -105,11 +108,14 @@ def without_launch_files(pairs: list[Pair]) -> list[Pair]:
 
 # --- on a GPU: each configured pair launched once under compute-sanitizer ----------------------
 
-def sanitize(pairs_path: Path, build_dir: Path) -> dict:
+def sanitize(pairs_path: Path, build_dir: Path, launch_s: float = 60.0, save=None) -> dict:
     """{pair id: 'clean' | why}: the reference harness of every configured pair, launched once
     with the evaluator's inputs (worker.make_buffers, seed 0) in a process run by
-    `compute-sanitizer --tool memcheck`; after a memcheck report or a failed launch the driver
-    starts again with the next pair, so one bad launch does not hide the others."""
+    `compute-sanitizer --tool memcheck`; after a memcheck report, a failed launch or a launch
+    still running after `launch_s` seconds (`timeout`: a hang or a kernel too slow under the
+    tool) the driver starts again with the next pair, so one bad launch does not hide the
+    others. Each verdict is printed as it lands and `save(verdicts)` called, so a pass cut by
+    its caller's time limit keeps what it found (session 24's pass printed nothing in 200 s)."""
     builder = Builder(build_dir)
     jobs = []
     for d in iter_jsonl(pairs_path):
@@ -123,29 +129,54 @@ def sanitize(pairs_path: Path, build_dir: Path) -> dict:
         b = builder.build(harness_source(p.source, cfg))
         if b.ok:
             jobs.append({"id": p.pair_id, "so": b.so, "config": cfg.to_dict()})
+    print(f"memcheck: {len(jobs)} configured launches built", flush=True)
     verdicts: dict[str, str] = {}
+
+    def land(pid: str, why: str) -> None:
+        verdicts[pid] = why
+        print(f"  [{len(verdicts)}/{len(jobs)}] {pid}: {why}", flush=True)
+        if save:
+            save(verdicts)
+
     while len(verdicts) < len(jobs):
         rest = [j for j in jobs if j["id"] not in verdicts]
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
             json.dump(rest, f)
-        proc = subprocess.run(["compute-sanitizer", "--tool", "memcheck", "--print-limit", "20", sys.executable,
-                               __file__, "--driver", f.name], capture_output=True, text=True,
-                              env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        os.unlink(f.name)
-        current, errors = None, []
-        for line in (proc.stdout + "\n" + proc.stderr).splitlines():
+        proc = subprocess.Popen(["compute-sanitizer", "--tool", "memcheck", "--print-limit", "20", sys.executable,
+                                 __file__, "--driver", f.name], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=True)
+        lines: queue.Queue = queue.Queue()
+        threading.Thread(target=lambda: [lines.put(ln) for ln in proc.stdout] + [lines.put(None)],
+                         daemon=True).start()
+        current, errors, tail, began, started = None, [], [], 0.0, False
+        while True:
+            try:
+                line = lines.get(timeout=1.0)
+            except queue.Empty:
+                if current and time.monotonic() - began > launch_s:
+                    os.killpg(proc.pid, signal.SIGKILL)  # the tool and the process it runs
+                    proc.wait()
+                    land(current, f"timeout: no end within {launch_s:.0f} s under memcheck")
+                    current = None
+                    break
+                continue
+            if line is None:
+                break
+            line = line.rstrip("\n")
+            tail = (tail + [line])[-5:]
             if line.startswith("KM-BEGIN "):
-                current, errors = line.split(" ", 1)[1], []
+                current, errors, began, started = line.split(" ", 1)[1], [], time.monotonic(), True
             elif line.startswith("KM-END ") and current:
-                verdicts[current] = "clean" if not errors else "memcheck: " + errors[0]
+                land(current, "clean" if not errors else "memcheck: " + errors[0])
                 current = None
             elif current and re.match(r"=+ (Invalid|Out-of-range|Misaligned|Program hit)", line):
                 errors.append(line.strip("= ").strip())
+        proc.wait()
+        os.unlink(f.name)
         if current:  # the driver died inside this pair's launch
-            verdicts[current] = "memcheck: " + errors[0] if errors else "launch failed: " + (
-                proc.stdout + proc.stderr).strip().splitlines()[-1][:200]
-        elif len(verdicts) < len(jobs) and not any(j["id"] in verdicts for j in rest):
-            raise RuntimeError(f"the driver started no launch: {(proc.stdout + proc.stderr)[-2000:]}")
+            land(current, "memcheck: " + errors[0] if errors else "launch failed: " + (tail or ["?"])[-1][:200])
+        elif len(verdicts) < len(jobs) and not started:
+            raise RuntimeError(f"the driver started no launch: {' | '.join(tail)}")
     return verdicts
 
 
@@ -188,21 +219,27 @@ def main() -> None:
     ap.add_argument("--json", type=Path)
     ap.add_argument("--pairs-out", type=Path, help="write the external set's pairs, configs attached")
     ap.add_argument("--sanitize", type=Path, help="GPU: launch each configured pair of this file under memcheck")
+    ap.add_argument("--launch-s", type=float, default=60.0,
+                    help="--sanitize: seconds one launch may run under memcheck before it is called a timeout")
     ap.add_argument("--driver", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.driver:
         return driver(args.driver)
     if args.sanitize:
         t0 = time.perf_counter()
-        verdicts = sanitize(args.sanitize, args.build_dir)
+
+        def save(verdicts: dict) -> None:
+            if args.json:
+                clean = sum(v == "clean" for v in verdicts.values())
+                args.json.write_text(json.dumps({"launches": len(verdicts), "clean": clean,
+                                                 "verdicts": verdicts}, indent=1) + "\n")
+
+        verdicts = sanitize(args.sanitize, args.build_dir, args.launch_s, save)
         bad = {k: v for k, v in verdicts.items() if v != "clean"}
         print(f"memcheck: {len(verdicts) - len(bad)} of {len(verdicts)} launches clean "
               f"({time.perf_counter() - t0:.0f} s)")
         for k, v in bad.items():
             print(f"    {k}: {v}")
-        if args.json:
-            args.json.write_text(json.dumps({"launches": len(verdicts), "clean": len(verdicts) - len(bad),
-                                             "verdicts": verdicts}, indent=1) + "\n")
         return None
     rows = [json.loads(ln) for ln in args.rows.read_text().splitlines() if ln.strip()]
     inline = {r["id"] for r in rows if "load_inline" in r["custom_code"]}
