@@ -196,6 +196,23 @@ def kb_preflight(kb_root: Path) -> str | None:
     return None
 
 
+def close_cut_segment(kb: dict) -> None:
+    """An earlier run cut at a device call's limit left its time so far in `segments_open`: made a
+    segment of its own (marked `cut`), else the next candidate to finish would overwrite it and
+    the side's wall would lose it (session 25: 356 s of 22 candidates)."""
+    if kb.get("segments_open"):
+        kb["segments"].append(dict(kb.pop("segments_open"), cut=True))
+
+
+def stale_build_locks(build_root: Path, names: list[str]) -> list[Path]:
+    """torch.utils.cpp_extension's build lock files (`lock`, its FileBaton) in the build folders of
+    candidates not yet evaluated. Only a process killed mid-build leaves one (a device call's limit
+    cutting a run), and every later load_inline of that folder then waits for it forever, as
+    KernelBench's eval of cudal1-a100-L3-49 did for 235 s in session 25's resumed call."""
+    return sorted(lk for n in names if (build_root / n).is_dir() for lk in (build_root / n).rglob("lock")
+                  if lk.is_file())
+
+
 def run_kernelbench(cands, args, results: dict, out: Path | None) -> None:
     why = kb_preflight(Path(args.kernelbench))
     if why:
@@ -204,6 +221,7 @@ def run_kernelbench(cands, args, results: dict, out: Path | None) -> None:
         save_results(out, results)
         return
     kb = results.setdefault("kernelbench", {"compile": {}, "eval": {}, "segments": []})
+    close_cut_segment(kb)
     todo = [c for c in cands if c.name not in kb["eval"]]
     if not todo:
         print("kernelbench: nothing left to run", flush=True)
@@ -219,6 +237,9 @@ def run_kernelbench(cands, args, results: dict, out: Path | None) -> None:
                      "custom_src": c.path.read_text(encoding="utf-8"), "build_dir": str(build_root / c.name),
                      "backend": "triton" if c.language == "triton" else "cuda", "log": str(logs / f"{c.name}.log"),
                      "correct_trials": args.correct_trials, "perf_trials": args.perf_trials})
+    for lock in stale_build_locks(build_root, [c.name for c in todo]):
+        print(f"kernelbench: removed {lock}, left by a process killed at an earlier call's limit", flush=True)
+        lock.unlink()
     ctx = mp.get_context("spawn")
     t_start = time.perf_counter()
     # phase 1: the compile pool (KernelBench's batch scripts: build_compile_cache on CPU workers)

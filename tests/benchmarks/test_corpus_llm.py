@@ -211,6 +211,26 @@ def test_external_rows_become_candidates_and_tasks_split_alike(tmp_path):
     assert "right_by_expectation" not in out[0] and summary["ratio_kernelmill_over_kernelbench"] == pytest.approx(10.0)
 
 
+def test_a_resumed_kernelbench_side_keeps_a_cut_runs_time_and_drops_its_stale_build_locks(tmp_path):
+    kb = {"eval": {}, "segments": [{"candidates": 3, "seconds": 30.0}],
+          "segments_open": {"candidates": 22, "seconds": 356.3}}
+    vs.close_cut_segment(kb)
+    assert "segments_open" not in kb
+    assert kb["segments"][-1] == {"candidates": 22, "seconds": 356.3, "cut": True}
+    vs.close_cut_segment(kb)  # nothing open: nothing added
+    assert len(kb["segments"]) == 2
+    n, secs, _ = vs._rate(kb["segments"])
+    assert (n, secs) == (25, pytest.approx(386.3))
+    root = tmp_path / "kb_build"
+    (root / "a" / "ext").mkdir(parents=True)
+    (root / "a" / "ext" / "lock").write_text("")
+    (root / "b").mkdir()
+    (root / "b" / "lock").write_text("")  # b is done: its folder is not touched
+    (root / "c").mkdir()
+    (root / "c" / "main.cpp").write_text("")
+    assert vs.stale_build_locks(root, ["a", "c", "missing"]) == [root / "a" / "ext" / "lock"]
+
+
 def test_a_kernelbench_that_does_not_import_stops_the_comparison_before_kernelmill_runs(tmp_path, capsys):
     kb = tmp_path / "kb"
     (kb / "harness" / "kernelbench").mkdir(parents=True)
