@@ -109,3 +109,35 @@ def test_kernelbench_level1_problems_verify_on_a_cpu_in_minutes(tmp_path):
                          env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-2000:]
     assert "task level1/19_ReLU at the full profile moves 12.0 GB a call" in " ".join(res.stderr.split())
+
+
+def test_the_size_check_runs_beside_the_candidates_and_still_prints(monkeypatch):
+    """`verify` starts its candidates while the tasks' fit check traces them (a GRU's trace took
+    10.5 s on cuda-l1, all of it before the first candidate); its lines still come, and its own
+    failure is a note, not the run's end."""
+    import io
+    import threading
+
+    from rich.console import Console
+
+    from kernelmill.cli import runs
+
+    started, release = threading.Event(), threading.Event()
+
+    def slow_check(tasks, samples, config):
+        started.set()
+        assert release.wait(60)
+        return ["task x at the full profile moves 9.0 GB a call"]
+
+    monkeypatch.setattr(runs, "warn_unfit", slow_check)
+    check = runs.UnfitCheck({}, [], None)
+    assert started.wait(60)
+    assert check.lines is None  # the caller went on while the check ran
+    release.set()
+    assert check.finish() == ["task x at the full profile moves 9.0 GB a call"]
+
+    buf = io.StringIO()
+    monkeypatch.setattr(runs, "err", Console(file=buf, width=200))
+    monkeypatch.setattr(runs, "warn_unfit", lambda *a: 1 / 0)
+    assert runs.UnfitCheck({}, [], None).finish() == []
+    assert "the tasks' size check failed: ZeroDivisionError" in buf.getvalue()

@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import warnings
 from pathlib import Path
 
@@ -87,6 +88,35 @@ def warn_unfit(tasks_by_id: dict, samples: list[Sample], config: VerifyConfig) -
     return lines
 
 
+class UnfitCheck:
+    """`warn_unfit` beside the run instead of before it. Its meta-device trace of each
+    reference costs what the reference's Python costs: 10.5 s for a bidirectional 6-layer GRU
+    (cuda-l1's 3090-L3-42), which on issue 40's cold run held every candidate back (23.4 s of
+    147 s before the first one started). A thread is enough: the run's own work is in other
+    processes, the trace's torch modes are thread-local, and its lines are printed as soon as
+    they are known; `finish` waits for them once the candidates are done (a Ctrl-C does not)."""
+
+    def __init__(self, tasks_by_id: dict, samples: list[Sample], config: VerifyConfig):
+        self.lines: list[str] | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(tasks_by_id, samples, config),
+                                        name="kernelmill-unfit-check", daemon=True)
+        self._thread.start()
+
+    def _run(self, tasks_by_id: dict, samples: list[Sample], config: VerifyConfig) -> None:
+        try:
+            self.lines = warn_unfit(tasks_by_id, samples, config)
+        except Exception as exc:  # noqa: BLE001 - an advisory check must not end the run
+            self._error = exc
+
+    def finish(self) -> list[str]:
+        self._thread.join()
+        if self._error is not None:
+            err.print(f"[yellow]note:[/yellow] the tasks' size check failed: {type(self._error).__name__}: "
+                      f"{self._error}", soft_wrap=True)
+        return self.lines or []
+
+
 def answered_ids(samples: list[Sample], out: Path, tasks_by_id: dict, config: VerifyConfig,
                  rerun: bool = False) -> tuple[set[str], set[str]]:
     """(ids OUT already answers, ids whose verdict in OUT is stale). A verdict answers its
@@ -125,7 +155,7 @@ def run_verify(source: str, samples: list[Sample], out: Path, config: VerifyConf
     tasks = load_tasks_or_exit(source)
     by_id = tasks.by_id()
     answered, stale = answered_ids(samples, out, by_id, config, rerun)
-    warn_unfit(by_id, [s for s in samples if s.sample_id not in answered], config)
+    unfit = UnfitCheck(by_id, [s for s in samples if s.sample_id not in answered], config)
     if stale:
         _drop_rows(out, stale)
         why = "--rerun" if rerun else "their code, task or settings changed"
@@ -166,6 +196,7 @@ def run_verify(source: str, samples: list[Sample], out: Path, config: VerifyConf
         fail(f"{exc}", 1)
     finally:
         signal.signal(signal.SIGTERM, previous)
+    unfit.finish()
     if progress and todo:
         summary = ", ".join(f"{s} {n}" for s, n in counts.items() if s not in ("cached", "no_header"))
         print(f"verify: {len(todo)} candidates verified: {summary}; cached {counts.get('cached', 0)}; "
