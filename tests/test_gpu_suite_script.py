@@ -60,3 +60,26 @@ def test_a_failing_item_fails_the_run(tmp_path):
     test.write_text("import pytest\n\n@pytest.mark.gpu\ndef test_x():\n    assert False\n")
     proc, pending = _run(tmp_path, CALL_S="120", QUEUE=f"20||{test}")
     assert proc.returncode != 0 and pending == [], proc.stdout
+
+
+def test_wheels_are_installed_and_put_on_the_tests_path(tmp_path):
+    """WHEELS: the GPU machine lacks optional extras (tree-sitter for the PTX evaluator's test)."""
+    import zipfile
+
+    wheels = tmp_path / "wh"
+    wheels.mkdir()
+    with zipfile.ZipFile(wheels / "kmprobe-1.0-py3-none-any.whl", "w") as z:
+        z.writestr("kmprobe/__init__.py", "VALUE = 7\n")
+        z.writestr("kmprobe-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: kmprobe\nVersion: 1.0\n")
+        z.writestr("kmprobe-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        z.writestr("kmprobe-1.0.dist-info/RECORD", "")
+    test = tmp_path / "test_needs_probe.py"
+    # imported at collection, so a missing wheel fails the item here too, where its GPU test skips
+    test.write_text("import kmprobe\nimport pytest\n\n\n@pytest.mark.gpu\ndef test_x():\n    assert kmprobe.VALUE == 7\n")
+    proc, _ = _run(tmp_path, CALL_S="120", QUEUE=f"20||{test}")
+    assert proc.returncode != 0  # without WHEELS: kmprobe is not there
+    proc, _ = _run(tmp_path, CALL_S="120", QUEUE=f"20||{test}", WHEELS=str(wheels))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"{test} rc 0" in (tmp_path / "logs" / "run_t.txt").read_text()
+    proc, _ = _run(tmp_path, CALL_S="120", QUEUE=f"20||{test}", WHEELS=str(tmp_path / "none"))
+    assert proc.returncode == 2 and "WHEELS" in proc.stderr
