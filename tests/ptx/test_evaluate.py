@@ -406,3 +406,45 @@ def test_outputs_a_reference_launch_left_unwritten_are_counted():
     rows = [{"status": "ok", "compiled": True, "ran": True, "io_correct": True, "ref_unwritten": {"y": 32}},
             {"status": "ok", "compiled": True, "ran": True, "io_correct": True}]
     assert summarize(rows, compiled_measured=True, run_measured=True)["ref_unwritten"] == 1
+
+
+def test_an_integer_output_that_computes_minus_one_is_not_called_unwritten():
+    """-1, an integer output's fill, is also a value kernels compute (an int8 dot product now and
+    then: 3 of gemm_int8_rowtile<256>'s 256,000 outputs in session 25's GPU run). The reference runs
+    again with another fill, and only what both runs left is unwritten."""
+    from kernelmill.ptx.evaluate.config import KernelConfig
+    from kernelmill.ptx.evaluate.metrics import reference_unwritten, second_fill
+    from kernelmill.ptx.evaluate.worker import make_buffers
+
+    cfg = KernelConfig.from_dict({"kernel": "k", "grid": [1, 1, 1], "block": [32, 1, 1], "params": [
+        {"name": "a", "shape": [64], "dtype": "int8", "role": "in"},
+        {"name": "c", "shape": [64], "dtype": "int32", "role": "out"},
+        {"name": "y", "shape": [64], "dtype": "float32", "role": "out"},
+        {"name": "z", "shape": [16], "dtype": "int64", "role": "out", "init": "zero"}]})
+    bufs = make_buffers(cfg, 0, "p")
+    runs = []
+
+    def kernel(inputs):  # writes c[:60] (three of them -1), y[:48]; leaves z alone (zero-initialised)
+        runs.append(inputs)
+        c, y, z = inputs[1].clone(), inputs[2].clone(), inputs[3].clone()
+        c[:60] = torch.arange(60, dtype=torch.int32) % 7
+        c[[3, 17, 41]] = -1
+        y[:48] = 2.0
+        return [c, y, z]
+
+    got = reference_unwritten(cfg.params, bufs, kernel(bufs), kernel)
+    assert got == {"c": 4, "y": 16}  # c: the last 4, not the three computed -1; y from its NaN payload
+    assert len(runs) == 2 and int(runs[1][1][0]) == second_fill(torch.int32) != -1
+    assert torch.equal(runs[1][0], bufs[0]) and torch.isnan(runs[1][2]).all()  # only the integer output refilled
+
+    def covers(inputs):  # every element written, some of them -1: nothing unwritten, one extra run
+        runs.append(inputs)
+        return [torch.full((64,), -1, dtype=torch.int32), torch.zeros(64), inputs[3].clone()]
+
+    runs.clear()
+    assert reference_unwritten(cfg.params, bufs, covers(bufs), covers) == {} and len(runs) == 2
+    runs.clear()
+    assert reference_unwritten(cfg.params, bufs, [torch.zeros(64, dtype=torch.int32), torch.zeros(64), bufs[3]],
+                               covers) == {} and runs == []  # no -1 and no NaN left: no second run
+    assert {second_fill(d) for d in (torch.int8, torch.uint8, torch.int16, torch.int64)} == {
+        0x5A, 0x5A5A, 0x5A5A5A5A5A5A5A5A}

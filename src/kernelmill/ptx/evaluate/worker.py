@@ -150,7 +150,7 @@ def run_job(job: dict, spec: dict, ref_cache: dict, fh) -> tuple[dict, bool]:
 
     from ...verify import TIMING_LOCK_TIMEOUT_S, gpu_lock
     from .config import KernelConfig
-    from .metrics import normalised_error, unwritten
+    from .metrics import normalised_error, reference_unwritten
 
     device = spec["device"]
     cfg = KernelConfig.from_dict(job["config"])
@@ -162,9 +162,9 @@ def run_job(job: dict, spec: dict, ref_cache: dict, fh) -> tuple[dict, bool]:
             try:
                 ref = Lib(job["ref_so"])
                 _, ref_out = run_side(ref, cpu, cfg, device)
-                outs = [(p, b) for p, b in zip(cfg.params, cpu) if p.is_output]
-                left = {p.name: unwritten(b, o) for (p, b), o in zip(outs, ref_out) if p.init_kind() == "nan"}
-                ref_cache[key] = (ref, ref_out, None, {k: v for k, v in left.items() if v})
+                left = reference_unwritten(cfg.params, cpu, ref_out,
+                                           lambda bufs: run_side(ref, bufs, cfg, device)[1])
+                ref_cache[key] = (ref, ref_out, None, left)
             except Exception as exc:  # noqa: BLE001 - the reference failing is a result too
                 ref_cache[key] = (None, None, _short(exc), {})
                 return {"status": "reference_failed", "message": f"reference: {_short(exc)}"}, _is_cuda_error(exc)
