@@ -114,7 +114,11 @@ from . import languages as _languages
 # 0.5.18 = a run the harness's own memory ended (the reference out of GPU memory, the supervisor past
 # harness_memory_gb: reference_error) runs once more, after the others (local executor), the verdict saying
 # so (measurement.retried_after); a run again in the same folder never reads the last run's result
-HARNESS_VERSION = "0.5.18"
+# 0.5.19 = the comparison counts with count_nonzero, works in place and skips the NaN/infinity
+# bookkeeping of a chunk whose sums are finite (the same decisions and figures on 4,000 random cases
+# against 0.5.18's; 6x faster on the host, where a 1.07 GB output's judge took 96 s, session 25); a
+# constant-output check looks at the head first
+HARNESS_VERSION = "0.5.19"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/
 OP_TYPES = ("single", "fusion", "network")

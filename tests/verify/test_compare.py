@@ -102,3 +102,21 @@ def test_the_worst_element_is_named_across_chunks():
     nan = c.clone()
     nan[1, 9] = float("nan")  # found in a later chunk than the tolerance failures: it still decides, as before
     assert "NaN in 1 places" in _compare_values("output", r, nan, CheckRule(), chunk=4).message
+
+
+def test_finite_outputs_take_the_short_way_and_say_what_the_long_way_says():
+    """A chunk with no NaN or infinity skips their bookkeeping (session 25: the comparison of a
+    1.07 GB output on the host 6x faster). Finite values whose sum overflows take the long way, and
+    both ways decide the same."""
+    r = torch.tensor([3e38, 3e38, 1.0, 2.0, 4.0, 5.0])  # the first chunk's sum overflows to inf
+    c = r.clone()
+    c[2], c[5] = 1.5, 5.25
+    long_way = _compare_values("out", r, c, CheckRule(), chunk=2)
+    short_way = _compare_values("out", r[2:], c[2:], CheckRule(), chunk=2)
+    assert not long_way.correct and long_way.max_abs_err == 0.5 == short_way.max_abs_err
+    assert "2 of 6 elements" in long_way.message and "worst at (2,)" in long_way.message
+    assert "2 of 4 elements" in short_way.message and "worst at (0,)" in short_way.message
+    assert long_way.max_rel_err == short_way.max_rel_err == pytest.approx(0.5)
+    nan = c.clone()
+    nan[4] = float("nan")  # a NaN in a chunk that would otherwise take the short way
+    assert "NaN in 1 places" in _compare_values("out", r, nan, CheckRule(), chunk=2).message

@@ -23,7 +23,9 @@ def _constant(t: torch.Tensor) -> bool:
     if not t.is_floating_point() or t.numel() < 2:
         return False
     flat = t.flatten()
-    return bool(torch.all(flat == flat[0]))
+    # a varying output varies early: its head decides without a pass over the whole (a 1.07 GB
+    # output judged on the host, session 25)
+    return bool(torch.all(flat[:1 << 16] == flat[0])) and bool(torch.all(flat == flat[0]))
 
 
 def fp32_task(ref_profile: dict, expected: dict) -> bool:

@@ -138,24 +138,37 @@ def _tally(t: _Tally, start: int, rw: torch.Tensor, cw: torch.Tensor, atol: floa
            norm: bool) -> None:
     """One chunk's share of the comparison. NaN matches only NaN; an infinity matches only
     the same infinity (no tolerance covers it: |r| = inf would make atol + rtol * |r|
-    infinite and let -inf pass for inf); the remaining places are compared within tolerance."""
-    r_nan, c_nan = torch.isnan(rw), torch.isnan(cw)
-    t.nan_mismatch += int((r_nan != c_nan).sum())
-    r_inf = torch.isinf(rw)
-    t.inf_bad += int(((r_inf | torch.isinf(cw)) & (rw != cw)).sum())
-    finite = ~(r_nan | r_inf)  # the places left: NaN and equal infinities are exact
-    del r_nan, c_nan, r_inf
+    infinite and let -inf pass for inf); the remaining places are compared within tolerance.
+    Counted with count_nonzero and computed in place: a boolean tensor's sum() runs ~40x
+    slower on the CPU, where a run whose answers are in host memory is judged (session 25: the
+    judge of a 1.07 GB output took 96 s; one comparison of 67M floats 15.5 s on the VM)."""
+    if math.isfinite(float(rw.sum())) and math.isfinite(float(cw.sum())):
+        # the common case, no NaN or infinity to match: every place is compared. A NaN or an
+        # infinity makes a sum NaN or infinite (a finite sum that overflows only takes the
+        # longer way below); one pass of sum() costs a fifth of torch.isfinite's on the CPU
+        unfinite = None
+    else:
+        r_nan, c_nan = torch.isnan(rw), torch.isnan(cw)
+        t.nan_mismatch += int(torch.count_nonzero(r_nan ^ c_nan))
+        r_inf = torch.isinf(rw)
+        t.inf_bad += int(torch.count_nonzero((r_inf | torch.isinf(cw)) & (rw != cw)))
+        unfinite = r_nan.logical_or_(r_inf)  # NaN and equal infinities are exact: left out below
+        del c_nan, r_inf
     r_abs = rw.abs()
-    diff = torch.where(finite, (cw - rw).abs(), 0.0)
+    diff = torch.sub(cw, rw).abs_()
+    if unfinite is not None:
+        diff.masked_fill_(unfinite, 0.0)
     m = float(diff.max())
     if t.worst is None or m > t.max_abs:  # strictly: the first place of the largest error, as argmax over the whole
         i = int(torch.argmax(diff))
         t.worst, t.max_abs = (start + i, float(cw[i]), float(rw[i])), m
-    t.max_rel = max(t.max_rel, float((diff / torch.where(finite, r_abs, 1.0).clamp_min(1e-12)).max()))
     if norm:
-        t.scale = max(t.scale, float(torch.where(finite, r_abs, 0.0).max()))
+        t.scale = max(t.scale, float((r_abs if unfinite is None else r_abs.masked_fill(unfinite, 0.0)).max()))
     else:
-        t.n_bad += int((diff > atol + rtol * r_abs).sum())
+        t.n_bad += int(torch.count_nonzero(diff > r_abs.mul(rtol).add_(atol)))
+    if unfinite is not None:
+        r_abs.masked_fill_(unfinite, 1.0)
+    t.max_rel = max(t.max_rel, float(diff.div_(r_abs.clamp_min_(1e-12)).max()))
 
 
 def _unravel(idx: int, shape: torch.Size) -> list[int]:
