@@ -204,6 +204,12 @@ def close_cut_segment(kb: dict) -> None:
         kb["segments"].append(dict(kb.pop("segments_open"), cut=True))
 
 
+def fits_before(stop_at: float, longest: float, now: float) -> bool:
+    """Whether an evaluation as long as the longest so far, started now, ends before `stop_at`
+    (0: no deadline)."""
+    return not stop_at or now + longest <= stop_at
+
+
 def stale_build_locks(build_root: Path, names: list[str]) -> list[Path]:
     """torch.utils.cpp_extension's build lock files (`lock`, its FileBaton) in the build folders of
     candidates not yet evaluated. Only a process killed mid-build leaves one (a device call's limit
@@ -255,9 +261,14 @@ def run_kernelbench(cands, args, results: dict, out: Path | None) -> None:
     running: dict[int, tuple] = {}
     queue = list(jobs)
     done = 0
+    longest = max((r.get("seconds") or 0.0 for r in kb["eval"].values()), default=0.0)
     while queue or running:
-        if args.stop_at and time.time() > args.stop_at and queue:
-            print(f"kernelbench: --stop-at reached, {len(queue)} candidates left for --resume", flush=True)
+        # an evaluation is started only when the longest one so far would still end before --stop-at:
+        # one cut by the call's limit dies inside its build and leaves torch's build lock behind
+        # (session 25: cudal1-a100-L3-49 started 20 s before the deadline and needed 53 s)
+        if queue and len(running) < len(gpus) and not fits_before(args.stop_at, longest, time.time()):
+            print(f"kernelbench: --stop-at within the longest evaluation so far ({longest:.0f} s), "
+                  f"{len(queue)} candidates left for --resume", flush=True)
             queue.clear()
         while queue and len(running) < len(gpus):
             gpu = next(g for g in gpus if g not in running)
@@ -283,6 +294,7 @@ def run_kernelbench(cands, args, results: dict, out: Path | None) -> None:
                     "status": "error", "error": f"evaluation process died (exit {p.exitcode})"}
             st, sp = kb_status(r)
             r.update({"status": st, "speedup": sp, "seconds": round(elapsed, 2)})
+            longest = max(longest, elapsed)
             kb["eval"][job["name"]] = r
             del running[gpu]
             done += 1
@@ -571,8 +583,9 @@ def main(argv: list[str] | None = None) -> int:
                          "candidates' cold builds are measured without it")
     ap.add_argument("--kernelmill-arg", action="append", default=[], help="extra argument for kernelmill verify (repeatable)")
     ap.add_argument("--stop-at", type=float, default=0,
-                    help="a Unix time (a device call's deadline): KernelBench starts no evaluation after it and "
-                         "kernelmill is stopped as by Ctrl-C; both sides' time so far is kept, --resume runs the rest")
+                    help="a Unix time (a device call's deadline): KernelBench starts no evaluation that the longest "
+                         "one so far would carry past it, and kernelmill is stopped as by Ctrl-C; both sides' time "
+                         "so far is kept, --resume runs the rest")
     args = ap.parse_args(argv)
     if args.device == "cuda" and not args.skip_kernelbench:
         # before kernelmill's side: a comparison whose other side cannot import is no comparison,

@@ -229,6 +229,9 @@ def test_a_resumed_kernelbench_side_keeps_a_cut_runs_time_and_drops_its_stale_bu
     (root / "c").mkdir()
     (root / "c" / "main.cpp").write_text("")
     assert vs.stale_build_locks(root, ["a", "c", "missing"]) == [root / "a" / "ext" / "lock"]
+    # and no evaluation is started that the call's deadline would cut (its build lock stays behind)
+    assert vs.fits_before(0, 500.0, 1000.0)  # no deadline
+    assert vs.fits_before(1060.0, 59.7, 1000.0) and not vs.fits_before(1040.0, 59.7, 1000.0)
 
 
 def test_a_kernelbench_that_does_not_import_stops_the_comparison_before_kernelmill_runs(tmp_path, capsys):
