@@ -120,3 +120,21 @@ def test_finite_outputs_take_the_short_way_and_say_what_the_long_way_says():
     nan = c.clone()
     nan[4] = float("nan")  # a NaN in a chunk that would otherwise take the short way
     assert "NaN in 1 places" in _compare_values("out", r, nan, CheckRule(), chunk=2).message
+
+
+def test_the_weak_output_note_reads_a_large_output_a_chunk_at_a_time():
+    """The judge's weak-task note (a tiny or near-constant reference output) decided in chunks,
+    without a float64 copy of the whole output: the same answer as the whole computation."""
+    from kernelmill.verify.guards.judge import _weak_output
+
+    def whole(t):
+        return float(t.abs().max()) < 1e-3 or float(t.double().std()) < 1e-6
+
+    g = torch.Generator().manual_seed(3)
+    cases = [torch.full((100,), 5.0), torch.randn(100, generator=g) * 1e-4, 7.0 + torch.randn(100, generator=g) * 1e-8,
+             7.0 + torch.randn(100, generator=g) * 1e-3, torch.randn(100, generator=g),
+             torch.tensor([1.0, float("nan"), 2.0]), torch.tensor([1.0, float("inf"), 1.0]), torch.zeros(2)]
+    for t in cases:
+        for chunk in (1, 7, 1 << 24):
+            assert _weak_output(t, chunk) == whole(t), (t[:4], chunk)
+    assert [_weak_output(t) for t in cases] == [True, True, True, False, False, False, False, True]
