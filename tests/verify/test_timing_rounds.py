@@ -320,3 +320,34 @@ def test_every_check_set_is_placed_once_in_a_run_round():
         compare(FakeSide(2.0, 0.001, 1), cand, cfg, check_rounds=early, final_check=final, rng=rng)
         placed = [c[1] for _, c in cand.rounds if c is not None]
         assert sorted(placed) == list(range(6)) and cand.rounds[-1][1][1] == 5
+
+
+def test_a_comparison_says_where_its_wall_went():
+    """`stages`: warm-up, the KernelBench-convention trials, the rounds and each side's share of
+    them, and the milliseconds the rounds timed (issue 40: 25.6 s timed of 107 s in `time_s`)."""
+    import time
+
+    class Slow(FakeSide):  # each stage takes real wall time, so the split can be checked
+        def warm(self, warmup_ms):
+            time.sleep(0.03)
+            return self.ms
+
+        def kernelbench_round(self, trials):
+            time.sleep(0.05)
+            return [self.ms] * trials
+
+        def round(self, n, check=None):
+            if self.ms > 1.5:  # only the reference's rounds sleep: their share is the reference's
+                time.sleep(0.01)
+            return super().round(n, check)
+
+    cfg = TimingConfig(min_rounds=5, max_rounds=5, round_ms=1.0, budget_ms=1e9, kb_trials=3)
+    ref, cand = Slow(2.0, 0.0, 1), Slow(1.0, 0.0, 2)
+    comp = compare(ref, cand, cfg, rng=random.Random(0))
+    st = comp.stages
+    assert st["warm_s"] >= 0.06 and st["kernelbench_s"] >= 0.1
+    assert st["rounds_reference_s"] >= 0.05 and st["rounds_candidate_s"] >= 0.0  # five 10 ms rounds: the reference's
+    assert st["rounds_s"] >= st["rounds_reference_s"] + st["rounds_candidate_s"]
+    n_r, n_c = ref.rounds[0][0], cand.rounds[0][0]
+    assert st["timed_ms"] == {"reference": 2.0 * n_r * 5, "candidate": 1.0 * n_c * 5}
+    assert comp.to_dict()["stages"] == st

@@ -157,6 +157,10 @@ class Comparison:
     kernelbench_host_bound: str = ""  # set when that figure is mostly the host's launch path (KB_HOST_SHARE)
     rounds_ci: list[float] | None = None  # the interval from the rounds alone, before the process spread
     clocks: dict | None = None  # the GPU's SM clock before and after (verify/measure/gpu_clocks.py), set by the caller
+    # where the comparison's wall went (seconds): warm-up, the KernelBench-convention trials, the
+    # alternated rounds (each side's share of them): issue 40's cold run timed 25.6 s of calls in
+    # 107 s of `time_s`, and nothing said where the rest went (session 25)
+    stages: dict | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -543,8 +547,10 @@ def compare(reference: Side, candidate: Side, config: TimingConfig,
     import random
 
     rng = rng or random.Random()
+    t_start = time.perf_counter()
     est_r = reference.warm(config.warmup_ms)
     est_c = candidate.warm(config.warmup_ms)
+    t_warm = time.perf_counter()
     n_r, n_c = calls_for(est_r, config), calls_for(est_c, config)
     # KernelBench's convention first, before this comparison's profiler sessions: after a
     # CUDA kineto session a process keeps CUPTI's callbacks (~2 us more per launch), which
@@ -558,6 +564,8 @@ def compare(reference: Side, candidate: Side, config: TimingConfig,
             kb_means = None
     kb_host = [statistics.median(s.kb_host_ms) if getattr(s, "kb_host_ms", None) else None
                for s in (reference, candidate)]
+    t_kb = time.perf_counter()
+    side_s = {"reference": 0.0, "candidate": 0.0}
     ref_rounds: list[Round] = []
     cand_rounds: list[Round] = []
     walls: list[float] = []
@@ -569,10 +577,13 @@ def compare(reference: Side, candidate: Side, config: TimingConfig,
 
     def pair(check: tuple[int, int] | None) -> None:
         nonlocal spent_r, spent_c
+        t_r = time.perf_counter()
         r = reference.round(n_r)
         t0 = time.perf_counter()
         c = candidate.round(n_c, check)
         walls.append((time.perf_counter() - t0) * 1e3)
+        side_s["reference"] += t0 - t_r
+        side_s["candidate"] += walls[-1] / 1e3
         ref_rounds.append(r)
         cand_rounds.append(c)
         spent_r += sum(r.times_ms)
@@ -595,6 +606,11 @@ def compare(reference: Side, candidate: Side, config: TimingConfig,
                 break
     if final_check is not None:
         pair((rng.randrange(n_c), final_check))
+    t_rounds = time.perf_counter()
+    stages = {"warm_s": round(t_warm - t_start, 4), "kernelbench_s": round(t_kb - t_warm, 4),
+              "rounds_s": round(t_rounds - t_kb, 4),
+              "rounds_reference_s": round(side_s["reference"], 4), "rounds_candidate_s": round(side_s["candidate"], 4),
+              "timed_ms": {"reference": round(spent_r, 3), "candidate": round(spent_c, 3)}}
     point, ci, rse = ratio_stats(ratios, config.process_spread)
     _, rounds_ci, _ = ratio_stats(ratios)
     ref_t = summarize(ref_rounds)
@@ -620,7 +636,7 @@ def compare(reference: Side, candidate: Side, config: TimingConfig,
         host_bound = kernelbench_host_bound(ref_t, cand_t)
     return Comparison(ref_t, cand_t, point, ci, rse, len(ratios), wall_speedup, ratios, stopped,
                       event_speedup=ev_point, events_disagree=disagree, speedup_kernelbench=kb,
-                      kernelbench_host_bound=host_bound, rounds_ci=rounds_ci)
+                      kernelbench_host_bound=host_bound, rounds_ci=rounds_ci, stages=stages)
 
 
 def kernelbench_host_bound(reference: Timing, candidate: Timing) -> str:

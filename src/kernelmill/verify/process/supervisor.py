@@ -669,7 +669,7 @@ def measurement(device: torch.device, cfg: TimingConfig, comp: Comparison | None
                  kernelbench_host_ms={"reference": comp.reference.kb_host_ms,
                                       "candidate": comp.candidate.kb_host_ms},
                  kernelbench_state={"reference": comp.reference.kb_state, "candidate": comp.candidate.kb_state},
-                 clocks=comp.clocks,
+                 clocks=comp.clocks, timing_stages=comp.stages,
                  indistinguishable_from_1=bool(comp.speedup_ci and comp.speedup_ci[0] <= 1.0 <= comp.speedup_ci[1]),
                  # what the timing measured, whatever the verdict: a candidate rejected by a
                  # policy (a fallback, a precision switch) was timed like any other, and the
