@@ -119,7 +119,8 @@ from . import languages as _languages
 # against 0.5.18's; 6x faster on the host, where a 1.07 GB output's judge took 96 s, session 25); a
 # constant-output check looks at the head first; the weak-task note reads the output a chunk at a
 # time (no float64 copy of it: 2.1 GB more for a 1.07 GB output, in a harness near its memory limit);
-# a timed verdict says where its comparison's wall went (measurement.timing_stages)
+# a timed verdict says where its comparison's wall went (measurement.timing_stages), a GPU verdict the
+# numbers its answers were placed on (measurement.answers_placement)
 HARNESS_VERSION = "0.5.19"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/

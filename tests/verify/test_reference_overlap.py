@@ -62,6 +62,14 @@ def test_answers_kept_in_host_memory_are_said_on_stderr(monkeypatch, capsys):
     assert moved is not answers and torch.equal(moved["trials"][0], answers["trials"][0])
     err = capsys.readouterr().err
     assert "kept in host memory" in err and "0.00 GiB" in err and "cuda:0" in err
+    # the numbers of the choice go to the verdict (measurement.answers_placement)
+    info: dict = {}
+    supervisor._placed(answers, torch.device("cuda", 0), info=info)
+    assert info == {"answers_gb": round(5120 / 2**30, 3), "gpu_free_gb": round(4 * 5120 / 2**30, 2), "where": "host"}
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (1 << 40, 1 << 40))
+    supervisor._placed(answers, torch.device("cuda", 0), info=info)
+    assert info["where"] == "device" and info["gpu_free_gb"] == 1024.0
+    capsys.readouterr()
 
 
 def test_a_run_may_ask_for_its_answers_in_host_memory(monkeypatch, capsys):

@@ -347,6 +347,8 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
     verdict["measurement"]["exchange"] = exchange + why_not_ipc
     if on_host:  # _placed: no room on the GPU for the answers, or the run asked (exchange="host")
         verdict["measurement"]["answers"] = "host"
+    if ref_work.placement:
+        verdict["measurement"]["answers_placement"] = ref_work.placement
     if facts.get("smem_poison"):  # strict on a GPU: shared memory filled before each checked call
         verdict["measurement"]["smem_poison"] = facts["smem_poison"]
     if "checks" in verdict:  # the correctness decisions (allclose, float64 budget), how they were made
@@ -483,7 +485,8 @@ class _ReferenceWork:
         args = dev_inputs = out = outs = None  # noqa: F841 - free them before the candidate runs
         # compare where the answers are cheapest to compare: on the device, unless
         # keeping them there would crowd the candidate out of its memory
-        self.expected = _placed(expected, device, host=job.exchange == "host")
+        self.placement: dict = {}
+        self.expected = _placed(expected, device, host=job.exchange == "host", info=self.placement)
         self.nbytes = inp.nbytes(self.expected)
         if device.type == "cuda":
             torch.cuda.empty_cache()  # the candidate's process needs the GPU memory, not us
@@ -756,12 +759,17 @@ def _detached(out):
     return map_tensors(out, lambda t: t.detach().contiguous(), lists=True)
 
 
-def _placed(expected: dict, device: torch.device, host: bool = False) -> dict:
+def _placed(expected: dict, device: torch.device, host: bool = False, info: dict | None = None) -> dict:
     """The reference's answers on the device, or in host memory where they would take over a
-    quarter of its free memory or the run asks for it (`exchange="host"`)."""
+    quarter of its free memory or the run asks for it (`exchange="host"`). `info` receives the
+    numbers the choice was made on (`measurement.answers_placement`: the same task went to the
+    host in one cold run and stayed on the GPU in another, session 25, and nothing said why)."""
     if device.type == "cuda" and not host:
         free, _ = torch.cuda.mem_get_info(device)
         size = sum(inp.nbytes(group) for group in expected.values())
+        if info is not None:
+            info.update(answers_gb=round(size / 2**30, 3), gpu_free_gb=round(free / 2**30, 2),
+                        where="device" if size < free // 4 else "host")
         if size < free // 4:
             return expected
         # said on stderr, whose tail a verdict of this process killed for its memory shows: the
