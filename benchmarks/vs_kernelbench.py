@@ -51,6 +51,10 @@ row from the K-th, in file order):
 kernelmill's run (whose verdicts JSONL next to it is appended per candidate
 by kernelmill itself), so an interrupted run loses nothing: --resume skips
 what is already there and adds the new wall time to the old.
+The parts' files as one comparison (each side's walls summed; refused when the parts mix
+devices, trials or kernelmill harness versions):
+
+    python benchmarks/vs_kernelbench.py --combine vs_kb_1of4.json vs_kb_2of4.json ... --markdown all.md
 """
 
 from __future__ import annotations
@@ -427,7 +431,7 @@ def run_kernelmill(cands, args, results: dict, out: Path | None) -> None:
         print(f"kernelmill verify: exit {rc}, {secs:.0f} s for {len(todo)} candidates", flush=True)
     for name, v in read_verdicts(verdicts_path).items():
         km["verdicts"][name] = {k: v.get(k) for k in ("status", "speedup", "speedup_ci", "flags", "message", "runtime_ms",
-                                                      "ref_runtime_ms", "task_id") if k in v}
+                                                      "ref_runtime_ms", "task_id", "harness_version") if k in v}
     save_results(out, results)
 
 
@@ -531,6 +535,73 @@ def markdown(summary: dict, rows: list[dict], results: dict) -> str:
     return "\n".join(out) + "\n"
 
 
+# ----------------------------------------------------------------- combine
+
+class _Row:
+    """A candidate as a part's results JSON names it (`rows`): enough for `summarize`."""
+
+    def __init__(self, row: dict):
+        self.name, self.task_id = row["candidate"], row.get("task")
+        self.language, self.expect = row.get("language"), row.get("expect")
+
+
+def _harness_versions(path: Path, part: dict) -> set[str]:
+    km = part.get("kernelmill") or {}
+    versions = {v.get("harness_version") for v in (km.get("verdicts") or {}).values() if v.get("harness_version")}
+    if not versions:  # a part written before the version was kept: its verdicts file beside it
+        vf = Path(km.get("verdicts_file") or "")
+        for cand in (vf, path.with_suffix(".verdicts.jsonl"), path.parent / vf.name):
+            if vf.name and cand.is_file():
+                versions = {v.get("harness_version") for v in read_verdicts(cand).values() if v.get("harness_version")}
+                break
+    return versions
+
+
+def combine(paths: list[Path]) -> tuple[dict, dict, list[dict]]:
+    """The parts of one split set (--part K/N runs, each its own --out) as one comparison: each
+    side's walls summed, the verdicts side by side. Refused (SystemExit naming the files) when the
+    parts do not belong together: another device, other trials or guards, a candidate twice, or
+    kernelmill verdicts of more than one harness version (a table never mixes two versions)."""
+    parts = []
+    for path in paths:
+        try:
+            parts.append((path, json.loads(path.read_text())))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise SystemExit(f"--combine: {path}: {exc}") from exc
+    for key in ("device_name", "correct_trials", "perf_trials", "guards", "corpus"):
+        seen = {str(r.get(key)) for _, r in parts}
+        if len(seen) > 1:
+            raise SystemExit(f"--combine: the parts differ in {key}: "
+                             + ", ".join(f"{p.name}={r.get(key)}" for p, r in parts))
+    versions: dict[str, list[str]] = {}
+    for path, r in parts:
+        for v in _harness_versions(path, r) or {"unknown"}:
+            versions.setdefault(v, []).append(path.name)
+    if len(versions) != 1 or "unknown" in versions:
+        raise SystemExit("--combine: kernelmill's verdicts must come from one harness version: "
+                         + "; ".join(f"{v}: {', '.join(f)}" for v, f in sorted(versions.items())))
+    merged: dict = {k: parts[0][1].get(k) for k in ("device", "device_name", "corpus", "correct_trials", "perf_trials",
+                                                    "guards")}
+    merged.update(parts=[r.get("part") for _, r in parts], combined_from=[str(p) for p, _ in parts],
+                  harness_version=next(iter(versions)),
+                  kernelbench={"eval": {}, "segments": []}, kernelmill={"verdicts": {}, "segments": []})
+    cands, seen_names = [], {}
+    for path, r in parts:
+        for row in r.get("rows") or []:
+            if row["candidate"] in seen_names:
+                raise SystemExit(f"--combine: {row['candidate']} is in {seen_names[row['candidate']]} and {path.name}")
+            seen_names[row["candidate"]] = path.name
+            cands.append(_Row(row))
+        kb, km = r.get("kernelbench") or {}, r.get("kernelmill") or {}
+        merged["kernelbench"]["eval"].update(kb.get("eval") or {})
+        merged["kernelbench"]["segments"] += (kb.get("segments") or []) + ([kb["segments_open"]] if kb.get("segments_open") else [])
+        merged["kernelmill"]["verdicts"].update(km.get("verdicts") or {})
+        merged["kernelmill"]["segments"] += km.get("segments") or []
+    summary, rows = summarize(cands, merged)
+    merged["summary"], merged["rows"] = summary, rows
+    return merged, summary, rows
+
+
 # -------------------------------------------------------------------- main
 
 def select(cands, device: str, only: str, limit: int, kind: str):
@@ -582,11 +653,24 @@ def main(argv: list[str] | None = None) -> int:
                          "lists) into its (cold) build cache, timed apart: a once-per-machine step, so the "
                          "candidates' cold builds are measured without it")
     ap.add_argument("--kernelmill-arg", action="append", default=[], help="extra argument for kernelmill verify (repeatable)")
+    ap.add_argument("--combine", type=Path, nargs="+", metavar="PART.json",
+                    help="no run: the --out files of a set's parts (--part K/N) as one comparison, written to "
+                         "--out / --markdown; refused when the parts mix devices, trials or harness versions")
     ap.add_argument("--stop-at", type=float, default=0,
                     help="a Unix time (a device call's deadline): KernelBench starts no evaluation that the longest "
                          "one so far would carry past it, and kernelmill is stopped as by Ctrl-C; both sides' time "
                          "so far is kept, --resume runs the rest")
     args = ap.parse_args(argv)
+    if args.combine:
+        merged, summary, rows = combine(args.combine)
+        save_results(args.out, merged)
+        md = markdown(summary, rows, merged)
+        md = md.replace("\n\n", f"\n\nParts: {', '.join(str(p) for p in merged['parts'])}, kernelmill harness "
+                                  f"{merged['harness_version']}; each side's wall is the sum of its parts'.\n\n", 1)
+        if args.markdown:
+            args.markdown.write_text(md)
+        print(md)
+        return 0
     if args.device == "cuda" and not args.skip_kernelbench:
         # before kernelmill's side: a comparison whose other side cannot import is no comparison,
         # and kernelmill's side from a cold machine cannot be run twice in a session (torch is

@@ -245,3 +245,41 @@ def test_a_kernelbench_that_does_not_import_stops_the_comparison_before_kernelmi
     assert e.value.code == 2
     assert "dotenv_that_is_not_installed" in capsys.readouterr().err
     assert not out.exists() and not out.with_suffix(".work").exists()
+
+
+def test_the_parts_of_a_split_set_combine_into_one_comparison_of_one_version(tmp_path):
+    import json
+
+    def part(k, names, version, kb_s, km_s, device="NVIDIA H200"):
+        return {"device": "cuda", "device_name": device, "corpus": "kernels.jsonl", "part": f"{k}/2",
+                "correct_trials": 5, "perf_trials": 100, "guards": "standard",
+                "rows": [{"candidate": n, "task": f"external/{n}", "language": "torch", "expect": None} for n in names],
+                "kernelbench": {"eval": {n: {"status": "ok", "speedup": 1.0} for n in names},
+                                "segments": [{"candidates": len(names), "seconds": kb_s}]},
+                "kernelmill": {"verdicts": {n: {"status": "ok", "speedup": 1.1, "harness_version": version} for n in names},
+                               "segments": [{"candidates": len(names), "seconds": km_s}]}}
+
+    def write(name, data):
+        path = tmp_path / name
+        path.write_text(json.dumps(data))
+        return path
+
+    a = write("a.json", part(1, ["x", "y"], "0.5.19", 100.0, 20.0))
+    b = write("b.json", part(2, ["z"], "0.5.19", 50.0, 10.0))
+    out, md = tmp_path / "all.json", tmp_path / "all.md"
+    assert vs.main(["--combine", str(a), str(b), "--out", str(out), "--markdown", str(md)]) == 0
+    merged = json.loads(out.read_text())
+    assert merged["summary"]["kernelbench"]["seconds"] == 150.0 and merged["summary"]["kernelmill"]["seconds"] == 30.0
+    assert merged["summary"]["ratio_kernelmill_over_kernelbench"] == pytest.approx(5.0)
+    assert merged["parts"] == ["1/2", "2/2"] and merged["harness_version"] == "0.5.19"
+    assert "Parts: 1/2, 2/2, kernelmill harness 0.5.19" in md.read_text()
+    # parts that do not belong together are refused, naming why
+    c = write("c.json", part(2, ["z"], "0.5.18", 50.0, 10.0))
+    with pytest.raises(SystemExit, match=r"one harness version: 0.5.18: c.json; 0.5.19: a.json"):
+        vs.combine([a, c])
+    with pytest.raises(SystemExit, match="x is in a.json and d.json"):
+        vs.combine([a, write("d.json", part(2, ["x"], "0.5.19", 1.0, 1.0))])
+    with pytest.raises(SystemExit, match="differ in device_name"):
+        vs.combine([a, write("e.json", part(2, ["w"], "0.5.19", 1.0, 1.0, device="NVIDIA H100"))])
+    with pytest.raises(SystemExit, match="nothere.json"):
+        vs.combine([a, tmp_path / "nothere.json"])
