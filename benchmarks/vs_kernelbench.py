@@ -51,6 +51,7 @@ row from the K-th, in file order):
 kernelmill's run (whose verdicts JSONL next to it is appended per candidate
 by kernelmill itself), so an interrupted run loses nothing: --resume skips
 what is already there and adds the new wall time to the old.
+
 The parts' files as one comparison (each side's walls summed; refused when the parts mix
 devices, trials or kernelmill harness versions):
 
