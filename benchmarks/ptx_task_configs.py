@@ -146,8 +146,13 @@ def sanitize(pairs_path: Path, build_dir: Path, launch_s: float = 60.0, save=Non
                                  __file__, "--driver", f.name], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=True)
         lines: queue.Queue = queue.Queue()
-        threading.Thread(target=lambda: [lines.put(ln) for ln in proc.stdout] + [lines.put(None)],
-                         daemon=True).start()
+
+        def pump(out=proc.stdout) -> None:  # the tool's output, a line at a time, then None
+            for ln in out:
+                lines.put(ln)
+            lines.put(None)
+
+        threading.Thread(target=pump, daemon=True).start()
         current, errors, tail, began, started = None, [], [], 0.0, False
         while True:
             try:

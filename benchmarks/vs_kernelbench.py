@@ -466,6 +466,11 @@ def prepare_headers(codes: list[str], env: dict, apart: bool = False, samples: P
 
 # ------------------------------------------------------------------ report
 
+def _segments(side: dict) -> list[dict]:
+    """A side's timed segments, the one a cut run left open included."""
+    return (side.get("segments") or []) + ([side["segments_open"]] if side.get("segments_open") else [])
+
+
 def _rate(segments: list[dict]) -> tuple[int, float, float | None]:
     n = sum(s.get("candidates", 0) for s in segments)
     secs = sum(s.get("seconds", 0.0) for s in segments)
@@ -495,7 +500,7 @@ def summarize(cands, results: dict) -> tuple[dict, list[dict]]:
                          if (st == "ok") == (c.expect == "ok")]
                 row["right_by_expectation"] = right[0] if len(right) == 1 else ("both" if len(right) == 2 else "neither")
         rows.append(row)
-    kb_n, kb_s, kb_rate = _rate(kb.get("segments", []) + ([kb["segments_open"]] if kb.get("segments_open") else []))
+    kb_n, kb_s, kb_rate = _rate(_segments(kb))
     km_n, km_s, km_rate = _rate(km.get("segments", []))
     both = [r for r in rows if "agree" in r]
     summary = {"kernelbench": {"candidates": kb_n, "seconds": round(kb_s, 1), "per_minute": kb_rate,
@@ -513,6 +518,9 @@ def summarize(cands, results: dict) -> tuple[dict, list[dict]]:
 def markdown(summary: dict, rows: list[dict], results: dict) -> str:
     kb, km = summary["kernelbench"], summary["kernelmill"]
     out = [f"# KernelBench's harness vs kernelmill ({results.get('device')}, {results.get('device_name', '')})", ""]
+    if results.get("combined_from"):
+        out += [f"Parts: {', '.join(str(p) for p in results['parts'])}, kernelmill harness "
+                f"{results['harness_version']}; each side's wall is the sum of its parts'.", ""]
     out.append(f"Same candidates, {results.get('correct_trials')} correctness trials; KernelBench {results.get('perf_trials')} "
                f"perf trials (cuda_event), kernelmill its own timing rounds; kernelmill guards: {results.get('guards')}.")
     out.append("")
@@ -549,12 +557,12 @@ class _Row:
 def _harness_versions(path: Path, part: dict) -> set[str]:
     km = part.get("kernelmill") or {}
     versions = {v.get("harness_version") for v in (km.get("verdicts") or {}).values() if v.get("harness_version")}
-    if not versions:  # a part written before the version was kept: its verdicts file beside it
-        vf = Path(km.get("verdicts_file") or "")
-        for cand in (vf, path.with_suffix(".verdicts.jsonl"), path.parent / vf.name):
-            if vf.name and cand.is_file():
-                versions = {v.get("harness_version") for v in read_verdicts(cand).values() if v.get("harness_version")}
-                break
+    if not versions:  # a part written before the version was kept: its verdicts file, where it was or beside it
+        named = Path(km["verdicts_file"]) if km.get("verdicts_file") else None
+        places = [named, path.parent / named.name] if named else []
+        found = next((f for f in [*places, path.with_suffix(".verdicts.jsonl")] if f.is_file()), None)
+        if found:
+            versions = {v.get("harness_version") for v in read_verdicts(found).values() if v.get("harness_version")}
     return versions
 
 
@@ -595,7 +603,7 @@ def combine(paths: list[Path]) -> tuple[dict, dict, list[dict]]:
             cands.append(_Row(row))
         kb, km = r.get("kernelbench") or {}, r.get("kernelmill") or {}
         merged["kernelbench"]["eval"].update(kb.get("eval") or {})
-        merged["kernelbench"]["segments"] += (kb.get("segments") or []) + ([kb["segments_open"]] if kb.get("segments_open") else [])
+        merged["kernelbench"]["segments"] += _segments(kb)
         merged["kernelmill"]["verdicts"].update(km.get("verdicts") or {})
         merged["kernelmill"]["segments"] += km.get("segments") or []
     summary, rows = summarize(cands, merged)
@@ -666,8 +674,6 @@ def main(argv: list[str] | None = None) -> int:
         merged, summary, rows = combine(args.combine)
         save_results(args.out, merged)
         md = markdown(summary, rows, merged)
-        md = md.replace("\n\n", f"\n\nParts: {', '.join(str(p) for p in merged['parts'])}, kernelmill harness "
-                                  f"{merged['harness_version']}; each side's wall is the sum of its parts'.\n\n", 1)
         if args.markdown:
             args.markdown.write_text(md)
         print(md)

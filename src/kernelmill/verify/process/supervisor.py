@@ -767,10 +767,11 @@ def _placed(expected: dict, device: torch.device, host: bool = False, info: dict
     if device.type == "cuda" and not host:
         free, _ = torch.cuda.mem_get_info(device)
         size = sum(inp.nbytes(group) for group in expected.values())
+        fits = size < free // 4
         if info is not None:
             info.update(answers_gb=round(size / 2**30, 3), gpu_free_gb=round(free / 2**30, 2),
-                        where="device" if size < free // 4 else "host")
-        if size < free // 4:
+                        where="device" if fits else "host")
+        if fits:
             return expected
         # said on stderr, whose tail a verdict of this process killed for its memory shows: the
         # harness's 32 GiB limit killed a 1.07 GB-output task's run twice in nine cold runs
