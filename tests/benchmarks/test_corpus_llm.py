@@ -234,6 +234,17 @@ def test_a_resumed_kernelbench_side_keeps_a_cut_runs_time_and_drops_its_stale_bu
     assert vs.fits_before(1060.0, 59.7, 1000.0) and not vs.fits_before(1040.0, 59.7, 1000.0)
 
 
+def test_a_resumed_kernelbench_side_compiles_only_what_no_earlier_call_compiled(tmp_path):
+    root = tmp_path / "kb_build"
+    jobs = [{"name": n, "build_dir": str(root / n)} for n in ("a", "b", "c")]
+    assert vs.still_to_compile(jobs, {}) == jobs  # the first call compiles every one
+    root.mkdir()
+    done = {"a": {"compiled": True}, "b": {"compiled": False}}  # a failed compile is a compile done too
+    assert [j["name"] for j in vs.still_to_compile(jobs, done)] == ["c"]
+    # a fresh machine (the build root gone): everything again
+    assert vs.still_to_compile([{"name": "a", "build_dir": str(tmp_path / "gone" / "a")}], done) != []
+
+
 def test_a_kernelbench_that_does_not_import_stops_the_comparison_before_kernelmill_runs(tmp_path, capsys):
     kb = tmp_path / "kb"
     (kb / "harness" / "kernelbench").mkdir(parents=True)

@@ -351,3 +351,25 @@ def test_a_comparison_says_where_its_wall_went():
     n_r, n_c = ref.rounds[0][0], cand.rounds[0][0]
     assert st["timed_ms"] == {"reference": 2.0 * n_r * 5, "candidate": 1.0 * n_c * 5}
     assert comp.to_dict()["stages"] == st
+
+
+def test_the_command_line_sets_a_rounds_size_and_refuses_one_that_cannot_work(capsys):
+    import pytest
+    import typer
+
+    from kernelmill.cli.runs import config_from_options, config_from_values
+
+    cfg = config_from_values({"device": "cpu", "run_timeout": 60.0, "timing.round_ms": 5.0})
+    assert cfg.timing.round_ms == 5.0 and cfg.timing.budget_ms == TimingConfig().budget_ms
+    # the demo's and the tests' form names the field alone
+    assert config_from_options("cpu", 3, 60.0, 60.0, 1, round_ms=2.5).timing.round_ms == 2.5
+    with pytest.raises(typer.Exit):
+        config_from_values({"device": "cpu", "run_timeout": 60.0, "timing.round_ms": 0.0})
+    assert "round_ms" in capsys.readouterr().err
+    # fewer calls per round where the setting asks for fewer
+    calls = {ms: FakeSide(0.1).rounds for ms in (20.0, 5.0)}
+    for ms in calls:
+        ref, cand = FakeSide(0.1), FakeSide(0.05)
+        compare(ref, cand, TimingConfig(round_ms=ms, min_rounds=5, max_rounds=5, budget_ms=1e9))
+        calls[ms] = cand.rounds[0][0]
+    assert calls[20.0] == 400 and calls[5.0] == 100

@@ -305,12 +305,14 @@ def config_from_values(values: dict) -> VerifyConfig:
 def config_from_options(device: str, trials: int, build_timeout: float, run_timeout: float | None,
                         workers: int, **settings) -> VerifyConfig:
     """`config_from_values` for callers that name a few settings (the demo, tests):
-    the first five, then any "field" by name (`cpu_threads`, `numerics` and
-    `kernel_time` go into the timing settings)."""
+    the first five, then any "field" by name (the timing settings a command line may set,
+    `cpu_threads`, `numerics`, `kernel_time`, `round_ms`, go into the timing settings)."""
+    from .options import ALL
+
     values = dict(device=device, trials=trials, build_timeout=build_timeout, run_timeout=run_timeout,
                   workers=workers)
     for name, value in settings.items():
-        values["timing." + name if name in ("cpu_threads", "numerics", "kernel_time") else name] = value
+        values["timing." + name if "timing." + name in ALL else name] = value
     return config_from_values(values)
 
 
