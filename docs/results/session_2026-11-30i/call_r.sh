@@ -3,10 +3,10 @@
 # were `ok` in call w1 (torch rewrites: no build), one fresh GPU: A (default, cold), B (5 ms), A2 (default
 # again, warm) while the call's time lasts. What to read: each verdict's timing_stages.rounds_s, time_s and
 # speedup, A against B (same harness, so a self-consistency check, not issue 21's independent one).
-# Carry `.kb .dev/kernels.jsonl .whl/kb`.
+# Carry `.dev/kernels.jsonl` (kernelmill alone needs no KernelBench).
 export PYTHONUNBUFFERED=1 XDG_CACHE_HOME=/tmp/xdg
 T0=$(date +%s); END=$((T0 + ${CALL_S:-160}))
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/kb/*.whl || exit 1
+[ -d .whl/kb ] && { python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/kb/*.whl || exit 1; }
 export PYTHONPATH=$PWD/src:/tmp/site
 ONLY=cudal1-a100-L1-86,cudal1-a100-L1-71,cudal1-l40-L1-70,cudal1-l40-L2-48,cudal1-l40-L1-73,cudal1-a100-L1-46,cudal1-l40-L3-50,cudal1-a100-L1-34,cudal1-l40-L1-57,cudal1-a100-L1-45,cudal1-l40-L3-6,cudal1-a100-L3-28,cudal1-l40-L2-5,cudal1-a100-L2-22,cudal1-3090-L2-98,cudal1-l40-L3-3,cudal1-l40-L2-68,cudal1-l40-L2-94,cudal1-a100-L2-85,cudal1-l40-L2-45,cudal1-a100-L2-14,cudal1-a100-L1-72
 mkdir -p /tmp/vr
