@@ -75,3 +75,37 @@ def test_a_launch_too_small_for_its_output_is_counted_though_it_reads_io_correct
     assert res["a1"]["status"] == "ok" and "ref_unwritten" not in res["a1"]
     assert json.loads((out / "summary.json").read_text())["ref_unwritten"] == 1
     assert "1 launches left part of an output unwritten" in r.output
+
+
+NEG = """extern "C" __global__ void neg_k(const int* __restrict__ x, int* __restrict__ out) {
+  int i = blockIdx.x * 128 + threadIdx.x;
+  if (i < 1000) out[i] = (i % 3 == 0) ? -1 : x[i];
+}
+"""
+
+
+def test_an_integer_output_that_computes_the_fill_is_not_called_unwritten(tmp_path):
+    """-1 is an integer output's fill and a value kernels compute (an int8 dot product, a "not
+    found" index): the evaluator runs such an output again with a second fill, and counts only
+    what both runs left. A full grid writes -1 into a third of its output and leaves nothing; a
+    grid of 256 threads leaves the other 744 elements, and only those are counted."""
+    from ptx_eval_support import Pair, _cfg
+
+    def neg_pair(pid, grid):
+        c = _cfg([{"name": "x", "shape": [1000], "dtype": "int32", "role": "in"},
+                  {"name": "out", "shape": [1000], "dtype": "int32", "role": "out"}], grid, [128, 1, 1])
+        return Pair(pid, "neg_k", "cuda", NEG, ".visible .entry neg_k() { ret; } // " + pid, None, "sm_90",
+                    ["-arch=sm_90"], None, "test", {"status": "ok", "config": c})
+
+    pairs = tmp_path / "pairs.jsonl"
+    write_jsonl(pairs, [neg_pair("n1", [8, 1, 1]), neg_pair("n2", [2, 1, 1])])
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text("".join(json.dumps({"sample_id": f"{k}#0", "task_id": k, "language": "cuda", "code": NEG}) + "\n"
+                               for k in ("n1", "n2")))
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["ptx", "evaluate", str(pairs), str(samples), "-o", str(out), "--no-timing",
+                                 "--workers", "1"])
+    assert r.exit_code == 0, r.output
+    res = {x["task_id"]: x for x in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    assert res["n1"]["status"] == "ok" and "ref_unwritten" not in res["n1"]
+    assert res["n2"]["status"] == "ok" and res["n2"]["ref_unwritten"] == {"out": 744}
