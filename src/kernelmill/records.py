@@ -121,7 +121,10 @@ from . import languages as _languages
 # time (no float64 copy of it: 2.1 GB more for a 1.07 GB output, in a harness near its memory limit);
 # a timed verdict says where its comparison's wall went (measurement.timing_stages), a GPU verdict the
 # numbers its answers were placed on (measurement.answers_placement)
-HARNESS_VERSION = "0.5.19"
+# 0.5.20 = a candidate gets its init arguments and inputs with their tuples kept tuples (through files
+# and CUDA IPC), as get_init_inputs / get_inputs returned them and KernelBench passes them: cuda-l1
+# L1-69 tests isinstance(kernel_size, tuple) and failed to construct on the list [3, 5] (session 26)
+HARNESS_VERSION = "0.5.20"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/
 OP_TYPES = ("single", "fusion", "network")

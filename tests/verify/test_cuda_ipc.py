@@ -58,7 +58,7 @@ def same(a, b) -> bool:
     if isinstance(a, torch.Tensor):
         return isinstance(b, torch.Tensor) and a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
     if isinstance(a, (list, tuple)):
-        return isinstance(b, list) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        return type(b) is type(a) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
     if isinstance(a, dict):
         return isinstance(b, dict) and a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     return a == b
@@ -67,7 +67,7 @@ def same(a, b) -> bool:
 def test_a_tree_crosses_as_json_and_one_byte_buffer():
     original = tree()
     back, desc, buf = roundtrip(original)
-    assert same(original, back)  # tuples arrive as lists, as through files (loading.to_cpu)
+    assert same(original, back)  # tuples arrive as tuples, as through files (loading.inputs_to_cpu)
     assert all(leaf["offset"] % cuda_ipc.ALIGN == 0 for leaf in desc["leaves"])
     # copies, not views of the shared buffer: the sender may free it at once
     buf.fill_(0)

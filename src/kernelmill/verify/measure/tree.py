@@ -11,16 +11,19 @@ from __future__ import annotations
 from typing import Any, Callable
 
 
-def map_tensors(obj: Any, fn: Callable[[Any], Any], *, lists: bool = False, dicts: bool = False) -> Any:
+def map_tensors(obj: Any, fn: Callable[[Any], Any], *, lists: bool = False, dicts: bool = False,
+                plain: bool = False) -> Any:
     """`obj` with every tensor `t` replaced by `fn(t)`, through nested lists and tuples
     (and dicts, with `dicts`); a container keeps its type, or becomes a list with
-    `lists`; anything else is returned as it is."""
+    `lists`, or a plain list or tuple with `plain` (a namedtuple a tuple: what a file
+    the candidate's process loads with `weights_only` can hold); anything else is
+    returned as it is."""
     import torch
 
-    return _map(obj, fn, lists, dicts, torch.Tensor)
+    return _map(obj, fn, "lists" if lists else "plain" if plain else "keep", dicts, torch.Tensor)
 
 
-def _map(o: Any, fn: Callable[[Any], Any], lists: bool, dicts: bool, tensor: type) -> Any:
+def _map(o: Any, fn: Callable[[Any], Any], lists: str, dicts: bool, tensor: type) -> Any:
     # a module-level recursion, not a closure: a recursive closure is a reference cycle
     # (the function and its own cell) that keeps `fn`, and what `fn` holds (the tensors
     # `tensors_in` collects), alive until the cyclic collector runs. Called per timed
@@ -30,7 +33,11 @@ def _map(o: Any, fn: Callable[[Any], Any], lists: bool, dicts: bool, tensor: typ
         return fn(o)
     if isinstance(o, (list, tuple)):
         items = [_map(x, fn, lists, dicts, tensor) for x in o]
-        return items if lists else type(o)(items)
+        if lists == "lists" or (lists == "plain" and isinstance(o, list)):
+            return items
+        if lists == "plain":
+            return tuple(items)
+        return type(o)(*items) if hasattr(o, "_fields") else type(o)(items)  # a namedtuple takes fields
     if dicts and isinstance(o, dict):
         return {k: _map(v, fn, lists, dicts, tensor) for k, v in o.items()}
     return o

@@ -32,6 +32,7 @@ import torch
 ALIGN = 256  # every tensor starts at a multiple of this (covers every dtype's alignment)
 HANDLE_BYTES = 64  # sizeof(CUipcMemHandle)
 _LEAF = "__kernelmill_tensor__"
+_TUPLE = "__kernelmill_tuple__"  # a tuple in the skeleton (JSON has lists only)
 _DTYPES = {str(d).removeprefix("torch."): d for d in (
     torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.complex64, torch.complex128,
     torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool,
@@ -52,9 +53,10 @@ class BadDescription(ValueError):
 def layout(tree: Any) -> tuple[Any, list[dict], list[torch.Tensor], int]:
     """(skeleton, leaf descriptions, the tensors in leaf order, total bytes) of `tree`.
 
-    Lists and tuples become lists (as the file exchange's `to_cpu` does); tensors become
-    contiguous ranges at ALIGN-aligned offsets; ints, floats, bools, strings and None stay
-    as they are. Anything else raises Unsupported."""
+    Lists stay lists and tuples tuples (as the file exchange's `inputs_to_cpu` keeps them: a
+    candidate may test `isinstance(x, tuple)`); tensors become contiguous ranges at
+    ALIGN-aligned offsets; ints, floats, bools, strings and None stay as they are. Anything
+    else raises Unsupported."""
     leaves: list[dict] = []
     tensors: list[torch.Tensor] = []
     offset = 0
@@ -71,10 +73,12 @@ def layout(tree: Any) -> tuple[Any, list[dict], list[torch.Tensor], int]:
             tensors.append(obj)
             offset += -(-obj.numel() * obj.element_size() // ALIGN) * ALIGN
             return {_LEAF: len(leaves) - 1}
-        if isinstance(obj, (list, tuple)):
+        if isinstance(obj, tuple):
+            return {_TUPLE: [walk(o) for o in obj]}
+        if isinstance(obj, list):
             return [walk(o) for o in obj]
         if isinstance(obj, dict):
-            if not all(isinstance(k, str) for k in obj) or _LEAF in obj:
+            if not all(isinstance(k, str) for k in obj) or _LEAF in obj or _TUPLE in obj:
                 raise Unsupported("a dict with keys that are not plain strings")
             return {k: walk(v) for k, v in obj.items()}
         if obj is None or isinstance(obj, (bool, int, float, str)):
@@ -118,6 +122,11 @@ def _check(desc: dict, size: int) -> tuple[Any, list[dict]]:
             if _LEAF in obj:
                 if len(obj) != 1 or type(obj[_LEAF]) is not int or not 0 <= obj[_LEAF] < len(leaves):
                     raise BadDescription(f"a tensor reference {obj!r} names no leaf")
+            elif _TUPLE in obj:
+                if len(obj) != 1 or not isinstance(obj[_TUPLE], list):
+                    raise BadDescription(f"a tuple {str(obj)[:80]} holds no list of its own")
+                for o in obj[_TUPLE]:
+                    check_tree(o, depth + 1)
             else:
                 for v in obj.values():
                     check_tree(v, depth + 1)
@@ -145,7 +154,11 @@ def unpack(desc: dict, buf: torch.Tensor, device: torch.device | str, keep_cpu: 
         if isinstance(obj, list):
             return [build(o) for o in obj]
         if isinstance(obj, dict):
-            return out[obj[_LEAF]] if _LEAF in obj else {k: build(v) for k, v in obj.items()}
+            if _LEAF in obj:
+                return out[obj[_LEAF]]
+            if _TUPLE in obj:
+                return tuple(build(o) for o in obj[_TUPLE])
+            return {k: build(v) for k, v in obj.items()}
         return obj
 
     return build(tree)

@@ -152,6 +152,15 @@ def to_cpu(out: Any):
     return map_tensors(out, lambda t: t.detach().cpu().contiguous(), lists=True)
 
 
+def inputs_to_cpu(args: Any):
+    """Inputs or init arguments as contiguous CPU tensors, their tuples kept tuples: a candidate
+    gets what `get_inputs` / `get_init_inputs` returned, as KernelBench passes it (cuda-l1 L1-69
+    tests `isinstance(kernel_size, tuple)`; given the list [3, 5] it failed to construct)."""
+    from ..measure.tree import map_tensors
+
+    return map_tensors(args, lambda t: t.detach().cpu().contiguous(), plain=True)
+
+
 def fast_serialization() -> None:
     """The exchange files live for one candidate on a local disk: a CRC of
     gigabytes of tensors costs more than it protects (torch >= 2.6 has the knob)."""

@@ -50,7 +50,7 @@ from ..guards.speed import input_reach
 from ..measure.gpulock import TIMING_LOCK_TIMEOUT_S, SharedUse, gpu_lock
 from .channel import ChannelError, RemoteSide, Reports
 from .job import CandidateJob, RunJob
-from .loading import clone, error_text, fast_serialization, load_reference, to_cpu, to_device
+from .loading import clone, error_text, fast_serialization, inputs_to_cpu, load_reference, to_cpu, to_device
 
 WARM_WAIT_S = 120.0  # longest a run waits for its candidate's process to warm up, then goes on
 # timed calls whose outputs are checked, at positions only this process knows: early rounds
@@ -173,8 +173,8 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
         t0 = time.perf_counter()  # the exchange starts after the reference's work
         xdir = xdir or _tensor_dir(priv, inp.nbytes(sets) + 2 * ref_work.nbytes)
         inputs_path = xdir / "inputs.pt"
-        torch.save({**{key: [to_cpu(s) for s in group] for key, group in sets.items()},
-                    "init": to_cpu(list(init_inputs))}, inputs_path)
+        torch.save({**{key: [inputs_to_cpu(list(s)) for s in group] for key, group in sets.items()},
+                    "init": inputs_to_cpu(list(init_inputs))}, inputs_path)
         sets = _shapes_only(sets)  # what the judge still needs of them: shapes and dtypes
         if device.type == "cuda":
             torch.cuda.empty_cache()  # the device copies of the sets are gone: their memory goes to the candidate
