@@ -51,6 +51,7 @@ from kernelmill.verify import VerifyConfig, verify_samples  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "benchmarks" / "diag"))
 import lock_events  # noqa: E402 - benchmarks/diag/lock_events.py
+from smi_busy import SmiSampler, busy_mean  # noqa: E402 - benchmarks/diag/smi_busy.py
 
 
 def replicas(language: str, copies: int, tag: str) -> list[Sample]:
@@ -85,7 +86,7 @@ def _median(xs: list[float]) -> float | None:
     return round(xs[len(xs) // 2], 3) if xs else None
 
 
-def _start_lock_samplers(gpus: list[int] | None) -> list[tuple[str, subprocess.Popen, str, "_SmiSampler"]]:
+def _start_lock_samplers(gpus: list[int] | None) -> list[tuple[str, subprocess.Popen, str, "SmiSampler"]]:
     """Per GPU: the lock sampler (diag/gpu_lock_share.py), where it writes, nvidia-smi's sampler
     and the lock's events file (diag/lock_events.py)."""
     from kernelmill.verify.devices import physical_gpu
@@ -102,42 +103,8 @@ def _start_lock_samplers(gpus: list[int] | None) -> list[tuple[str, subprocess.P
                                 stdout=subprocess.DEVNULL)
         # and whose holds they were: the harness's own log of them (diag/lock_events.py)
         events = lock_events.start(lock_path("cuda", {**os.environ, "CUDA_VISIBLE_DEVICES": physical_gpu(gpu)}))
-        out.append((str(gpu), proc, path, _SmiSampler(gpu), events))
+        out.append((str(gpu), proc, path, SmiSampler(gpu), events))
     return out
-
-
-class _SmiSampler:
-    """The driver's own figure beside the lock's: `nvidia-smi`'s utilization.gpu (the share
-    of its last sample period in which a kernel ran) every 100 ms, each line stamped with
-    time.monotonic() as it arrives. Nothing where nvidia-smi is missing."""
-
-    def __init__(self, gpu: int):
-        import shutil
-        import threading
-
-        self.rows: list[tuple[float, float]] = []
-        self.proc = None
-        if shutil.which("nvidia-smi") is None:
-            return
-        self.proc = subprocess.Popen(["nvidia-smi", "-i", str(gpu), "--query-gpu=utilization.gpu",
-                                      "--format=csv,noheader,nounits", "-lms", "100"],
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        self.thread = threading.Thread(target=self._read, daemon=True)
-        self.thread.start()
-
-    def _read(self) -> None:
-        for line in self.proc.stdout:
-            try:
-                self.rows.append((time.monotonic(), float(line.strip())))
-            except ValueError:
-                pass
-
-    def stop(self) -> list[tuple[float, float]]:
-        if self.proc is not None:
-            self.proc.terminate()
-            self.proc.wait(timeout=30)
-            self.thread.join(timeout=5)
-        return self.rows
 
 
 def _stop_lock_samplers(samplers) -> dict[str, dict]:
@@ -158,13 +125,13 @@ def _lock_shares(rows: dict, start: float, end: float) -> dict:
     """Over [start, end] (time.monotonic): the share of lock samples with any holder and with
     a timing, and the mean of nvidia-smi's utilization.gpu (percent)."""
     inside = [(sh, ex) for t, sh, ex in rows["lock"] if start <= t <= end]
-    smi = [u for t, u in rows["smi"] if start <= t <= end]
     out: dict = {"samples": len(inside)}
     if inside:
         out.update(any=round(sum(1 for sh, ex in inside if sh or ex) / len(inside), 3),
                    timing=round(sum(1 for _, ex in inside if ex) / len(inside), 3))
-    if smi:
-        out.update(smi_util_mean=round(sum(smi) / len(smi), 1), smi_samples=len(smi))
+    smi = busy_mean(rows["smi"], start, end)
+    if smi["smi_samples"]:
+        out.update(smi)
     return out
 
 

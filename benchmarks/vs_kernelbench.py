@@ -95,6 +95,9 @@ def _load_check():
 
 
 corpus_check = _load_check()
+sys.path.insert(0, str(HERE / "diag"))
+import lock_events  # noqa: E402 - benchmarks/diag/lock_events.py
+from smi_busy import SmiSampler, busy_mean  # noqa: E402 - benchmarks/diag/smi_busy.py
 
 SEED = 42
 NUM_CORRECT_TRIALS = 5
@@ -371,6 +374,59 @@ def part_of(cands: list, part: str) -> list:
 
 # ---------------------------------------------------------- kernelmill side
 
+class GpuWatch:
+    """Beside kernelmill's run, per GPU: every hold of the GPU's lock (`gpulock`'s events file,
+    benchmarks/diag/lock_events.py: who held it, shared or for a timing, and what each timing
+    waited for) and nvidia-smi's busy share (benchmarks/diag/smi_busy.py). `summary` says, over
+    the run's wall, the share of it a timing held each GPU, shared work only, nothing; what the
+    timings waited for; and the driver's count of the time kernels ran (issue 40, targets 3 and 5).
+    Nothing is written where no GPU is visible."""
+
+    def __init__(self, gpus: int):
+        from kernelmill.verify.devices import physical_gpu
+        from kernelmill.verify.measure.gpulock import lock_path
+
+        self.watched: list[tuple[int, Path, SmiSampler]] = []
+        for g in range(gpus):
+            # a run worker sees its one GPU as "cuda" under CUDA_VISIBLE_DEVICES=<that GPU> (runner._visible)
+            lock = lock_path("cuda", {**os.environ, "CUDA_VISIBLE_DEVICES": physical_gpu(g)})
+            if lock is not None:
+                self.watched.append((g, lock_events.start(lock), SmiSampler(g)))
+        self.t0 = time.monotonic()
+
+    def summary(self) -> dict:
+        t1 = time.monotonic()
+        out = {}
+        for g, events, smi in self.watched:
+            holds = lock_events.read(events, stop=True)
+            out[str(g)] = {"lock": lock_events.summarize(holds, self.t0, t1), **busy_mean(smi.stop(), self.t0, t1)}
+        return out
+
+
+def gpu_lines(gpus: dict) -> list[str]:
+    """The markdown lines of `GpuWatch.summary`s (several segments: the last one's)."""
+    out = []
+    for g, w in sorted(gpus.items()):
+        lock = w.get("lock") or {}
+        cover = lock.get("cover") or {}
+        waits = lock.get("timing_waits_s") or {}
+        top = ", ".join(f"{k} {v:.1f} s" for k, v in waits.items() if k != "total")
+        out.append(f"- GPU {g}: a timing held it {100 * cover.get('timing', 0):.0f}% of kernelmill's wall, shared work only "
+                   f"{100 * cover.get('shared_only', 0):.0f}%, nothing {100 * (1 - cover.get('any', 0)):.0f}%; "
+                   f"{lock.get('timings', 0)} timings waited {waits.get('total', 0):.1f} s" + (f" (held meanwhile: {top})" if top else "")
+                   + (f"; nvidia-smi busy {w['smi_util_mean']}% ({w['smi_samples']} samples)" if w.get("smi_util_mean") is not None else ""))
+    return out
+
+
+def gpu_count() -> int:
+    try:
+        import torch
+
+        return torch.cuda.device_count()
+    except Exception:  # noqa: BLE001
+        return 0
+
+
 def kernelmill_command() -> list[str]:
     exe = shutil.which("kernelmill")
     return [exe] if exe else [sys.executable, "-m", "kernelmill"]
@@ -425,6 +481,7 @@ def run_kernelmill(cands, args, results: dict, out: Path | None) -> None:
             km["prepare_headers"] = prepare_headers([c.path.read_text(encoding="utf-8") for c in todo], env,
                                                     apart="--no-merge-units" in args.kernelmill_arg, samples=samples)
         print("$ " + " ".join(cmd), flush=True)
+        watch = GpuWatch(gpu_count()) if args.gpu_watch and args.device == "cuda" else None
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, env=env)
         try:
@@ -443,6 +500,9 @@ def run_kernelmill(cands, args, results: dict, out: Path | None) -> None:
         got = read_verdicts(verdicts_path)
         km["segments"].append({"candidates": len([c for c in todo if c.name in got]), "submitted": len(todo),
                                "seconds": round(secs, 2), "exit": rc})
+        if watch is not None:
+            km["segments"][-1]["gpus"] = watch.summary()
+            print("\n".join(gpu_lines(km["segments"][-1]["gpus"])), flush=True)
         print(f"kernelmill verify: exit {rc}, {secs:.0f} s for {len(todo)} candidates", flush=True)
     for name, v in read_verdicts(verdicts_path).items():
         km["verdicts"][name] = {k: v.get(k) for k in ("status", "speedup", "speedup_ci", "flags", "message", "runtime_ms",
@@ -544,6 +604,9 @@ def markdown(summary: dict, rows: list[dict], results: dict) -> str:
     out.append(f"| kernelmill verify | {km['candidates']} | {km['seconds']} | {_f(km['per_minute'])} |")
     out.append("")
     out.append(f"Ratio (kernelmill / KernelBench candidates per minute): **{_f(summary['ratio_kernelmill_over_kernelbench'])}x**")
+    watched = [seg["gpus"] for seg in (results.get("kernelmill") or {}).get("segments", []) if seg.get("gpus")]
+    if watched:
+        out += ["", "kernelmill's GPUs during its run (--gpu-watch; the last segment):", *gpu_lines(watched[-1])]
     if kb.get("skipped"):
         out.append(f"\nKernelBench not run: {kb['skipped']}")
     out.append(f"\nVerdicts compared: {summary['compared']}, same status: {summary['agree']}; as the corpus expects: "
@@ -676,6 +739,10 @@ def main(argv: list[str] | None = None) -> int:
                          "lists) into its (cold) build cache, timed apart: a once-per-machine step, so the "
                          "candidates' cold builds are measured without it")
     ap.add_argument("--kernelmill-arg", action="append", default=[], help="extra argument for kernelmill verify (repeatable)")
+    ap.add_argument("--gpu-watch", action="store_true",
+                    help="during kernelmill's run, log every hold of each GPU's lock and sample nvidia-smi's busy "
+                         "share: the results and table say how much of the wall a timing held each GPU, shared work "
+                         "only, nothing, and what the timings waited for (benchmarks/diag/lock_events.py)")
     ap.add_argument("--combine", type=Path, nargs="+", metavar="PART.json",
                     help="no run: the --out files of a set's parts (--part K/N) as one comparison, written to "
                          "--out / --markdown; refused when the parts mix devices, trials or harness versions")

@@ -294,3 +294,27 @@ def test_the_parts_of_a_split_set_combine_into_one_comparison_of_one_version(tmp
         vs.combine([a, write("e.json", part(2, ["w"], "0.5.19", 1.0, 1.0, device="NVIDIA H100"))])
     with pytest.raises(SystemExit, match="nothere.json"):
         vs.combine([a, tmp_path / "nothere.json"])
+
+
+def test_the_gpu_watch_reports_who_held_each_gpu_during_kernelmill_s_run(tmp_path, monkeypatch):
+    from kernelmill.verify.measure.gpulock import gpu_lock
+
+    monkeypatch.setenv("KERNELMILL_GPU_LOCK_DIR", str(tmp_path))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")  # the run's GPUs 0 and 1 are the machine's 3 and 5
+    watch = vs.GpuWatch(2)
+    assert [g for g, _, _ in watch.watched] == [0, 1]
+    # a run worker on GPU 1 sees it as "cuda" under CUDA_VISIBLE_DEVICES=5 (runner._visible)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "5")
+    with gpu_lock("cuda", exclusive=False, label="run-pre"):
+        pass
+    with gpu_lock("cuda", exclusive=True, label="timing"):
+        pass
+    out = watch.summary()
+    assert out["0"]["lock"] == {"holds": 0} and out["1"]["lock"]["timings"] == 1
+    assert set(out["1"]["lock"]["held"]) == {"run-pre", "timing"}
+    assert not list(tmp_path.glob("*.events"))  # logging ends with the summary
+    lines = vs.gpu_lines(out)
+    assert lines[1].startswith("- GPU 1: a timing held it") and "1 timings waited" in lines[1]
+    results = {"device": "cuda", "kernelmill": {"segments": [{"candidates": 1, "seconds": 1.0, "gpus": out}]}}
+    summary, rows = vs.summarize([], results)
+    assert "kernelmill's GPUs during its run" in vs.markdown(summary, rows, results)
