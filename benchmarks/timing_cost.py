@@ -30,6 +30,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import ClassVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
@@ -59,9 +60,9 @@ def workloads(device: str) -> dict:
 class _Clocked:
     """DeviceTrace with its start and stop timed (patched in for the run)."""
 
-    start_s: list[float] = []
-    stop_s: list[float] = []
-    records: list[int] = []
+    start_s: ClassVar[list[float]] = []
+    stop_s: ClassVar[list[float]] = []
+    records: ClassVar[list[int]] = []
 
     def __init__(self):
         self.inner = kernel_time.DeviceTrace()
