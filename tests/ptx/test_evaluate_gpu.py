@@ -56,21 +56,27 @@ def test_evaluate_on_the_gpu(tmp_path):
         assert res["a1"]["gld_eff_dev"] == 0.0
 
 
+def _reference_against_itself(tmp_path, pairs: list, code: str):
+    """`ptx evaluate --no-timing` of `pairs`, each with `code` as its candidate: (the CLI's
+    result, {task id: result row}, the output folder)."""
+    path = tmp_path / "pairs.jsonl"
+    write_jsonl(path, pairs)
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text("".join(json.dumps({"sample_id": f"{p.pair_id}#0", "task_id": p.pair_id, "language": "cuda",
+                                           "code": code}) + "\n" for p in pairs))
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["ptx", "evaluate", str(path), str(samples), "-o", str(out), "--no-timing",
+                                 "--workers", "1"])
+    assert r.exit_code == 0, r.output
+    return r, {x["task_id"]: x for x in map(json.loads, (out / "results.jsonl").read_text().splitlines())}, out
+
+
 def test_a_launch_too_small_for_its_output_is_counted_though_it_reads_io_correct(tmp_path):
     """The reference run against itself is I/O-correct under any deterministic launch; a grid that
     covers 256 of the output's 1,000 elements leaves 744 of the fill, and the evaluator says so."""
     small = add_pair("u1")
     small.meta["config"]["grid"] = [2, 1, 1]
-    pairs = tmp_path / "pairs.jsonl"
-    write_jsonl(pairs, [add_pair("a1"), small])
-    samples = tmp_path / "samples.jsonl"
-    samples.write_text("".join(json.dumps({"sample_id": f"{k}#0", "task_id": k, "language": "cuda", "code": ADD}) + "\n"
-                               for k in ("a1", "u1")))
-    out = tmp_path / "out"
-    r = CliRunner().invoke(app, ["ptx", "evaluate", str(pairs), str(samples), "-o", str(out), "--no-timing",
-                                 "--workers", "1"])
-    assert r.exit_code == 0, r.output
-    res = {x["task_id"]: x for x in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    r, res, out = _reference_against_itself(tmp_path, [add_pair("a1"), small], ADD)
     assert res["u1"]["status"] == "ok" and res["u1"]["ref_unwritten"] == {"out": 744}
     assert res["a1"]["status"] == "ok" and "ref_unwritten" not in res["a1"]
     assert json.loads((out / "summary.json").read_text())["ref_unwritten"] == 1
@@ -97,15 +103,6 @@ def test_an_integer_output_that_computes_the_fill_is_not_called_unwritten(tmp_pa
         return Pair(pid, "neg_k", "cuda", NEG, ".visible .entry neg_k() { ret; } // " + pid, None, "sm_90",
                     ["-arch=sm_90"], None, "test", {"status": "ok", "config": c})
 
-    pairs = tmp_path / "pairs.jsonl"
-    write_jsonl(pairs, [neg_pair("n1", [8, 1, 1]), neg_pair("n2", [2, 1, 1])])
-    samples = tmp_path / "samples.jsonl"
-    samples.write_text("".join(json.dumps({"sample_id": f"{k}#0", "task_id": k, "language": "cuda", "code": NEG}) + "\n"
-                               for k in ("n1", "n2")))
-    out = tmp_path / "out"
-    r = CliRunner().invoke(app, ["ptx", "evaluate", str(pairs), str(samples), "-o", str(out), "--no-timing",
-                                 "--workers", "1"])
-    assert r.exit_code == 0, r.output
-    res = {x["task_id"]: x for x in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    _, res, _ = _reference_against_itself(tmp_path, [neg_pair("n1", [8, 1, 1]), neg_pair("n2", [2, 1, 1])], NEG)
     assert res["n1"]["status"] == "ok" and "ref_unwritten" not in res["n1"]
     assert res["n2"]["status"] == "ok" and res["n2"]["ref_unwritten"] == {"out": 744}
