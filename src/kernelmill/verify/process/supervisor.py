@@ -173,7 +173,7 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
         t0 = time.perf_counter()  # the exchange starts after the reference's work
         xdir = xdir or _tensor_dir(priv, inp.nbytes(sets) + 2 * ref_work.nbytes)
         inputs_path = xdir / "inputs.pt"
-        torch.save({**{key: [inputs_to_cpu(list(s)) for s in group] for key, group in sets.items()},
+        torch.save({**{key: [inputs_to_cpu(s) for s in group] for key, group in sets.items()},
                     "init": inputs_to_cpu(list(init_inputs))}, inputs_path)
         sets = _shapes_only(sets)  # what the judge still needs of them: shapes and dtypes
         if device.type == "cuda":
