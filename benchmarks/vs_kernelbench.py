@@ -555,6 +555,14 @@ def _f(x, fmt="{:.2f}"):
     return "-" if x is None else fmt.format(x)
 
 
+def _crosstab(rows: list[dict]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for r in rows:
+        cell = out.setdefault(r["kb_status"], {})
+        cell[r["km_status"]] = cell.get(r["km_status"], 0) + 1
+    return out
+
+
 def summarize(cands, results: dict) -> tuple[dict, list[dict]]:
     kb = results.get("kernelbench", {})
     km = results.get("kernelmill", {})
@@ -582,6 +590,8 @@ def summarize(cands, results: dict) -> tuple[dict, list[dict]]:
                "kernelmill": {"candidates": km_n, "seconds": round(km_s, 1), "per_minute": km_rate},
                "ratio_kernelmill_over_kernelbench": (km_rate / kb_rate if km_rate and kb_rate else None),
                "compared": len(both), "agree": sum(r["agree"] for r in both),
+               # KernelBench's status -> kernelmill's -> candidates, for the disagreements to be read by kind
+               "statuses": _crosstab(both),
                "kernelmill_as_expected": sum(1 for r in rows if r["expect"] and r["km_status"]
                                              and (r["km_status"] == "ok") == (r["expect"] == "ok")),
                "kernelbench_as_expected": sum(1 for r in rows if r["expect"] and r["kb_status"]
@@ -611,6 +621,10 @@ def markdown(summary: dict, rows: list[dict], results: dict) -> str:
         out.append(f"\nKernelBench not run: {kb['skipped']}")
     out.append(f"\nVerdicts compared: {summary['compared']}, same status: {summary['agree']}; as the corpus expects: "
                f"kernelmill {summary['kernelmill_as_expected']}, KernelBench {summary['kernelbench_as_expected']}.")
+    pairs = sorted(((kb_st, km_st, n) for kb_st, cell in (summary.get("statuses") or {}).items()
+                    for km_st, n in cell.items()), key=lambda t: -t[2])
+    if pairs:
+        out.append("KernelBench -> kernelmill: " + ", ".join(f"{a} -> {b} {n}" for a, b, n in pairs) + ".")
     out.append("")
     out.append("| candidate | task | lang | expect | KernelBench | KB speedup | kernelmill | km speedup | same | right (by expect) |")
     out.append("|---|---|---|---|---|---|---|---|---|---|")

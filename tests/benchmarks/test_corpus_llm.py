@@ -208,6 +208,8 @@ def test_external_rows_become_candidates_and_tasks_split_alike(tmp_path):
                "kernelmill": {"verdicts": {"L1-0": {"status": "incorrect"}}, "segments": [{"candidates": 1, "seconds": 3}]}}
     summary, out = vs.summarize(cands[:1], results)
     assert summary["compared"] == 1 and summary["agree"] == 0 and summary["kernelmill_as_expected"] == 0
+    assert summary["statuses"] == {"ok": {"incorrect": 1}}  # the disagreements by kind
+    assert "KernelBench -> kernelmill: ok -> incorrect 1." in vs.markdown(summary, out, results)
     assert "right_by_expectation" not in out[0] and summary["ratio_kernelmill_over_kernelbench"] == pytest.approx(10.0)
 
 
