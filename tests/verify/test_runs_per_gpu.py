@@ -106,3 +106,32 @@ def test_build_accounting_counts_merged_units_and_precompiled_headers():
     p.note_build(1.0, {"cuda_split": True, "merged": False, "pch_used": ["host", "binding"]})
     stats = p.stats()
     assert (stats["split_builds"], stats["merged_builds"], stats["pch_builds"]) == (2, 1, 2)
+
+
+def test_a_candidate_back_from_the_build_its_run_asked_for_runs_next():
+    from kernelmill.verify.runner import NeedsBuild
+
+    class Lazy(FakeVerifier):
+        order: list[str] = []
+
+        def run(self, job, gpu):
+            self.order.append(job.key)
+            if job.key == "k0" and self.order.count("k0") == 1:
+                return NeedsBuild([{"name": "ext"}])  # a load_inline its build phase did not see
+            return super().run(job, gpu)
+
+        def build_requested(self, job, requests):
+            pass
+
+    v = Lazy([0], runs_per_gpu=1)
+    done = []
+    local_executor.LocalExecutor().execute(v, _jobs(6), lambda job, verdict: done.append(job.key), Accounting())
+    assert sorted(done) == [f"k{i}" for i in range(6)]
+    # k0 again at most one run later (k1, if the worker took it while k0's build ran), before the
+    # four still queued: first in, first out put it after them
+    second = len(v.order) - 1 - v.order[::-1].index("k0")
+    assert second <= 2 and v.order[second + 1:] == [k for k in ("k1", "k2", "k3", "k4", "k5") if k not in v.order[:second]]
+    q = local_executor.RunQueue()
+    for key, first in (("a", False), (None, False), ("b", False), ("c", True)):
+        q.put(key, first)
+    assert [q.get() for _ in range(4)] == ["c", "a", "b", None]  # a stop comes after every candidate

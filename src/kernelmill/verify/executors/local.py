@@ -23,6 +23,28 @@ from ..runner import NeedsBuild, harness_out_of_memory
 _RETRYABLE = ("runtime_error", "timeout")
 
 
+class RunQueue:
+    """The candidates waiting for a run worker: first in, first out, except that a candidate
+    back from a build its own run asked for (NeedsBuild) goes before the others. It has waited
+    for a run once; at the back it waited for every run queued meanwhile, and ended the batch:
+    on issue 40's cold cuda-l1 run four such candidates queued again 32-61 s after their
+    builds and were the batch's last 20 s (session_2026-11-30i). A stop (None) comes after
+    every candidate."""
+
+    def __init__(self) -> None:
+        import itertools
+
+        self._q: queue.PriorityQueue = queue.PriorityQueue()
+        self._order = itertools.count()
+
+    def put(self, job, first: bool = False) -> None:
+        rank = 2 if job is None else 0 if first else 1
+        self._q.put((rank, next(self._order), job))
+
+    def get(self):
+        return self._q.get()[2]
+
+
 class LocalExecutor:
     name = "local"
 
@@ -33,7 +55,7 @@ class LocalExecutor:
         """Calls `on_done(job, verdict)` in this thread as each job finishes;
         raises the first machinery failure (after stopping everything)."""
         done_q: queue.Queue = queue.Queue()
-        run_q: queue.Queue = queue.Queue()
+        run_q = RunQueue()
         stop = threading.Event()
         dead_gpus: list[str] = []
         dead: set[int] = set()
@@ -42,10 +64,10 @@ class LocalExecutor:
 
         queued = getattr(verifier, "queued_runs", None)  # the spares follow the run queue (runner.py)
 
-        def queue_run(job) -> None:
+        def queue_run(job, first: bool = False) -> None:
             if queued is not None:
                 queued(+1)
-            run_q.put(job)
+            run_q.put(job, first)
 
         def build_one(job) -> None:
             if stop.is_set():
@@ -72,7 +94,7 @@ class LocalExecutor:
             except BaseException as exc:  # noqa: BLE001 - handed to the main thread
                 done_q.put((job, exc))
                 return
-            queue_run(job)
+            queue_run(job, first=True)  # its run asked for this build: it goes next
 
         def run_worker(gpu: int | None) -> None:
             while not stop.is_set():
