@@ -28,8 +28,8 @@ class RunQueue:
     back from a build its own run asked for (NeedsBuild) goes before the others. It has waited
     for a run once; at the back it waited for every run queued meanwhile, and ended the batch:
     on issue 40's cold cuda-l1 run four such candidates queued again 32-61 s after their
-    builds and were the batch's last four runs, 176-201 s (session_2026-11-30i). A stop (None) comes after
-    every candidate."""
+    builds and were the batch's last four runs, 176-201 s (session_2026-11-30i). A stop
+    (None) comes after every candidate."""
 
     def __init__(self) -> None:
         import itertools
