@@ -12,7 +12,10 @@ workloads of known size, with the harness's own `Bench` and input pool:
   `timed_ms`: the calls' own GPU time summed (what the budget counts).
 * variants switch one thing off at a time: `default` (as a verdict times), `events`
   (no activity records, CUDA events only), `events_noflush` (and no L2 flush, no launch
-  cover), `noprep` (default without the per-call input refill).
+  cover), `noprep` (default without the per-call input refill), `toggled` (default with the
+  profiler's CUDA collection off around the refill and the flush between calls, through
+  `Bench.between_calls`: half a short call's records are those; `method` says whether the
+  markers still bracketed every call, and `timed_ms` should read as `default`'s).
 * `kb_trials_ms`: one side's KernelBench-convention trials (`kernelbench_round`).
 
     python benchmarks/timing_cost.py --rounds 5 --json cost.json      # needs a GPU
@@ -28,6 +31,7 @@ import json
 import statistics
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import ClassVar
@@ -88,7 +92,19 @@ class _Clocked:
         return out
 
 
-def run_variant(fn, args_set, device: str, cfg: TimingConfig, rounds: int, prep: bool) -> dict:
+@contextmanager
+def collection_off():
+    """The profiler's CUDA activity collection off for the block (kineto's dynamic toggle)."""
+    from torch.profiler import ProfilerActivity
+
+    torch._C._autograd._toggle_collection_dynamic(False, {ProfilerActivity.CUDA})
+    try:
+        yield
+    finally:
+        torch._C._autograd._toggle_collection_dynamic(True, {ProfilerActivity.CUDA})
+
+
+def run_variant(fn, args_set, device: str, cfg: TimingConfig, rounds: int, prep: bool, between=None) -> dict:
     pool = inp.InputPool(args_set)
     import random
 
@@ -98,13 +114,14 @@ def run_variant(fn, args_set, device: str, cfg: TimingConfig, rounds: int, prep:
         pool.prepare(args_set, rng.uniform(0.5, 1.5))
 
     bench = timing.Bench(lambda: fn(*pool.current), device, cfg, prepare=prepare if prep else None)
+    bench.between_calls = between
     t = time.perf_counter()
     est = bench.warm(cfg.warmup_ms)
     warm_s = time.perf_counter() - t
     n = timing.calls_for(est, cfg)
     _Clocked.start_s, _Clocked.stop_s, _Clocked.records = [], [], []
     totals, loops, timed = [], [], []
-    method = ""
+    method, note = "", ""
     for _ in range(rounds):
         t = time.perf_counter()
         rd = bench.round(n)
@@ -112,7 +129,8 @@ def run_variant(fn, args_set, device: str, cfg: TimingConfig, rounds: int, prep:
         loops.append(rd.wall_ms)
         timed.append(sum(rd.times_ms))
         method = rd.method
-    out = {"calls_per_round": n, "est_ms": round(est, 4), "warm_s": round(warm_s, 4), "method": method,
+        note = rd.trace_note or note
+    out = {"calls_per_round": n, "est_ms": round(est, 4), "warm_s": round(warm_s, 4), "method": method, "note": note,
            "round_ms": round(statistics.median(totals), 2), "loop_ms": round(statistics.median(loops), 2),
            "timed_ms": round(statistics.median(timed), 3),
            "per_call_us": round(statistics.median(loops) / n * 1e3, 1),
@@ -145,7 +163,7 @@ def main() -> int:
     base = TimingConfig()
     variants = {"default": (base, True), "events": (replace(base, kernel_time=False), True),
                 "events_noflush": (replace(base, kernel_time=False, flush_l2=False, launch_cover_us=0.0), True),
-                "noprep": (base, False)}
+                "noprep": (base, False), "toggled": (base, True, collection_off)}
     results = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "rounds": args.rounds,
                "config": {"round_ms": base.round_ms, "warmup_ms": base.warmup_ms, "launch_cover_us": base.launch_cover_us},
                "workloads": {}}
@@ -155,15 +173,16 @@ def main() -> int:
             if only and name not in only:
                 continue
             row = {}
-            for vname, (cfg, prep) in variants.items():
-                row[vname] = run_variant(fn, xs, device, cfg, args.rounds, prep)
+            for vname, (cfg, prep, *between) in variants.items():
+                row[vname] = run_variant(fn, xs, device, cfg, args.rounds, prep, *between)
                 d = row[vname]
-                print(f"{name:12s} {vname:15s} calls {d['calls_per_round']:4d}  round {d['round_ms']:8.2f} ms  "
+                print(f"{name:12s} {vname:15s} {d['method']:11s} calls {d['calls_per_round']:4d}  round {d['round_ms']:8.2f} ms  "
                       f"loop {d['loop_ms']:8.2f}  timed {d['timed_ms']:8.3f}  per call {d['per_call_us']:7.1f} us "
                       f"(timed {d['timed_per_call_us']:6.1f})"
                       + (f"  trace start {d['trace_start_ms']:.2f} stop {d['trace_stop_ms']:.2f} "
                          f"attribute {d['attribute_ms']:.2f} ({d['records']} records)" if "trace_stop_ms" in d else "")
-                      + (f"  kb trials {d['kb_trials_ms']:.0f} ms" if "kb_trials_ms" in d else ""), flush=True)
+                      + (f"  kb trials {d['kb_trials_ms']:.0f} ms" if "kb_trials_ms" in d else "")
+                      + (f"  ({d['note']})" if d["note"] else ""), flush=True)
             results["workloads"][name] = row
             del xs
             torch.cuda.empty_cache()

@@ -46,7 +46,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Protocol
 
@@ -69,6 +69,8 @@ _T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8
 # pairs of processes (issue 39, docs/results/issue39/session9/), and neither NUMA
 # placement nor pinning to one core steadied it (benchmarks/diag/kb_host_path.py).
 KB_HOST_SHARE = 0.2
+
+_NOTHING = nullcontext()  # reusable: a nullcontext holds no state
 
 
 def t95(dof: int) -> float:
@@ -255,6 +257,9 @@ class Bench:
         self.returned: dict[int, int] = {}  # storage -> how many calls returned it (buffer reuse)
         self.calls = 0
         self.block = 1  # CPU calls per timed block (set by `warm`)
+        # a context around the harness's own work between traced calls (the refill, the L2 flush):
+        # None in a verdict; benchmarks/timing_cost.py tries the profiler's collection off in it
+        self.between_calls: Callable[[], AbstractContextManager] | None = None
         self._last: object = None
 
     def _sync(self) -> None:
@@ -305,17 +310,19 @@ class Bench:
             tracing = trace.prof is not None
         t0 = time.perf_counter()
         i = 0
+        between = self.between_calls if tracing else None
         while i < n:
             checked = check is not None and i == check[0]
-            if checked and self.on_check is not None:
-                self.on_check(check[1])
-            elif self.prepare is not None:
-                self.prepare(self.calls)
+            with between() if between is not None else _NOTHING:
+                if checked and self.on_check is not None:
+                    self.on_check(check[1])
+                elif self.prepare is not None:
+                    self.prepare(self.calls)
+                if self.cuda and self.flush is not None:
+                    self.flush.zero_()
             if self.cuda:
                 self.calls += 1
                 i += 1
-                if self.flush is not None:
-                    self.flush.zero_()
                 if self.spin_cycles or tracing:  # the cover spin is also the call's start marker
                     torch.cuda._sleep(max(self.spin_cycles, 1))
                 start = torch.cuda.Event(enable_timing=True)
