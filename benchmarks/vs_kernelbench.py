@@ -718,6 +718,15 @@ def select(cands, device: str, only: str, limit: int, kind: str):
     return chosen[:limit] if limit else chosen
 
 
+def report(args, results: dict, summary: dict, rows: list[dict]) -> None:
+    """The results to --out, the table to --markdown and stdout."""
+    save_results(args.out, results)
+    md = markdown(summary, rows, results)
+    if args.markdown:
+        args.markdown.write_text(md)
+    print(md)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -767,11 +776,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.combine:
         merged, summary, rows = combine(args.combine)
-        save_results(args.out, merged)
-        md = markdown(summary, rows, merged)
-        if args.markdown:
-            args.markdown.write_text(md)
-        print(md)
+        report(args, merged, summary, rows)
         return 0
     if args.device == "cuda" and not args.skip_kernelbench:
         # before kernelmill's side: a comparison whose other side cannot import is no comparison,
@@ -829,11 +834,7 @@ def main(argv: list[str] | None = None) -> int:
     summary, rows = summarize(cands, results)
     results["summary"] = summary
     results["rows"] = rows
-    save_results(args.out, results)
-    md = markdown(summary, rows, results)
-    if args.markdown:
-        args.markdown.write_text(md)
-    print(md)
+    report(args, results, summary, rows)
     return 0
 
 

@@ -10,6 +10,7 @@ one more try on a healthy GPU (a wedged GPU is not the candidate's fault).
 
 from __future__ import annotations
 
+import itertools
 import queue
 import sys
 import threading
@@ -32,8 +33,6 @@ class RunQueue:
     (None) comes after every candidate."""
 
     def __init__(self) -> None:
-        import itertools
-
         self._q: queue.PriorityQueue = queue.PriorityQueue()
         self._order = itertools.count()
 

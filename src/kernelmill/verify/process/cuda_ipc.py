@@ -79,7 +79,7 @@ def layout(tree: Any) -> tuple[Any, list[dict], list[torch.Tensor], int]:
             return [walk(o) for o in obj]
         if isinstance(obj, dict):
             if not all(isinstance(k, str) for k in obj) or _LEAF in obj or _TUPLE in obj:
-                raise Unsupported("a dict with keys that are not plain strings")
+                raise Unsupported("a dict with keys that are not plain strings (or that are this exchange's markers)")
             return {k: walk(v) for k, v in obj.items()}
         if obj is None or isinstance(obj, (bool, int, float, str)):
             return obj
