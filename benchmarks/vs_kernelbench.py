@@ -394,12 +394,22 @@ class GpuWatch:
                 self.watched.append((g, lock_events.start(lock), SmiSampler(g)))
         self.t0 = time.monotonic()
 
-    def summary(self) -> dict:
+    def summary(self, raw: Path | None = None) -> dict:
+        """The summary per GPU; with `raw`, every hold (times from the run's start) and
+        nvidia-smi sample also go to that JSON file, for a timeline."""
         t1 = time.monotonic()
-        out = {}
+        out, kept = {}, {}
         for g, events, smi in self.watched:
             holds = lock_events.read(events, stop=True)
-            out[str(g)] = {"lock": lock_events.summarize(holds, self.t0, t1), **busy_mean(smi.stop(), self.t0, t1)}
+            samples = smi.stop()
+            out[str(g)] = {"lock": lock_events.summarize(holds, self.t0, t1), **busy_mean(samples, self.t0, t1)}
+            kept[str(g)] = {"holds": [[h.pid, int(h.exclusive), h.label, round(h.asked - self.t0, 4),
+                                       round(h.held - self.t0, 4), round(h.let_go - self.t0, 4), int(h.acquired)]
+                                      for h in holds],
+                            "smi": [[round(t - self.t0, 3), u] for t, u in samples]}
+        if raw is not None:
+            raw.write_text(json.dumps({"wall_s": round(t1 - self.t0, 3), "hold_fields": list(lock_events.Hold._fields),
+                                       "gpus": kept}))
         return out
 
 
@@ -501,7 +511,8 @@ def run_kernelmill(cands, args, results: dict, out: Path | None) -> None:
         km["segments"].append({"candidates": len([c for c in todo if c.name in got]), "submitted": len(todo),
                                "seconds": round(secs, 2), "exit": rc})
         if watch is not None:
-            km["segments"][-1]["gpus"] = watch.summary()
+            km["segments"][-1]["gpus"] = watch.summary(
+                Path(f"{out}.gpuwatch{len(km['segments'])}.json") if out is not None else None)
             print("\n".join(gpu_lines(km["segments"][-1]["gpus"])), flush=True)
         print(f"kernelmill verify: exit {rc}, {secs:.0f} s for {len(todo)} candidates", flush=True)
     for name, v in read_verdicts(verdicts_path).items():

@@ -4,6 +4,7 @@ vs_kernelbench.py's bookkeeping (no subprocesses)."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from collections import Counter
@@ -311,8 +312,13 @@ def test_the_gpu_watch_reports_who_held_each_gpu_during_kernelmill_s_run(tmp_pat
         pass
     with gpu_lock("cuda", exclusive=True, label="timing"):
         pass
-    out = watch.summary()
+    raw = tmp_path / "watch.json"
+    out = watch.summary(raw)
     assert out["0"]["lock"] == {"holds": 0} and out["1"]["lock"]["timings"] == 1
+    kept = json.loads(raw.read_text())  # every hold, for a timeline: times from the watch's start
+    holds = kept["gpus"]["1"]["holds"]
+    assert [h[1:3] for h in holds] == [[0, "run-pre"], [1, "timing"]] and kept["gpus"]["0"]["holds"] == []
+    assert all(0 <= h[3] <= h[4] <= h[5] <= kept["wall_s"] for h in holds)
     assert set(out["1"]["lock"]["held"]) == {"run-pre", "timing"}
     assert not list(tmp_path.glob("*.events"))  # logging ends with the summary
     lines = vs.gpu_lines(out)
