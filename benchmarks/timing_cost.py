@@ -10,12 +10,15 @@ workloads of known size, with the harness's own `Bench` and input pool:
   the device-activity session's start and its stop with the records read back;
   `attribute_ms`: what is left (splitting the records into calls, provenance);
   `timed_ms`: the calls' own GPU time summed (what the budget counts).
-* variants switch one thing off at a time: `default` (as a verdict times), `events`
-  (no activity records, CUDA events only), `events_noflush` (and no L2 flush, no launch
-  cover), `noprep` (default without the per-call input refill), `toggled` (default with the
-  profiler's CUDA collection off around the refill and the flush between calls, through
-  `Bench.between_calls`: half a short call's records are those; `method` says whether the
-  markers still bracketed every call, and `timed_ms` should read as `default`'s).
+* variants switch one thing off at a time: `default` (as a verdict times before 0.5.21: a
+  profiler session per round), `events` (no activity records, CUDA events only),
+  `events_noflush` (and no L2 flush, no launch cover), `noprep` (default without the per-call
+  input refill), `deferred` (as a verdict times since 0.5.21: one session across the rounds,
+  closed under the lock and read after it: `round_ms` is then what a round holds the GPU,
+  `read_ms` what reading its records costs afterwards, per round).
+  Session 26's `toggled` variant (the CUDA collection off around the refill and the flush
+  between calls) is gone: kineto's toggle synchronizes the device and flushes CUPTI's buffers,
+  2.3-2.5 ms a call on an H200, five times the default's round (session 27's README).
 * `kb_trials_ms`: one side's KernelBench-convention trials (`kernelbench_round`).
 
     python benchmarks/timing_cost.py --rounds 5 --json cost.json      # needs a GPU
@@ -31,7 +34,6 @@ import json
 import statistics
 import sys
 import time
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import ClassVar
@@ -92,19 +94,7 @@ class _Clocked:
         return out
 
 
-@contextmanager
-def collection_off():
-    """The profiler's CUDA activity collection off for the block (kineto's dynamic toggle)."""
-    from torch.profiler import ProfilerActivity
-
-    torch._C._autograd._toggle_collection_dynamic(False, {ProfilerActivity.CUDA})
-    try:
-        yield
-    finally:
-        torch._C._autograd._toggle_collection_dynamic(True, {ProfilerActivity.CUDA})
-
-
-def run_variant(fn, args_set, device: str, cfg: TimingConfig, rounds: int, prep: bool, between=None) -> dict:
+def run_variant(fn, args_set, device: str, cfg: TimingConfig, rounds: int, prep: bool, defer: bool = False) -> dict:
     pool = inp.InputPool(args_set)
     import random
 
@@ -114,7 +104,6 @@ def run_variant(fn, args_set, device: str, cfg: TimingConfig, rounds: int, prep:
         pool.prepare(args_set, rng.uniform(0.5, 1.5))
 
     bench = timing.Bench(lambda: fn(*pool.current), device, cfg, prepare=prepare if prep else None)
-    bench.between_calls = between
     t = time.perf_counter()
     est = bench.warm(cfg.warmup_ms)
     warm_s = time.perf_counter() - t
@@ -122,11 +111,20 @@ def run_variant(fn, args_set, device: str, cfg: TimingConfig, rounds: int, prep:
     _Clocked.start_s, _Clocked.stop_s, _Clocked.records = [], [], []
     totals, loops, timed = [], [], []
     method, note = "", ""
-    for _ in range(rounds):
+    done = []
+    for k in range(rounds):
         t = time.perf_counter()
-        rd = bench.round(n)
+        done.append(bench.round(n, defer=defer))
+        if defer and k == rounds - 1:
+            bench.close_rounds()  # the last step under the lock
         totals.append((time.perf_counter() - t) * 1e3)
-        loops.append(rd.wall_ms)
+        loops.append(done[-1].wall_ms)
+    read_ms = None
+    if defer:
+        t = time.perf_counter()
+        bench.finish_rounds()
+        read_ms = (time.perf_counter() - t) * 1e3 / rounds
+    for rd in done:
         timed.append(sum(rd.times_ms))
         method = rd.method
         note = rd.trace_note or note
@@ -135,7 +133,10 @@ def run_variant(fn, args_set, device: str, cfg: TimingConfig, rounds: int, prep:
            "timed_ms": round(statistics.median(timed), 3),
            "per_call_us": round(statistics.median(loops) / n * 1e3, 1),
            "timed_per_call_us": round(statistics.median(timed) / n * 1e3, 1)}
-    if _Clocked.start_s:
+    if read_ms is not None:
+        out["read_ms"] = round(read_ms, 2)
+        out["records"] = int(_Clocked.records[-1] / rounds) if _Clocked.records else 0
+    elif _Clocked.start_s:
         a = statistics.median(_Clocked.start_s) * 1e3
         b = statistics.median(_Clocked.stop_s) * 1e3
         out.update(trace_start_ms=round(a, 2), trace_stop_ms=round(b, 2),
@@ -163,7 +164,7 @@ def main() -> int:
     base = TimingConfig()
     variants = {"default": (base, True), "events": (replace(base, kernel_time=False), True),
                 "events_noflush": (replace(base, kernel_time=False, flush_l2=False, launch_cover_us=0.0), True),
-                "noprep": (base, False), "toggled": (base, True, collection_off)}
+                "noprep": (base, False), "deferred": (base, True, True)}
     results = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "rounds": args.rounds,
                "config": {"round_ms": base.round_ms, "warmup_ms": base.warmup_ms, "launch_cover_us": base.launch_cover_us},
                "workloads": {}}
@@ -173,14 +174,15 @@ def main() -> int:
             if only and name not in only:
                 continue
             row = {}
-            for vname, (cfg, prep, *between) in variants.items():
-                row[vname] = run_variant(fn, xs, device, cfg, args.rounds, prep, *between)
+            for vname, (cfg, prep, *defer) in variants.items():
+                row[vname] = run_variant(fn, xs, device, cfg, args.rounds, prep, *defer)
                 d = row[vname]
                 print(f"{name:12s} {vname:15s} {d['method']:11s} calls {d['calls_per_round']:4d}  round {d['round_ms']:8.2f} ms  "
                       f"loop {d['loop_ms']:8.2f}  timed {d['timed_ms']:8.3f}  per call {d['per_call_us']:7.1f} us "
                       f"(timed {d['timed_per_call_us']:6.1f})"
                       + (f"  trace start {d['trace_start_ms']:.2f} stop {d['trace_stop_ms']:.2f} "
                          f"attribute {d['attribute_ms']:.2f} ({d['records']} records)" if "trace_stop_ms" in d else "")
+                      + (f"  read afterwards {d['read_ms']:.2f} ms a round ({d['records']} records)" if "read_ms" in d else "")
                       + (f"  kb trials {d['kb_trials_ms']:.0f} ms" if "kb_trials_ms" in d else "")
                       + (f"  ({d['note']})" if d["note"] else ""), flush=True)
             results["workloads"][name] = row

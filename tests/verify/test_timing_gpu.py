@@ -286,3 +286,35 @@ def test_provenance_of_five_kinds_of_candidate(tmp_path, shared_build_cache):
         p = got[sid].provenance["candidate"]
         assert p["launches_per_call"] >= 1 and p["kernels"][0]["share"] > 0
         assert got[sid].sol_fraction is not None and 0 < got[sid].sol_fraction
+
+
+@pytest.mark.gpu
+def test_deferred_rounds_read_the_kernel_time_that_rounds_read_one_by_one():
+    """One profiler session across rounds, read after `close_rounds` (timing.compare does
+    that once the timing lock is let go): the same kernel times as a session per round,
+    and nothing launched after the close lands in the session (a spin kernel would break
+    the attribution, which needs exactly two markers a call)."""
+    import torch
+
+    from kernelmill.verify.measure.timing import Bench, TimingConfig, calls_for
+
+    x = torch.randn(1 << 22, device="cuda")
+    cfg = TimingConfig()
+    b = Bench(lambda: torch.relu(x), "cuda", cfg)
+    n = calls_for(b.warm(cfg.warmup_ms), cfg)
+    plain = [b.round(n) for _ in range(3)]
+    deferred = [b.round(n, defer=True) for _ in range(3)]
+    assert all(r.method == "events" and r.times_ms == r.events_ms for r in deferred)  # not read yet
+    b.close_rounds()
+    torch.cuda._sleep(1000)  # after the close: not in the session
+    torch.relu(x)
+    torch.cuda.synchronize()
+    got = b.finish_rounds()
+    assert got == deferred and b.finish_rounds() == []
+    assert [r.method for r in plain + got] == ["kernel_time"] * 6, [r.trace_note for r in got]
+    assert all(r.times_ms != r.events_ms for r in got)
+
+    def med(rounds):
+        return statistics.median(t for r in rounds for t in r.times_ms)
+
+    assert abs(med(got) / med(plain) - 1) < 0.05, (med(got), med(plain))

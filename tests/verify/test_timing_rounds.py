@@ -373,3 +373,156 @@ def test_the_command_line_sets_a_rounds_size_and_refuses_one_that_cannot_work(ca
         compare(ref, cand, TimingConfig(round_ms=ms, min_rounds=5, max_rounds=5, budget_ms=1e9))
         calls[ms] = cand.rounds[0][0]
     assert calls[20.0] == 400 and calls[5.0] == 100
+
+
+class DeferredSide(FakeSide):
+    """A GPU side whose rounds are deferred: each round answers its 'events' (twice the
+    kernel time) until `finish_rounds` fills in the kernel time; every step notes whether
+    the timing lock (`lock["held"]`) was held at the time."""
+
+    cuda = True
+
+    def __init__(self, ms: float, lock: dict, noise: float = 0.0, seed: int = 0):
+        super().__init__(ms, noise, seed)
+        self.lock, self.pending, self.log = lock, [], []
+
+    def round(self, n: int, check=None, defer: bool = False) -> Round:
+        self.log.append(("round" if defer else "plain", self.lock["held"]))
+        r = super().round(n, check)
+        if not defer:
+            return r
+        self.pending.append((r, list(r.times_ms)))
+        r.times_ms = [2 * t for t in r.times_ms]  # the events, until the records are read
+        return r
+
+    def close_rounds(self) -> None:
+        self.log.append(("close", self.lock["held"]))
+
+    def finish_rounds(self) -> list[Round]:
+        self.log.append(("read", self.lock["held"]))
+        for r, kernel in self.pending:
+            r.times_ms, r.method = kernel, "kernel_time"
+        done, self.pending = [r for r, _ in self.pending], []
+        return done
+
+
+def _lock_counter():
+    from contextlib import contextmanager
+
+    lock = {"held": False, "holds": 0}
+
+    @contextmanager
+    def hold():
+        assert not lock["held"]
+        lock["held"], lock["holds"] = True, lock["holds"] + 1
+        try:
+            yield
+        finally:
+            lock["held"] = False
+
+    return lock, hold
+
+
+def test_deferred_rounds_run_under_the_lock_and_their_records_are_read_after_it():
+    lock, hold = _lock_counter()
+    cfg = TimingConfig(min_rounds=5, max_rounds=30, round_ms=1.0, budget_ms=1e9, kb_trials=0)
+    ref, cand = DeferredSide(2.0, lock, 0.001, 1), DeferredSide(1.0, lock, 0.001, 2)
+    comp = compare(ref, cand, cfg, check_rounds={2: 0}, final_check=1, rng=random.Random(0), hold=hold)
+    # one hold, the same rounds as without deferral: five pairs and the checked last one
+    assert lock["holds"] == 1 and comp.stages["holds"] == 1
+    assert comp.stopped == "converged" and comp.rounds == 6
+    assert [i for i, (_, c) in enumerate(cand.rounds) if c is not None] == [2, 5]
+    for side in (ref, cand):
+        assert side.log == [("round", True)] * 6 + [("close", True), ("read", False)]
+    # the speedup and the medians are the kernel times read afterwards, not the events
+    assert abs(comp.speedup - 2.0) < 0.01 and abs(comp.reference.median_ms - 2.0) < 0.01
+    assert comp.reference.method == "kernel_time" and comp.stages["timed_ms"]["candidate"] < 6 * 3 * 1.1
+
+
+def test_deferred_rounds_that_do_not_converge_take_the_lock_again_per_batch():
+    lock, hold = _lock_counter()
+    cfg = TimingConfig(min_rounds=5, max_rounds=8, round_ms=1.0, budget_ms=1e9, min_calls=3, max_calls=3, kb_trials=0)
+    ref, cand = DeferredSide(1.0, lock, 0.5, 3), DeferredSide(1.0, lock, 0.5, 4)
+    comp = compare(ref, cand, cfg, final_check=0, rng=random.Random(1), hold=hold)
+    # 5 pairs and the checked one, read, not converged: 3 more pairs (the limit) and a checked one
+    assert comp.stopped == "max_rounds" and lock["holds"] == 2 and comp.rounds == 10
+    assert [i for i, (_, c) in enumerate(cand.rounds) if c is not None] == [5, 9]
+    for side in (ref, cand):
+        assert side.log == ([("round", True)] * 6 + [("close", True), ("read", False)]
+                            + [("round", True)] * 4 + [("close", True), ("read", False)])
+    assert comp.speedup_ci[0] < 1.0 < comp.speedup_ci[1]
+
+
+def test_sides_without_deferral_run_every_round_inside_the_one_hold():
+    lock, hold = _lock_counter()
+    cfg = TimingConfig(min_rounds=5, round_ms=1.0, budget_ms=1e9, kb_trials=0)
+    comp = compare(FakeSide(2.0, 0.001, 1), FakeSide(1.0, 0.001, 2), cfg, final_check=0, hold=hold)
+    assert lock["holds"] == 1 and comp.rounds == 6 and comp.stages["records_read_s"] == 0.0
+    off = TimingConfig(min_rounds=5, round_ms=1.0, budget_ms=1e9, kb_trials=0, deferred_records=False)
+    ref, cand = DeferredSide(2.0, lock, 0.001, 1), DeferredSide(1.0, lock, 0.001, 2)
+    comp = compare(ref, cand, off, final_check=0, hold=hold)
+    assert comp.stopped == "converged" and lock["holds"] == 2 and comp.rounds == 6
+    assert ref.log == cand.log == [("plain", True)] * 6  # each round read at once, under the lock
+
+
+def test_a_batch_of_deferred_rounds_is_split_by_its_markers():
+    from kernelmill.verify.measure.kernel_time import KernelRecord
+
+    recs, corr = [], 0
+
+    def add(name, dur):
+        nonlocal corr
+        corr += 1
+        recs.append(KernelRecord(name, corr * 1_000_000, corr * 1_000_000 + dur, 7, corr))
+
+    for n, dur in ((2, 5_000), (3, 9_000)):  # two rounds in one session: 2 calls of 5 us, 3 of 9 us
+        add("between_rounds_sync(void)", 100)
+        for _ in range(n):
+            add("at::native::FillFunctor", 30_000)  # the L2 flush, outside every call
+            add("spin_kernel(long)", 100_000)
+            add("my_kernel(float*)", dur)
+            add("spin_kernel(long)", 1_000)
+    b = Bench(lambda: None, "cpu", TimingConfig())
+    first, second = Round([1.0, 1.0], 2.0, events_ms=[1.0, 1.0]), Round([2.0] * 3, 6.0, events_ms=[2.0] * 3)
+    b._fill([(first, 2), (second, 3)], recs, "")
+    assert first.times_ms == [0.005, 0.005] and second.times_ms == [0.009] * 3
+    assert first.method == second.method == "kernel_time" and first.events_ms == [1.0, 1.0]
+    lost = [Round([1.0], 1.0), Round([1.0], 1.0)]
+    b._fill([(r, 1) for r in lost], recs, "")  # 10 markers for 2 calls: nothing is guessed
+    assert all(r.method == "events" and "spin markers" in r.trace_note for r in lost)
+    b._fill([(lost[0], 1)], None, "the profiler did not start")
+    assert lost[0].trace_note == "the profiler did not start"
+
+
+def test_the_candidate_s_deferred_rounds_come_back_held_to_their_calls():
+    import pytest
+
+    from kernelmill.verify.process.channel import ChannelError, RemoteSide
+
+    class Pipe:
+        def __init__(self, answers):
+            self.sent, self.answers = [], list(answers)
+
+        def send(self, msg):
+            self.sent.append(msg)
+
+        def expect(self, key, whole=False):
+            msg = self.answers.pop(0)
+            assert key in msg
+            return msg if whole else msg[key]
+
+    events = {"times_ms": [2.0, 2.0], "wall_ms": 5.0, "events_ms": [2.0, 2.0]}
+    read = {"times_ms": [1.0, 1.5], "wall_ms": 5.0, "events_ms": [2.0, 2.0], "method": "kernel_time"}
+    pipe = Pipe([events, events, {"closed": True}, {"rounds": [read, read]}])
+    side = RemoteSide(pipe, pipe)
+    rounds = [side.round(2, defer=True), side.round(2, defer=True)]
+    side.close_rounds()
+    assert side.finish_rounds() == rounds and rounds[1].times_ms == [1.0, 1.5] and rounds[1].method == "kernel_time"
+    assert [m.get("defer") for m in pipe.sent] == [True, True, None] and pipe.sent[2] == {"cmd": "close"}
+    for answer in ({"rounds": [read]}, {"rounds": [read, {**read, "times_ms": [1.0]}]}, {"rounds": "no"},
+                   {"rounds": [read, {"times_ms": "x", "wall_ms": 1}]}):
+        pipe = Pipe([events, events, answer])
+        side = RemoteSide(pipe, pipe)
+        side.round(2, defer=True), side.round(2, defer=True)
+        with pytest.raises(ChannelError):
+            side.finish_rounds()

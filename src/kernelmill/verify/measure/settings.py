@@ -29,6 +29,9 @@ class TimingConfig:
     # GPU: the primary figure is each call's GPU time from the device's activity records
     # (verify/measure/kernel_time.py); CUDA events stay as the cross-check. Off: events only
     kernel_time: bool = True
+    # read the rounds' device records after the timing lock is let go (timing.compare): one
+    # profiler session for a batch of rounds, whose stop (host work) no longer holds the GPU
+    deferred_records: bool = True
     # events and kernel time may differ by this factor before a verdict says so
     events_margin: float = 1.15
     # numerics of the timed calls: "pytorch" = PyTorch's defaults (cuDNN may use TF32,

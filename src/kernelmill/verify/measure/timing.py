@@ -52,7 +52,7 @@ from typing import Callable, Protocol
 
 import torch
 
-from .kernel_time import DeviceTrace, attribute, provenance
+from .kernel_time import DeviceTrace, attribute, provenance, records_to_host
 from .settings import TimingConfig
 from .tree import map_tensors, tensors_in
 
@@ -216,7 +216,11 @@ def steady_allocator() -> None:
 class Side(Protocol):
     def warm(self, warmup_ms: float) -> float: ...  # per-call estimate, ms
 
-    def round(self, n: int, check: tuple[int, int] | None = None) -> Round: ...
+    def round(self, n: int, check: tuple[int, int] | None = None, defer: bool = False) -> Round: ...
+
+    def close_rounds(self) -> None: ...  # deferred rounds: the device done, records on the host
+
+    def finish_rounds(self) -> list[Round]: ...  # deferred rounds: kernel times filled in
 
     def kernelbench_round(self, trials: int) -> list[float]: ...
 
@@ -257,9 +261,10 @@ class Bench:
         self.returned: dict[int, int] = {}  # storage -> how many calls returned it (buffer reuse)
         self.calls = 0
         self.block = 1  # CPU calls per timed block (set by `warm`)
-        # a context around the harness's own work between traced calls (the refill, the L2 flush):
-        # None in a verdict; benchmarks/timing_cost.py tries the profiler's collection off in it
-        self.between_calls: Callable[[], AbstractContextManager] | None = None
+        # rounds timed with `defer`: one profiler session across them, their records read by
+        # `finish_rounds` once the GPU's timing lock is let go (reading them is host work)
+        self._deferred: list[tuple[Round, int]] = []
+        self._deferred_trace: DeviceTrace | None = None
         self._last: object = None
 
     def _sync(self) -> None:
@@ -297,29 +302,36 @@ class Bench:
                 changed.append(j)
         return changed
 
-    def round(self, n: int, check: tuple[int, int] | None = None) -> Round:
+    def round(self, n: int, check: tuple[int, int] | None = None, defer: bool = False) -> Round:
+        """`n` calls, call `check[0]` a checked one. With `defer` (GPU, kernel time on), the
+        round's device records stay in a profiler session kept open across such rounds:
+        the Round holds its events until `finish_rounds` fills in the kernel times."""
         if self.before_round is not None:
             self.before_round()
         self._sync()
         times: list[float] = []
         events = []
         tracing = self.cuda and self.config.kernel_time
-        trace = DeviceTrace() if tracing else None
-        if trace is not None:
+        trace = None
+        if tracing and defer:
+            if self._deferred_trace is None:
+                self._deferred_trace = DeviceTrace()
+                self._deferred_trace.start()
+            trace = self._deferred_trace
+        elif tracing:
+            trace = DeviceTrace()
             trace.start()
-            tracing = trace.prof is not None
+        tracing = trace is not None and trace.prof is not None
         t0 = time.perf_counter()
         i = 0
-        between = self.between_calls if tracing else None
         while i < n:
             checked = check is not None and i == check[0]
-            with between() if between is not None else _NOTHING:
-                if checked and self.on_check is not None:
-                    self.on_check(check[1])
-                elif self.prepare is not None:
-                    self.prepare(self.calls)
-                if self.cuda and self.flush is not None:
-                    self.flush.zero_()
+            if checked and self.on_check is not None:
+                self.on_check(check[1])
+            elif self.prepare is not None:
+                self.prepare(self.calls)
+            if self.cuda and self.flush is not None:
+                self.flush.zero_()
             if self.cuda:
                 self.calls += 1
                 i += 1
@@ -364,22 +376,51 @@ class Bench:
         if not self.cuda:
             return Round(times, wall, tail, method="wall")
         ev = [s.elapsed_time(e) for s, e in events]
-        r = Round(ev, wall, tail, events_ms=ev, method="events")
-        if trace is not None:
-            records = trace.stop()
-            if records is None:
-                r.trace_note = trace.error
-            else:
-                att = attribute(records, n)
-                if att.calls is None:
-                    r.trace_note = att.why_not
-                elif any(not c.records for c in att.calls):
-                    r.trace_note = "a call launched no device work the profiler saw"
-                else:
-                    r.times_ms = [c.busy_ns / 1e6 for c in att.calls]
-                    r.method = "kernel_time"
-                    r.provenance = provenance(att.calls, att.outside, self.own_kernels)
+        r = Round(list(ev), wall, tail, events_ms=ev, method="events")
+        if trace is not None and defer:
+            self._deferred.append((r, n))
+        elif trace is not None:
+            self._fill([(r, n)], trace.stop(), trace.error)
         return r
+
+    def close_rounds(self) -> None:
+        """After the last deferred round, before the timing lock is let go: the device is
+        done and the session's records are on the host, so reading them touches no GPU."""
+        if self._deferred_trace is not None and self._deferred_trace.prof is not None:
+            records_to_host()
+
+    def finish_rounds(self) -> list[Round]:
+        """The deferred rounds, their kernel times filled in from the session's records
+        (host work: kineto builds its results at 25-60 us a device record, session 26)."""
+        trace, pending = self._deferred_trace, self._deferred
+        self._deferred_trace, self._deferred = None, []
+        if trace is not None:
+            self._fill(pending, trace.stop(), trace.error)
+        return [r for r, _ in pending]
+
+    def _fill(self, rounds: list[tuple[Round, int]], records, error: str) -> None:
+        """Kernel times for `rounds` (each with its call count, in the order they ran) from
+        one session's records; a round that cannot be attributed keeps its events and says why."""
+        if not rounds:
+            return
+        if records is None:
+            for r, _ in rounds:
+                r.trace_note = error
+            return
+        att = attribute(records, sum(n for _, n in rounds))
+        if att.calls is None:
+            for r, _ in rounds:
+                r.trace_note = att.why_not
+            return
+        k = 0
+        for r, n in rounds:
+            calls, k = att.calls[k:k + n], k + n
+            if any(not c.records for c in calls):
+                r.trace_note = "a call launched no device work the profiler saw"
+                continue
+            r.times_ms = [c.busy_ns / 1e6 for c in calls]
+            r.method = "kernel_time"
+            r.provenance = provenance(calls, att.outside, self.own_kernels)
 
     def kernelbench_round(self, trials: int) -> list[float]:
         """KernelBench's `time_execution_with_cuda_event`, for `speedup_kernelbench`:
@@ -541,7 +582,8 @@ def kb_trial_count(est_ms: float, config: TimingConfig) -> int:
 
 def compare(reference: Side, candidate: Side, config: TimingConfig,
             check_rounds: dict[int, int] | None = None, final_check: int | None = None,
-            rng=None, candidate_walls: list[float] | None = None) -> Comparison:
+            rng=None, candidate_walls: list[float] | None = None,
+            hold: Callable[[], AbstractContextManager] | None = None) -> Comparison:
     """Alternate reference and candidate rounds until the speedup is known to
     `target_rse` or the budget ends.
 
@@ -550,76 +592,134 @@ def compare(reference: Side, candidate: Side, config: TimingConfig,
     set index) adds one last pair of rounds whose candidate round holds a
     checked call, after the stopping rule has fired, so a candidate cannot
     know which of its calls are checked. `candidate_walls`, if a list, receives
-    the wall time of each candidate round as this process measured it."""
+    the wall time of each candidate round as this process measured it.
+
+    `hold` (the GPU's timing lock) is entered around the GPU work: the warm-up, the
+    KernelBench-convention trials and the rounds. With `config.deferred_records` on a GPU
+    the rounds' device records are read after it is let go: the first hold runs
+    `min_rounds` pairs and the final checked pair, the records are read, and only when the
+    stopping rule has not fired does a next hold run up to `min_rounds` pairs more (and a
+    final checked pair again). The rounds are the same as without (the usual case: five pairs
+    and the final one); what moves is the profiler's stop, host work of 25-60 us a device record
+    that held the GPU 1-2 s for a short or launch-heavy call (session 27)."""
     import random
 
     rng = rng or random.Random()
-    t_start = time.perf_counter()
-    est_r = reference.warm(config.warmup_ms)
-    est_c = candidate.warm(config.warmup_ms)
-    t_warm = time.perf_counter()
-    n_r, n_c = calls_for(est_r, config), calls_for(est_c, config)
-    # KernelBench's convention first, before this comparison's profiler sessions: after a
-    # CUDA kineto session a process keeps CUPTI's callbacks (~2 us more per launch), which
-    # its per-call events would count and KernelBench's plain process does not pay
-    kb_means = None
-    if config.kb_trials > 0 and getattr(reference, "cuda", True) and hasattr(reference, "kernelbench_round"):
-        try:
-            kb_means = (statistics.fmean(reference.kernelbench_round(kb_trial_count(est_r, config))),
-                        statistics.fmean(candidate.kernelbench_round(kb_trial_count(est_c, config))))
-        except NotImplementedError:
-            kb_means = None
-    kb_host = [statistics.median(s.kb_host_ms) if getattr(s, "kb_host_ms", None) else None
-               for s in (reference, candidate)]
-    t_kb = time.perf_counter()
+    hold = hold or (lambda: _NOTHING)
+    defer = bool(config.deferred_records and config.kernel_time and getattr(reference, "cuda", False)
+                 and all(hasattr(s, "finish_rounds") for s in (reference, candidate)))
     side_s = {"reference": 0.0, "candidate": 0.0}
     ref_rounds: list[Round] = []
     cand_rounds: list[Round] = []
     walls: list[float] = []
-    ratios: list[float] = []
-    event_ratios: list[float] = []
-    spent_r = spent_c = 0.0
     stopped = "max_rounds"
     check_rounds = dict(check_rounds or {})
+    holds, reading_s = 0, 0.0
 
     def pair(check: tuple[int, int] | None) -> None:
-        nonlocal spent_r, spent_c
         t_r = time.perf_counter()
-        r = reference.round(n_r)
+        r = reference.round(n_r, defer=True) if defer else reference.round(n_r)
         t0 = time.perf_counter()
-        c = candidate.round(n_c, check)
+        c = candidate.round(n_c, check, defer=True) if defer else candidate.round(n_c, check)
         walls.append((time.perf_counter() - t0) * 1e3)
         side_s["reference"] += t0 - t_r
         side_s["candidate"] += walls[-1] / 1e3
         ref_rounds.append(r)
         cand_rounds.append(c)
-        spent_r += sum(r.times_ms)
-        spent_c += sum(c.times_ms)
-        ratios.append(r.median_ms / c.median_ms if c.median_ms > 0 else float("inf"))
-        if r.events_ms and c.events_ms:
-            ce = statistics.median(c.events_ms)
-            event_ratios.append(statistics.median(r.events_ms) / ce if ce > 0 else float("inf"))
 
-    for k in range(config.max_rounds):
-        spec = check_rounds.get(k)
-        pair((rng.randrange(n_c), spec) if spec is not None else None)
-        if k + 1 >= config.min_rounds:
-            _, _, rse = ratio_stats(ratios)
+    def ratios() -> list[float]:
+        return [r.median_ms / c.median_ms if c.median_ms > 0 else float("inf") for r, c in zip(ref_rounds, cand_rounds)]
+
+    def spent() -> tuple[float, float]:
+        return sum(sum(r.times_ms) for r in ref_rounds), sum(sum(c.times_ms) for c in cand_rounds)
+
+    def rule(done: int) -> str:
+        """Why the rounds stop after `done` pairs (the final one not counted), or ""."""
+        if done >= config.min_rounds:
+            _, _, rse = ratio_stats(ratios())
             if rse is not None and rse < config.target_rse:
-                stopped = "converged"
-                break
-            if spent_r >= config.budget_ms and spent_c >= config.budget_ms:
-                stopped = "budget"
-                break
-    if final_check is not None:
-        pair((rng.randrange(n_c), final_check))
+                return "converged"
+            if min(spent()) >= config.budget_ms:
+                return "budget"
+        return "max_rounds" if done >= config.max_rounds else ""
+
+    def final() -> None:
+        if final_check is not None:
+            pair((rng.randrange(n_c), final_check))
+
+    def read() -> None:
+        nonlocal reading_s
+        t = time.perf_counter()
+        reference.finish_rounds()
+        candidate.finish_rounds()
+        reading_s += time.perf_counter() - t
+
+    done = 0
+
+    def batch() -> None:
+        """Up to `min_rounds` deferred pairs and the final checked one, then each side's
+        records to the host: what one hold of the lock covers."""
+        nonlocal done
+        for _ in range(max(0, min(config.min_rounds, config.max_rounds - done))):
+            spec = check_rounds.get(done)
+            pair((rng.randrange(n_c), spec) if spec is not None else None)
+            done += 1
+        final()
+        reference.close_rounds()
+        candidate.close_rounds()
+
+    with hold():
+        holds += 1
+        t_start = time.perf_counter()
+        est_r = reference.warm(config.warmup_ms)
+        est_c = candidate.warm(config.warmup_ms)
+        t_warm = time.perf_counter()
+        n_r, n_c = calls_for(est_r, config), calls_for(est_c, config)
+        # KernelBench's convention first, before this comparison's profiler sessions: after a
+        # CUDA kineto session a process keeps CUPTI's callbacks (~2 us more per launch), which
+        # its per-call events would count and KernelBench's plain process does not pay
+        kb_means = None
+        if config.kb_trials > 0 and getattr(reference, "cuda", True) and hasattr(reference, "kernelbench_round"):
+            try:
+                kb_means = (statistics.fmean(reference.kernelbench_round(kb_trial_count(est_r, config))),
+                            statistics.fmean(candidate.kernelbench_round(kb_trial_count(est_c, config))))
+            except NotImplementedError:
+                kb_means = None
+        t_kb = time.perf_counter()
+        if defer:
+            batch()
+        else:
+            for k in range(config.max_rounds):
+                spec = check_rounds.get(k)
+                pair((rng.randrange(n_c), spec) if spec is not None else None)
+                stopped = rule(k + 1) or stopped
+                if stopped != "max_rounds":
+                    break
+            final()
+    kb_host = [statistics.median(s.kb_host_ms) if getattr(s, "kb_host_ms", None) else None
+               for s in (reference, candidate)]
+    if defer:
+        read()
+        stopped = rule(done)
+        while not stopped:  # the usual case stops at the first batch (all 88 timed cuda-l1 verdicts, session 26)
+            with hold():
+                holds += 1
+                batch()
+            read()
+            stopped = rule(done)
     t_rounds = time.perf_counter()
+    spent_r, spent_c = spent()
     stages = {"warm_s": round(t_warm - t_start, 4), "kernelbench_s": round(t_kb - t_warm, 4),
               "rounds_s": round(t_rounds - t_kb, 4),
               "rounds_reference_s": round(side_s["reference"], 4), "rounds_candidate_s": round(side_s["candidate"], 4),
-              "timed_ms": {"reference": round(spent_r, 3), "candidate": round(spent_c, 3)}}
-    point, ci, rse = ratio_stats(ratios, config.process_spread)
-    _, rounds_ci, _ = ratio_stats(ratios)
+              "timed_ms": {"reference": round(spent_r, 3), "candidate": round(spent_c, 3)},
+              "holds": holds, "records_read_s": round(reading_s, 4)}
+    all_ratios = ratios()
+    event_ratios = [statistics.median(r.events_ms) / statistics.median(c.events_ms)
+                    if statistics.median(c.events_ms) > 0 else float("inf")
+                    for r, c in zip(ref_rounds, cand_rounds) if r.events_ms and c.events_ms]
+    point, ci, rse = ratio_stats(all_ratios, config.process_spread)
+    _, rounds_ci, _ = ratio_stats(all_ratios)
     ref_t = summarize(ref_rounds)
     cand_t = summarize(cand_rounds, walls if candidate_walls is not None else None)
     if candidate_walls is not None:
@@ -641,7 +741,7 @@ def compare(reference: Side, candidate: Side, config: TimingConfig,
         ref_t.kb_state, cand_t.kb_state = (getattr(s, "kb_state", None) for s in (reference, candidate))
         kb = kb_means[0] / kb_means[1] if kb_means[1] > 0 else None
         host_bound = kernelbench_host_bound(ref_t, cand_t)
-    return Comparison(ref_t, cand_t, point, ci, rse, len(ratios), wall_speedup, ratios, stopped,
+    return Comparison(ref_t, cand_t, point, ci, rse, len(all_ratios), wall_speedup, all_ratios, stopped,
                       event_speedup=ev_point, events_disagree=disagree, speedup_kernelbench=kb,
                       kernelbench_host_bound=host_bound, rounds_ci=rounds_ci, stages=stages)
 

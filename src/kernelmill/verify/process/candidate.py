@@ -295,10 +295,14 @@ def _serve_timing(bench: Bench, commands, report: Reporter, device, facts: dict)
                     bench.pool.next_scales([float(x) for x in msg["scales"]])
                 _note_modes(facts)  # a mode on for some rounds only is seen too
                 cudart.last_error()
-                r = bench.round(msg["n"], check)
+                r = bench.round(msg["n"], check, defer=bool(msg.get("defer")))
                 if device.type == "cuda":
                     _launch_check(facts, "timed call")
                 report.send(r.to_msg())
+            elif msg["cmd"] == "close":  # deferred rounds: records to the host, then read them, unlocked
+                bench.close_rounds()
+                report.send({"closed": True})
+                report.send({"rounds": [r.to_msg() for r in bench.finish_rounds()]})
             elif msg["cmd"] == "kernelbench":
                 report.send({"kb_ms": bench.kernelbench_round(int(msg["trials"])), "kb_host_ms": bench.kb_host_ms,
                              "kb_state": bench.kb_state})

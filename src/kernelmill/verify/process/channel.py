@@ -15,6 +15,11 @@ from __future__ import annotations
 
 import json
 import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # timing imports torch, which this module must not at import time
+    from ..measure.timing import Round
+
 # what a spawned candidate's process writes on its report pipe once warm (candidate.main)
 WARM_LINE = b'{"warm": true}'
 
@@ -82,6 +87,21 @@ class Reports:
         self.file.close()
 
 
+def _round(msg, n: int) -> Round:
+    """A round as the candidate's process reported it, held to its `n` calls."""
+    from ..measure.timing import Round
+
+    if not isinstance(msg, dict) or "times_ms" not in msg:
+        raise ChannelError("a timing round's report is not a round")
+    try:
+        r = Round.from_msg(msg)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ChannelError(f"a timing round's report does not read: {str(exc)[:120]}") from None
+    if len(r.times_ms) != n or (r.events_ms is not None and len(r.events_ms) != n):
+        raise ChannelError(f"a timing round of {n} calls reported {len(r.times_ms)} times")
+    return r
+
+
 # the keys of timing.process_state, the only ones a candidate's report may set
 _STATE_KEYS = frozenset({"grad", "profile", "trace", "threads", "function_modes", "dispatch_modes", "module_hooks",
                          "autograd_profiler", "redone_preempted", "kept_preempted", "trial_median_ms", "trial_max_ms"})
@@ -93,21 +113,41 @@ class RemoteSide:
 
     def __init__(self, launched, reports: "Reports", rng=None):  # launched: launch.Launched
         self.launched, self.reports, self.rng = launched, reports, rng
+        self._deferred: list = []  # the deferred rounds returned so far, filled in by finish_rounds
 
     def warm(self, warmup_ms: float) -> float:
         self.launched.send({"cmd": "warm", "ms": warmup_ms})
         return float(self.reports.expect("est_ms"))
 
-    def round(self, n: int, check=None) -> Round:
+    def round(self, n: int, check=None, defer: bool = False) -> Round:
         # the calls' input scales, drawn here from the run's secret (never in the candidate's process before its round)
         scales = [self.rng.uniform(0.5, 1.5) for _ in range(n)] if self.rng is not None else None
-        self.launched.send({"cmd": "round", "n": n, "check": list(check) if check else None, "scales": scales})
-        from ..measure.timing import Round
-
-        r = Round.from_msg(self.reports.expect("times_ms", whole=True))
-        if len(r.times_ms) != n or (r.events_ms is not None and len(r.events_ms) != n):
-            raise ChannelError(f"a timing round of {n} calls reported {len(r.times_ms)} times")
+        self.launched.send({"cmd": "round", "n": n, "check": list(check) if check else None, "scales": scales,
+                            "defer": bool(defer)})
+        r = _round(self.reports.expect("times_ms", whole=True), n)
+        if defer:
+            self._deferred.append(r)
         return r
+
+    def close_rounds(self) -> None:
+        """The candidate's process has its deferred rounds' records on the host (answered
+        before the supervisor lets the timing lock go); it reads them at once, unlocked."""
+        self.launched.send({"cmd": "close"})
+        self.reports.expect("closed")
+
+    def finish_rounds(self) -> list[Round]:
+        """The deferred rounds with the kernel times the candidate's process read, in place."""
+        pending, self._deferred = self._deferred, []
+        msg = self.reports.expect("rounds", whole=True)
+        got = msg.get("rounds")
+        if not isinstance(got, list) or len(got) != len(pending):
+            raise ChannelError(f"{len(pending)} deferred timing rounds, {len(got) if isinstance(got, list) else 'no'} "
+                               "read back")
+        for r, m in zip(pending, got):
+            filled = _round(m, len(r.times_ms))
+            r.times_ms, r.method, r.trace_note, r.provenance = (filled.times_ms, filled.method, filled.trace_note,
+                                                                 filled.provenance)
+        return pending
 
     def kernelbench_round(self, trials: int) -> list[float]:
         self.launched.send({"cmd": "kernelbench", "trials": trials})

@@ -119,8 +119,8 @@ class _ReferenceSide(Bench):
             src, dst = torch.randn(n), torch.empty(n)
             self.copy = Bench(lambda: dst.copy_(src), device, config)
 
-    def round(self, n: int, check=None) -> Round:
-        r = super().round(n, check)
+    def round(self, n: int, check=None, defer: bool = False) -> Round:
+        r = super().round(n, check, defer)
         if self.copy is not None:
             c = self.copy.round(max(3, min(n, 50)))
             self.copy_min_ms = min([self.copy_min_ms or float("inf")] + c.times_ms)
@@ -568,15 +568,27 @@ def _time_both(ref, timing_sets, launched, reports, device, cfg, job, sets, expe
 
     copy_bytes = inp.nbytes(sets["timing"][0]) + inp.nbytes(expected["timing"][0]) + param_bytes
     ref_side = _ReferenceSide(lambda: ref(*pool.current), device, cfg, prep, copy_bytes)
-    with torch.no_grad(), share.pause(then="run-post"), timing_numerics(cfg, device), \
-            gpu_lock(str(device), exclusive=True, timeout=TIMING_LOCK_TIMEOUT_S, label="timing") as held:
-        before = gpu_clocks.read_device(device)
+    holds: list = []  # gpulock.Held of each hold of the timing lock (compare reads the rounds' records between)
+    clocks: dict = {}
+
+    @contextlib.contextmanager
+    def hold():
+        with gpu_lock(str(device), exclusive=True, timeout=TIMING_LOCK_TIMEOUT_S, label="timing") as held:
+            holds.append(held)
+            clocks.setdefault("before", gpu_clocks.read_device(device))
+            try:
+                yield
+            finally:
+                clocks["after"] = gpu_clocks.read_device(device)
+
+    with torch.no_grad(), share.pause(then="run-post"), timing_numerics(cfg, device):
         early, final = check_placement(len(sets["checks"]), cfg.min_rounds, rng)
         comp = compare(ref_side, RemoteSide(launched, reports, rng), cfg,
-                       check_rounds=early, final_check=final, rng=rng, candidate_walls=[])
-        comp.clocks = {"before": before, "after": gpu_clocks.read_device(device)}
+                       check_rounds=early, final_check=final, rng=rng, candidate_walls=[], hold=hold)
+    comp.clocks = {"before": clocks.get("before"), "after": clocks.get("after")}
     timing = {"reference": comp.reference.to_dict(), "candidate": comp.candidate.to_dict(),
-              "lock": {"wait_s": round(held.wait_s, 4), "acquired": held.acquired, "holders": held.holders}}
+              "lock": {"wait_s": round(sum(h.wait_s for h in holds), 4), "acquired": all(h.acquired for h in holds),
+                       "holders": next((h.holders for h in holds if h.holders), []), "holds": len(holds)}}
     if ref_side.copy_min_ms is not None:
         timing["copy"] = {"min_ms": ref_side.copy_min_ms}
     return {"timing": timing, "comparison": comp}
