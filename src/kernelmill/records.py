@@ -125,8 +125,8 @@ from . import languages as _languages
 # and CUDA IPC), as get_init_inputs / get_inputs returned them and KernelBench passes them: cuda-l1
 # L1-69 tests isinstance(kernel_size, tuple) and failed to construct on the list [3, 5] (session 26)
 # 0.5.21 = the rounds' device records are read after the timing lock is let go: one profiler
-# session across a batch of rounds (five pairs and the final checked one, the usual case), its
-# device side ended under the lock, its stop (kineto's host work, 25-60 us a device record)
+# session across a batch of rounds (five pairs and the final checked one, the usual case), the
+# device synchronized under the lock, its stop (kineto's host work, 25-60 us a device record)
 # outside it; the rounds, calls and figures are those of 0.5.20 (session 27)
 HARNESS_VERSION = "0.5.21"
 

@@ -291,9 +291,8 @@ def test_provenance_of_five_kinds_of_candidate(tmp_path, shared_build_cache):
 @pytest.mark.gpu
 def test_deferred_rounds_read_the_kernel_time_that_rounds_read_one_by_one():
     """One profiler session across rounds, read after `close_rounds` (timing.compare does
-    that once the timing lock is let go): the same kernel times as a session per round,
-    and nothing launched after the close lands in the session (a spin kernel would break
-    the attribution, which needs exactly two markers a call)."""
+    that once the timing lock is let go): every round attributed (exactly two markers a
+    call over the whole session) and the same kernel times as a session per round."""
     import torch
 
     from kernelmill.verify.measure.timing import Bench, TimingConfig, calls_for
@@ -306,9 +305,6 @@ def test_deferred_rounds_read_the_kernel_time_that_rounds_read_one_by_one():
     deferred = [b.round(n, defer=True) for _ in range(3)]
     assert all(r.method == "events" and r.times_ms == r.events_ms for r in deferred)  # not read yet
     b.close_rounds()
-    torch.cuda._sleep(1000)  # after the close: not in the session
-    torch.relu(x)
-    torch.cuda.synchronize()
     got = b.finish_rounds()
     assert got == deferred and b.finish_rounds() == []
     assert [r.method for r in plain + got] == ["kernel_time"] * 6, [r.trace_note for r in got]

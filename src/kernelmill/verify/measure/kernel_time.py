@@ -30,7 +30,6 @@ record, most of a short call's round (session_2026-11-30i).
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 
@@ -136,37 +135,6 @@ class DeviceTrace:
             return None
         finally:
             self.prof = None
-
-
-def records_to_host() -> None:
-    """End the device side of this process's open profiler session: wait for the device
-    and flush CUPTI's buffers (kineto's dynamic toggle, which does both: ~2.3 ms on an H200,
-    benchmarks/timing_cost.py, session 27), so that the session's stop, later, reads only
-    host memory. The session's records so far are kept (its stop returns them); nothing
-    after this is collected. A synchronize where torch has no toggle.
-
-    Kineto logs a warning on every toggle of the CUDA activity alone (the CPU side's
-    correlation, which a CUDA-only session does not have); this process's stderr is pointed
-    at /dev/null for the toggle's few milliseconds, or each verdict would print it twice."""
-    import torch
-
-    try:
-        from torch.profiler import ProfilerActivity
-
-        toggle = torch._C._autograd._toggle_collection_dynamic
-    except (ImportError, AttributeError):
-        torch.cuda.synchronize()
-        return
-    saved = os.dup(2)
-    try:
-        with open(os.devnull, "wb") as null:
-            os.dup2(null.fileno(), 2)
-        toggle(False, {ProfilerActivity.CUDA})
-    except RuntimeError:
-        torch.cuda.synchronize()
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
 
 
 def records_from_kineto(results) -> list[KernelRecord]:
