@@ -127,8 +127,10 @@ from . import languages as _languages
 # 0.5.21 = the rounds' device records are read after the timing lock is let go: one profiler
 # session across a batch of rounds (five pairs and the final checked one, the usual case), the
 # device synchronized under the lock, its stop (kineto's host work, 25-60 us a device record)
-# outside it; the rounds, calls and figures are those of 0.5.20 (session 27)
-HARNESS_VERSION = "0.5.21"
+# outside it; the rounds, calls and figures are those of 0.5.20 (session 27). 0.5.21's first form
+# ended the session's device side with kineto's toggle, and lost every record (call b)
+# 0.5.22 = 0.5.21 with the device synchronized instead of the toggle
+HARNESS_VERSION = "0.5.22"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/
 OP_TYPES = ("single", "fusion", "network")
