@@ -465,6 +465,23 @@ def test_sides_without_deferral_run_every_round_inside_the_one_hold():
     assert ref.log == cand.log == [("plain", True)] * 6  # each round read at once, under the lock
 
 
+def test_two_sides_in_one_process_read_each_round_at_once(monkeypatch):
+    """A process has one profiler session at a time: two GPU Benches of one process (guards
+    off, the PTX evaluator) must not each keep one open across rounds."""
+    asked = []
+
+    def fake_round(self, n, check=None, defer=False):
+        asked.append(defer)
+        return Round([1.0] * n, float(n))
+
+    monkeypatch.setattr(Bench, "round", fake_round)
+    monkeypatch.setattr(Bench, "warm", lambda self, ms: 1.0)
+    a, b = Bench(lambda: None, "cpu", TimingConfig()), Bench(lambda: None, "cpu", TimingConfig())
+    a.cuda = b.cuda = True  # as on a GPU; nothing here touches one
+    comp = compare(a, b, TimingConfig(min_rounds=5, round_ms=1.0, kb_trials=0), final_check=0)
+    assert comp.rounds == 6 and asked == [False] * 12
+
+
 def test_a_batch_of_deferred_rounds_is_split_by_its_markers():
     from kernelmill.verify.measure.kernel_time import KernelRecord
 
