@@ -4,7 +4,7 @@
 # --gpu-watch; then issue 21's independent side (timing_fidelity.py, nothing of kernelmill's
 # timing imported) on the same verdicts until the call's deadline. c (warm, RESUME=1): the
 # independent side goes on, then the GPU tests, then benchmarks/timing_cost.py.
-# Carry `.kb .dev/kernels.jsonl .whl/ts`.
+# Carry `.kb .dev/kernels.jsonl .whl/ts`. The run writes /tmp/vk/vs_km_b.* in every call (raw/d holds call d's as vs_km_d.*).
 #   TAG=b bash docs/results/session_2026-11-30j/call_b.sh
 #   TAG=d CALL_S=520 bash docs/results/session_2026-11-30j/call_b.sh       (fresh, after the fix)
 #   TAG=e RESUME=1 TESTS_S=... bash docs/results/session_2026-11-30j/call_b.sh
