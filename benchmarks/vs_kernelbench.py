@@ -402,13 +402,14 @@ class GpuWatch:
         for g, events, smi in self.watched:
             holds = lock_events.read(events, stop=True)
             samples = smi.stop()
-            out[str(g)] = {"lock": lock_events.summarize(holds, self.t0, t1), **busy_mean(samples, self.t0, t1)}
+            out[str(g)] = {"lock": lock_events.summarize(holds, self.t0, t1), **busy_mean(samples, self.t0, t1),
+                           "smi_by_state": lock_events.busy_by_state(holds, samples, self.t0, t1)}
             kept[str(g)] = {"holds": [[h.pid, int(h.exclusive), h.label, round(h.asked - self.t0, 4),
                                        round(h.held - self.t0, 4), round(h.let_go - self.t0, 4), int(h.acquired)]
                                       for h in holds],
                             "smi": [[round(t - self.t0, 3), u] for t, u in samples]}
         if raw is not None:
-            raw.write_text(json.dumps({"wall_s": round(t1 - self.t0, 3), "hold_fields": list(lock_events.Hold._fields),
+            raw.write_text(json.dumps({"wall_s": round(t1 - self.t0, 4), "hold_fields": list(lock_events.Hold._fields),
                                        "gpus": kept}))
         return out
 
@@ -424,7 +425,10 @@ def gpu_lines(gpus: dict) -> list[str]:
         out.append(f"- GPU {g}: a timing held it {100 * cover.get('timing', 0):.0f}% of kernelmill's wall, shared work only "
                    f"{100 * cover.get('shared_only', 0):.0f}%, nothing {100 * (1 - cover.get('any', 0)):.0f}%; "
                    f"{lock.get('timings', 0)} timings waited {waits.get('total', 0):.1f} s" + (f" (held meanwhile: {top})" if top else "")
-                   + (f"; nvidia-smi busy {w['smi_util_mean']}% ({w['smi_samples']} samples)" if w.get("smi_util_mean") is not None else ""))
+                   + (f"; nvidia-smi busy {w['smi_util_mean']}% ({w['smi_samples']} samples)" if w.get("smi_util_mean") is not None else "")
+                   + ("; busy while " + ", ".join(f"{k.replace('_', ' ')} {v['mean_pct']}%"
+                                                   for k, v in (w.get("smi_by_state") or {}).items())
+                      if w.get("smi_by_state") else ""))
     return out
 
 

@@ -86,6 +86,24 @@ def _segments(holds: list[Hold], start: float, end: float):
             yield t0, t1, [h for h in held if h.held <= t0 and h.let_go >= t1]
 
 
+def busy_by_state(holds: list[Hold], samples: list[tuple[float, float]], start: float, end: float) -> dict:
+    """nvidia-smi's busy share (percent, mean of the samples) while a timing held the GPU, while
+    only shared work did, and while nothing did, over [start, end]: how much of each the GPU
+    spent running kernels (session 27: 40% under a timing, 17-30% under shared work only)."""
+    state = sorted((t0, t1, "timing" if any(h.exclusive for h in now) else "shared_only" if now else "nothing")
+                   for t0, t1, now in _segments(holds, start, end))
+    got: dict[str, list[float]] = defaultdict(list)
+    k = 0
+    for t, u in sorted(samples):
+        if not start <= t <= end:
+            continue
+        while k + 1 < len(state) and state[k][1] < t:
+            k += 1
+        if state and state[k][0] <= t <= state[k][1]:
+            got[state[k][2]].append(u)
+    return {name: {"mean_pct": round(sum(v) / len(v), 1), "samples": len(v)} for name, v in sorted(got.items())}
+
+
 def summarize(holds: list[Hold], start: float | None = None, end: float | None = None) -> dict:
     if not holds:
         return {"holds": 0}

@@ -326,3 +326,15 @@ def test_the_gpu_watch_reports_who_held_each_gpu_during_kernelmill_s_run(tmp_pat
     results = {"device": "cuda", "kernelmill": {"segments": [{"candidates": 1, "seconds": 1.0, "gpus": out}]}}
     summary, rows = vs.summarize([], results)
     assert "kernelmill's GPUs during its run" in vs.markdown(summary, rows, results)
+
+
+def test_the_gpu_watch_splits_nvidia_smi_s_busy_share_by_who_held_the_lock():
+    le = vs.lock_events
+    holds = [le.Hold(1, True, "timing", 0.9, 1.0, 2.0, True), le.Hold(2, False, "run-pre", 2.0, 2.0, 4.0, True),
+             le.Hold(3, True, "timing", 4.5, 4.6, 4.7, False)]  # not acquired: it held nothing
+    samples = [(0.5, 0.0), (1.5, 80.0), (3.0, 20.0), (3.5, 40.0), (4.65, 10.0), (9.0, 99.0)]
+    got = le.busy_by_state(holds, samples, 0.0, 5.0)
+    assert got == {"nothing": {"mean_pct": 5.0, "samples": 2}, "shared_only": {"mean_pct": 30.0, "samples": 2},
+                   "timing": {"mean_pct": 80.0, "samples": 1}}
+    line = vs.gpu_lines({"0": {"lock": {"cover": {}}, "smi_util_mean": 30.0, "smi_samples": 5, "smi_by_state": got}})[0]
+    assert "busy while nothing 5.0%, shared only 30.0%, timing 80.0%" in line

@@ -375,6 +375,20 @@ def test_the_command_line_sets_a_rounds_size_and_refuses_one_that_cannot_work(ca
     assert calls[20.0] == 400 and calls[5.0] == 100
 
 
+def test_the_command_line_turns_deferred_records_off_and_caps_the_kernelbench_trials(capsys):
+    import pytest
+    import typer
+
+    from kernelmill.cli.runs import config_from_options, config_from_values
+
+    cfg = config_from_options("cpu", 3, 60.0, 60.0, 1, deferred_records=False, kb_budget_ms=500.0)
+    assert cfg.timing.deferred_records is False and cfg.timing.kb_budget_ms == 500.0
+    assert config_from_options("cpu", 3, 60.0, 60.0, 1).timing.deferred_records is True
+    with pytest.raises(typer.Exit):
+        config_from_values({"device": "cpu", "run_timeout": 60.0, "timing.kb_budget_ms": -1.0})
+    assert "kb_budget_ms" in capsys.readouterr().err
+
+
 class DeferredSide(FakeSide):
     """A GPU side whose rounds are deferred: each round answers its 'events' (twice the
     kernel time) until `finish_rounds` fills in the kernel time; every step notes whether

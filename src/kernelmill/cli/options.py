@@ -22,7 +22,8 @@ import typer
 ALL = ("device", "trials", "build_timeout", "run_timeout", "sanitize_timeout", "workers", "build_nice", "profile", "check", "norm_tol",
        "executor", "address", "fast_build", "standby_on_demand", "spare_lead_s", "fork_workers", "merge_units",
        "slim_units", "fp64_k", "input_seed", "guards", "fallback", "policy", "build_standby", "standby", "cpu_runners", "runs_per_gpu",
-       "timing.cpu_threads", "timing.numerics", "timing.kernel_time", "timing.round_ms", "compile_baseline", "compile_mode",
+       "timing.cpu_threads", "timing.numerics", "timing.kernel_time", "timing.round_ms", "timing.deferred_records",
+       "timing.kb_budget_ms", "compile_baseline", "compile_mode",
        "compile_backend", "exchange", "resident", "gpus")
 # option names that are not the field's (kept from before the options were derived)
 FLAG = {"spare_lead_s": "--spare-lead"}

@@ -306,7 +306,8 @@ def config_from_options(device: str, trials: int, build_timeout: float, run_time
                         workers: int, **settings) -> VerifyConfig:
     """`config_from_values` for callers that name a few settings (the demo, tests):
     the first five, then any "field" by name (the timing settings a command line may set,
-    `cpu_threads`, `numerics`, `kernel_time`, `round_ms`, go into the timing settings)."""
+    `cpu_threads`, `numerics`, `kernel_time`, `round_ms`, `deferred_records`, `kb_budget_ms`, go into the
+    timing settings)."""
     from .options import ALL
 
     values = dict(device=device, trials=trials, build_timeout=build_timeout, run_timeout=run_timeout,

@@ -102,6 +102,13 @@ FIELD_HELP: dict[str, str] = {
                        "speedup's error is under 1% either way. On issue 40's cold cuda-l1 run (20, the default) all 87 "
                        "timed verdicts stopped at the fewest rounds, their error a median 0.09% (max 0.42%), and the "
                        "rounds cost 9x their timed calls (docs/results/session_2026-11-30i).",
+    "timing.deferred_records": "Read the timed rounds' device records after the GPU's timing lock is let go (one "
+                               "profiler session per batch of rounds; the same rounds and figures). Off: each round's "
+                               "session stops under the lock, as before 0.5.21: cuda-l1's cold run took 178.6 s that "
+                               "way and 136.1 s this way (docs/results/session_2026-11-30j).",
+    "timing.kb_budget_ms": "GPU milliseconds per side of the KernelBench-convention trials (speedup_kernelbench): "
+                           "100 trials, fewer where a call is slow (never under 20); 0: no cap. They held the GPU 42 s "
+                           "of the 88 s of timings in cuda-l1's cold run (docs/results/session_2026-11-30j).",
 }
 
 
