@@ -90,8 +90,8 @@ def busy_by_state(holds: list[Hold], samples: list[tuple[float, float]], start: 
     """nvidia-smi's busy share (percent, mean of the samples) while a timing held the GPU, while
     only shared work did, and while nothing did, over [start, end]: how much of each the GPU
     spent running kernels (session 27: 40% under a timing, 17-30% under shared work only)."""
-    state = sorted((t0, t1, "timing" if any(h.exclusive for h in now) else "shared_only" if now else "nothing")
-                   for t0, t1, now in _segments(holds, start, end))
+    state = [(t0, t1, "timing" if any(h.exclusive for h in now) else "shared_only" if now else "nothing")
+             for t0, t1, now in _segments(holds, start, end)]  # in time order
     got: dict[str, list[float]] = defaultdict(list)
     k = 0
     for t, u in sorted(samples):

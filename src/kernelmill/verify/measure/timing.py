@@ -330,11 +330,11 @@ class Bench:
                 self.on_check(check[1])
             elif self.prepare is not None:
                 self.prepare(self.calls)
-            if self.cuda and self.flush is not None:
-                self.flush.zero_()
             if self.cuda:
                 self.calls += 1
                 i += 1
+                if self.flush is not None:
+                    self.flush.zero_()
                 if self.spin_cycles or tracing:  # the cover spin is also the call's start marker
                     torch.cuda._sleep(max(self.spin_cycles, 1))
                 start = torch.cuda.Event(enable_timing=True)
@@ -376,7 +376,7 @@ class Bench:
         if not self.cuda:
             return Round(times, wall, tail, method="wall")
         ev = [s.elapsed_time(e) for s, e in events]
-        r = Round(list(ev), wall, tail, events_ms=ev, method="events")
+        r = Round(ev, wall, tail, events_ms=ev, method="events")
         if trace is not None and defer:
             self._deferred.append((r, n))
         elif trace is not None:
@@ -622,11 +622,13 @@ def compare(reference: Side, candidate: Side, config: TimingConfig,
     check_rounds = dict(check_rounds or {})
     holds, reading_s = 0, 0.0
 
+    deferring = {"defer": True} if defer else {}  # a Side need not take the keyword otherwise
+
     def pair(check: tuple[int, int] | None) -> None:
         t_r = time.perf_counter()
-        r = reference.round(n_r, defer=True) if defer else reference.round(n_r)
+        r = reference.round(n_r, **deferring)
         t0 = time.perf_counter()
-        c = candidate.round(n_c, check, defer=True) if defer else candidate.round(n_c, check)
+        c = candidate.round(n_c, check, **deferring)
         walls.append((time.perf_counter() - t0) * 1e3)
         side_s["reference"] += t0 - t_r
         side_s["candidate"] += walls[-1] / 1e3
