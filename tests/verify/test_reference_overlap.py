@@ -89,3 +89,49 @@ def test_a_run_may_ask_for_its_answers_in_host_memory(monkeypatch, capsys):
         exchange = "host"
 
     assert supervisor._exchange_mode(Job(), torch.device("cuda", 0), {"trials": [answers["trials"]]}) == "file"
+
+
+def _lazy_work(monkeypatch, profile, bound_ms=1.0):
+    """A `_ReferenceWork` as the GPU path leaves it before `finish_profile` (timing done),
+    with item 15's all-bytes bound fixed at `bound_ms` and the probe counted."""
+    probes = []
+    monkeypatch.setattr(sv, "fastest_possible_ms", lambda nbytes, device, copy=None: (bound_ms, "fixed"))
+    monkeypatch.setattr(sv, "input_reach", lambda ref, args: probes.append(len(args)) or [0.5])
+    monkeypatch.setattr(sv, "profile_call", lambda fn, device: {"ops": ["aten::relu"]})
+    work = sv._ReferenceWork.__new__(sv._ReferenceWork)
+    x = torch.ones(4)
+    work.profile, work.profiled, work.profile_s, work.mutates = profile, False, 0.0, False
+    work._pending = [x] if profile is None else None
+    work._reach_set = [x] if profile is None or profile.get("reach_owed") else None
+    work.expected, work.param_bytes = {"timing": [torch.ones(4)]}, 0
+    return work, probes
+
+
+def test_the_reach_probe_waits_for_a_candidate_it_can_change_the_verdict_of(monkeypatch):
+    # slower than the all-bytes bound: the reach could only loosen it, the verdict is the same without
+    work, probes = _lazy_work(monkeypatch, None)
+    work.finish_profile(torch.relu, torch.device("cpu"), timed_ms=2.0)
+    assert probes == [] and work.profiled
+    assert work.profile == {"ops": ["aten::relu"], "reach_owed": True}  # the runner keeps it, owing the probe
+    # the next candidate of the task is faster than the bound: it probes, and its profile replaces the first
+    work, probes = _lazy_work(monkeypatch, {"ops": ["aten::relu"], "reach_owed": True})
+    work.finish_profile(torch.relu, torch.device("cpu"), timed_ms=0.5)
+    assert probes == [1] and work.profiled
+    assert work.profile == {"ops": ["aten::relu"], "input_reach": [0.5]}
+    # no timing to compare (a CPU's profile made before it, an untimed run): probed as before
+    work, probes = _lazy_work(monkeypatch, None)
+    work.finish_profile(torch.relu, torch.device("cpu"))
+    assert probes == [1] and work.profile["input_reach"] == [0.5] and "reach_owed" not in work.profile
+    # a profile that has the reach is used as is
+    work, probes = _lazy_work(monkeypatch, {"ops": [], "input_reach": [1.0]})
+    work.finish_profile(torch.relu, torch.device("cpu"), timed_ms=0.1)
+    assert probes == [] and not work.profiled
+
+
+def test_the_runner_keeps_the_first_profile_unless_a_later_one_made_the_owed_probe():
+    from kernelmill.verify.runner import newer_profile
+
+    assert newer_profile(None, {"ops": [], "reach_owed": True})
+    assert not newer_profile({"ops": [], "input_reach": [1.0]}, {"ops": [], "input_reach": [0.5]})
+    assert newer_profile({"ops": [], "reach_owed": True}, {"ops": [], "input_reach": [0.5]})
+    assert not newer_profile({"ops": [], "reach_owed": True}, {"ops": [], "reach_owed": True})

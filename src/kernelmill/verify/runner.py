@@ -654,7 +654,9 @@ class Verifier:
         if data is None:
             return self._failure(job, "run", res)
         if isinstance(data.get("ref_profile"), dict):
-            self.ref_profiles.setdefault(pkey, data.pop("ref_profile"))
+            made = data.pop("ref_profile")
+            if newer_profile(self.ref_profiles.get(pkey), made):
+                self.ref_profiles[pkey] = made
         if self.config.compile_baseline:
             measured = data.pop("compiled_baseline", None)
             if isinstance(measured, dict):
@@ -677,6 +679,13 @@ class Verifier:
     def cleanup(self, job: RunnerJob) -> None:
         if job.workdir is not None:
             shutil.rmtree(job.workdir, ignore_errors=True)
+
+
+def newer_profile(cached: dict | None, made: dict) -> bool:
+    """Whether a run's reference profile replaces the task's cached one: the first stays,
+    unless a later run added the input-reach probe it was made without (`reach_owed`,
+    supervisor._ReferenceWork.finish_profile)."""
+    return cached is None or bool(cached.get("reach_owed")) and not made.get("reach_owed")
 
 
 def _head_and_tail(data: dict | None, start: float, end: float) -> None:

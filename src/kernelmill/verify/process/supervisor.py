@@ -46,7 +46,7 @@ from . import cuda_ipc
 from .launch import Launched, place, reap_descendants, shm_exchange_dir
 from ..guards.source import check_source
 from ..guards.trace import profile_call
-from ..guards.speed import input_reach
+from ..guards.speed import fastest_possible_ms, input_reach
 from ..measure.gpulock import TIMING_LOCK_TIMEOUT_S, SharedUse, gpu_lock
 from .channel import ChannelError, RemoteSide, Reports
 from .job import CandidateJob, RunJob
@@ -239,7 +239,8 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
         return {"status": "runtime_error", "flags": ["reference_error"],
                 "message": "the reference program failed while timed: " + error_text(exc, job.message_limit)}
     try:  # after the timing, if it waited for it (_ReferenceWork)
-        ref_work.finish_profile(ref, device)
+        timed_ms = ((comparison or {}).get("timing") or {}).get("candidate", {}).get("median_ms")
+        ref_work.finish_profile(ref, device, timed_ms if isinstance(timed_ms, (int, float)) else None)
     except BaseException as exc:  # noqa: BLE001 - the reference failed on its profiled call
         launched.close()
         return _reference_failed(exc, job)
@@ -476,7 +477,11 @@ class _ReferenceWork:
             # on a GPU with timing to come the profile waits until after it (`finish_profile`):
             # the timing's KernelBench-convention rounds must run before this process's first
             # CUDA profiler session, which leaves CUPTI's callbacks behind (timing.compare)
-            self._pending = (sets["trials"][0], sets["timing"][0]) if self.profile is None else None
+            self._pending = sets["trials"][0] if self.profile is None else None
+            # the input-reach probe (guards/speed.input_reach: 1 + 32 calls of the reference per
+            # floating input), where no profile of the task has made it yet (`reach_owed`)
+            self._reach_set = (sets["timing"][0] if self.profile is None or self.profile.get("reach_owed")
+                               else None)
             if not (device.type == "cuda" and job.timed):
                 self.finish_profile(ref, device)
         self.param_bytes = sum(t.numel() * t.element_size() for t in ref.state_dict().values())
@@ -493,20 +498,41 @@ class _ReferenceWork:
         self.flags = backend_flags()
 
 
-    def finish_profile(self, ref, device: torch.device) -> None:
-        """The reference's profile, if the task's first run still needs it."""
-        if self._pending is None:
-            return
-        trials0, timing0 = self._pending
-        self._pending = None
+    def finish_profile(self, ref, device: torch.device, timed_ms: float | None = None) -> None:
+        """The reference's profile, if the task's first run still needs it, and the share
+        of each input a kernel must read (`input_reach`), if this verdict can use it.
+
+        `timed_ms`: the candidate's timed median, where it was timed (on a GPU this runs after
+        the timing). The reach only ever loosens item 15's bound (judge: all bytes of the
+        inputs, outputs and parameters at peak bandwidth), so a candidate at least as slow
+        as that bound with every input byte counted gets the same verdict without it: the
+        probe (33 calls of the reference, 3.8-7.1 s on cuda-l1's slowest tasks, under the
+        run's share of the GPU lock) is then left for a later candidate of the task that
+        needs it. Without a timing (a CPU, or a profile made before any) it is probed as before."""
         t0 = time.perf_counter()
         with torch.no_grad():
-            args = to_device(clone(trials0), device)
-            self.profile, self.profiled = profile_call(lambda: ref(*args), device), True
-            # which share of each input a kernel must read (item 15's bound)
-            self.profile["input_reach"] = (None if self.mutates else
-                                           input_reach(ref, to_device(clone(timing0), device)))
+            if self._pending is not None:
+                args = to_device(clone(self._pending), device)
+                self._pending = None
+                self.profile, self.profiled = profile_call(lambda: ref(*args), device), True
+            if self._reach_set is not None and self._reach_needed(device, timed_ms):
+                reach_set, self._reach_set = self._reach_set, None
+                # which share of each input a kernel must read (item 15's bound)
+                reach = None if self.mutates else input_reach(ref, to_device(clone(reach_set), device))
+                profile = {k: v for k, v in (self.profile or {}).items() if k != "reach_owed"}
+                self.profile, self.profiled = {**profile, "input_reach": reach}, True
+            elif self._reach_set is not None and self.profiled:  # made here, its probe left for later
+                self.profile["reach_owed"] = True
         self.profile_s += time.perf_counter() - t0
+
+    def _reach_needed(self, device: torch.device, timed_ms: float | None) -> bool:
+        if timed_ms is None:
+            return True
+        if not self.expected or not self.expected.get("timing"):
+            return True
+        nbytes = inp.nbytes(self._reach_set) + inp.nbytes(self.expected["timing"][0]) + self.param_bytes
+        bound, _ = fastest_possible_ms(nbytes, device)
+        return bound is None or timed_ms < bound
 
 
 def _leftovers(reports: Reports, left: list[str], findings: Findings) -> bool:
