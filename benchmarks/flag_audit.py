@@ -43,6 +43,7 @@ valid judgement or why) stops the run with the file and line named (exit 2).
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import re
 import shlex
@@ -78,7 +79,7 @@ def row_name(kernel_id: str) -> str:
 def _jsonl(path: Path, what: str):
     """(line number, record) for every non-blank line of `path`; a bad line is an InputError."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = (gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()).decode("utf-8")
     except OSError as exc:
         raise InputError(f"{path}: cannot read the {what} ({exc.strerror})") from None
     for n, line in enumerate(text.splitlines(), 1):

@@ -28,6 +28,7 @@ work of ours (first to last nonzero sample), the pipeline full.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import statistics
 import sys
@@ -50,7 +51,8 @@ ORDER = ("build_s", "deferred_build_s", "load_s", "check_s", "time_s", *GUARD, *
 
 def read_verdicts(path: Path) -> list[dict]:
     rows = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    for n, line in enumerate(raw.decode("utf-8").splitlines(), 1):
         if not line.strip():
             continue
         try:

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import gzip
 import json
 import math
 import os
@@ -632,7 +633,7 @@ def read_verdicts(path: Path) -> dict[str, dict]:
     out: dict[str, dict] = {}
     if not path.exists():
         return out
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in (gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()).decode("utf-8").splitlines():
         line = line.strip()
         if not line:
             continue

@@ -61,6 +61,7 @@ devices, trials or kernelmill harness versions):
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import multiprocessing as mp
 import os
@@ -461,7 +462,7 @@ def read_verdicts(path: Path) -> dict[str, dict]:
     out: dict[str, dict] = {}
     if not path.exists():
         return out
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in (gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()).decode("utf-8").splitlines():
         try:
             row = json.loads(line)
         except json.JSONDecodeError:

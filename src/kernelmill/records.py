@@ -136,7 +136,11 @@ from . import languages as _languages
 # 0.5.24 = the reference's input-reach probe (item 15, 33 reference calls) runs only for a timed
 # candidate faster than the all-bytes bound, the one case where it can change the verdict; the
 # same verdicts, a GPU verdict's guard_min_ms is then the all-bytes bound (session 28)
-HARNESS_VERSION = "0.5.24"
+# 0.5.25 = a load_inline with with_cuda=True and no cuda_sources, which torch builds itself, gets the
+# fail-fast checks first, as a build_directory call does: cuda-l1 l40-L1-95's "module twice" answered
+# in ~2 s instead of torch's 18.5 s compile inside the run (its extension_build_failed note then
+# quotes the check's error, not g++'s first one)
+HARNESS_VERSION = "0.5.25"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/
 OP_TYPES = ("single", "fusion", "network")
@@ -365,13 +369,29 @@ def iter_jsonl(
         yield obj
 
 
+def read_bytes(path: str | os.PathLike) -> bytes:
+    """A file's bytes, gzip-decompressed where its name ends in `.gz` (the raw files of
+    earlier sessions under docs/results are kept so)."""
+    path = Path(path)
+    if path.suffix == ".gz":
+        import gzip
+
+        with gzip.open(path, "rb") as fh:
+            return fh.read()
+    return path.read_bytes()
+
+
+def read_text(path: str | os.PathLike) -> str:
+    """`read_bytes` as UTF-8 text."""
+    return read_bytes(path).decode("utf-8")
+
+
 def iter_jsonl_numbered(
     path: str | os.PathLike, problems: list[ReadProblem] | None = None
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Like `iter_jsonl`, with the 1-based line number of each object."""
     path = Path(path)
-    with open(path, "rb") as fh:
-        raw = fh.read()
+    raw = read_bytes(path)
     lines = raw.split(b"\n")
     last = len(lines)
     if lines and lines[-1] == b"":

@@ -665,6 +665,39 @@ def test_a_build_directory_call_is_checked_then_left_to_torch(monkeypatch):
         inline_build.build_only(**call)
 
 
+def test_a_cpp_only_unit_linked_for_cuda_is_checked_then_left_to_torch(monkeypatch):
+    """with_cuda=True and no cuda_sources (CUDA code in cpp_sources: cuda-l1 l40-L1-95, with its own
+    module beside functions=[...]): torch builds it itself, inside the run, as with build_directory;
+    the same checks answer first (18.5 s of torch's compile under the run's GPU share, session 28)."""
+    seen = []
+
+    class Builder:
+        times: dict = {}
+
+        def precheck(self, main_cpp, cuda_cu, flags):
+            seen.append((main_cpp, cuda_cu))
+            if main_cpp.count("PYBIND11_MODULE") > 1:  # its own beside torch's generated one
+                raise CompileError("[main.cpp]\nmain.cpp:9:1: error: redefinition of 'PyObject* PyInit_km_cu()'",
+                                   ("binding",))
+
+        def build(self, *args, **kwargs):
+            raise AssertionError("torch builds a C++-only unit linked for CUDA")
+
+    monkeypatch.setattr(inline_build, "_BUILDER", Builder())
+    monkeypatch.setattr(inline_build, "torch_flags", lambda *a, **k: {"cxx": "c++", "cflags": []})
+    call = dict(name="km_cu", cpp_sources="torch::Tensor forward(torch::Tensor x);", functions=["forward"],
+                with_cuda=True)
+    with pytest.raises(inline_build.Unsupported, match="with_cuda=True without CUDA sources"):
+        inline_build.build_only(**call)
+    assert len(seen) == 1 and seen[0][1] is None
+    own_module = "torch::Tensor forward(torch::Tensor x);\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {}"
+    with pytest.raises(CompileError, match="redefinition"):
+        inline_build.build_only(**{**call, "cpp_sources": own_module})
+    monkeypatch.setattr(inline_build, "_FAIL_FAST", False)
+    with pytest.raises(inline_build.Unsupported):
+        inline_build.build_only(**{**call, "cpp_sources": own_module})
+
+
 def test_the_identifiers_process_does_not_wait_for_its_own_maker_lock(tmp_path, monkeypatch):
     """The run's identifiers process holds the `maker` lock builds wait on; asking with
     defer=False (build_prepare.prepare_identifiers) it makes them at once, and a build that
