@@ -426,6 +426,8 @@ def gpu_lines(gpus: dict) -> list[str]:
         out.append(f"- GPU {g}: a timing held it {100 * cover.get('timing', 0):.0f}% of kernelmill's wall, shared work only "
                    f"{100 * cover.get('shared_only', 0):.0f}%, nothing {100 * (1 - cover.get('any', 0)):.0f}%; "
                    f"{lock.get('timings', 0)} timings waited {waits.get('total', 0):.1f} s" + (f" (held meanwhile: {top})" if top else "")
+                   + ("; held alone: " + ", ".join(f"{k} {v:.1f} s" for k, v in list(lock["alone_s"].items())[:4])
+                      if lock.get("alone_s") else "")
                    + (f"; nvidia-smi busy {w['smi_util_mean']}% ({w['smi_samples']} samples)" if w.get("smi_util_mean") is not None else "")
                    + ("; busy while " + ", ".join(f"{k.replace('_', ' ')} {v['mean_pct']}%"
                                                    for k, v in (w.get("smi_by_state") or {}).items())

@@ -15,7 +15,11 @@ only; this file says whose they were. `summarize` gives over a window:
   shared holds by warm-ups only (no run of a candidate among them);
 - `timing_waits`: while timings waited for the lock, the seconds each label held it
   (several labels at once each count) and the seconds nobody held it;
-- `runs_at_once`: of the time shared holds only were in, the share with 0, 1, 2... runs.
+- `runs_at_once`: of the time shared holds only were in, the share with 0, 1, 2... runs;
+- `alone_s`: per label, the seconds its holds were the only ones on the GPU (what the wall
+  would lose at most without them: session 28 found a run's own `run-pre` alone 58 s of a
+  157 s cold run per GPU, a few candidates' first calls under `torch.compile`); `alone_top`:
+  the longest single holds by that measure (pid, label, when it was taken, seconds alone).
 
     python benchmarks/diag/lock_events.py EVENTS [--start T --end T] [--out OUT.json]
 
@@ -135,6 +139,14 @@ def summarize(holds: list[Hold], start: float | None = None, end: float | None =
         runs_at_once[runs] += d
         if runs == 0:
             cover["warm_ups_only"] += d
+    alone: dict[str, float] = defaultdict(float)
+    alone_hold: dict[Hold, float] = defaultdict(float)
+    for t0, t1, now in _segments(inside, start, end):
+        if now and len({h.label for h in now}) == 1:
+            alone[now[0].label] += t1 - t0
+            if len(now) == 1:
+                alone_hold[now[0]] += t1 - t0
+    top = sorted(alone_hold.items(), key=lambda kv: -kv[1])[:8]
     waits: dict[str, float] = defaultdict(float)
     for t in (h for h in inside if h.exclusive):
         w0, w1 = max(t.asked, start), min(t.held, end)
@@ -155,6 +167,8 @@ def summarize(holds: list[Hold], start: float | None = None, end: float | None =
         "held": held,
         "timing_waits_s": {k: round(v, 3) for k, v in sorted(waits.items(), key=lambda kv: -kv[1])},
         "runs_at_once": {str(k): round(v / shared, 4) for k, v in sorted(runs_at_once.items())} if shared else {},
+        "alone_s": {k: round(v, 3) for k, v in sorted(alone.items(), key=lambda kv: -kv[1])},
+        "alone_top": [{"pid": h.pid, "label": h.label, "held": round(h.held, 3), "alone_s": round(v, 3)} for h, v in top],
     }
 
 

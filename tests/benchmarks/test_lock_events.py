@@ -32,6 +32,11 @@ def test_summary_of_known_holds():
     assert s["held"]["spare-libs"]["waited_s"] == 0.5
     # shared only: 0-4 and 5-6 (5 s); one run in 4.5 s of it (0-4, 5-5.5), none in 0.5 s
     assert s["runs_at_once"] == {"0": 0.1, "1": 0.9}
+    # alone: run-pre 0-1 and 3-4 (spare-ctx beside it 1-3), the timing 4-5, run-post 5-5.5 (spare-libs
+    # asked at 5, held from 5.5), spare-libs 5.5-6
+    assert s["alone_s"] == {"run-pre": 2.0, "timing": 1.0, "run-post": 0.5, "spare-libs": 0.5}
+    assert [(t["label"], t["alone_s"]) for t in s["alone_top"]] == [
+        ("run-pre", 2.0), ("timing", 1.0), ("run-post", 0.5), ("spare-libs", 0.5)]
     # a window cuts the holds it crosses
     assert lock_events.summarize(holds, 1.0, 2.0)["held"]["run-pre"]["held_s"] == 1.0
 
