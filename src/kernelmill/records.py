@@ -139,7 +139,8 @@ from . import languages as _languages
 # 0.5.25 = a load_inline with with_cuda=True and no cuda_sources, which torch builds itself, gets the
 # fail-fast checks first, as a build_directory call does: cuda-l1 l40-L1-95's "module twice" answered
 # in ~2 s instead of torch's 18.5 s compile inside the run (its extension_build_failed note then
-# quotes the check's error, not g++'s first one)
+# quotes the check's error, not g++'s first one); the local executor starts runs whose source calls
+# torch.compile before the others (order only)
 HARNESS_VERSION = "0.5.25"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/

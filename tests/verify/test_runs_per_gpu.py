@@ -135,3 +135,29 @@ def test_a_candidate_back_from_the_build_its_run_asked_for_runs_next():
     for key, first in (("a", False), (None, False), ("b", False), ("c", True)):
         q.put(key, first)
     assert [q.get() for _ in range(4)] == ["c", "a", "b", None]  # a stop comes after every candidate
+
+
+def test_candidates_whose_first_call_compiles_start_before_the_others():
+    """runner.compiles_on_first_call: torch.compile in the source (a call or a decorator), read
+    without running it; such runs go after a rebuilt candidate and before the rest (RunQueue)."""
+    from types import SimpleNamespace
+
+    from kernelmill.records import Sample
+    from kernelmill.verify.runner import compiles_on_first_call
+
+    def job(key, code):
+        return SimpleNamespace(key=key, sample=Sample(key, "t", "torch", code))
+
+    called = "import torch\nclass ModelNew(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n" \
+             "        self.f = torch.compile(self.g)\n"
+    decorated = "import torch\n@torch.compile(mode='max-autotune')\ndef f(x):\n    return x\n"
+    plain = "import torch\n# torch.compile would help here\nx = re.compile('a')\n"
+    assert compiles_on_first_call(called) and compiles_on_first_call(decorated)
+    assert not compiles_on_first_call(plain)  # a comment, another module's compile
+    assert not compiles_on_first_call("torch.compile(")  # does not parse: not guessed
+    q = local_executor.RunQueue()
+    for j, first in ((job("p1", plain), False), (job("c1", called), False), (None, False), (job("r", plain), True),
+                     (job("c2", decorated), False), (job("p2", plain), False)):
+        q.put(j, first)
+    order = [q.get() for _ in range(6)]
+    assert [j.key if j is not None else None for j in order] == ["r", "c1", "c2", "p1", "p2", None]

@@ -97,6 +97,25 @@ def builds_extension(sample: Sample) -> bool:
     return get_language(sample.language).builds_extension(sample.code)
 
 
+def compiles_on_first_call(code: str) -> bool:
+    """Whether a candidate's source `code` calls `torch.compile` (a call or a decorator): its first call
+    then compiles (inductor and Triton, host work of 9-14 s on cuda-l1, session 28) inside its
+    run's share of the GPU lock, which no timing on that GPU may overlap. The executors start
+    such runs first, so that two of them share that time on a GPU rather than each holding it
+    alone later (executors/local.RunQueue). Read from the source, nothing run; False where it
+    does not parse."""
+    import ast
+
+    if "compile" not in code:
+        return False
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return False
+    return any(isinstance(n, ast.Attribute) and n.attr == "compile" and isinstance(n.value, ast.Name)
+               and n.value.id == "torch" for n in ast.walk(tree))
+
+
 def static_verdict(sample: Sample, task: Task | None, device: str) -> Verdict | None:
     """Verdicts that need no process: unknown task, language, unparsable code."""
     def v(status: str, message: str, flags: list[str] | None = None) -> Verdict:

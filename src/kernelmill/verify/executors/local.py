@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 from ..health import gpu_healthy
-from ..runner import NeedsBuild, harness_out_of_memory
+from ..runner import NeedsBuild, compiles_on_first_call, harness_out_of_memory
 
 _RETRYABLE = ("runtime_error", "timeout")
 
@@ -29,15 +29,18 @@ class RunQueue:
     back from a build its own run asked for (NeedsBuild) goes before the others. It has waited
     for a run once; at the back it waited for every run queued meanwhile, and ended the batch:
     on issue 40's cold cuda-l1 run four such candidates queued again 32-61 s after their
-    builds and were the batch's last four runs, 176-201 s (session_2026-11-30i). A stop
-    (None) comes after every candidate."""
+    builds and were the batch's last four runs, 176-201 s (session_2026-11-30i). Next come
+    candidates whose first call compiles (`runner.compiles_on_first_call`): each held its
+    GPU alone 9-13 s in session 28's cold run, one after another; started together, two
+    share a GPU's time. A stop (None) comes after every candidate."""
 
     def __init__(self) -> None:
         self._q: queue.PriorityQueue = queue.PriorityQueue()
         self._order = itertools.count()
 
     def put(self, job, first: bool = False) -> None:
-        rank = 2 if job is None else 0 if first else 1
+        code = getattr(getattr(job, "sample", None), "code", None)
+        rank = 3 if job is None else 0 if first else 1 if isinstance(code, str) and compiles_on_first_call(code) else 2
         self._q.put((rank, next(self._order), job))
 
     def get(self):
