@@ -161,3 +161,28 @@ def test_candidates_whose_first_call_compiles_start_before_the_others():
         q.put(j, first)
     order = [q.get() for _ in range(6)]
     assert [j.key if j is not None else None for j in order] == ["r", "c1", "c2", "p1", "p2", None]
+
+
+def test_a_failure_queueing_a_run_reaches_the_caller_instead_of_hanging_the_batch(monkeypatch):
+    """A build thread that failed after its build (queueing the run) used to keep the exception in
+    its future: the batch waited for that candidate for ever."""
+    put = local_executor.RunQueue.put
+
+    def put_failing(self, job, first=False):
+        if job is not None and job.key == "k2":
+            raise RuntimeError("the queue broke")
+        put(self, job, first)
+
+    monkeypatch.setattr(local_executor.RunQueue, "put", put_failing)
+    outcomes = {}
+    result = []
+
+    def go():
+        local_executor.LocalExecutor().execute(FakeVerifier([0], runs_per_gpu=1), _jobs(4),
+                                               lambda job, verdict: outcomes.setdefault(job.key, verdict), Accounting())
+
+    t = threading.Thread(target=lambda: result.append(go()), daemon=True)
+    t.start()
+    t.join(30)
+    assert not t.is_alive(), "the batch hung"
+    assert isinstance(outcomes["k2"], RuntimeError) and "the queue broke" in str(outcomes["k2"])

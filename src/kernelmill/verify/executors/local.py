@@ -71,6 +71,9 @@ class LocalExecutor:
                 queued(+1)
             run_q.put(job, first)
 
+        # a failure anywhere in a build thread (queueing the run included) reaches the main
+        # thread: a pool thread's exception is otherwise kept in its future, and the batch
+        # would wait for that candidate for ever
         def build_one(job) -> None:
             if stop.is_set():
                 return
@@ -78,13 +81,12 @@ class LocalExecutor:
                 t0 = time.monotonic()
                 verdict = verifier.build(job)
                 accounting.note_build(time.monotonic() - t0, (job.build or {}).get("build_info"))
+                if verdict is None:
+                    queue_run(job)
+                else:
+                    done_q.put((job, verdict))
             except BaseException as exc:  # noqa: BLE001 - handed to the main thread
                 done_q.put((job, exc))
-                return
-            if verdict is None:
-                queue_run(job)
-            else:
-                done_q.put((job, verdict))
 
         def rebuild_one(job, requests) -> None:
             if stop.is_set():
@@ -93,10 +95,9 @@ class LocalExecutor:
                 t0 = time.monotonic()
                 verifier.build_requested(job, requests)
                 accounting.note_build(time.monotonic() - t0, None)
+                queue_run(job, first=True)  # its run asked for this build: it goes next
             except BaseException as exc:  # noqa: BLE001 - handed to the main thread
                 done_q.put((job, exc))
-                return
-            queue_run(job, first=True)  # its run asked for this build: it goes next
 
         def run_worker(gpu: int | None) -> None:
             while not stop.is_set():
