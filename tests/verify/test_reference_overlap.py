@@ -122,6 +122,10 @@ def test_the_reach_probe_waits_for_a_candidate_it_can_change_the_verdict_of(monk
     work, probes = _lazy_work(monkeypatch, None)
     work.finish_profile(torch.relu, torch.device("cpu"))
     assert probes == [1] and work.profile["input_reach"] == [0.5] and "reach_owed" not in work.profile
+    # a candidate that was not timed (the judge checks no speed): left owed
+    work, probes = _lazy_work(monkeypatch, None)
+    work.finish_profile(torch.relu, torch.device("cpu"), timed_ms=float("inf"))
+    assert probes == [] and work.profile.get("reach_owed")
     # a profile that has the reach is used as is
     work, probes = _lazy_work(monkeypatch, {"ops": [], "input_reach": [1.0]})
     work.finish_profile(torch.relu, torch.device("cpu"), timed_ms=0.1)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import sys
 import threading
@@ -240,7 +241,8 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
                 "message": "the reference program failed while timed: " + error_text(exc, job.message_limit)}
     try:  # after the timing, if it waited for it (_ReferenceWork)
         timed_ms = ((comparison or {}).get("timing") or {}).get("candidate", {}).get("median_ms")
-        ref_work.finish_profile(ref, device, timed_ms if isinstance(timed_ms, (int, float)) else None)
+        # not timed (a failed check, a rejection before the timing): the judge checks no speed
+        ref_work.finish_profile(ref, device, timed_ms if isinstance(timed_ms, (int, float)) else math.inf)
     except BaseException as exc:  # noqa: BLE001 - the reference failed on its profiled call
         launched.close()
         return _reference_failed(exc, job)
@@ -508,7 +510,9 @@ class _ReferenceWork:
         as that bound with every input byte counted gets the same verdict without it: the
         probe (33 calls of the reference, 3.8-7.1 s on cuda-l1's slowest tasks, under the
         run's share of the GPU lock) is then left for a later candidate of the task that
-        needs it. Without a timing (a CPU, or a profile made before any) it is probed as before."""
+        needs it; so is it for a candidate that was not timed (`timed_ms` infinite: the judge
+        checks no speed without a timing). Called before any timing (a CPU, an untimed job's
+        profile in `__init__`, `timed_ms` None), it is probed as before."""
         t0 = time.perf_counter()
         with torch.no_grad():
             if self._pending is not None:
