@@ -28,12 +28,12 @@ work of ours (first to last nonzero sample), the pipeline full.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import statistics
 import sys
 from pathlib import Path
 
+from kernelmill.records import read_bytes
 from kernelmill.verify.progress import covered_seconds
 
 GUARD = ("guard_inputs_s", "guard_profile_s", "guard_exchange_s", "guard_judge_s")
@@ -51,8 +51,7 @@ ORDER = ("build_s", "deferred_build_s", "load_s", "check_s", "time_s", *GUARD, *
 
 def read_verdicts(path: Path) -> list[dict]:
     rows = []
-    raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-    for n, line in enumerate(raw.decode("utf-8").splitlines(), 1):
+    for n, line in enumerate(read_bytes(path).decode("utf-8").splitlines(), 1):
         if not line.strip():
             continue
         try:

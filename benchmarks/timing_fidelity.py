@@ -633,6 +633,7 @@ def read_verdicts(path: Path) -> dict[str, dict]:
     out: dict[str, dict] = {}
     if not path.exists():
         return out
+    # gzip-compressed or not; read here, not with kernelmill.records: this side imports nothing of kernelmill
     for line in (gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()).decode("utf-8").splitlines():
         line = line.strip()
         if not line:

@@ -61,7 +61,6 @@ devices, trials or kernelmill harness versions):
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import multiprocessing as mp
 import os
@@ -464,7 +463,9 @@ def read_verdicts(path: Path) -> dict[str, dict]:
     out: dict[str, dict] = {}
     if not path.exists():
         return out
-    for line in (gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()).decode("utf-8").splitlines():
+    from kernelmill.records import read_bytes  # a verdicts file, gzip-compressed or not
+
+    for line in read_bytes(path).decode("utf-8").splitlines():
         try:
             row = json.loads(line)
         except json.JSONDecodeError:

@@ -383,11 +383,6 @@ def read_bytes(path: str | os.PathLike) -> bytes:
     return path.read_bytes()
 
 
-def read_text(path: str | os.PathLike) -> str:
-    """`read_bytes` as UTF-8 text."""
-    return read_bytes(path).decode("utf-8")
-
-
 def iter_jsonl_numbered(
     path: str | os.PathLike, problems: list[ReadProblem] | None = None
 ) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -67,3 +67,16 @@ def test_problems_warn_when_no_list_given(tmp_path):
         warnings.simplefilter("always")
         assert read_jsonl(p, Verdict) == []
     assert any("a.jsonl:1" in str(w.message) for w in caught)
+
+
+def test_a_gzip_compressed_jsonl_reads_as_the_plain_one(tmp_path):
+    """Raw files of earlier sessions under docs/results are kept gzip-compressed (`.gz`)."""
+    import gzip
+
+    from kernelmill.records import iter_jsonl_numbered
+
+    text = b'{"a": 1}\n\n{"a": 2}\n'
+    (tmp_path / "v.jsonl").write_bytes(text)
+    (tmp_path / "v.jsonl.gz").write_bytes(gzip.compress(text))
+    plain = list(iter_jsonl_numbered(tmp_path / "v.jsonl"))
+    assert plain == list(iter_jsonl_numbered(tmp_path / "v.jsonl.gz")) == [(1, {"a": 1}), (3, {"a": 2})]
