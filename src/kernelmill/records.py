@@ -142,7 +142,11 @@ from . import languages as _languages
 # quotes the check's error, not g++'s first one); the local executor starts runs whose source calls
 # torch.compile before the others (order only); a GPU candidate that was not timed owes the reference's
 # input-reach probe too (the judge checks no speed without a timing)
-HARNESS_VERSION = "0.5.25"
+# 0.5.26 = a guarded GPU run that only waits for its candidate lends its share of the GPU lock to a
+# timing that queues, the candidate's CUDA locked by the driver meanwhile (verify/measure/gpu_lend.py;
+# --no-gpu-lend: as 0.5.25); the same measurements, other runs' timings no longer wait out a candidate's
+# first call (session 29)
+HARNESS_VERSION = "0.5.26"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/
 OP_TYPES = ("single", "fusion", "network")

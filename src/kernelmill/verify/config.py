@@ -53,6 +53,9 @@ FIELD_HELP: dict[str, str] = {
     "slim_units": "Let the fast builder compile an extension's own C++ code (a CUDA extension's host code) against "
                   "torch/types.h and reuse one pybind11 binding object per signature list (a cold CUDA build in ~3 s "
                   "instead of ~12 s on an H200; verify/build/slim_units.py).",
+    "gpu_lend": "While a guarded GPU run only waits for its candidate (loading, first calls that compile), let "
+                "another run's timing have the GPU, the candidate's CUDA calls held by the driver's checkpoint lock "
+                "meanwhile (driver 570 or later; verify/measure/gpu_lend.py).",
     "executor": "local (this machine) or ray (a Ray cluster).",
     "address": "Ray cluster address for --executor ray (e.g. ray://head:10001 or auto).",
     "guards": "Reward-hacking guards: off, standard or strict (docs/guards.md).",
@@ -167,6 +170,9 @@ class VerifyConfig:
     # against torch/types.h and shares a binding object per signature list
     # (verify/build/slim_units.py); False: torch's units
     slim_units: bool = True
+    # a guarded GPU run lends its share of the GPU lock to a timing that queues while the run only
+    # waits for its candidate, the candidate's CUDA locked by the driver meanwhile (measure/gpu_lend.py)
+    gpu_lend: bool = True
     executor: str = "local"  # local | ray
     address: str | None = None  # Ray cluster address for executor=ray (None: start or join a local one)
     # reward-hacking guards (docs/guards.md): off | standard | strict

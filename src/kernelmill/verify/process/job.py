@@ -106,6 +106,8 @@ class RunJob(_Record):
     merge_units: bool = True
     # the fast builder may compile a C++ extension as slim units (VerifyConfig.slim_units)
     slim_units: bool = True
+    # a guarded GPU run lends its share of the GPU lock to a waiting timing (VerifyConfig.gpu_lend)
+    gpu_lend: bool = True
 
     @property
     def timed(self) -> bool:

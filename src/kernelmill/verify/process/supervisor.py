@@ -44,10 +44,11 @@ from ..measure import inputs as inp
 from ..guards.flags import Findings, decide
 from ..guards.judge import fp32_task, judge, process_tricks, task_weak_by
 from . import cuda_ipc
-from .launch import Launched, place, reap_descendants, shm_exchange_dir
+from .launch import KEEP, Launched, place, reap_descendants, shm_exchange_dir
 from ..guards.source import check_source
 from ..guards.trace import profile_call
 from ..guards.speed import fastest_possible_ms, input_reach
+from ..measure.gpu_lend import Lender, candidate_roots
 from ..measure.gpulock import TIMING_LOCK_TIMEOUT_S, SharedUse, gpu_lock
 from .channel import ChannelError, RemoteSide, Reports
 from .job import CandidateJob, RunJob
@@ -213,10 +214,17 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
             torch.cuda.empty_cache()
     expected, ref_profile = ref_work.expected, ref_work.profile
     comparison, timing_error = None, None
+    # while it only waits for the candidate, the run lends its share to a timing that queues,
+    # the candidate's CUDA locked meanwhile (measure/gpu_lend.py)
+    lender = (Lender(share, lambda: candidate_roots(launched.pid, KEEP), settle=lambda: torch.cuda.synchronize(device))
+              if device.type == "cuda" and job.gpu_lend else None)
     try:
-        first = reports.next()
-        while first is not None and "ready" not in first and "facts" not in first:
+        with lender.waiting() if lender is not None else contextlib.nullcontext():
             first = reports.next()
+            while first is not None and "ready" not in first and "facts" not in first:
+                first = reports.next()
+        if lender is not None:
+            phases.update(lender.phases())
         marks["ready"] = time.perf_counter()
         if first is not None and "ref_done" in marks:
             # the part of the reference's work the candidate's own loading and checks did not

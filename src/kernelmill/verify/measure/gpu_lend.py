@@ -1,0 +1,236 @@
+"""A run lends its share of the GPU lock to a waiting timing while its candidate's process is held off the GPU.
+
+A guarded run holds its GPU's lock shared (gpulock.SharedUse) from the candidate's start to
+its timing: the candidate's loading, its first calls and checks are GPU work no timing may
+overlap. When that stretch is long and mostly host work (a `torch.compile` first call: code
+generation and Triton builds, 9-13 s; torch's own `load_inline` build, 17.5 s), every timing
+on the GPU waits, and behind it (writer-first) every other run's shared work: in session 28's
+cold run of cuda-l1 a run's share held a GPU with nothing else on it 58 s of the 157 s.
+
+While the supervisor does nothing but wait for its candidate (`Lender.waiting`), a thread
+watches the lock's intent file. When a timing queues there, it locks the CUDA side of the
+candidate's processes with the driver's checkpoint lock (cuCheckpointProcessLock, driver 570
+and later): the call returns once the work a process submitted has finished, and every CUDA
+call of the process after it blocks, in any thread, until the unlock; its host work goes on.
+Then the run lets go of its share and takes it again, which queues behind the timing (the
+intent is writer-first), and unlocks. The candidate cannot keep a GPU while another run is
+timed: what it launched is done before the share goes, and it launches nothing until the
+share is back. Measured on an H200 (docs/results/session_2026-12-01l/ckpt_probe.py): the lock
+of a process with a 1 s kernel in flight returned after 0.96 s, and an empty kernel of ours
+then took 18 us (2.4 ms beside that kernel running: the GPU time-slices contexts); locking and
+unlocking an idle process 0.2-0.7 ms; it works on our candidates' processes (not dumpable,
+without CAP_SYS_PTRACE) and after CUDA IPC.
+
+What this does not cover: a process below the candidate that opens a CUDA context after the
+processes were listed and before the share is back. The processes are listed again before the
+share goes (a new one: no lending this time) and after it is back (a new one: `escaped`, and
+this run lends no more). Driver checkpointing is Linux-only, and a process the lock cannot
+take (a timeout: work in flight for longer than LOCK_TIMEOUT_MS) keeps the share as before.
+
+Written by hand: no library lends a flock share or wraps the driver's checkpoint calls (the
+CUDA Python bindings have them, but are not a dependency of ours: three ctypes calls).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import functools
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+
+from .gpulock import SharedUse, lock_path
+
+POLL_S = 0.01  # how often the watcher looks at the intent file
+LOCK_TIMEOUT_MS = 2000  # how long the driver may take to lock a process (its submitted work finishing)
+BUDGET_S = 30.0  # seconds a run lends in all, so that a stream of timings cannot starve its candidate
+RETRY_AFTER_S = 0.5  # after a lock that failed, the next attempt
+
+
+class _LockArgs(ctypes.Structure):  # CUcheckpointLockArgs
+    _fields_ = [("timeoutMs", ctypes.c_uint), ("reserved0", ctypes.c_uint), ("reserved1", ctypes.c_uint64 * 7)]
+
+
+class DriverFreeze:
+    """The driver's checkpoint lock of other processes' CUDA (cuCheckpointProcess*)."""
+
+    RUNNING, LOCKED = 0, 1
+
+    def __init__(self) -> None:
+        self.lib = None
+        try:
+            lib = ctypes.CDLL("libcuda.so.1")
+            for name in ("cuCheckpointProcessLock", "cuCheckpointProcessUnlock", "cuCheckpointProcessGetState"):
+                getattr(lib, name).restype = ctypes.c_int
+        except (OSError, AttributeError):  # no driver, or one before 570
+            return
+        lib.cuCheckpointProcessLock.argtypes = [ctypes.c_int, ctypes.POINTER(_LockArgs)]
+        lib.cuCheckpointProcessUnlock.argtypes = [ctypes.c_int, ctypes.c_void_p]
+        lib.cuCheckpointProcessGetState.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
+        self.lib = lib
+
+    @property
+    def available(self) -> bool:
+        return self.lib is not None
+
+    def running(self, pid: int) -> bool:
+        """Whether `pid` is a process with CUDA initialised, not locked (a process without
+        CUDA answers an error)."""
+        state = ctypes.c_int(-1)
+        return self.lib.cuCheckpointProcessGetState(pid, ctypes.byref(state)) == 0 and state.value == self.RUNNING
+
+    def lock(self, pid: int) -> bool:
+        """Lock `pid`'s CUDA; True once its submitted work is done and further calls block."""
+        return self.lib.cuCheckpointProcessLock(pid, ctypes.byref(_LockArgs(timeoutMs=LOCK_TIMEOUT_MS))) == 0
+
+    def unlock(self, pid: int) -> None:
+        self.lib.cuCheckpointProcessUnlock(pid, None)
+
+
+@functools.lru_cache(maxsize=1)
+def driver_freeze() -> DriverFreeze:
+    return DriverFreeze()
+
+
+def _children() -> dict[int, list[int]]:
+    """ppid -> pids of every process this one can see in /proc."""
+    out: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        out.setdefault(ppid, []).append(int(entry))
+    return out
+
+
+def processes_below(roots: Iterable[int]) -> set[int]:
+    """`roots` and every process below them."""
+    kids = _children()
+    seen: set[int] = set()
+    todo = [r for r in roots if r]
+    while todo:
+        pid = todo.pop()
+        if pid not in seen:
+            seen.add(pid)
+            todo.extend(kids.get(pid, ()))
+    return seen
+
+
+def candidate_roots(candidate_pid: int | None, keep: Iterable[int]) -> set[int]:
+    """The candidate's process and this process's other children but `keep` (its orphans,
+    re-parented here: this process is a child subreaper, launch.become_subreaper)."""
+    return ({candidate_pid} if candidate_pid else set()) | (set(_children().get(os.getpid(), ())) - set(keep))
+
+
+def timing_waits(device: str) -> bool:
+    """Whether a timing holds the intent of `device`'s lock (it waits for the shared holders, or
+    is being timed; it cannot be timed while this process holds a share)."""
+    path = lock_path(device)
+    if path is None:
+        return False
+    try:
+        fd = os.open(path.with_name(path.name + ".intent"), os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing drops the shared hold it may have taken
+
+
+class Lender:
+    """Lends `share` to waiting timings while the run only waits for its candidate (`waiting`).
+    `roots()` gives the candidate's processes (those below them count too); `freeze` locks and
+    unlocks their CUDA (DriverFreeze; a stand-in in tests); `settle()` runs before the share goes
+    (the supervisor's own queued GPU work finished: torch.cuda.synchronize)."""
+
+    def __init__(self, share: SharedUse, roots: Callable[[], Iterable[int]], freeze=None,
+                 settle: Callable[[], None] = lambda: None, budget_s: float = BUDGET_S):
+        self.share = share
+        self.roots = roots
+        self.freeze = freeze if freeze is not None else driver_freeze()
+        self.settle = settle
+        self.budget_s = budget_s
+        self.lent = 0  # times the share went to a timing
+        self.lent_s = 0.0  # seconds it was away (the candidate's CUDA locked)
+        self.refused = 0  # times a process could not be locked (the share was kept)
+        self.escaped: list[int] = []  # processes that opened a CUDA context while the share was away
+        self._stop = threading.Event()
+        self._retry_at = 0.0
+
+    @property
+    def active(self) -> bool:
+        return self.freeze.available and not self.escaped and self.lent_s < self.budget_s
+
+    @contextmanager
+    def waiting(self) -> Iterator[None]:
+        """Around a wait for the candidate's process: a lend in progress when the wait ends is
+        finished (the share back, the candidate unlocked) before this returns."""
+        if not self.active:
+            yield
+            return
+        self._stop.clear()
+        watcher = threading.Thread(target=self._watch, name="km-gpu-lender", daemon=True)
+        watcher.start()
+        try:
+            yield
+        finally:
+            self._stop.set()
+            watcher.join()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(POLL_S):
+            if self.active and time.monotonic() >= self._retry_at and timing_waits(self.share.device):
+                self.lend_once()
+
+    def _cuda_processes(self) -> set[int]:
+        return {pid for pid in processes_below(self.roots()) if self.freeze.running(pid)}
+
+    def lend_once(self) -> bool:
+        """Lock the candidate's CUDA, let the share go to the waiting timing, take it back,
+        unlock. False (the share kept) when there is nothing to lock or a lock failed."""
+        pids = self._cuda_processes()
+        locked: list[int] = []
+        try:
+            for pid in sorted(pids):
+                if not self.freeze.lock(pid):
+                    self.refused += 1
+                    self._retry_at = time.monotonic() + RETRY_AFTER_S
+                    return False
+                locked.append(pid)
+            # listed again: a process that opened a context meanwhile would run beside the timing
+            if not locked or self._cuda_processes():
+                self._retry_at = time.monotonic() + RETRY_AFTER_S
+                return False
+            self.settle()
+            t0 = time.monotonic()
+            self.share._drop()  # the timing that waited takes the GPU now
+            self.share._take()  # behind the timing's intent: back once it is done
+            self.lent += 1
+            self.lent_s += time.monotonic() - t0
+            self.escaped.extend(sorted(self._cuda_processes()))
+            return True
+        finally:
+            for pid in locked:
+                self.freeze.unlock(pid)
+
+    def phases(self) -> dict[str, float]:
+        """What lending cost the run, for its verdict's phases (nothing where it never lent)."""
+        if not (self.lent or self.refused or self.escaped):
+            return {}
+        out = {"gpu_lent": float(self.lent), "gpu_lent_s": round(self.lent_s, 4)}
+        if self.refused:
+            out["gpu_lend_refused"] = float(self.refused)
+        if self.escaped:
+            out["gpu_lend_escaped"] = float(len(self.escaped))
+        return out
