@@ -401,13 +401,16 @@ class GpuWatch:
         out, kept = {}, {}
         for g, events, smi in self.watched:
             holds = lock_events.read(events, stop=True)
+            lend = lock_events.read_lend(events, stop=True)
             samples = smi.stop()
             out[str(g)] = {"lock": lock_events.summarize(holds, self.t0, t1), **busy_mean(samples, self.t0, t1),
-                           "smi_by_state": lock_events.busy_by_state(holds, samples, self.t0, t1)}
+                           "smi_by_state": lock_events.busy_by_state(holds, samples, self.t0, t1),
+                           "lend": {k: v for k, v in lend.items() if k != "lines"}}
             kept[str(g)] = {"holds": [[h.pid, int(h.exclusive), h.label, round(h.asked - self.t0, 4),
                                        round(h.held - self.t0, 4), round(h.let_go - self.t0, 4), int(h.acquired)]
                                       for h in holds],
-                            "smi": [[round(t - self.t0, 3), u] for t, u in samples]}
+                            "smi": [[round(t - self.t0, 3), u] for t, u in samples],
+                            "lend_notes": lend.get("lines", [])}
         if raw is not None:
             raw.write_text(json.dumps({"wall_s": round(t1 - self.t0, 4), "hold_fields": list(lock_events.Hold._fields),
                                        "gpus": kept}))
@@ -430,7 +433,11 @@ def gpu_lines(gpus: dict) -> list[str]:
                    + (f"; nvidia-smi busy {w['smi_util_mean']}% ({w['smi_samples']} samples)" if w.get("smi_util_mean") is not None else "")
                    + ("; busy while " + ", ".join(f"{k.replace('_', ' ')} {v['mean_pct']}%"
                                                    for k, v in (w.get("smi_by_state") or {}).items())
-                      if w.get("smi_by_state") else ""))
+                      if w.get("smi_by_state") else "")
+                   + (f"; lent to timings {w['lend']['lent']} times, {w['lend']['lent_s']:.1f} s (seen {w['lend']['seen']}, "
+                      f"nothing to lock {w['lend']['nothing']}, refused {w['lend']['refused']}"
+                      + (f", errors {len(w['lend']['errors'])}" if w['lend'].get('errors') else "") + ")"
+                      if w.get("lend") else ""))
     return out
 
 

@@ -51,10 +51,50 @@ class Hold(NamedTuple):
 
 
 def start(lock: Path) -> Path:
-    """Turn the events file of lock file `lock` on (emptied); returns its path."""
+    """Turn the events file of lock file `lock` on (emptied), and the lenders' notes beside it
+    (`<lock>.lend`: verify/measure/gpu_lend.py); returns the events file's path."""
     path = events_path(lock)
     path.write_text("")
+    lend_path(path).write_text("")
     return path
+
+
+def lend_path(events: Path) -> Path:
+    return events.with_name(events.name[: -len(".events")] + ".lend")
+
+
+def read_lend(events: Path, stop: bool = False) -> dict:
+    """What the lenders' notes beside events file `events` say: attempts `seen`, shares `lent`
+    and their seconds, processes the driver `refused` to lock, attempts that found `nothing` with
+    CUDA to lock, `errors`; `lines` the notes themselves. With `stop`, the file is removed."""
+    path = lend_path(events)
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return {}
+    if stop:
+        path.unlink(missing_ok=True)
+    out = {"seen": 0, "lent": 0, "lent_s": 0.0, "refused": 0, "nothing": 0, "errors": [], "lines": lines}
+    for line in lines:
+        p = line.split(" ", 3)
+        if len(p) < 3:
+            continue
+        kind, rest = p[2], p[3] if len(p) > 3 else ""
+        if kind == "seen":
+            out["seen"] += 1
+            out["nothing"] += rest.endswith("cuda=[]")
+        elif kind == "lent":
+            out["lent"] += 1
+            try:
+                out["lent_s"] += float(rest.split()[-2])
+            except (ValueError, IndexError):
+                pass
+        elif kind == "refused":
+            out["refused"] += 1
+        elif kind == "error":
+            out["errors"].append(rest[:300])
+    out["lent_s"] = round(out["lent_s"], 3)
+    return out
 
 
 def read(path: Path, stop: bool = False) -> list[Hold]:

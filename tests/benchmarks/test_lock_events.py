@@ -97,3 +97,23 @@ def test_processes_log_their_holds_while_the_file_exists(tmp_path):
     # the timing asked while the run held the lock, and got it when the run paused (0.4 s on)
     assert s["timing_waits_s"]["run-pre"] > 0.35
     assert s["timing_waits_s"]["run-pre"] == pytest.approx(s["timing_waits_s"]["total"], abs=0.05)
+
+
+def test_the_lenders_notes_are_counted(tmp_path, monkeypatch):
+    # the notes verify/measure/gpu_lend.py writes beside the lock, read back as the watch reads them
+    monkeypatch.setenv("KERNELMILL_GPU_LOCK_DIR", str(tmp_path))
+    from kernelmill.verify.measure import gpu_lend
+    from kernelmill.verify.measure.gpulock import lock_path
+
+    events = lock_events.start(lock_path("cuda:0"))
+    gpu_lend._note("cuda:0", "seen below=[5, 6] cuda=[5]")
+    gpu_lend._note("cuda:0", "lent [5] 1.2500 s")
+    gpu_lend._note("cuda:0", "seen below=[7] cuda=[]")
+    gpu_lend._note("cuda:0", "refused 9")
+    gpu_lend._note("cuda:0", "error OSError: boom")
+    got = lock_events.read_lend(events, stop=True)
+    assert {k: got[k] for k in ("seen", "lent", "lent_s", "refused", "nothing", "errors")} == {
+        "seen": 2, "lent": 1, "lent_s": 1.25, "refused": 1, "nothing": 1, "errors": ["OSError: boom"]}
+    assert len(got["lines"]) == 5 and not lock_events.lend_path(events).exists()
+    gpu_lend._note("cuda:0", "seen below=[1] cuda=[1]")  # the file gone: nothing is written
+    assert lock_events.read_lend(events) == {}

@@ -148,6 +148,24 @@ def timing_waits(device: str) -> bool:
         os.close(fd)  # closing drops the shared hold it may have taken
 
 
+def _note(device: str, text: str) -> None:
+    """One line to `<lock>.lend`, where that file exists (a benchmark or a diagnosis makes it,
+    as `<lock>.events`: gpulock.events_path): what each lending attempt found."""
+    path = lock_path(device)
+    if path is None:
+        return
+    try:
+        fd = os.open(path.with_name(path.name + ".lend"), os.O_WRONLY | os.O_APPEND)  # no O_CREAT
+    except OSError:
+        return
+    try:
+        os.write(fd, f"{os.getpid()} {time.monotonic():.6f} {text}\n".encode()[:4000])
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 class Lender:
     """Lends `share` to waiting timings while the run only waits for its candidate (`waiting`).
     `roots()` gives the candidate's processes (those below them count too); `freeze` locks and
@@ -165,12 +183,15 @@ class Lender:
         self.lent_s = 0.0  # seconds it was away (the candidate's CUDA locked)
         self.refused = 0  # times a process could not be locked (the share was kept)
         self.escaped: list[int] = []  # processes that opened a CUDA context while the share was away
+        self.seen = 0  # times a waiting timing was seen
+        self.nothing = 0  # ... when no process of the candidate's had CUDA to lock (the share was kept)
+        self.error = ""  # what stopped the watcher, where something did (it lends no more)
         self._stop = threading.Event()
         self._retry_at = 0.0
 
     @property
     def active(self) -> bool:
-        return self.freeze.available and not self.escaped and self.lent_s < self.budget_s
+        return self.freeze.available and not self.escaped and not self.error and self.lent_s < self.budget_s
 
     @contextmanager
     def waiting(self) -> Iterator[None]:
@@ -189,9 +210,14 @@ class Lender:
             watcher.join()
 
     def _watch(self) -> None:
-        while not self._stop.wait(POLL_S):
-            if self.active and time.monotonic() >= self._retry_at and timing_waits(self.share.device):
-                self.lend_once()
+        try:
+            while not self._stop.wait(POLL_S):
+                if self.active and time.monotonic() >= self._retry_at and timing_waits(self.share.device):
+                    self.seen += 1
+                    self.lend_once()
+        except Exception as exc:  # noqa: BLE001 - the run goes on holding its share, as without lending
+            self.error = f"{type(exc).__name__}: {exc}"
+            _note(self.share.device, f"error {self.error}")
 
     def _cuda_processes(self) -> set[int]:
         return {pid for pid in processes_below(self.roots()) if self.freeze.running(pid)}
@@ -199,17 +225,24 @@ class Lender:
     def lend_once(self) -> bool:
         """Lock the candidate's CUDA, let the share go to the waiting timing, take it back,
         unlock. False (the share kept) when there is nothing to lock or a lock failed."""
-        pids = self._cuda_processes()
+        below = processes_below(self.roots())
+        pids = {pid for pid in below if self.freeze.running(pid)}
+        _note(self.share.device, f"seen below={sorted(below)} cuda={sorted(pids)}")
         locked: list[int] = []
         try:
             for pid in sorted(pids):
                 if not self.freeze.lock(pid):
+                    _note(self.share.device, f"refused {pid}")
                     self.refused += 1
                     self._retry_at = time.monotonic() + RETRY_AFTER_S
                     return False
                 locked.append(pid)
+            if not locked:
+                self.nothing += 1
+                self._retry_at = time.monotonic() + RETRY_AFTER_S
+                return False
             # listed again: a process that opened a context meanwhile would run beside the timing
-            if not locked or self._cuda_processes():
+            if self._cuda_processes():
                 self._retry_at = time.monotonic() + RETRY_AFTER_S
                 return False
             self.settle()
@@ -218,6 +251,7 @@ class Lender:
             self.share._take()  # behind the timing's intent: back once it is done
             self.lent += 1
             self.lent_s += time.monotonic() - t0
+            _note(self.share.device, f"lent {sorted(locked)} {time.monotonic() - t0:.4f} s")
             self.escaped.extend(sorted(self._cuda_processes()))
             return True
         finally:
@@ -226,11 +260,11 @@ class Lender:
 
     def phases(self) -> dict[str, float]:
         """What lending cost the run, for its verdict's phases (nothing where it never lent)."""
-        if not (self.lent or self.refused or self.escaped):
+        if not (self.seen or self.error):
             return {}
-        out = {"gpu_lent": float(self.lent), "gpu_lent_s": round(self.lent_s, 4)}
-        if self.refused:
-            out["gpu_lend_refused"] = float(self.refused)
-        if self.escaped:
-            out["gpu_lend_escaped"] = float(len(self.escaped))
+        out = {"gpu_lent": float(self.lent), "gpu_lent_s": round(self.lent_s, 4), "gpu_lend_seen": float(self.seen)}
+        for key, n in (("gpu_lend_refused", self.refused), ("gpu_lend_nothing", self.nothing),
+                       ("gpu_lend_escaped", len(self.escaped)), ("gpu_lend_error", int(bool(self.error)))):
+            if n:
+                out[key] = float(n)
         return out
