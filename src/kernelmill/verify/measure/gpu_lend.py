@@ -76,11 +76,15 @@ class DriverFreeze:
     def available(self) -> bool:
         return self.lib is not None
 
-    def running(self, pid: int) -> bool:
-        """Whether `pid` is a process with CUDA initialised, not locked (a process without
-        CUDA answers an error)."""
+    def state(self, pid: int) -> tuple[int, int]:
+        """(the driver's return code, the process's state) for `pid` (a process without CUDA
+        answers an error code)."""
         state = ctypes.c_int(-1)
-        return self.lib.cuCheckpointProcessGetState(pid, ctypes.byref(state)) == 0 and state.value == self.RUNNING
+        return self.lib.cuCheckpointProcessGetState(pid, ctypes.byref(state)), state.value
+
+    def running(self, pid: int) -> bool:
+        """Whether `pid` is a process with CUDA initialised, not locked."""
+        return self.state(pid) == (0, self.RUNNING)
 
     def lock(self, pid: int) -> bool:
         """Lock `pid`'s CUDA; True once its submitted work is done and further calls block."""
@@ -227,6 +231,8 @@ class Lender:
         unlock. False (the share kept) when there is nothing to lock or a lock failed."""
         below = processes_below(self.roots())
         pids = {pid for pid in below if self.freeze.running(pid)}
+        if not pids and hasattr(self.freeze, "state"):  # why not: the driver's answer for each
+            _note(self.share.device, f"states {[(pid, *self.freeze.state(pid)) for pid in sorted(below)]}")
         _note(self.share.device, f"seen below={sorted(below)} cuda={sorted(pids)}")
         locked: list[int] = []
         try:
