@@ -195,3 +195,45 @@ def test_processes_below_follows_children():
         os.kill(child, 9)
         p.kill()
         p.wait()
+
+
+# the helper's protocol, with a stand-in for the driver: pid 42 has CUDA, others none
+FAKE_FREEZER = r"""
+import sys
+print("ready", flush=True)
+locked = set()
+for line in sys.stdin:
+    cmd, pid = line.split()
+    pid = int(pid)
+    if cmd == "state":
+        print(0 if pid == 42 else 3, 1 if pid in locked else 0, flush=True)
+    elif cmd == "lock":
+        locked.add(pid)
+        print(0, -1, flush=True)
+    else:
+        locked.discard(pid)
+        print(0, -1, flush=True)
+"""
+
+
+def test_the_driver_is_asked_through_a_helper_process_kept_apart():
+    from kernelmill.verify.process.launch import KEEP
+
+    f = gpu_lend.DriverFreeze(code=FAKE_FREEZER)
+    try:
+        assert f.available and f.proc.pid in KEEP  # neither the candidate's nor a leftover
+        assert f.proc.pid not in candidate_roots(None, keep=KEEP)
+        assert f.running(42) and not f.running(7) and f.state(7) == (3, 0)
+        assert f.lock(42) and not f.running(42) and f.state(42) == (0, 1)
+        f.unlock(42)
+        assert f.running(42)
+        pid = f.proc.pid
+    finally:
+        f.close()
+    assert pid not in KEEP and f.state(42) == (-1, -1)  # gone: every answer an error, nothing lent
+
+
+def test_a_helper_without_the_driver_makes_lending_unavailable():
+    f = gpu_lend.DriverFreeze(code="print('unavailable', flush=True)")
+    assert not f.available and f.proc is None
+    assert isinstance(gpu_lend.DriverFreeze().available, bool)  # this machine's own answer, whatever it is

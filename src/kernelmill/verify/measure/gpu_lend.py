@@ -28,15 +28,17 @@ this run lends no more). Driver checkpointing is Linux-only, and a process the l
 take (a timeout: work in flight for longer than LOCK_TIMEOUT_MS) keeps the share as before.
 
 Written by hand: no library lends a flock share or wraps the driver's checkpoint calls (the
-CUDA Python bindings have them, but are not a dependency of ours: three ctypes calls).
+CUDA Python bindings have them, but are not a dependency of ours: three ctypes calls, made in a
+helper process, FREEZER below).
 """
 
 from __future__ import annotations
 
-import ctypes
 import fcntl
 import functools
 import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -50,37 +52,96 @@ BUDGET_S = 30.0  # seconds a run lends in all, so that a stream of timings canno
 RETRY_AFTER_S = 0.5  # after a lock that failed, the next attempt
 
 
-class _LockArgs(ctypes.Structure):  # CUcheckpointLockArgs
+# The driver's calls are made by a helper process of ours ("km freezer"), not by the supervisor:
+# asked from a supervisor, every candidate answered 801 (CUDA_ERROR_NOT_SUPPORTED) while a plain
+# process asking the same candidates at the same moments got their state (session 29's
+# ckpt_probe4.py); the supervisor profiles the reference with CUPTI, the helper only initialises
+# the driver. It reads "state|lock|unlock PID" lines and answers "RC STATE" lines.
+FREEZER = r"""
+import ctypes, sys
+ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL: never outlives its supervisor
+class Args(ctypes.Structure):
     _fields_ = [("timeoutMs", ctypes.c_uint), ("reserved0", ctypes.c_uint), ("reserved1", ctypes.c_uint64 * 7)]
+try:
+    lib = ctypes.CDLL("libcuda.so.1")
+    calls = (lib.cuCheckpointProcessGetState, lib.cuCheckpointProcessLock, lib.cuCheckpointProcessUnlock)
+    ok = lib.cuInit(0) == 0
+except (OSError, AttributeError):
+    ok = False
+print("ready" if ok else "unavailable", flush=True)
+for line in sys.stdin if ok else ():
+    cmd, pid = line.split()
+    st = ctypes.c_int(-1)
+    if cmd == "state":
+        rc = lib.cuCheckpointProcessGetState(int(pid), ctypes.byref(st))
+    elif cmd == "lock":
+        rc = lib.cuCheckpointProcessLock(int(pid), ctypes.byref(Args(timeoutMs=int(sys.argv[1]))))
+    else:
+        rc = lib.cuCheckpointProcessUnlock(int(pid), None)
+    print(rc, st.value, flush=True)
+"""
 
 
 class DriverFreeze:
-    """The driver's checkpoint lock of other processes' CUDA (cuCheckpointProcess*)."""
+    """The driver's checkpoint lock of other processes' CUDA (cuCheckpointProcess*, driver 570
+    and later), through a helper process (FREEZER) started on first use and kept (its PID in
+    launch.KEEP: neither a candidate's process nor a leftover). `code`: the helper's program
+    (a stand-in in tests)."""
 
     RUNNING, LOCKED = 0, 1
 
-    def __init__(self) -> None:
-        self.lib = None
-        try:
-            lib = ctypes.CDLL("libcuda.so.1")
-            for name in ("cuCheckpointProcessLock", "cuCheckpointProcessUnlock", "cuCheckpointProcessGetState"):
-                getattr(lib, name).restype = ctypes.c_int
-        except (OSError, AttributeError):  # no driver, or one before 570
-            return
-        lib.cuCheckpointProcessLock.argtypes = [ctypes.c_int, ctypes.POINTER(_LockArgs)]
-        lib.cuCheckpointProcessUnlock.argtypes = [ctypes.c_int, ctypes.c_void_p]
-        lib.cuCheckpointProcessGetState.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
-        self.lib = lib
+    def __init__(self, code: str = FREEZER) -> None:
+        self.code = code
+        self.proc: subprocess.Popen | None = None
+        self._available: bool | None = None
+        self._lock = threading.Lock()
 
     @property
     def available(self) -> bool:
-        return self.lib is not None
+        if self._available is None:
+            self._start()
+        return bool(self._available)
+
+    def _start(self) -> None:
+        from ..process.launch import KEEP
+
+        try:
+            self.proc = subprocess.Popen([sys.executable, "-c", self.code, str(LOCK_TIMEOUT_MS)], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        except OSError:
+            self._available = False
+            return
+        KEEP.add(self.proc.pid)
+        self._available = self.proc.stdout.readline().strip() == "ready"
+        if not self._available:
+            self.close()
+
+    def close(self) -> None:
+        from ..process.launch import KEEP
+
+        if self.proc is not None:
+            KEEP.discard(self.proc.pid)
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+    def _ask(self, cmd: str, pid: int) -> tuple[int, int]:
+        with self._lock:
+            if not self.available or self.proc is None:
+                return -1, -1
+            try:
+                self.proc.stdin.write(f"{cmd} {pid}\n")
+                self.proc.stdin.flush()
+                rc, state = self.proc.stdout.readline().split()
+                return int(rc), int(state)
+            except (OSError, ValueError):  # the helper is gone: no more lending from this process
+                self._available = False
+                return -1, -1
 
     def state(self, pid: int) -> tuple[int, int]:
         """(the driver's return code, the process's state) for `pid` (a process without CUDA
         answers an error code)."""
-        state = ctypes.c_int(-1)
-        return self.lib.cuCheckpointProcessGetState(pid, ctypes.byref(state)), state.value
+        return self._ask("state", pid)
 
     def running(self, pid: int) -> bool:
         """Whether `pid` is a process with CUDA initialised, not locked."""
@@ -88,10 +149,10 @@ class DriverFreeze:
 
     def lock(self, pid: int) -> bool:
         """Lock `pid`'s CUDA; True once its submitted work is done and further calls block."""
-        return self.lib.cuCheckpointProcessLock(pid, ctypes.byref(_LockArgs(timeoutMs=LOCK_TIMEOUT_MS))) == 0
+        return self._ask("lock", pid)[0] == 0
 
     def unlock(self, pid: int) -> None:
-        self.lib.cuCheckpointProcessUnlock(pid, None)
+        self._ask("unlock", pid)
 
 
 @functools.lru_cache(maxsize=1)
