@@ -1,5 +1,6 @@
 """Session 29's third probe: which step of a candidate's warm-up makes the driver answer 801
-(CUDA_ERROR_NOT_SUPPORTED) to cuCheckpointProcessGetState. One child per variant, each stops
+(CUDA_ERROR_NOT_SUPPORTED) to cuCheckpointProcessGetState, or (second run, through the helper
+process) refuse cuCheckpointProcessLock. One child per variant, each stops
 after its step; the parent asks. Prints one JSON line."""
 import json
 import os
@@ -34,7 +35,13 @@ def main():
         code = f"import sys, time, torch\nsys.path.insert(0, {os.environ['KM_SRC']!r})\n{step}\nprint('ready', flush=True)\ntime.sleep(30)"
         p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = p.stdout.readline().strip()
-        out[name] = f.state(p.pid) if line == "ready" else ("failed", p.stderr.read()[-300:] if p.poll() is not None else "")
+        if line == "ready":
+            st = f.state(p.pid)
+            lk = f._ask("lock", p.pid)
+            ul = f._ask("unlock", p.pid) if lk[0] == 0 else None
+            out[name] = {"state": st, "lock": lk, "unlock": ul}
+        else:
+            out[name] = ("failed", p.stderr.read()[-300:] if p.poll() is not None else "")
         p.kill()
         p.wait()
     print(json.dumps(out), flush=True)
