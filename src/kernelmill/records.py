@@ -145,7 +145,9 @@ from . import languages as _languages
 # 0.5.26 = a guarded GPU run that only waits for its candidate lends its share of the GPU lock to a
 # timing that queues, the candidate's CUDA locked by the driver meanwhile (verify/measure/gpu_lend.py;
 # --no-gpu-lend: as 0.5.25); the same measurements, other runs' timings no longer wait out a candidate's
-# first call (session 29)
+# first call (session 29). The candidate's process starts kineto just before its timing (0.02-0.03 s)
+# instead of in its warm-up, which loads CUPTI's library only: the driver refuses to lock a process
+# in which kineto has started
 HARNESS_VERSION = "0.5.26"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/

@@ -153,7 +153,7 @@ def rebound(before: dict[str, tuple], harness: Any = None) -> list[str]:
 
 
 def warm_cuda(device: torch.device, gpu_section: Callable[[str], Any] | None = None, draws: bool = False,
-              checks: bool = False) -> float:
+              checks: bool = False, profiler: bool = True) -> float:
     """Open the CUDA context and start the (host) profiler once, so neither lands on a
     candidate's clock; nothing on a CPU. `gpu_section(part)` (a context manager, e.g.
     the GPU lock held shared) is held only around the steps that use the GPU: "ctx"
@@ -167,7 +167,10 @@ def warm_cuda(device: torch.device, gpu_section: Callable[[str], Any] | None = N
     quiet spread while another started the profiler (benchmarks/diag/warmup_cost.py,
     docs/results/benchmarks_history.md): so only the context and the profiled call are GPU sections.
     `draws`: also the kernels that draw input sets (a supervisor's: inputs.warm_draws);
-    `checks`: those run around a candidate's calls (its process's: inputs.warm_checks)."""
+    `checks`: those run around a candidate's calls (its process's: inputs.warm_checks).
+    `profiler=False` (a candidate's process): CUPTI's library is loaded, kineto is not started
+    (`start_profiler`, later): once kineto has started, the driver refuses to lock the process
+    (801), and a run lends its share only with its candidate's CUDA locked (measure/gpu_lend.py)."""
     if device.type != "cuda":
         return 0.0
     from contextlib import nullcontext
@@ -181,8 +184,10 @@ def warm_cuda(device: torch.device, gpu_section: Callable[[str], Any] | None = N
         torch.zeros(1, device=device)
         torch.cuda.synchronize(device)
     held = time.perf_counter() - t0
-    with kineto_profile(cuda=False):  # the profiler's start-up, on the host only
-        torch.ones(8) * 2
+    if profiler:
+        start_profiler()
+    else:
+        preload_cupti()
     t0 = time.perf_counter()
     with section("libs"):
         # no CUDA profiler session here: kineto keeps CUPTI's callbacks after its first
@@ -204,6 +209,35 @@ def warm_cuda(device: torch.device, gpu_section: Callable[[str], Any] | None = N
             if checks:
                 inputs.warm_checks(device)
     return held + time.perf_counter() - t0
+
+
+def start_profiler() -> None:
+    """The profiler's start-up (kineto), on the host only: 0.02-0.03 s on an H200 once CUPTI's
+    library is loaded (session_2026-12-01l/ckpt_probe5.py). After it, the driver's checkpoint
+    calls refuse this process (801)."""
+    with kineto_profile(cuda=False):
+        torch.ones(8) * 2
+
+
+def preload_cupti() -> str | None:
+    """Load CUPTI's shared library (0.56 s cold on an H200), not kineto: the process stays one
+    the driver can lock (ckpt_probe5.py). Returns the path loaded, None where none was found
+    (kineto then loads it itself when it starts)."""
+    import ctypes
+    import glob
+    import site
+
+    roots = [*site.getsitepackages(), site.getusersitepackages()]
+    patterns = [os.path.join(r, "nvidia", "*", "lib", "libcupti.so*") for r in roots]
+    patterns.append(os.path.join(os.path.dirname(torch.__file__), "lib", "libcupti.so*"))
+    for pattern in patterns:
+        for path in sorted(glob.glob(pattern)):
+            try:
+                ctypes.CDLL(path)
+                return path
+            except OSError:
+                continue
+    return None
 
 
 def first_launch(device: torch.device) -> None:

@@ -21,6 +21,12 @@ then took 18 us (2.4 ms beside that kernel running: the GPU time-slices contexts
 unlocking an idle process 0.2-0.7 ms; it works on our candidates' processes (not dumpable,
 without CAP_SYS_PTRACE) and after CUDA IPC.
 
+Once kineto (CUPTI) has started in a process, the driver refuses to lock it and refuses the
+checkpoint calls made from it (801, CUDA_ERROR_NOT_SUPPORTED; ckpt_probe3/4/5.py): so the calls
+are made by a helper process (FREEZER), and a candidate's process starts kineto just before its
+timing (candidate.run_candidate; its warm-up only loads CUPTI's library: trace.preload_cupti),
+after the stretch in which its supervisor lends.
+
 What this does not cover: a process below the candidate that opens a CUDA context after the
 processes were listed and before the share is back. The processes are listed again before the
 share goes (a new one: no lending this time) and after it is back (a new one: `escaped`, and

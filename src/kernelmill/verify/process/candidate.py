@@ -391,6 +391,8 @@ def run_candidate(job: CandidateJob, commands, report: Reporter) -> None:
             _note_modes(facts)
             if job.timed:
                 t0 = time.perf_counter()
+                if device.type == "cuda":  # the profiler's host start-up, left out of the warm-up (_warm_up)
+                    trace.start_profiler()
                 bench = _timing_bench(cand, data, job, device, facts, l2_limit)
                 _serve_timing(bench, commands, report, device, facts)
                 facts["post_loop_changed"] = [f"timed call with check set {j + 1}" for j in bench.changed_after_return()]
@@ -531,7 +533,10 @@ def _warm_up(device: torch.device, cmd_fd: int = 0) -> None:
     # a spare's: after the running candidate's timing (gpulock.wait_for_timing; the command pipe says when its job came)
     wait_for_timing(str(device), cmd_fd)
     # its GPU steps never while timed; behind a waiting timing for 2 s at most (its supervisor may wait for it)
-    trace.warm_cuda(device, lambda part: warm_section(str(device), part, "cand", behind_timing_s=2.0), checks=True)
+    # kineto is started before the timing instead (run_candidate): until then the driver can lock
+    # this process's CUDA while its supervisor lends the GPU to another run's timing (gpu_lend.py)
+    trace.warm_cuda(device, lambda part: warm_section(str(device), part, "cand", behind_timing_s=2.0), checks=True,
+                    profiler=False)
 
 
 def main_forked_cuda(job_path: str, device: str, cmd_fd: int, report_fd: int) -> None:
