@@ -258,7 +258,7 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
     if ref_work.profile_s:
         phases["guard_profile_s"] = round(ref_work.profile_s, 4)
     marks["final"] = time.perf_counter()
-    got_ipc = _receive_outputs(reports.final, launched, device, _where(expected))
+    got_ipc = _receive_outputs(reports.final, launched, device, _where(expected), ref_work.nbytes)
     marks["outputs"] = time.perf_counter()
     # the GPU's clocks for the verdict, read while the process exits and the judge
     # works (collected by measurement(); the reaping below spares this child of ours)
@@ -289,6 +289,8 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
                 msg = f"{timing_error}: {msg}"
             return {"status": "runtime_error", "compiled": True, "message": msg}
         where = _where(expected)
+        if isinstance(got_ipc, HarnessOutOfMemory):  # the executors run it once more, after the others
+            return {"status": "runtime_error", "flags": ["reference_error"], "message": str(got_ipc)}
         try:
             if isinstance(got_ipc, Exception):
                 raise got_ipc
@@ -766,15 +768,31 @@ def _exchange_parts(t0: float, marks: dict, cand: dict) -> dict[str, float]:
     return {k: round(v, 4) for k, v in out.items()}
 
 
-def _receive_outputs(final: dict | None, launched: Launched, device: torch.device, where: torch.device):
+class HarnessOutOfMemory(RuntimeError):
+    """The supervisor ran out of GPU memory copying outputs no larger than the reference's: the
+    harness's side of a crowded GPU (session 29: cuda-l1 a100-L1-72's 1 GiB copy, two runs on one
+    H200 with 99 GB of it taken), not the candidate's failure."""
+
+
+def _receive_outputs(final: dict | None, launched: Launched, device: torch.device, where: torch.device,
+                     expected_bytes: int = 0):
     """The outputs a candidate's process shared through CUDA IPC (None if it wrote a file,
-    the exception if its description does not hold); it waits for the word to exit."""
+    the exception if its description does not hold; HarnessOutOfMemory where this process ran
+    out of GPU memory copying outputs at most twice `expected_bytes`, the reference's, plus
+    64 MiB); it waits for the word to exit."""
     desc = (final or {}).pop("ipc_outputs", None)
     if desc is None:
         return None
     try:
         # every output on `where`, as torch.load(map_location=where) puts the file's
         return cuda_ipc.receive(desc, device, to=where, keep_cpu=False)
+    except torch.OutOfMemoryError as exc:
+        size = desc.get("size") if isinstance(desc, dict) else None
+        if isinstance(size, int) and 0 <= size <= 2 * expected_bytes + (64 << 20):
+            return HarnessOutOfMemory("the harness's side of the run ran out of GPU memory copying the candidate's "
+                                      f"outputs ({size / 2**20:.0f} MiB, the reference's {expected_bytes / 2**20:.0f} "
+                                      f"MiB): {str(exc)[:300]}")
+        return exc  # far more than the reference's outputs: the candidate's doing
     except Exception as exc:  # noqa: BLE001 - the description came from the candidate
         return exc
     finally:
