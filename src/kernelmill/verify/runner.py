@@ -21,9 +21,8 @@ import shutil
 import tempfile
 import threading
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
 
 from ..languages import get_language, import_env
 from .guards.flags import Findings, decide
@@ -41,7 +40,7 @@ from .process.job import JobError, RunJob, RunResult
 from .process.launch import remove_exchange
 from .pools.resident_pool import Lease, Residents
 from .pools.standby import Standby, auto_depth, close_started, start_zygote
-from .store import ResultStore, input_key, result_key
+from .store import ResultStore, result_key
 
 
 class HarnessError(RuntimeError):

@@ -11,7 +11,6 @@ and, where the driver tells, its clocks; the CPU's model and core count.
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import os
 import platform
 import shutil

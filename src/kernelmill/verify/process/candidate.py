@@ -30,7 +30,7 @@ from ..measure.kernel_time import own_kernel_names
 from ..measure.smem_poison import SharedMemoryPoison
 from ..measure.timing import Bench, snapshot, timing_numerics
 from ..guards import audit_hook, cudart, trace
-from ..measure.inputs import InputPool, refill, tensors_in
+from ..measure.inputs import InputPool, tensors_in
 from . import cuda_ipc
 from ..measure.gpulock import wait_for_timing, warm_section
 from .job import CandidateJob

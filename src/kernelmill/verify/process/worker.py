@@ -96,7 +96,7 @@ def run(job: dict) -> dict:
 def _run(job, share: SharedUse) -> dict:
     import torch
 
-    from ..measure.correctness import CheckRule, compare
+    from ..measure.correctness import compare
     from ..measure.environment import backend_flags, settle_process
     from .supervisor import attach_timing, measurement, time_compiled
     from ..measure import gpu_clocks
