@@ -62,7 +62,7 @@ def _timing(freeze, out, started):
     with gpu_lock(DEV, exclusive=True, timeout=20) as held:
         out["at"] = time.monotonic()
         out["acquired"] = held.acquired
-        out["locked_then"] = set(freeze.locked)
+        out["locked_then"] = set(getattr(freeze, "locked", ()))
         time.sleep(0.1)
 
 
@@ -237,3 +237,18 @@ def test_a_helper_without_the_driver_makes_lending_unavailable():
     f = gpu_lend.DriverFreeze(code="print('unavailable', flush=True)")
     assert not f.available and f.proc is None
     assert isinstance(gpu_lend.DriverFreeze().available, bool)  # this machine's own answer, whatever it is
+
+
+def test_the_helper_starts_in_the_watcher_not_on_the_runs_path():
+    f = gpu_lend.DriverFreeze(code=FAKE_FREEZER)
+    try:
+        lender = Lender(SharedUse(DEV), lambda: [42], freeze=f)
+        assert lender.active and f.proc is None  # nothing started to enter the wait
+        with lender.share:
+            with lender.waiting():
+                pass
+        assert f.proc is None  # no timing came: never started
+        out, ended = _wait_with_timing(lender, f, wait_s=1.0)
+        assert f.proc is not None and lender.lent == 1 and out["at"] < ended - 0.3
+    finally:
+        f.close()

@@ -104,9 +104,15 @@ class DriverFreeze:
 
     @property
     def available(self) -> bool:
+        """Whether the driver can be asked (the helper is started here on first use)."""
         if self._available is None:
             self._start()
         return bool(self._available)
+
+    @property
+    def known_unavailable(self) -> bool:
+        """Known not to work, without starting the helper to find out."""
+        return self._available is False
 
     def _start(self) -> None:
         from ..process.launch import KEEP
@@ -262,7 +268,10 @@ class Lender:
 
     @property
     def active(self) -> bool:
-        return self.freeze.available and not self.escaped and not self.error and self.lent_s < self.budget_s
+        # a helper not started yet counts as available: it starts in the watcher, when first needed
+        usable = (not self.freeze.known_unavailable if hasattr(self.freeze, "known_unavailable")
+                  else self.freeze.available)
+        return usable and not self.escaped and not self.error and self.lent_s < self.budget_s
 
     @contextmanager
     def waiting(self) -> Iterator[None]:
@@ -296,6 +305,8 @@ class Lender:
     def lend_once(self) -> bool:
         """Lock the candidate's CUDA, let the share go to the waiting timing, take it back,
         unlock. False (the share kept) when there is nothing to lock or a lock failed."""
+        if not self.freeze.available:
+            return False
         below = processes_below(self.roots())
         pids = {pid for pid in below if self.freeze.running(pid)}
         if not pids and hasattr(self.freeze, "state"):  # why not: the driver's answer for each

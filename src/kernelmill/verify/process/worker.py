@@ -293,6 +293,10 @@ def warm_supervisor(device: str, gate_fd: int | None = None) -> tuple[float, flo
         # its GPU steps never while a candidate is timed, nor ahead of a waiting timing
         gpu_s = warm_cuda(torch.device(device), lambda part: warm_section(device, part, "spare"), draws=True)
         warm_facts(torch.device(device))  # what each verdict's measurement describes: versions, the GPU
+        if str(device).startswith("cuda"):
+            from ..measure.gpu_lend import driver_freeze
+
+            driver_freeze().available  # noqa: B018 - the lender's helper process, started off the clock
     except Exception as exc:  # noqa: BLE001 - the job itself will meet and report the same failure
         print(f"supervisor warm-up failed: {exc}", file=sys.stderr)
     return gate_s, gpu_s
