@@ -62,7 +62,11 @@ RETRY_AFTER_S = 0.5  # after a lock that failed, the next attempt
 # asked from a supervisor, every candidate answered 801 (CUDA_ERROR_NOT_SUPPORTED) while a plain
 # process asking the same candidates at the same moments got their state (session 29's
 # ckpt_probe4.py); the supervisor profiles the reference with CUPTI, the helper only initialises
-# the driver. It reads "state|lock|unlock PID" lines and answers "RC STATE" lines.
+# the driver. It reads "state|lock|unlock PID" lines and answers "RC STATE" lines. Its pipes must
+# never reach a candidate's process (one that could write "unlock" to it would run beside another
+# run's timing): it starts when a timing first waits, after the run's candidate was forked, or in a
+# spare supervisor's warm-up, whose candidates are spawned (exec closes them); a resident's
+# candidates come from its launcher, forked before anything else (pools/resident.py).
 FREEZER = r"""
 import ctypes, sys
 ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL: never outlives its supervisor
