@@ -197,33 +197,46 @@ def test_processes_below_follows_children():
         p.wait()
 
 
-# the helper's protocol, with a stand-in for the driver: pid 42 has CUDA, others none
-FAKE_FREEZER = r"""
-import sys
-print("ready", flush=True)
-locked = set()
-for line in sys.stdin:
-    cmd, pid = line.split()
-    pid = int(pid)
-    if cmd == "state":
-        print(0 if pid == 42 else 3, 1 if pid in locked else 0, flush=True)
-    elif cmd == "lock":
-        locked.add(pid)
-        print(0, -1, flush=True)
-    else:
-        locked.discard(pid)
-        print(0, -1, flush=True)
+# the helper (gpu_lend.FREEZER) with a stand-in for the driver: pid 42 has CUDA, others none
+STANDIN = r"""
+class _Lib:
+    def __init__(self):
+        self.locked = set()
+
+    def cuCheckpointProcessGetState(self, pid, ref):
+        if pid != 42:
+            return 3
+        ref._obj.value = 1 if pid in self.locked else 0
+        return 0
+
+    def cuCheckpointProcessLock(self, pid, args):
+        self.locked.add(pid)
+        return 0
+
+    def cuCheckpointProcessUnlock(self, pid, _):
+        self.locked.discard(pid)
+        return 0
+
+
+lib = _Lib()
 """
 
 
-def test_the_driver_is_asked_through_a_helper_process_kept_apart():
+@pytest.fixture
+def standin(tmp_path):
+    path = tmp_path / "standin.py"
+    path.write_text(STANDIN)
+    return str(path)
+
+
+def test_the_driver_is_asked_through_a_helper_process_kept_apart(standin):
     from kernelmill.verify.process.launch import KEEP
 
-    f = gpu_lend.DriverFreeze(code=FAKE_FREEZER)
+    f = gpu_lend.DriverFreeze(standin=standin)
     try:
         assert f.available and f.proc.pid in KEEP  # neither the candidate's nor a leftover
         assert f.proc.pid not in candidate_roots(None, keep=KEEP)
-        assert f.running(42) and not f.running(7) and f.state(7) == (3, 0)
+        assert f.running(42) and not f.running(7) and f.state(7) == (3, -1)
         assert f.lock(42) and not f.running(42) and f.state(42) == (0, 1)
         f.unlock(42)
         assert f.running(42)
@@ -233,14 +246,41 @@ def test_the_driver_is_asked_through_a_helper_process_kept_apart():
     assert pid not in KEEP and f.state(42) == (-1, -1)  # gone: every answer an error, nothing lent
 
 
+def test_a_command_without_the_token_is_not_obeyed(standin):
+    # a process that got hold of the helper's pipe (a candidate's must not: gpu_lend.FREEZER)
+    f = gpu_lend.DriverFreeze(standin=standin)
+    try:
+        assert f.lock(42) and not f.running(42)
+        for forged in ("unlock 42\n", "0 1 unlock 42\n", f"{'0' * 32} 1 unlock 42\n", "garbage"):
+            f.proc.stdin.write(forged)
+        f.proc.stdin.write("\n")
+        f.proc.stdin.flush()
+        # still locked, and the next answer is the one asked for (no answer to a forged line)
+        assert f.state(42) == (0, 1) and f.available
+    finally:
+        f.close()
+
+
+def test_a_helper_that_does_not_answer_ends_the_lending(standin, monkeypatch):
+    monkeypatch.setattr(gpu_lend, "ANSWER_TIMEOUT_S", 0.3)
+    monkeypatch.setattr(gpu_lend, "LOCK_TIMEOUT_MS", 0)
+    silent = "import sys\nsys.stdin.readline()\nprint('ready', flush=True)\nimport time\ntime.sleep(30)\n"
+    f = gpu_lend.DriverFreeze(code=silent)
+    try:
+        assert f.available
+        assert f.state(42) == (-1, -1) and not f.available
+    finally:
+        f.close()
+
+
 def test_a_helper_without_the_driver_makes_lending_unavailable():
     f = gpu_lend.DriverFreeze(code="print('unavailable', flush=True)")
     assert not f.available and f.proc is None
     assert isinstance(gpu_lend.DriverFreeze().available, bool)  # this machine's own answer, whatever it is
 
 
-def test_the_helper_starts_in_the_watcher_not_on_the_runs_path():
-    f = gpu_lend.DriverFreeze(code=FAKE_FREEZER)
+def test_the_helper_starts_in_the_watcher_not_on_the_runs_path(standin):
+    f = gpu_lend.DriverFreeze(standin=standin)
     try:
         lender = Lender(SharedUse(DEV), lambda: [42], freeze=f)
         assert lender.active and f.proc is None  # nothing started to enter the wait

@@ -56,6 +56,7 @@ POLL_S = 0.01  # how often the watcher looks at the intent file
 LOCK_TIMEOUT_MS = 2000  # how long the driver may take to lock a process (its submitted work finishing)
 BUDGET_S = 30.0  # seconds a run lends in all, so that a stream of timings cannot starve its candidate
 RETRY_AFTER_S = 0.5  # after a lock that failed, the next attempt
+ANSWER_TIMEOUT_S = 10.0  # the helper's start (the driver's cuInit) and each answer, beyond a lock's own timeout
 
 
 # The driver's calls are made by a helper process of ours ("km freezer"), not by the supervisor:
@@ -66,21 +67,35 @@ RETRY_AFTER_S = 0.5  # after a lock that failed, the next attempt
 # never reach a candidate's process (one that could write "unlock" to it would run beside another
 # run's timing): it starts when a timing first waits, after the run's candidate was forked, or in a
 # spare supervisor's warm-up, whose candidates are spawned (exec closes them); a resident's
-# candidates come from its launcher, forked before anything else (pools/resident.py).
+# candidates come from its launcher, forked before anything else (pools/resident.py). Should a
+# process of a candidate's hold them anyway, it cannot be obeyed: each command carries a token the
+# helper read first (its memory not dumpable), a numbered one, and a line without the token gets no
+# answer; an answer that does not come in time ends the lending of this process.
 FREEZER = r"""
 import ctypes, sys
-ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL: never outlives its supervisor
+libc = ctypes.CDLL(None)
+libc.prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL: never outlives its supervisor
+libc.prctl(4, 0)  # PR_SET_DUMPABLE 0: its memory (the token) out of a candidate's reach
+token = sys.stdin.readline().strip()
 class Args(ctypes.Structure):
     _fields_ = [("timeoutMs", ctypes.c_uint), ("reserved0", ctypes.c_uint), ("reserved1", ctypes.c_uint64 * 7)]
-try:
-    lib = ctypes.CDLL("libcuda.so.1")
-    calls = (lib.cuCheckpointProcessGetState, lib.cuCheckpointProcessLock, lib.cuCheckpointProcessUnlock)
-    ok = lib.cuInit(0) == 0
-except (OSError, AttributeError):
-    ok = False
+if len(sys.argv) > 2:  # a stand-in for the driver (tests/verify/test_gpu_lend.py)
+    ns = {}
+    exec(open(sys.argv[2]).read(), ns)
+    lib, ok = ns["lib"], True
+else:
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+        calls = (lib.cuCheckpointProcessGetState, lib.cuCheckpointProcessLock, lib.cuCheckpointProcessUnlock)
+        ok = lib.cuInit(0) == 0
+    except (OSError, AttributeError):
+        ok = False
 print("ready" if ok else "unavailable", flush=True)
 for line in sys.stdin if ok else ():
-    cmd, pid = line.split()
+    parts = line.split()
+    if len(parts) != 4 or parts[0] != token or not parts[3].isdigit():
+        continue  # not its supervisor's: no answer at all
+    _, seq, cmd, pid = parts
     st = ctypes.c_int(-1)
     if cmd == "state":
         rc = lib.cuCheckpointProcessGetState(int(pid), ctypes.byref(st))
@@ -88,7 +103,7 @@ for line in sys.stdin if ok else ():
         rc = lib.cuCheckpointProcessLock(int(pid), ctypes.byref(Args(timeoutMs=int(sys.argv[1]))))
     else:
         rc = lib.cuCheckpointProcessUnlock(int(pid), None)
-    print(rc, st.value, flush=True)
+    print(seq, rc, st.value, flush=True)
 """
 
 
@@ -100,8 +115,11 @@ class DriverFreeze:
 
     RUNNING, LOCKED = 0, 1
 
-    def __init__(self, code: str = FREEZER) -> None:
+    def __init__(self, code: str = FREEZER, standin: str | None = None) -> None:
         self.code = code
+        self.standin = standin  # a file defining `lib`, the driver's stand-in (tests)
+        self.token = os.urandom(16).hex()
+        self.seq = 0
         self.proc: subprocess.Popen | None = None
         self._available: bool | None = None
         self._lock = threading.Lock()
@@ -122,13 +140,16 @@ class DriverFreeze:
         from ..process.launch import KEEP
 
         try:
-            self.proc = subprocess.Popen([sys.executable, "-c", self.code, str(LOCK_TIMEOUT_MS)], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            argv = [sys.executable, "-c", self.code, str(LOCK_TIMEOUT_MS), *([self.standin] if self.standin else [])]
+            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                         text=True)
+            self.proc.stdin.write(self.token + "\n")
+            self.proc.stdin.flush()
         except OSError:
             self._available = False
             return
         KEEP.add(self.proc.pid)
-        self._available = self.proc.stdout.readline().strip() == "ready"
+        self._available = self._line(ANSWER_TIMEOUT_S) == "ready"
         if not self._available:
             self.close()
 
@@ -141,16 +162,29 @@ class DriverFreeze:
             self.proc.wait()
             self.proc = None
 
+    def _line(self, timeout: float) -> str | None:
+        """The helper's next answer line, None when none comes within `timeout` seconds."""
+        import select
+
+        if not select.select([self.proc.stdout], [], [], timeout)[0]:
+            return None
+        line = self.proc.stdout.readline()
+        return line.strip() if line else None
+
     def _ask(self, cmd: str, pid: int) -> tuple[int, int]:
         with self._lock:
             if not self.available or self.proc is None:
                 return -1, -1
+            self.seq += 1
             try:
-                self.proc.stdin.write(f"{cmd} {pid}\n")
+                self.proc.stdin.write(f"{self.token} {self.seq} {cmd} {int(pid)}\n")
                 self.proc.stdin.flush()
-                rc, state = self.proc.stdout.readline().split()
+                line = self._line(ANSWER_TIMEOUT_S + LOCK_TIMEOUT_MS / 1000)
+                seq, rc, state = (line or "").split()
+                if int(seq) != self.seq:
+                    raise ValueError("an answer out of turn")
                 return int(rc), int(state)
-            except (OSError, ValueError):  # the helper is gone: no more lending from this process
+            except (OSError, ValueError):  # gone, silent or out of turn: no more lending from this process
                 self._available = False
                 return -1, -1
 
