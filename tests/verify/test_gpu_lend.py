@@ -284,9 +284,8 @@ def test_the_helper_starts_in_the_watcher_not_on_the_runs_path(standin):
     try:
         lender = Lender(SharedUse(DEV), lambda: [42], freeze=f)
         assert lender.active and f.proc is None  # nothing started to enter the wait
-        with lender.share:
-            with lender.waiting():
-                pass
+        with lender.share, lender.waiting():
+            pass
         assert f.proc is None  # no timing came: never started
         out, ended = _wait_with_timing(lender, f, wait_s=1.0)
         assert f.proc is not None and lender.lent == 1 and out["at"] < ended - 0.3
