@@ -369,8 +369,8 @@ class Lender:
                 return False
             self.settle()
             t0 = time.monotonic()
-            self.share._drop()  # the timing that waited takes the GPU now
-            self.share._take()  # behind the timing's intent: back once it is done
+            with self.share.pause():
+                pass  # the timing that waited takes the GPU now; taking it back queues behind its intent
             self.lent += 1
             self.lent_s += time.monotonic() - t0
             _note(self.share.device, f"lent {sorted(locked)} {time.monotonic() - t0:.4f} s")
