@@ -16,10 +16,10 @@ from kernelmill.verify.measure import gpu_lend
 from kernelmill.verify.measure.gpu_lend import (
     Lender,
     candidate_roots,
-    processes_below,
     timing_waits,
 )
 from kernelmill.verify.measure.gpulock import SharedUse, gpu_lock, lock_path
+from kernelmill.verify.sandbox import processes_below
 
 DEV = "cuda:0"
 
@@ -34,15 +34,18 @@ def lock_dir(tmp_path, monkeypatch):
 class FakeFreeze:
     """The driver's lock of pids that are not real processes: `cuda` have CUDA, `refuse` cannot be locked."""
 
-    available = True
+    available, known_unavailable = True, False
 
     def __init__(self, cuda, refuse=()):
         self.cuda, self.refuse = set(cuda), set(refuse)
         self.locked: set[int] = set()
         self.log: list[tuple[str, object, float]] = []
 
+    def state(self, pid):
+        return (0, int(pid in self.locked)) if pid in self.cuda else (3, -1)
+
     def running(self, pid):
-        return pid in self.cuda and pid not in self.locked
+        return self.state(pid) == (0, 0)
 
     def lock(self, pid):
         if pid in self.refuse:

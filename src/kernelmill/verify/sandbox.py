@@ -166,6 +166,34 @@ def _scan_groups() -> dict[int, list[int]]:
     return groups
 
 
+def process_children() -> dict[int, list[int]]:
+    """ppid -> the pids of every process this one can see in /proc."""
+    out: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as fh:
+                ppid = int(fh.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        out.setdefault(ppid, []).append(int(entry.name))
+    return out
+
+
+def processes_below(roots) -> set[int]:
+    """`roots` (pids; 0 and None left out) and every process below them."""
+    kids = process_children()
+    seen: set[int] = set()
+    todo = [r for r in roots if r]
+    while todo:
+        pid = todo.pop()
+        if pid not in seen:
+            seen.add(pid)
+            todo.extend(kids.get(pid, ()))
+    return seen
+
+
 _PAGE_MB = os.sysconf("SC_PAGE_SIZE") / 2**20
 
 

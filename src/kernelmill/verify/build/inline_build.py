@@ -236,24 +236,10 @@ class _Cancelled(Exception):
 
 
 def _descendants(pid: int) -> list[int]:
-    """The processes below `pid` (from /proc: the compiler's cc1plus, cicc, ptxas...)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                stat = fh.read().decode(errors="replace")
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(ppid, []).append(int(entry))
-    out, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            out.append(child)
-            todo.append(child)
-    return out
+    """The processes below `pid` (the compiler's cc1plus, cicc, ptxas...)."""
+    from ..sandbox import processes_below
+
+    return sorted(processes_below([pid]) - {pid})
 
 
 def _kill_tree(proc: subprocess.Popen) -> None:

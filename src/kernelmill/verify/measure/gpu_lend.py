@@ -50,6 +50,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
+from ..sandbox import process_children, processes_below
 from .gpulock import SharedUse, lock_path
 
 POLL_S = 0.01  # how often the watcher looks at the intent file
@@ -210,38 +211,10 @@ def driver_freeze() -> DriverFreeze:
     return DriverFreeze()
 
 
-def _children() -> dict[int, list[int]]:
-    """ppid -> pids of every process this one can see in /proc."""
-    out: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as fh:
-                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        out.setdefault(ppid, []).append(int(entry))
-    return out
-
-
-def processes_below(roots: Iterable[int]) -> set[int]:
-    """`roots` and every process below them."""
-    kids = _children()
-    seen: set[int] = set()
-    todo = [r for r in roots if r]
-    while todo:
-        pid = todo.pop()
-        if pid not in seen:
-            seen.add(pid)
-            todo.extend(kids.get(pid, ()))
-    return seen
-
-
 def candidate_roots(candidate_pid: int | None, keep: Iterable[int]) -> set[int]:
     """The candidate's process and this process's other children but `keep` (its orphans,
     re-parented here: this process is a child subreaper, launch.become_subreaper)."""
-    return ({candidate_pid} if candidate_pid else set()) | (set(_children().get(os.getpid(), ())) - set(keep))
+    return ({candidate_pid} if candidate_pid else set()) | (set(process_children().get(os.getpid(), ())) - set(keep))
 
 
 def timing_waits(device: str) -> bool:
@@ -284,7 +257,8 @@ def _note(device: str, text: str) -> None:
 class Lender:
     """Lends `share` to waiting timings while the run only waits for its candidate (`waiting`).
     `roots()` gives the candidate's processes (those below them count too); `freeze` locks and
-    unlocks their CUDA (DriverFreeze; a stand-in in tests); `settle()` runs before the share goes
+    unlocks their CUDA (DriverFreeze, or a stand-in with its `known_unavailable`, `available`,
+    `state`, `running`, `lock` and `unlock`); `settle()` runs before the share goes
     (the supervisor's own queued GPU work finished: torch.cuda.synchronize)."""
 
     def __init__(self, share: SharedUse, roots: Callable[[], Iterable[int]], freeze=None,
@@ -307,9 +281,8 @@ class Lender:
     @property
     def active(self) -> bool:
         # a helper not started yet counts as available: it starts in the watcher, when first needed
-        usable = (not self.freeze.known_unavailable if hasattr(self.freeze, "known_unavailable")
-                  else self.freeze.available)
-        return usable and not self.escaped and not self.error and self.lent_s < self.budget_s
+        return (not self.freeze.known_unavailable and not self.escaped and not self.error
+                and self.lent_s < self.budget_s)
 
     @contextmanager
     def waiting(self) -> Iterator[None]:
@@ -337,17 +310,18 @@ class Lender:
             self.error = f"{type(exc).__name__}: {exc}"
             _note(self.share.device, f"error {self.error}")
 
-    def _cuda_processes(self) -> set[int]:
-        return {pid for pid in processes_below(self.roots()) if self.freeze.running(pid)}
+    def _listing(self) -> tuple[set[int], set[int]]:
+        """The candidate's processes, and those of them with CUDA running (not locked)."""
+        below = processes_below(self.roots())
+        return below, {pid for pid in below if self.freeze.running(pid)}
 
     def lend_once(self) -> bool:
         """Lock the candidate's CUDA, let the share go to the waiting timing, take it back,
         unlock. False (the share kept) when there is nothing to lock or a lock failed."""
         if not self.freeze.available:
             return False
-        below = processes_below(self.roots())
-        pids = {pid for pid in below if self.freeze.running(pid)}
-        if not pids and hasattr(self.freeze, "state"):  # why not: the driver's answer for each
+        below, pids = self._listing()
+        if not pids:  # why not: the driver's answer for each
             _note(self.share.device, f"states {[(pid, *self.freeze.state(pid)) for pid in sorted(below)]}")
         _note(self.share.device, f"seen below={sorted(below)} cuda={sorted(pids)}")
         locked: list[int] = []
@@ -364,7 +338,7 @@ class Lender:
                 self._retry_at = time.monotonic() + RETRY_AFTER_S
                 return False
             # listed again: a process that opened a context meanwhile would run beside the timing
-            if self._cuda_processes():
+            if self._listing()[1]:
                 self._retry_at = time.monotonic() + RETRY_AFTER_S
                 return False
             self.settle()
@@ -374,7 +348,7 @@ class Lender:
             self.lent += 1
             self.lent_s += time.monotonic() - t0
             _note(self.share.device, f"lent {sorted(locked)} {time.monotonic() - t0:.4f} s")
-            self.escaped.extend(sorted(self._cuda_processes()))
+            self.escaped.extend(sorted(self._listing()[1]))
             return True
         finally:
             for pid in locked:
