@@ -38,6 +38,7 @@ from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 from kernelmill.verify.measure.gpulock import events_path  # noqa: E402 - no torch import
+from kernelmill.verify.measure.gpulock import lend_path as gpulock_lend_path  # noqa: E402 - the same
 
 
 class Hold(NamedTuple):
@@ -60,7 +61,8 @@ def start(lock: Path) -> Path:
 
 
 def lend_path(events: Path) -> Path:
-    return events.with_name(events.name[: -len(".events")] + ".lend")
+    """The lenders' notes beside the lock whose events file is `events` (gpulock.lend_path)."""
+    return gpulock_lend_path(events.with_name(events.name.removesuffix(".events")))
 
 
 def read_lend(events: Path, stop: bool = False) -> dict:

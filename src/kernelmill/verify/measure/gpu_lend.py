@@ -51,7 +51,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
 from ..sandbox import process_children, processes_below
-from .gpulock import SharedUse, lock_path
+from .gpulock import SharedUse, lend_path, lock_path
 
 POLL_S = 0.01  # how often the watcher looks at the intent file
 LOCK_TIMEOUT_MS = 2000  # how long the driver may take to lock a process (its submitted work finishing)
@@ -237,13 +237,13 @@ def timing_waits(device: str) -> bool:
 
 
 def _note(device: str, text: str) -> None:
-    """One line to `<lock>.lend`, where that file exists (a benchmark or a diagnosis makes it,
-    as `<lock>.events`: gpulock.events_path): what each lending attempt found."""
+    """One line to the lock's notes file (gpulock.lend_path), where it exists (a benchmark or a
+    diagnosis makes it, as the events file: gpulock.events_path): what each lending attempt found."""
     path = lock_path(device)
     if path is None:
         return
     try:
-        fd = os.open(path.with_name(path.name + ".lend"), os.O_WRONLY | os.O_APPEND)  # no O_CREAT
+        fd = os.open(lend_path(path), os.O_WRONLY | os.O_APPEND)  # no O_CREAT
     except OSError:
         return
     try:

@@ -138,6 +138,11 @@ def events_path(path: Path) -> Path:
     return path.with_name(path.name + ".events")
 
 
+def lend_path(path: Path) -> Path:
+    """Beside lock file `path`, the lenders' notes (measure/gpu_lend.py), written while it exists."""
+    return path.with_name(path.name + ".lend")
+
+
 def _log_hold(path: Path, exclusive: bool, label: str, t_asked: float, t_held: float, acquired: bool) -> None:
     try:
         fd = os.open(events_path(path), os.O_WRONLY | os.O_APPEND)  # no O_CREAT: only while a benchmark asks
