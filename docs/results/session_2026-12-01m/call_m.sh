@@ -3,6 +3,7 @@
 # vs_kernelbench on all 90 of cuda-l1, --gpu-watch, fresh build cache and XDG cache each run.
 #   call 1 (fresh machine): TAG=m1 LEND=on GPU_TESTS="..." bash call_m.sh    (cold: nothing ran before)
 #   call 2 (warm):          TAG=m2 LEND=off ... (same machine, fresh caches: labelled warm)
+#   RPG=n: --runs-per-gpu n (default: the harness's auto, 2)
 # Carry `.kb .dev/kernels.jsonl .whl/kb .whl/ts`.
 export PYTHONUNBUFFERED=1 XDG_CACHE_HOME=/tmp/xdg_$TAG
 T0=$(date +%s); END=$((T0 + ${CALL_S:-570})); TAG=${TAG:-m1}
@@ -13,11 +14,12 @@ export PYTHONPATH=$PWD/src:/tmp/site
 mkdir -p /tmp/vk
 { nvidia-smi -L; nproc; date; uptime; free -g | head -2; python3 -c "import torch; print(torch.__version__)"; } > /tmp/vk/env_$TAG.txt 2>&1
 ARG=""; [ "${LEND:-on}" = off ] && ARG="--kernelmill-arg=--no-gpu-lend"
+[ -n "${RPG:-}" ] && ARG="$ARG --kernelmill-arg=--runs-per-gpu=$RPG"
 if [ -n "${RUN90:-1}" ] && [ "${RUN90:-1}" != 0 ]; then
   timeout -k 10 ${KM_S:-400} python3 benchmarks/vs_kernelbench.py --external .dev/kernels.jsonl --gpus 1 --kernelbench .kb \
     --out /tmp/vk/vs_km_$TAG.json --markdown /tmp/vk/vs_km_$TAG.md --work /tmp/vskb_$TAG --skip-kernelbench --gpu-watch $ARG \
     > /tmp/vk/log_km_$TAG.txt 2>&1
-  echo "kernelmill side ($LEND) rc $? at +$(( $(date +%s) - T0 )) s; $(uptime)" >> /tmp/vk/env_$TAG.txt
+  echo "kernelmill side ($LEND, rpg ${RPG:-auto}) rc $? at +$(( $(date +%s) - T0 )) s; $(uptime)" >> /tmp/vk/env_$TAG.txt
 fi
 LEFT=$((END - $(date +%s)))
 if [ -n "${GPU_TESTS:-}" ] && [ $LEFT -gt 90 ]; then
