@@ -148,7 +148,12 @@ from . import languages as _languages
 # first call (session 29). The candidate's process starts kineto just before its timing (0.02-0.03 s)
 # instead of in its warm-up, which loads CUPTI's library only: the driver refuses to lock a process
 # in which kineto has started
-HARNESS_VERSION = "0.5.26"
+# 0.5.27 = a candidate its source already rejects (guards/flags.rejections under the run's fallback
+# policy) is checked but not timed (phases.timing_settled): the same statuses and flags, no timing
+# holding the GPU for a speedup the verdict withdraws; the judge out of GPU memory on outputs no
+# larger than the reference's is the harness's side (reference_error, run once more), not the
+# candidate's runtime_error (session 30: four runs on one H200)
+HARNESS_VERSION = "0.5.27"
 
 LANGUAGES = tuple(_languages.ALL)  # each a module of kernelmill/languages/
 OP_TYPES = ("single", "fusion", "network")

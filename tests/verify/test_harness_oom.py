@@ -45,3 +45,34 @@ def test_an_oom_copying_far_more_than_the_reference_s_outputs_stays_the_candidat
     got = _receive(monkeypatch, size=40 << 30, expected=1 << 30)
     assert isinstance(got, torch.OutOfMemoryError) and not isinstance(got, supervisor.HarnessOutOfMemory)
     assert isinstance(_receive(monkeypatch, size="big", expected=1 << 30), torch.OutOfMemoryError)
+
+
+def _oom():
+    return torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 200.00 MiB")
+
+
+def test_an_oom_in_the_judge_with_reference_sized_outputs_is_the_harness_s():
+    # session 30: four runs on one H200, judge.rule_for out of GPU memory on the reference's
+    # outputs; the supervisor ended without a verdict and the runner blamed the candidate
+    got = {"out": torch.zeros(1 << 20)}  # 4 MiB, as the reference's
+    verdict = supervisor._judge_out_of_memory(_oom(), got, expected_bytes=4 << 20)
+    assert verdict["status"] == "runtime_error" and verdict["flags"] == ["reference_error"]
+    assert "judging the candidate's outputs" in verdict["message"] and "4 MiB" in verdict["message"]
+    assert harness_out_of_memory(SimpleNamespace(**verdict))
+
+
+def test_an_oom_in_the_judge_with_far_larger_outputs_is_the_candidate_s():
+    got = [torch.zeros(64 << 20, dtype=torch.uint8), torch.zeros(16 << 20, dtype=torch.uint8)]  # 80 MiB
+    verdict = supervisor._judge_out_of_memory(_oom(), got, expected_bytes=1 << 20)
+    assert verdict["status"] == "runtime_error" and not verdict.get("flags")
+    assert "80 MiB" in verdict["message"]
+    assert not harness_out_of_memory(SimpleNamespace(flags=verdict.get("flags"), message=verdict["message"]))
+
+
+def test_the_supervisor_catches_the_judge_s_oom():
+    # the call site, not only the helper: the judge's call is inside the handler
+    import inspect
+    src = inspect.getsource(supervisor._supervise)
+    call = src.index("verdict = judge(")
+    handler = src.index("except torch.OutOfMemoryError as exc:", call)
+    assert src.index("_judge_out_of_memory(exc", handler) > handler

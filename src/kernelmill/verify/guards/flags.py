@@ -113,6 +113,19 @@ class Findings:
         return [f for f, _ in self.items]
 
 
+def _deciding(findings: Findings, fallback_policy: str) -> list[tuple[str, str]]:
+    """The findings that decide a status under `fallback_policy` (``flag`` and ``allow``
+    leave the fallback flags out)."""
+    return [(f, d) for f, d in findings.items if not (f in FALLBACK_FLAGS and fallback_policy in ("flag", "allow"))]
+
+
+def rejections(findings: Findings, fallback_policy: str = "reject") -> list[tuple[str, str]]:
+    """The findings that make `decide` answer rejected. Nothing found later takes one back
+    (a rejection outranks every other status; guards/policy.apply_policy only adds), so a
+    run that has one before its timing need not be timed (supervisor._supervise)."""
+    return [(f, d) for f, d in _deciding(findings, fallback_policy) if FLAGS[f][0] == "rejected"]
+
+
 def decide(findings: Findings, base: dict, fallback_policy: str = "reject") -> dict:
     """Apply `findings` to a worker result `base` (status ok or incorrect).
 
@@ -123,8 +136,8 @@ def decide(findings: Findings, base: dict, fallback_policy: str = "reject") -> d
             if not (f in FALLBACK_FLAGS and fallback_policy == "allow")]
     result = dict(base)
     result["flags"] = list(base.get("flags") or []) + [f for f, _ in kept if f not in (base.get("flags") or [])]
-    deciding = [(f, d) for f, d in kept if not (f in FALLBACK_FLAGS and fallback_policy == "flag")]
-    rejected = [(f, d) for f, d in deciding if FLAGS[f][0] == "rejected"]
+    deciding = _deciding(findings, fallback_policy)
+    rejected = rejections(findings, fallback_policy)
     incorrect = [(f, d) for f, d in deciding if FLAGS[f][0] == "incorrect"]
     if rejected:
         result["status"] = "rejected"

@@ -26,7 +26,7 @@ import os
 import sys
 import threading
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import torch
@@ -41,7 +41,7 @@ from ..measure import gpu_clocks
 from ..measure.tree import map_tensors
 from ..measure.timing import Bench, Comparison, Round, TimingConfig, compare, timing_numerics
 from ..measure import inputs as inp
-from ..guards.flags import Findings, decide
+from ..guards.flags import Findings, decide, rejections
 from ..guards.judge import fp32_task, judge, process_tricks, task_weak_by
 from . import cuda_ipc
 from .launch import KEEP, Launched, place, reap_descendants, shm_exchange_dir
@@ -139,6 +139,13 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
     fast_serialization()
     # the candidate placed in its folder, its source checked, the lock taken shared
     phases: dict[str, float] = {"sup_setup_s": round(time.perf_counter() - t_start, 4)}
+    if job.timed and rejections(findings, job.fallback):
+        # its source already rejects it: nothing the run finds can make the verdict ok, so it
+        # is checked (its other findings still reported) but not timed, which would hold the GPU
+        # for a speedup the verdict withdraws (session 30: 32 of cuda-l1's 50 rejected candidates,
+        # 28.6 s of ~93 s of timing holds on one H200)
+        job = replace(job, time=False)
+        phases["timing_settled"] = 1
     cfg = job.timing
     settle_process(device, cfg)
     t0 = time.perf_counter()
@@ -337,6 +344,11 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
                             ref_mutates=ref_work.mutates, ref_aliases=ref_work.aliases, ref_profile=ref_profile,
                             param_bytes=ref_work.param_bytes, ref_weak=ref_work.weak, ref_fp64=ref_work.fp64,
                             ref_fp64_structured=ref_work.fp64_structured)
+    except torch.OutOfMemoryError as exc:
+        # the judge's own work out of GPU memory (session 30: four runs on one H200, judge.rule_for
+        # on the reference's outputs): the process ended without a verdict, which the runner called
+        # the candidate's runtime_error
+        verdict = _judge_out_of_memory(exc, got, ref_work.nbytes)
     finally:
         phases["guard_judge_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -769,9 +781,33 @@ def _exchange_parts(t0: float, marks: dict, cand: dict) -> dict[str, float]:
 
 
 class HarnessOutOfMemory(RuntimeError):
-    """The supervisor ran out of GPU memory copying outputs no larger than the reference's: the
-    harness's side of a crowded GPU (session 29: cuda-l1 a100-L1-72's 1 GiB copy, two runs on one
-    H200 with 99 GB of it taken), not the candidate's failure."""
+    """The supervisor ran out of GPU memory copying or judging outputs no larger than the
+    reference's: the harness's side of a crowded GPU (session 29: cuda-l1 a100-L1-72's 1 GiB copy,
+    two runs on one H200 with 99 GB of it taken; session 30: the judge, four runs on one H200),
+    not the candidate's failure."""
+
+
+def _harness_oom(exc: BaseException, size, expected_bytes: int, doing: str) -> HarnessOutOfMemory | None:
+    """HarnessOutOfMemory when the candidate's outputs (`size` bytes) are at most twice the
+    reference's (`expected_bytes`) plus 64 MiB: the memory went elsewhere; None when they are
+    larger (or their size is unknown): then the candidate's outputs are the cause."""
+    if isinstance(size, int) and not isinstance(size, bool) and 0 <= size <= 2 * expected_bytes + (64 << 20):
+        return HarnessOutOfMemory(f"the harness's side of the run ran out of GPU memory {doing} ({size / 2**20:.0f} "
+                                  f"MiB, the reference's {expected_bytes / 2**20:.0f} MiB): {str(exc)[:300]}")
+    return None
+
+
+def _judge_out_of_memory(exc: torch.OutOfMemoryError, got, expected_bytes: int) -> dict:
+    """The verdict when the judge ran out of GPU memory: the harness's side (`reference_error`,
+    which the executors run once more, after the others: runner.harness_out_of_memory) unless
+    the candidate's outputs are far larger than the reference's."""
+    size = sum(t.numel() * t.element_size() for _, t in flatten_outputs(got) if isinstance(t, torch.Tensor))
+    harness = _harness_oom(exc, size, expected_bytes, "judging the candidate's outputs")
+    if harness is not None:
+        return {"status": "runtime_error", "compiled": True, "flags": ["reference_error"], "message": str(harness)}
+    return {"status": "runtime_error", "compiled": True,
+            "message": f"out of GPU memory judging outputs of {size / 2**20:.0f} MiB (the reference's "
+                       f"{expected_bytes / 2**20:.0f} MiB): {str(exc)[:300]}"}
 
 
 def _receive_outputs(final: dict | None, launched: Launched, device: torch.device, where: torch.device,
@@ -788,11 +824,8 @@ def _receive_outputs(final: dict | None, launched: Launched, device: torch.devic
         return cuda_ipc.receive(desc, device, to=where, keep_cpu=False)
     except torch.OutOfMemoryError as exc:
         size = desc.get("size") if isinstance(desc, dict) else None
-        if isinstance(size, int) and 0 <= size <= 2 * expected_bytes + (64 << 20):
-            return HarnessOutOfMemory("the harness's side of the run ran out of GPU memory copying the candidate's "
-                                      f"outputs ({size / 2**20:.0f} MiB, the reference's {expected_bytes / 2**20:.0f} "
-                                      f"MiB): {str(exc)[:300]}")
-        return exc  # far more than the reference's outputs: the candidate's doing
+        # far more than the reference's outputs: the candidate's doing (the exception itself)
+        return _harness_oom(exc, size, expected_bytes, "copying the candidate's outputs") or exc
     except Exception as exc:  # noqa: BLE001 - the description came from the candidate
         return exc
     finally:

@@ -1,0 +1,79 @@
+"""A candidate its own source already rejects is checked but not timed (supervisor._supervise,
+guards/flags.rejections): no finding of the run can make its verdict ok, so a timing would hold
+the GPU for a speedup the verdict withdraws (session 30: 32 of cuda-l1's 50 rejected candidates,
+28.6 s of the ~93 s the timings held one H200). A fallback flag rejects only under the policy
+``reject``: under ``flag`` the same candidate is timed as before."""
+
+from __future__ import annotations
+
+from verify_support import RELU_TASK, fast_config, sample
+
+from kernelmill.verify import verify_samples
+
+# its ModelNew is a class named Model's subclass: calls_reference (a fallback flag), from the source
+FALLS_BACK = """import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x.clamp_min(0.0)
+
+
+class ModelNew(Model):
+    pass
+"""
+
+# TF32 switched on in an fp32 task: precision_downgrade, from the source
+TF32 = """import torch
+import torch.nn as nn
+
+torch.backends.cuda.matmul.allow_tf32 = True
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return x.clamp_min(0.0)
+"""
+
+PLAIN = """import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return x.clamp_min(0.0)
+"""
+
+
+def _verify(tmp_path, code, **kw):
+    cfg = fast_config(tmp_path, guards="standard", **kw)
+    (v,) = verify_samples({RELU_TASK.task_id: RELU_TASK}, [sample("s", code)], cfg)
+    return v
+
+
+def test_a_candidate_its_source_rejects_is_not_timed(tmp_path):
+    v = _verify(tmp_path / "a", FALLS_BACK)
+    assert v.status == "rejected" and "calls_reference" in v.flags, (v.status, v.flags, v.message)
+    assert v.phases.get("timing_settled") == 1
+    assert "time_s" not in v.phases  # the candidate's process ran no timing
+    assert "timing" not in (v.measurement or {}) and v.speedup is None
+    assert "timing_skipped" not in v.flags  # that flag says "correct, speed not measured"
+    assert v.max_abs_err is not None  # it was still checked
+
+
+def test_under_the_flag_policy_the_same_candidate_is_timed(tmp_path):
+    v = _verify(tmp_path / "b", FALLS_BACK, fallback="flag")
+    assert v.status == "ok" and "calls_reference" in v.flags, (v.status, v.flags, v.message)
+    assert "timing_settled" not in v.phases and v.phases.get("time_s", 0) > 0
+    assert v.speedup is not None
+
+
+def test_a_plain_candidate_is_timed(tmp_path):
+    v = _verify(tmp_path / "c", PLAIN)
+    assert v.status == "ok", v.message
+    assert "timing_settled" not in v.phases and v.phases.get("time_s", 0) > 0 and v.speedup is not None
+
+
+def test_a_precision_downgrade_in_the_source_is_not_timed(tmp_path):
+    v = _verify(tmp_path / "d", TF32)
+    assert v.status == "rejected" and "precision_downgrade" in v.flags, (v.status, v.flags, v.message)
+    assert v.phases.get("timing_settled") == 1 and "time_s" not in v.phases
