@@ -436,6 +436,8 @@ def gpu_lines(gpus: dict) -> list[str]:
                       if w.get("smi_by_state") else "")
                    + (f"; lent to timings {w['lend']['lent']} times, {w['lend']['lent_s']:.1f} s (seen {w['lend']['seen']}, "
                       f"nothing to lock {w['lend']['nothing']}, refused {w['lend']['refused']}"
+                      + (" (driver answers " + ", ".join(f"{a}: {n}" for a, n in w['lend']['refused_answers'].items()) + ")"
+                         if w['lend'].get('refused_answers') else "")
                       + (f", errors {len(w['lend']['errors'])}" if w['lend'].get('errors') else "") + ")"
                       if w.get("lend") else ""))
     return out

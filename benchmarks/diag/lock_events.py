@@ -67,8 +67,9 @@ def lend_path(events: Path) -> Path:
 
 def read_lend(events: Path, stop: bool = False) -> dict:
     """What the lenders' notes beside events file `events` say: attempts `seen`, shares `lent`
-    and their seconds, processes the driver `refused` to lock, attempts that found `nothing` with
-    CUDA to lock, `errors`; `lines` the notes themselves. With `stop`, the file is removed."""
+    and their seconds, processes the driver `refused` to lock (`refused_answers`: how often each
+    driver answer, e.g. 801), attempts that found `nothing` with CUDA to lock, `errors`; `lines` the
+    notes themselves. With `stop`, the file is removed."""
     path = lend_path(events)
     try:
         lines = path.read_text().splitlines()
@@ -76,7 +77,8 @@ def read_lend(events: Path, stop: bool = False) -> dict:
         return {}
     if stop:
         path.unlink(missing_ok=True)
-    out = {"seen": 0, "lent": 0, "lent_s": 0.0, "refused": 0, "nothing": 0, "errors": [], "lines": lines}
+    out = {"seen": 0, "lent": 0, "lent_s": 0.0, "refused": 0, "refused_answers": {}, "nothing": 0, "errors": [],
+           "lines": lines}
     for line in lines:
         p = line.split(" ", 3)
         if len(p) < 3:
@@ -93,6 +95,8 @@ def read_lend(events: Path, stop: bool = False) -> dict:
                 pass
         elif kind == "refused":
             out["refused"] += 1
+            answer = rest.split()[1] if len(rest.split()) > 1 else "?"  # "PID ANSWER" (0.5.27; before: "PID")
+            out["refused_answers"][answer] = out["refused_answers"].get(answer, 0) + 1
         elif kind == "error":
             out["errors"].append(rest[:300])
     out["lent_s"] = round(out["lent_s"], 3)

@@ -109,11 +109,14 @@ def test_the_lenders_notes_are_counted(tmp_path, monkeypatch):
     gpu_lend._note("cuda:0", "seen below=[5, 6] cuda=[5]")
     gpu_lend._note("cuda:0", "lent [5] 1.2500 s")
     gpu_lend._note("cuda:0", "seen below=[7] cuda=[]")
-    gpu_lend._note("cuda:0", "refused 9")
+    gpu_lend._note("cuda:0", "refused 9 801")
+    gpu_lend._note("cuda:0", "refused 10 801")
+    gpu_lend._note("cuda:0", "refused 11")  # 0.5.26's form, without the driver's answer
     gpu_lend._note("cuda:0", "error OSError: boom")
     got = lock_events.read_lend(events, stop=True)
-    assert {k: got[k] for k in ("seen", "lent", "lent_s", "refused", "nothing", "errors")} == {
-        "seen": 2, "lent": 1, "lent_s": 1.25, "refused": 1, "nothing": 1, "errors": ["OSError: boom"]}
-    assert len(got["lines"]) == 5 and not lock_events.lend_path(events).exists()
+    assert {k: got[k] for k in ("seen", "lent", "lent_s", "refused", "refused_answers", "nothing", "errors")} == {
+        "seen": 2, "lent": 1, "lent_s": 1.25, "refused": 3, "refused_answers": {"801": 2, "?": 1}, "nothing": 1,
+        "errors": ["OSError: boom"]}
+    assert len(got["lines"]) == 7 and not lock_events.lend_path(events).exists()
     gpu_lend._note("cuda:0", "seen below=[1] cuda=[1]")  # the file gone: nothing is written
     assert lock_events.read_lend(events) == {}

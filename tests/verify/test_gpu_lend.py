@@ -49,10 +49,10 @@ class FakeFreeze:
 
     def lock(self, pid):
         if pid in self.refuse:
-            return False
+            return 801  # the driver's CUDA_ERROR_NOT_SUPPORTED
         self.locked.add(pid)
         self.log.append(("lock", pid, time.monotonic()))
-        return True
+        return 0
 
     def unlock(self, pid):
         self.locked.discard(pid)
@@ -240,7 +240,7 @@ def test_the_driver_is_asked_through_a_helper_process_kept_apart(standin):
         assert f.available and f.proc.pid in KEEP  # neither the candidate's nor a leftover
         assert f.proc.pid not in candidate_roots(None, keep=KEEP)
         assert f.running(42) and not f.running(7) and f.state(7) == (3, -1)
-        assert f.lock(42) and not f.running(42) and f.state(42) == (0, 1)
+        assert f.lock(42) == 0 and not f.running(42) and f.state(42) == (0, 1)
         f.unlock(42)
         assert f.running(42)
         pid = f.proc.pid
@@ -253,7 +253,7 @@ def test_a_command_without_the_token_is_not_obeyed(standin):
     # a process that got hold of the helper's pipe (a candidate's must not: gpu_lend.FREEZER)
     f = gpu_lend.DriverFreeze(standin=standin)
     try:
-        assert f.lock(42) and not f.running(42)
+        assert f.lock(42) == 0 and not f.running(42)
         for forged in ("unlock 42\n", "0 1 unlock 42\n", f"{'0' * 32} 1 unlock 42\n", "garbage"):
             f.proc.stdin.write(forged)
         f.proc.stdin.write("\n")

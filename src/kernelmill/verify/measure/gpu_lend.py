@@ -198,9 +198,10 @@ class DriverFreeze:
         """Whether `pid` is a process with CUDA initialised, not locked."""
         return self.state(pid) == (0, self.RUNNING)
 
-    def lock(self, pid: int) -> bool:
-        """Lock `pid`'s CUDA; True once its submitted work is done and further calls block."""
-        return self._ask("lock", pid)[0] == 0
+    def lock(self, pid: int) -> int:
+        """Lock `pid`'s CUDA: the driver's answer, 0 once its submitted work is done and further
+        calls block (801, CUDA_ERROR_NOT_SUPPORTED, where kineto has started in it)."""
+        return self._ask("lock", pid)[0]
 
     def unlock(self, pid: int) -> None:
         self._ask("unlock", pid)
@@ -327,8 +328,9 @@ class Lender:
         locked: list[int] = []
         try:
             for pid in sorted(pids):
-                if not self.freeze.lock(pid):
-                    _note(self.share.device, f"refused {pid}")
+                answer = self.freeze.lock(pid)
+                if answer != 0:
+                    _note(self.share.device, f"refused {pid} {answer}")
                     self.refused += 1
                     self._retry_at = time.monotonic() + RETRY_AFTER_S
                     return False
