@@ -6,6 +6,7 @@ the GPU for a speedup the verdict withdraws (session 30: 32 of cuda-l1's 50 reje
 
 from __future__ import annotations
 
+import pytest
 from verify_support import RELU_TASK, fast_config, sample
 
 from kernelmill.verify import verify_samples
@@ -77,3 +78,18 @@ def test_a_precision_downgrade_in_the_source_is_not_timed(tmp_path):
     v = _verify(tmp_path / "d", TF32)
     assert v.status == "rejected" and "precision_downgrade" in v.flags, (v.status, v.flags, v.message)
     assert v.phases.get("timing_settled") == 1 and "time_s" not in v.phases
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_the_rejected_one_is_not_timed_and_the_plain_one_is(tmp_path):
+    # the GPU path differs: the candidate's profiled call comes before the timing only when it is
+    # not timed (candidate.run_candidate), the reference's profile with it (_ReferenceWork)
+    cfg = fast_config(tmp_path, guards="standard", device="cuda")
+    got = {v.sample_id: v for v in verify_samples({RELU_TASK.task_id: RELU_TASK},
+                                                  [sample("tf32", TF32), sample("plain", PLAIN)], cfg)}
+    tf32, plain = got["tf32"], got["plain"]
+    assert tf32.status == "rejected" and "precision_downgrade" in tf32.flags, (tf32.status, tf32.flags, tf32.message)
+    assert tf32.phases.get("timing_settled") == 1 and "time_s" not in tf32.phases
+    assert (tf32.provenance or {}).get("candidate")  # what its profiled check call ran
+    assert plain.status == "ok" and plain.speedup is not None and plain.phases.get("time_s", 0) > 0, plain.message
+    assert "timing_settled" not in plain.phases
