@@ -150,7 +150,10 @@ from . import languages as _languages
 # in which kineto has started
 # 0.5.27 = a candidate its source already rejects (guards/flags.rejections under the run's fallback
 # policy) is checked but not timed (phases.timing_settled): the same statuses and flags, no timing
-# holding the GPU for a speedup the verdict withdraws; the judge out of GPU memory on outputs no
+# holding the GPU for a speedup the verdict withdraws; nor is one whose first output (first call, first
+# trial set), shared before the timing and compared by the supervisor, is already wrong (the judge
+# decides on that copy; phases.timing_settled_check; --no-early-check: timed as before). A wrong
+# candidate that also tricks the timing is now incorrect where it was rejected. The judge out of GPU memory on outputs no
 # larger than the reference's is the harness's side (reference_error, run once more), not the
 # candidate's runtime_error (session 30: four runs on one H200)
 HARNESS_VERSION = "0.5.27"

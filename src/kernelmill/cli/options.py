@@ -21,7 +21,7 @@ import typer
 # every setting a command line may set, in the order --help lists them
 ALL = ("device", "trials", "build_timeout", "run_timeout", "sanitize_timeout", "workers", "build_nice", "profile", "check", "norm_tol",
        "executor", "address", "fast_build", "standby_on_demand", "spare_lead_s", "fork_workers", "merge_units",
-       "slim_units", "gpu_lend", "fp64_k", "input_seed", "guards", "fallback", "policy", "build_standby", "standby", "cpu_runners", "runs_per_gpu",
+       "slim_units", "gpu_lend", "early_check", "fp64_k", "input_seed", "guards", "fallback", "policy", "build_standby", "standby", "cpu_runners", "runs_per_gpu",
        "timing.cpu_threads", "timing.numerics", "timing.kernel_time", "timing.round_ms", "timing.deferred_records",
        "timing.kb_budget_ms", "compile_baseline", "compile_mode",
        "compile_backend", "exchange", "resident", "gpus")

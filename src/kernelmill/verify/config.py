@@ -54,6 +54,9 @@ FIELD_HELP: dict[str, str] = {
     "gpu_lend": "While a guarded GPU run only waits for its candidate (loading, first calls that compile), let "
                 "another run's timing have the GPU, the candidate's CUDA calls held by the driver's checkpoint lock "
                 "meanwhile (driver 570 or later; verify/measure/gpu_lend.py).",
+    "early_check": "Before a guarded run's timing, compare the candidate's first output (its first call on the "
+                   "first input set) with the reference's; where it is already wrong the verdict cannot be ok, and "
+                   "the candidate is not timed (its other checks still run; verify/process/supervisor.py).",
     "executor": "local (this machine) or ray (a Ray cluster).",
     "address": "Ray cluster address for --executor ray (e.g. ray://head:10001 or auto).",
     "guards": "Reward-hacking guards: off, standard or strict (docs/guards.md).",
@@ -171,6 +174,9 @@ class VerifyConfig:
     # a guarded GPU run lends its share of the GPU lock to a timing that queues while the run only
     # waits for its candidate, the candidate's CUDA locked by the driver meanwhile (measure/gpu_lend.py)
     gpu_lend: bool = True
+    # a guarded run compares the candidate's first output before its timing and does not time one
+    # already wrong (process/supervisor.py, judge.first_trial_fails)
+    early_check: bool = True
     executor: str = "local"  # local | ray
     address: str | None = None  # Ray cluster address for executor=ray (None: start or join a local one)
     # reward-hacking guards (docs/guards.md): off | standard | strict

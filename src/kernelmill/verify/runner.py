@@ -430,6 +430,7 @@ class Verifier:
             task_code=job.task.code if phase == "run" else "",
             nice=self.config.build_nice if phase == "build" else 0, merge_units=self.config.merge_units,
             slim_units=self.config.slim_units, gpu_lend=self.config.gpu_lend,
+            early_check=self.config.early_check,
             build_cache=str(self.cache_dir / "build") if self.config.fast_build and builds_extension(job.sample) else None,
             env=env if spare is not None else None,  # what a fresh process would have been started with
             **extra)

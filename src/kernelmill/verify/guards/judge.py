@@ -131,6 +131,16 @@ def fp64_budget(job, expected: dict, got: dict, ref_fp64, result: dict) -> None:
         result.update(status="incorrect", correct=False, message=f"trial 1 (float64 error budget): {b.message}")
 
 
+def first_trial_fails(job, level: str, exp, out, ref_fp64_structured: dict | None = None) -> bool:
+    """Whether the candidate's first call on the first trial set fails the check `judge` makes of
+    it (the same comparison, `_trial_check`): then `judge`, given that output, answers incorrect
+    or worse, whatever else it finds. The supervisor asks before the timing (`early_check`)."""
+    structured = inp.distribution_for(0, level == "strict") in inp.STRUCTURED
+    if structured and _not_finite(exp):
+        return False  # a draw the reference itself does not define: judge asks nothing of it
+    return not _trial_check(job, exp, out, structured, (ref_fp64_structured or {}).get(0)).correct
+
+
 def _trial_check(job, exp, out, structured: bool, ref64):
     """A trial's comparison: allclose under `rule_for`, and on a structured draw the float64
     budget where allclose fails (condition-aware, measure/oracle.py): where the draw is

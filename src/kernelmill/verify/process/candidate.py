@@ -33,7 +33,7 @@ from ..guards import audit_hook, cudart, trace
 from ..measure.inputs import InputPool, tensors_in
 from . import cuda_ipc
 from ..measure.gpulock import wait_for_timing, warm_section
-from .job import CandidateJob
+from .job import EARLY_FILE, CandidateJob
 from .channel import WARM_LINE, Reporter
 from .loading import (clone, die_with_parent, error_text, fast_serialization, load_module, name_process, to_cpu,
                       to_device, watch_builds)
@@ -374,6 +374,10 @@ def run_candidate(job: CandidateJob, commands, report: Reporter) -> None:
             tracer = trace.OwnCodeTracer(trace.extension_modules(before), trace.jit_functions(cand_mod))
             args = to_device(clone(data["trials"][0]), device)
             facts["phases"]["check_s"] = time.perf_counter() - t0
+            timed = job.timed
+            if timed and job.early_check and outputs["trials"] and outputs["trials"][0]:
+                # the supervisor compares the first output before the timing: none for one already wrong
+                timed = _early_check(job, outputs["trials"][0][0], device, report, commands)
 
             def profiled() -> None:
                 facts["stage"] = "profiled ModelNew forward"
@@ -384,12 +388,12 @@ def run_candidate(job: CandidateJob, commands, report: Reporter) -> None:
             # on a GPU the profiled call comes after the timing: the timing's KernelBench-
             # convention rounds must run before this process's first CUDA profiler session
             # (it leaves CUPTI's callbacks behind: timing.compare)
-            late_profile = job.timed and device.type == "cuda"
+            late_profile = timed and device.type == "cuda"
             if not late_profile:
                 profiled()
             facts["backend_flags"] = backend_flags()
             _note_modes(facts)
-            if job.timed:
+            if timed:
                 t0 = time.perf_counter()
                 if device.type == "cuda":  # the profiler's host start-up, left out of the warm-up (_warm_up)
                     trace.start_profiler()
@@ -411,6 +415,31 @@ def run_candidate(job: CandidateJob, commands, report: Reporter) -> None:
 
 
 RELEASE_WAIT_S = 120.0  # how long shared outputs are kept for the supervisor to copy
+
+
+def _early_check(job: CandidateJob, out, device: torch.device, report: Reporter, commands) -> bool:
+    """Share the first trial's first output with the supervisor before the timing (through CUDA
+    IPC where the run exchanges that way, else a file beside the outputs) and return its word:
+    whether to be timed. The supervisor keeps its copy for the verdict (supervisor._early_check)."""
+    shared, msg = None, {}
+    try:
+        if job.exchange == "cuda_ipc" and tensors_in(out):
+            shared = cuda_ipc.export({"out": out}, device)
+            msg = {"ipc": shared.description}
+        else:
+            torch.save({"out": to_cpu(out)}, os.path.join(os.path.dirname(job.outputs), EARLY_FILE))
+            msg = {"file": EARLY_FILE}
+    except Exception as exc:  # noqa: BLE001 - then the supervisor times it, as without the check
+        msg = {"error": error_text(exc, 300)}
+    report.send({"early": msg})
+    try:
+        line = commands.readline()
+    finally:
+        if shared is not None:
+            shared.free()
+    if not line:
+        raise EOFError("the supervisor closed the command pipe before the timing")
+    return bool(json.loads(line).get("time", True))
 
 
 def _finish(job: CandidateJob, outputs: dict, facts: dict, report: Reporter, commands=None) -> None:

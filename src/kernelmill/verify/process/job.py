@@ -108,6 +108,8 @@ class RunJob(_Record):
     slim_units: bool = True
     # a guarded GPU run lends its share of the GPU lock to a waiting timing (VerifyConfig.gpu_lend)
     gpu_lend: bool = True
+    # a guarded run compares the first output before the timing (VerifyConfig.early_check)
+    early_check: bool = True
 
     @property
     def timed(self) -> bool:
@@ -138,11 +140,18 @@ class CandidateJob(_Record):
     exchange: str = "file"
     merge_units: bool = True  # see RunJob.merge_units
     slim_units: bool = True  # see RunJob.slim_units
+    # share the first trial's first output before the timing and wait for the supervisor's word
+    # whether to be timed (RunJob.early_check; candidate._early_check)
+    early_check: bool = False
 
     @property
     def timed(self) -> bool:
         return self.time and not self.skip_timing_reason
 
+
+# the file beside the outputs through which a candidate's process shares its first output before
+# the timing where the run does not exchange through CUDA IPC (candidate._early_check)
+EARLY_FILE = "early.pt"
 
 # what a phase may answer besides a verdict's own statuses: a build phase's "built", a run
 # phase that stopped for builds (`defer_builds`)

@@ -42,7 +42,7 @@ from ..measure.tree import map_tensors
 from ..measure.timing import Bench, Comparison, Round, TimingConfig, compare, timing_numerics
 from ..measure import inputs as inp
 from ..guards.flags import Findings, decide, rejections
-from ..guards.judge import fp32_task, judge, process_tricks, task_weak_by
+from ..guards.judge import first_trial_fails, fp32_task, judge, process_tricks, task_weak_by
 from . import cuda_ipc
 from .launch import KEEP, Launched, place, reap_descendants, shm_exchange_dir
 from ..guards.source import check_source
@@ -51,7 +51,7 @@ from ..guards.speed import fastest_possible_ms, input_reach
 from ..measure.gpu_lend import Lender, candidate_roots
 from ..measure.gpulock import TIMING_LOCK_TIMEOUT_S, SharedUse, gpu_lock
 from .channel import ChannelError, RemoteSide, Reports
-from .job import CandidateJob, RunJob
+from .job import EARLY_FILE, CandidateJob, RunJob
 from .loading import clone, error_text, fast_serialization, inputs_to_cpu, load_reference, to_cpu, to_device
 
 WARM_WAIT_S = 120.0  # longest a run waits for its candidate's process to warm up, then goes on
@@ -192,7 +192,7 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
                  message_limit=job.message_limit, rlimits=job.rlimits, time=job.time, timing=job.timing,
                  guards=job.guards, skip_timing_reason=job.skip_timing_reason, import_is_build=job.import_is_build,
                  build_cache=job.build_cache, env=job.env, defer_builds=job.defer_builds, merge_units=job.merge_units,
-                 slim_units=job.slim_units,
+                 slim_units=job.slim_units, early_check=job.early_check,
                  exchange=exchange).write(priv / "job.json")
     if device.type == "cuda":
         # a candidate's process still warming up (a spare taken before it was ready) is
@@ -225,11 +225,27 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
     # the candidate's CUDA locked meanwhile (measure/gpu_lend.py)
     lender = (Lender(share, lambda: candidate_roots(launched.pid, KEEP), settle=lambda: torch.cuda.synchronize(device))
               if device.type == "cuda" and job.gpu_lend else None)
+    early_out = None  # the first output, checked before the timing (_early_check)
     try:
-        with lender.waiting() if lender is not None else contextlib.nullcontext():
-            first = reports.next()
-            while first is not None and "ready" not in first and "facts" not in first:
+        while True:
+            with lender.waiting() if lender is not None else contextlib.nullcontext():
                 first = reports.next()
+                while first is not None and not any(k in first for k in ("ready", "facts", "early")):
+                    first = reports.next()
+            if first is None or "early" not in first:
+                break
+            if "early_check_s" in phases:  # one early output a run: a second is out of protocol
+                reports.forged.append("a second early report")
+                launched.send({"cmd": "early", "time": job.timed})
+                continue
+            # checked here, outside the wait: this run's own GPU work, under its share
+            t_early = time.perf_counter()
+            early_out, wrong = _early_check(first["early"], job, level, xdir, device, expected, ref_work)
+            phases["early_check_s"] = round(time.perf_counter() - t_early, 4)
+            launched.send({"cmd": "early", "time": not wrong})
+            if wrong:  # the verdict cannot be ok: no timing for it (judge.first_trial_fails)
+                job = replace(job, time=False)
+                phases["timing_settled_check"] = 1
         if lender is not None:
             phases.update(lender.phases())
         marks["ready"] = time.perf_counter()
@@ -306,6 +322,10 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
                    if (xdir / "outputs.pt").exists() else {})
         except Exception as exc:  # noqa: BLE001 - a file the candidate could have written
             got, facts["status"], facts["message"] = {}, "runtime_error", f"unreadable outputs: {exc}"
+        if early_out is not None and isinstance(got, dict) and isinstance(got.get("trials"), list) \
+                and got["trials"] and isinstance(got["trials"][0], (list, tuple)) and got["trials"][0]:
+            # the judge decides on the output checked before the timing, not a later copy of it
+            got["trials"][0] = [early_out, *got["trials"][0][1:]]
     finally:  # the folders themselves go with the run (runner: remove_exchange, cleanup)
         for d in {priv, xdir}:
             for p in d.iterdir():
@@ -778,6 +798,33 @@ def _exchange_parts(t0: float, marks: dict, cand: dict) -> dict[str, float]:
     if "outputs" in marks and "exited" in marks:
         out["xchg_exit_s"] = marks["exited"] - marks["outputs"]
     return {k: round(v, 4) for k, v in out.items()}
+
+
+def _early_check(msg, job, level: str, xdir: Path, device: torch.device, expected: dict, ref_work):
+    """The candidate's first output, shared before its timing (candidate._early_check), and
+    whether it already fails the judge's check of it (judge.first_trial_fails). The output is
+    kept: the judge decides on it, so a verdict the check settled cannot come out ok. (None,
+    False) where it cannot be read: the candidate is then timed, as without the check."""
+    where = _where(expected)
+    try:
+        if isinstance(msg, dict) and "ipc" in msg:
+            got = cuda_ipc.receive(msg["ipc"], device, to=where, keep_cpu=False)
+        elif isinstance(msg, dict) and msg.get("file") == EARLY_FILE:
+            got = torch.load(xdir / EARLY_FILE, weights_only=True, map_location=where)
+        else:
+            return None, False
+        out = got["out"]
+    except Exception:  # noqa: BLE001 - the description and the file are the candidate's
+        return None, False
+    finally:
+        (xdir / EARLY_FILE).unlink(missing_ok=True)
+    exps = expected.get("trials") or []
+    if not exps:
+        return None, False
+    try:
+        return out, first_trial_fails(job, level, exps[0], out, ref_work.fp64_structured)
+    except Exception:  # noqa: BLE001 - out of memory, say: the judge asks again after the timing
+        return None, False
 
 
 class HarnessOutOfMemory(RuntimeError):
