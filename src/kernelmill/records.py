@@ -152,7 +152,9 @@ from . import languages as _languages
 # policy) is checked but not timed (phases.timing_settled): the same statuses and flags, no timing
 # holding the GPU for a speedup the verdict withdraws; nor is one whose first output (first call, first
 # trial set), shared before the timing and compared by the supervisor, is already wrong (the judge
-# decides on that copy; phases.timing_settled_check; --no-early-check: timed as before). A wrong
+# decides on that copy; phases.timing_settled_check; --no-early-check: timed as before), nor one whose
+# backend flags, sent with that output, already reject it (TF32 switched on at run time, once the
+# reference's profile is known; phases.timing_settled). A wrong
 # candidate that also tricks the timing is now incorrect where it was rejected. The judge out of GPU memory on outputs no
 # larger than the reference's is the harness's side (reference_error, run once more), not the
 # candidate's runtime_error (session 30: four runs on one H200)

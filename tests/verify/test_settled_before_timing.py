@@ -146,3 +146,33 @@ def test_on_a_gpu_the_rejected_one_is_not_timed_and_the_plain_one_is(tmp_path):
     assert (tf32.provenance or {}).get("candidate")  # what its profiled check call ran
     assert plain.status == "ok" and plain.speedup is not None and plain.phases.get("time_s", 0) > 0, plain.message
     assert "timing_settled" not in plain.phases
+
+
+# TF32 switched on at construction in a way the source check does not read: the process's backend
+# flags, sent with the early output, show it before the timing
+TF32_AT_RUN_TIME = """import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        backend = getattr(torch.backends, "cu" + "da").matmul
+        setattr(backend, "allow_" + "tf32", True)
+
+    def forward(self, x):
+        return x.clamp_min(0.0)
+"""
+
+
+def test_precision_switched_on_at_run_time_is_not_timed_once_the_reference_is_profiled(tmp_path):
+    # the task's first candidate makes the reference's profile (on a CPU before any timing); the
+    # second, its TF32 seen in the early report, is then rejected without a timing
+    cfg = fast_config(tmp_path / "h", guards="standard")
+    got = {v.sample_id: v for v in verify_samples({RELU_TASK.task_id: RELU_TASK},
+                                                  [sample("plain", PLAIN), sample("tf32", TF32_AT_RUN_TIME)], cfg)}
+    v = got["tf32"]
+    assert v.status == "rejected" and "precision_downgrade" in v.flags, (v.status, v.flags, v.message)
+    assert "the candidate's process turned on" in v.message
+    assert v.phases.get("timing_settled") == 1 and "time_s" not in v.phases
+    assert got["plain"].status == "ok" and got["plain"].phases.get("time_s", 0) > 0

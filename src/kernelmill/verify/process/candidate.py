@@ -419,8 +419,9 @@ RELEASE_WAIT_S = 120.0  # how long shared outputs are kept for the supervisor to
 
 def _early_check(job: CandidateJob, out, device: torch.device, report: Reporter, commands) -> bool:
     """Share the first trial's first output with the supervisor before the timing (through CUDA
-    IPC where the run exchanges that way, else a file beside the outputs) and return its word:
-    whether to be timed. The supervisor keeps its copy for the verdict (supervisor._early_check)."""
+    IPC where the run exchanges that way, else a file beside the outputs), with the process's
+    backend flags, and return its word: whether to be timed. The supervisor keeps its copy for
+    the verdict (supervisor._early_check)."""
     shared, msg = None, {}
     try:
         if job.exchange == "cuda_ipc" and tensors_in(out):
@@ -431,6 +432,7 @@ def _early_check(job: CandidateJob, out, device: torch.device, report: Reporter,
             msg = {"file": EARLY_FILE}
     except Exception as exc:  # noqa: BLE001 - then the supervisor times it, as without the check
         msg = {"error": error_text(exc, 300)}
+    msg["backend_flags"] = backend_flags()  # as its checks ran: TF32 switched on, say (supervisor)
     report.send({"early": msg})
     try:
         line = commands.readline()

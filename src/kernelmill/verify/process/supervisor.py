@@ -241,11 +241,12 @@ def _supervise(job, level, device, findings, cand_code, launched: Launched, shar
             # checked here, outside the wait: this run's own GPU work, under its share
             t_early = time.perf_counter()
             early_out, wrong = _early_check(first["early"], job, level, xdir, device, expected, ref_work)
+            rejected = _flags_before_timing(first["early"], ref_work, expected, findings, job.fallback)
             phases["early_check_s"] = round(time.perf_counter() - t_early, 4)
-            launched.send({"cmd": "early", "time": not wrong})
-            if wrong:  # the verdict cannot be ok: no timing for it (judge.first_trial_fails)
+            launched.send({"cmd": "early", "time": not (wrong or rejected)})
+            if wrong or rejected:  # the verdict cannot be ok: no timing for it
                 job = replace(job, time=False)
-                phases["timing_settled_check"] = 1
+                phases["timing_settled_check" if wrong else "timing_settled"] = 1
         if lender is not None:
             phases.update(lender.phases())
         marks["ready"] = time.perf_counter()
@@ -825,6 +826,24 @@ def _early_check(msg, job, level: str, xdir: Path, device: torch.device, expecte
         return out, first_trial_fails(job, level, exps[0], out, ref_work.fp64_structured)
     except Exception:  # noqa: BLE001 - out of memory, say: the judge asks again after the timing
         return None, False
+
+
+def _flags_before_timing(msg, ref_work, expected: dict, findings: Findings, fallback: str) -> bool:
+    """The backend flags the candidate's process sent with its early output, judged as its final
+    ones are (_runtime_findings: TF32 and the like switched on for an fp32 task), once the
+    reference's profile is known. What they show is
+    kept among the run's findings (its checks ran so); True where the run is rejected whatever
+    follows, so that its timing is not needed."""
+    flags = msg.get("backend_flags") if isinstance(msg, dict) else None
+    # only with the reference's profile known (a task's later runs; on a GPU its first run profiles
+    # the reference after the timing): a reference that itself computes in low precision makes no
+    # fp32 task, and without its profile that is not known yet
+    if isinstance(flags, dict) and ref_work.profile is not None:
+        try:
+            _runtime_findings({"backend_flags": flags}, ref_work.flags, expected, ref_work.profile, findings)
+        except Exception:  # noqa: BLE001 - values the process sent: the final report decides then
+            pass
+    return bool(rejections(findings, fallback))
 
 
 class HarnessOutOfMemory(RuntimeError):
