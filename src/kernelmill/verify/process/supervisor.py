@@ -831,9 +831,8 @@ def _early_check(msg, job, level: str, xdir: Path, device: torch.device, expecte
 def _flags_before_timing(msg, ref_work, expected: dict, findings: Findings, fallback: str) -> bool:
     """The backend flags the candidate's process sent with its early output, judged as its final
     ones are (_runtime_findings: TF32 and the like switched on for an fp32 task), once the
-    reference's profile is known. What they show is
-    kept among the run's findings (its checks ran so); True where the run is rejected whatever
-    follows, so that its timing is not needed."""
+    reference's profile is known. What they show is kept among the run's findings (its checks
+    ran so); True where the run is rejected whatever follows, so that its timing is not needed."""
     flags = msg.get("backend_flags") if isinstance(msg, dict) else None
     # only with the reference's profile known (a task's later runs; on a GPU its first run profiles
     # the reference after the timing): a reference that itself computes in low precision makes no
