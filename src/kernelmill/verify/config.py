@@ -55,8 +55,10 @@ FIELD_HELP: dict[str, str] = {
                 "another run's timing have the GPU, the candidate's CUDA calls held by the driver's checkpoint lock "
                 "meanwhile (driver 570 or later; verify/measure/gpu_lend.py).",
     "early_check": "Before a guarded run's timing, compare the candidate's first output (its first call on the "
-                   "first input set) with the reference's; where it is already wrong the verdict cannot be ok, and "
-                   "the candidate is not timed (its other checks still run; verify/process/supervisor.py).",
+                   "first input set) with the reference's and read its process's backend flags; where the output "
+                   "is already wrong or the flags already reject it (TF32 on in an fp32 task) the verdict cannot "
+                   "be ok, and the candidate is not timed (its other checks still run; "
+                   "verify/process/supervisor.py).",
     "executor": "local (this machine) or ray (a Ray cluster).",
     "address": "Ray cluster address for --executor ray (e.g. ray://head:10001 or auto).",
     "guards": "Reward-hacking guards: off, standard or strict (docs/guards.md).",
